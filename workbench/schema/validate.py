@@ -1,0 +1,119 @@
+"""Cross-reference checks on a decoded Model: every index points at something that exists.
+
+Structural problems (an operator naming tensor 900 of 12, a tensor naming a missing buffer, a
+constant whose bytes do not match its shape) raise :class:`ModelError` with the path.  Things a
+newer file may legitimately contain (an unknown op code) become notes instead.
+"""
+
+from __future__ import annotations
+
+import math
+
+from ..errors import ModelError
+from .enums import BuiltinOperator, TensorType
+from .types import TENSOR_ITEMSIZE, builtin_code
+
+MAX_TENSOR_BYTES = 1 << 40  # 1 TiB: beyond any real model; guards shape-product overflow
+
+
+def _check_index(value: int, count: int, path: str, what: str, allow_minus_one: bool = False) -> None:
+    if allow_minus_one and value == -1:
+        return
+    if not 0 <= value < count:
+        raise ModelError(f"{what} index {value} does not exist (there are {count})", path)
+
+
+def tensor_nbytes(tensor, path: str = "") -> int | None:
+    """Bytes a dense tensor of this shape and type needs, or None when not fixed (string, int4...)."""
+    shape = tensor.shape or ()
+    count = 1
+    for i, d in enumerate(shape):
+        if d < 0:
+            return None
+        count *= d
+    item = TENSOR_ITEMSIZE.get(tensor.type)
+    if item is None:
+        if tensor.type in (TensorType.INT4, TensorType.UINT4):
+            nbytes = math.ceil(count / 2)
+        elif tensor.type == TensorType.INT2:
+            nbytes = math.ceil(count / 4)
+        else:
+            return None
+    else:
+        nbytes = count * item
+    if nbytes > MAX_TENSOR_BYTES:
+        raise ModelError(f"shape {list(shape)} of {getattr(tensor.type, 'name', tensor.type)} "
+                         f"would need {nbytes} bytes", path)
+    return nbytes
+
+
+def validate_model(model) -> list:
+    from .reader import LoadNote
+
+    notes = []
+    codes = model.operator_codes or ()
+    buffers = model.buffers or ()
+    subgraphs = model.subgraphs or ()
+    source_len = len(model.__dict__.get("_source", b""))
+    for i, oc in enumerate(codes):
+        code = builtin_code(oc)
+        if not isinstance(code, BuiltinOperator):
+            notes.append(LoadNote(f"model.operator_codes[{i}]", None,
+                                  f"builtin code {code} is newer than this schema (kept as a number)"))
+        elif code == BuiltinOperator.CUSTOM and not oc.custom_code:
+            notes.append(LoadNote(f"model.operator_codes[{i}]", None,
+                                  "CUSTOM operator code without custom_code (TFLite refuses this at run time)"))
+    for b, buf in enumerate(buffers):
+        if buf.offset > 1:
+            if buf.offset + buf.size > source_len:
+                raise ModelError(f"external data ({buf.size} bytes at file offset {buf.offset}) lies outside "
+                                 f"the {source_len}-byte file", f"model.buffers[{b}]")
+    for s, sg in enumerate(subgraphs):
+        tensors = sg.tensors or ()
+        nt = len(tensors)
+        base = f"model.subgraphs[{s}]"
+        for k, t in enumerate(sg.inputs or ()):
+            _check_index(t, nt, f"{base}.inputs[{k}]", "tensor")
+        for k, t in enumerate(sg.outputs or ()):
+            _check_index(t, nt, f"{base}.outputs[{k}]", "tensor")
+        for ti, tensor in enumerate(tensors):
+            tpath = f"{base}.tensors[{ti}]"
+            _check_index(tensor.buffer, max(len(buffers), 1), f"{tpath}.buffer", "buffer")
+            if tensor.shape and any(d < 0 for d in tensor.shape):
+                notes.append(LoadNote(f"{tpath}.shape", None, f"negative dimension in shape {list(tensor.shape)}"))
+            nbytes = tensor_nbytes(tensor, f"{tpath}.shape")
+            if tensor.buffer and tensor.buffer < len(buffers) and nbytes is not None and tensor.sparsity is None:
+                stored = buffer_size(buffers[tensor.buffer])
+                if stored and stored != nbytes:
+                    raise ModelError(f"constant data has {stored} bytes but shape {list(tensor.shape or ())} of "
+                                     f"{getattr(tensor.type, 'name', tensor.type)} needs {nbytes}", f"{tpath}.buffer")
+        for oi, op in enumerate(sg.operators or ()):
+            opath = f"{base}.operators[{oi}]"
+            _check_index(op.opcode_index, len(codes), f"{opath}.opcode_index", "operator code")
+            for k, t in enumerate(op.inputs or ()):
+                _check_index(t, nt, f"{opath}.inputs[{k}]", "tensor", allow_minus_one=True)
+            for k, t in enumerate(op.outputs or ()):
+                _check_index(t, nt, f"{opath}.outputs[{k}]", "tensor", allow_minus_one=True)
+            for k, t in enumerate(op.intermediates or ()):
+                _check_index(t, nt, f"{opath}.intermediates[{k}]", "tensor")
+            if op.large_custom_options_offset > 1:
+                end = op.large_custom_options_offset + op.large_custom_options_size
+                if end > source_len:
+                    raise ModelError(f"large custom options end at byte {end}, past the {source_len}-byte file",
+                                     f"{opath}.large_custom_options_offset")
+    for m, meta in enumerate(model.metadata or ()):
+        _check_index(meta.buffer, len(buffers), f"model.metadata[{m}].buffer", "buffer")
+    for k, sig in enumerate(model.signature_defs or ()):
+        spath = f"model.signature_defs[{k}]"
+        _check_index(sig.subgraph_index, len(subgraphs), f"{spath}.subgraph_index", "subgraph")
+        nt = len(subgraphs[sig.subgraph_index].tensors or ())
+        for side in ("inputs", "outputs"):
+            for j, tm in enumerate(getattr(sig, side) or ()):
+                _check_index(tm.tensor_index, nt, f"{spath}.{side}[{j}].tensor_index", "tensor")
+    return notes
+
+
+def buffer_size(buf) -> int:
+    if buf.offset > 1:
+        return buf.size
+    return 0 if buf.data is None else len(buf.data)
