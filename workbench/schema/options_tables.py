@@ -217,7 +217,7 @@ table("SelectV2Options")
 # --------------------------------------------------------------------------------------------
 # Activations and normalisation
 
-table("SoftmaxOptions", Field(0, "beta", FLOAT32, doc="logit multiplier; absent means 0.0, not 1.0"))
+table("SoftmaxOptions", Field(0, "beta", FLOAT32, doc="logit multiplier; absent = 0.0, not 1.0"))
 table("LogSoftmaxOptions")
 table("LeakyReluOptions", Field(0, "alpha", FLOAT32, doc="slope for x < 0; absent means 0.0"))
 table("HardSwishOptions")
@@ -238,9 +238,21 @@ table("ReshapeOptions", Field(0, "new_shape", INTS, doc="the shape may instead c
 table("SqueezeOptions", Field(0, "squeeze_dims", INTS, doc="empty: squeeze every size-1 axis"))
 table("ExpandDimsOptions")
 table("TransposeOptions")
-table("ConcatenationOptions", Field(0, "axis", INT32), activation(1))
-table("PackOptions", Field(0, "values_count", INT32), Field(1, "axis", INT32))
-table("UnpackOptions", Field(0, "num", INT32), Field(1, "axis", INT32))
+table(
+    "ConcatenationOptions",
+    Field(0, "axis", INT32),
+    activation(1),
+)
+table(
+    "PackOptions",
+    Field(0, "values_count", INT32),
+    Field(1, "axis", INT32),
+)
+table(
+    "UnpackOptions",
+    Field(0, "num", INT32),
+    Field(1, "axis", INT32),
+)
 table("SplitOptions", Field(0, "num_splits", INT32))
 table("SplitVOptions", Field(0, "num_splits", INT32))
 table("SliceOptions")
@@ -269,7 +281,11 @@ table("BroadcastToOptions")
 table("FillOptions")
 table("ZerosLikeOptions")
 table("ReverseV2Options")
-table("ReverseSequenceOptions", Field(0, "seq_dim", INT32), Field(1, "batch_dim", INT32))
+table(
+    "ReverseSequenceOptions",
+    Field(0, "seq_dim", INT32),
+    Field(1, "batch_dim", INT32),
+)
 table("MatrixDiagOptions")
 table("MatrixSetDiagOptions")
 table(
@@ -281,14 +297,18 @@ table(
 )
 table(
     "ResizeNearestNeighborOptions",
-    Field(0, "align_corners", BOOL, since=3),
+    Field(0, "align_corners", BOOL, since=3, doc="op_version assigns 3 when either flag is set"),
     Field(1, "half_pixel_centers", BOOL, since=3),
 )
 
 # --------------------------------------------------------------------------------------------
 # Gather, scatter, indexing and sorting
 
-table("GatherOptions", Field(0, "axis", INT32), Field(1, "batch_dims", INT32, since=5))
+table(
+    "GatherOptions",
+    Field(0, "axis", INT32),
+    Field(1, "batch_dims", INT32, since=5),
+)
 table("GatherNdOptions")
 table("ScatterNdOptions")
 table("DynamicUpdateSliceOptions")
@@ -301,7 +321,11 @@ table("UniqueOptions", Field(0, "idx_out_type", TENSOR_TYPE, TensorType.INT32))
 table("SparseToDenseOptions", Field(0, "validate_indices", BOOL))
 table("NonMaxSuppressionV4Options")
 table("NonMaxSuppressionV5Options")
-table("CumsumOptions", Field(0, "exclusive", BOOL), Field(1, "reverse", BOOL))
+table(
+    "CumsumOptions",
+    Field(0, "exclusive", BOOL),
+    Field(1, "reverse", BOOL),
+)
 table("BucketizeOptions", Field(0, "boundaries", Vector(FLOAT32), doc="the bucket boundaries"))
 table("RangeOptions")
 table("DensifyOptions")
@@ -345,7 +369,11 @@ table(
     activation(1),
     Field(2, "asymmetric_quantize_inputs", BOOL),
 )
-table("RNNOptions", activation(0), Field(1, "asymmetric_quantize_inputs", BOOL))
+table(
+    "RNNOptions",
+    activation(0),
+    Field(1, "asymmetric_quantize_inputs", BOOL),
+)
 table(
     "SequenceRNNOptions",
     Field(0, "time_major", BOOL),
@@ -374,7 +402,8 @@ table(
     Field(2, "proj_clip", FLOAT32, doc="0.0 means no clipping"),
     Field(3, "time_major", BOOL, doc="true: the first dimension is time, else batch"),
     Field(4, "asymmetric_quantize_inputs", BOOL, since=3),
-    Field(5, "diagonal_recurrent_tensors", BOOL, since=4),
+    Field(5, "diagonal_recurrent_tensors", BOOL, since=4,
+          doc="the schema comment says 'unidirectional sequence RNN version 4' (sic, this table)"),
 )
 table(
     "BidirectionalSequenceLSTMOptions",
@@ -413,17 +442,33 @@ table(
 table("HashtableFindOptions")
 table("HashtableImportOptions")
 table("HashtableSizeOptions")
-table("RandomOptions", Field(0, "seed", INT64), Field(1, "seed2", INT64))
+table(
+    "RandomOptions",
+    Field(0, "seed", INT64),
+    Field(1, "seed2", INT64),
+)
 table("Rfft2dOptions")
 
 # --------------------------------------------------------------------------------------------
 # Control flow and resource variables
 
 table("CallOptions", Field(0, "subgraph", UINT32, doc="index of the subgraph to call"))
-table("IfOptions", Field(0, "then_subgraph_index", INT32), Field(1, "else_subgraph_index", INT32))
-table("WhileOptions", Field(0, "cond_subgraph_index", INT32), Field(1, "body_subgraph_index", INT32))
+table(
+    "IfOptions",
+    Field(0, "then_subgraph_index", INT32),
+    Field(1, "else_subgraph_index", INT32),
+)
+table(
+    "WhileOptions",
+    Field(0, "cond_subgraph_index", INT32),
+    Field(1, "body_subgraph_index", INT32),
+)
 table("CallOnceOptions", Field(0, "init_subgraph_index", INT32))
-table("VarHandleOptions", Field(0, "container", STRING), Field(1, "shared_name", STRING))
+table(
+    "VarHandleOptions",
+    Field(0, "container", STRING),
+    Field(1, "shared_name", STRING),
+)
 table("ReadVariableOptions")
 table("AssignVariableOptions")
 
@@ -467,7 +512,11 @@ table(
     Field(4, "called_computations", INTS, doc="subgraph indices of the called computations"),
     Field(5, "custom_attributes", Bytes()),
 )
-table("StablehloReduceOptions", Field(0, "dimensions", LONGS), Field(1, "body_subgraph_index", INT32))
+table(
+    "StablehloReduceOptions",
+    Field(0, "dimensions", LONGS),
+    Field(1, "body_subgraph_index", INT32),
+)
 table(
     "StablehloScatterOptions",
     Field(0, "indices_are_sorted", BOOL),
@@ -482,7 +531,8 @@ table(
     "StablehloCompareOptions",
     Field(0, "comparison_direction", COMPARISON_DIRECTION,
           StablehloComparisonDirection.STABLEHLO_COMPARISON_DIRECTION_EQ),
-    Field(1, "compare_type", COMPARISON_TYPE, StablehloComparisonType.STABLEHLO_COMPARISON_TYPE_NOTYPE),
+    Field(1, "compare_type", COMPARISON_TYPE,
+          StablehloComparisonType.STABLEHLO_COMPARISON_TYPE_NOTYPE),
 )
 table("StablehloDynamicSliceOptions", Field(0, "slice_sizes", LONGS))
 table(
@@ -515,7 +565,11 @@ table(
     Field(1, "is_stable", BOOL),
     Field(2, "comparator_subgraph_index", INT32),
 )
-table("StablehloWhileOptions", Field(0, "cond_subgraph_index", INT32), Field(1, "body_subgraph_index", INT32))
+table(
+    "StablehloWhileOptions",
+    Field(0, "cond_subgraph_index", INT32),
+    Field(1, "body_subgraph_index", INT32),
+)
 table(
     "StablehloGatherOptions",
     Field(0, "offset_dims", LONGS),
