@@ -17,7 +17,7 @@ import dataclasses
 import enum
 import struct
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import flatbuffers.number_types as N
 import numpy as np
@@ -243,15 +243,14 @@ def union(name: str, tags: type[enum.IntEnum], members: dict[int, str]) -> Union
 # Runtime objects
 
 
-@dataclass(frozen=True)
-class Origin:
+class Origin(NamedTuple):
     """Where a decoded table came from: its path, its byte position and its vtable entries."""
 
     path: str
     pos: int
     vtable: int
-    slot_offsets: tuple[int, ...]
-    unknown_slots: tuple[int, ...] = ()
+    slot_offsets: tuple
+    unknown_slots: tuple = ()
 
 
 @dataclass(frozen=True)

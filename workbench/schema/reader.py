@@ -62,6 +62,10 @@ class LoadNote:
         return f"{self.path}{where}: {self.message}"
 
 
+def _join(path: str, attr: str) -> str:
+    return f"{path}.{attr}" if attr else path
+
+
 def _plan_for(decl) -> list[tuple]:
     plan = []
     for f in decl.fields:
@@ -75,7 +79,7 @@ def _plan_for(decl) -> list[tuple]:
             else:
                 plan.append((f.name, f.id, _SCALAR, t.struct, default, t.size))
         elif isinstance(t, Enum):
-            plan.append((f.name, f.id, _ENUM, (t.scalar.struct, t), default, t.size))
+            plan.append((f.name, f.id, _ENUM, (t.scalar.struct, t.enum._value2member_map_), default, t.size))
         elif isinstance(t, String):
             plan.append((f.name, f.id, _STRING, None, None, 4))
         elif isinstance(t, Bytes):
@@ -100,16 +104,89 @@ def _plan_for(decl) -> list[tuple]:
     return plan
 
 
-_PLANS: dict[str, list[tuple]] = {}
+_DECODERS: dict[str, object] = {}
 _NUM_SLOTS: dict[str, int] = {}
 
 
-def _plan(name: str) -> list[tuple]:
-    plan = _PLANS.get(name)
-    if plan is None:
-        plan = _PLANS[name] = _plan_for(TABLES[name])
+def _outside(path: str, attr: str, pos: int, objlen: int):
+    raise ModelError(f"field lies outside its {objlen}-byte table", f"{path}.{attr}", pos)
+
+
+def _compile(name: str):
+    """Write a straight-line decoder for one table from its declaration (no per-field dispatch).
+
+    The generated function reads each declared slot of the vtable, checks that the field lies
+    inside the table, and decodes it with the Reader's bounds-checked primitives.
+    """
+    env = {"_outside": _outside, "UINT8": UINT8, "_U32": _U32, "_unpack_from": struct.unpack_from}
+    lines = ["def decode(r, pos, path, offs, nslots, objlen):", "    buf = r.buf", "    n = r.n",
+             "    memo = r.memo", "    d = {}"]
+    for k, (attr, slot, kind, arg, default, size) in enumerate(_plan_for(TABLES[name])):
+        a = repr(attr)
+        if kind == _UNION:
+            env[f"A{k}"] = arg
+            lines.append(f"    r._union(d, {a}, A{k}, offs, {slot}, nslots, pos, objlen, path)")
+            continue
+        env[f"A{k}"] = arg
+        env[f"D{k}"] = default
+        lines.append(f"    o = offs[{slot}] if nslots > {slot} else 0")
+        lines.append("    if o:")
+        lines.append(f"        if o + {size} > objlen: _outside(path, {a}, pos + o, objlen)")
+        if kind == _SCALAR:
+            expr = f"A{k}.unpack_from(buf, pos + o)[0]"
+        elif kind == _ENUM:
+            env[f"M{k}"] = arg[1]
+            env[f"A{k}"] = arg[0]
+            lines.append(f"        v = A{k}.unpack_from(buf, pos + o)[0]")
+            expr = f"M{k}.get(v, v)"
+        elif kind == _BOOL:
+            expr = "buf[pos + o] != 0"
+        elif kind == _VEC:
+            # inlined for speed: the common case (shapes, inputs, outputs) of a scalar vector
+            env[f"C{k}"] = arg.struct.format[-1]
+            lines.append("        t = pos + o")
+            lines.append("        u = t + _U32.unpack_from(buf, t)[0]")
+            lines.append(f"        key = ({a}, u)")
+            lines.append("        v = memo.get(key)")
+            lines.append("        if v is None:")
+            lines.append("            if u + 4 > n: r.uoffset_target(t, path, " + a + ")")
+            lines.append("            ln = _U32.unpack_from(buf, u)[0]")
+            lines.append(f"            if u + 4 + ln * {arg.size} > n: r.vector_span(t, {arg.size}, path, {a})")
+            lines.append(f"            v = memo[key] = _unpack_from(f'<{{ln}}{{C{k}}}', buf, u + 4) if ln < 64 "
+                         f"else r.scalar_vector(t, A{k}, path, {a})")
+            expr = "v"
+        elif kind == _STRING:
+            expr = f"r.string(pos + o, path, {a})"
+        elif kind == _BYTES:
+            expr = f"r.raw_bytes(pos + o, path, {a})"
+        elif kind == _TABLE:
+            lines.append(f"        sub = path + '.' + {a}")
+            expr = f"r.table(A{k}, r.uoffset_target(pos + o, sub), sub)"
+        elif kind == _VEC_TABLE:
+            expr = f"r._table_vector(A{k}, pos + o, path + '.' + {a})"
+        elif kind == _VEC_BOOL:
+            expr = f"tuple(x != 0 for x in r.scalar_vector(pos + o, UINT8, path, {a}))"
+        elif kind == _VEC_ENUM:
+            env[f"M{k}"] = arg.enum._value2member_map_
+            expr = f"tuple(M{k}.get(x, x) for x in r.scalar_vector(pos + o, A{k}.scalar, path, {a}))"
+        elif kind == _VEC_STRING:
+            expr = f"r.string_vector(pos + o, path, {a})"
+        else:  # pragma: no cover
+            raise TypeError(kind)
+        lines.append(f"        d[{a}] = {expr}")
+        lines.append("    else:")
+        lines.append(f"        d[{a}] = D{k}")
+    lines.append("    return d")
+    exec(compile("\n".join(lines), f"<decoder of {name}>", "exec"), env)
+    return env["decode"]
+
+
+def _decoder(name: str):
+    dec = _DECODERS.get(name)
+    if dec is None:
+        dec = _DECODERS[name] = _compile(name)
         _NUM_SLOTS[name] = TABLES[name].num_slots
-    return plan
+    return dec
 
 
 class Reader:
@@ -125,52 +202,52 @@ class Reader:
         self.notes: list[LoadNote] = []
 
     # -- primitive reads, each bounds-checked -------------------------------------------------
-    def _need(self, pos: int, size: int, path: str, what: str) -> None:
-        if pos < 0 or size < 0 or pos + size > self.n:
-            raise ModelError(
-                f"{what} ({size} bytes at {pos}) lies outside the {self.n}-byte file", path, pos
-            )
-
-    def uoffset_target(self, pos: int, path: str) -> int:
-        self._need(pos, 4, path, "offset")
+    def uoffset_target(self, pos: int, path: str, attr: str = "") -> int:
+        """Follow the 32-bit forward offset stored at ``pos`` (``path.attr`` names it in errors)."""
+        if pos < 0 or pos + 4 > self.n:
+            raise ModelError(f"offset at byte {pos} lies outside the {self.n}-byte file", _join(path, attr), pos)
         target = pos + _U32.unpack_from(self.buf, pos)[0]
         if target + 4 > self.n:
             raise ModelError(f"offset points to byte {target}, past the end of the {self.n}-byte file",
-                             path, pos)
+                             _join(path, attr), pos)
         return target
 
-    def vector_span(self, pos: int, elem_size: int, path: str) -> tuple[int, int]:
+    def vector_span(self, pos: int, elem_size: int, path: str, attr: str = "") -> tuple[int, int]:
         """(first element position, length) of the vector referenced at ``pos``."""
-        target = self.uoffset_target(pos, path)
+        target = self.uoffset_target(pos, path, attr)
         length = _U32.unpack_from(self.buf, target)[0]
         if target + 4 + length * elem_size > self.n:
             raise ModelError(
                 f"vector of {length} elements x {elem_size} bytes runs past the end of the file",
-                path, target,
+                _join(path, attr), target,
             )
         return target + 4, length
 
-    def string(self, pos: int, path: str) -> str:
+    def string(self, pos: int, path: str, attr: str = "") -> str:
         key = ("s", pos)
         hit = self.memo.get(key)
         if hit is not None:
             return hit
-        start, length = self.vector_span(pos, 1, path)
+        start, length = self.vector_span(pos, 1, path, attr)
         # surrogateescape keeps undecodable bytes, so writing the string back is lossless
         value = bytes(self.view[start:start + length]).decode("utf-8", "surrogateescape")
         self.memo[key] = value
         return value
 
-    def raw_bytes(self, pos: int, path: str) -> memoryview:
-        start, length = self.vector_span(pos, 1, path)
+    def raw_bytes(self, pos: int, path: str, attr: str = "") -> memoryview:
+        start, length = self.vector_span(pos, 1, path, attr)
         return self.view[start:start + length]
 
-    def scalar_vector(self, pos: int, scalar: Scalar, path: str) -> tuple:
+    def string_vector(self, pos: int, path: str, attr: str) -> tuple:
+        start, length = self.vector_span(pos, 4, path, attr)
+        return tuple(self.string(start + 4 * i, path, f"{attr}[{i}]") for i in range(length))
+
+    def scalar_vector(self, pos: int, scalar: Scalar, path: str, attr: str = "") -> tuple:
         key = ("v", scalar.name, pos)
         hit = self.memo.get(key)
         if hit is not None:
             return hit
-        start, length = self.vector_span(pos, scalar.size, path)
+        start, length = self.vector_span(pos, scalar.size, path, attr)
         if length < 16:
             value = struct.unpack_from(f"<{length}{scalar.struct.format[-1]}", self.buf, start)
         else:
@@ -185,7 +262,8 @@ class Reader:
         if hit is not None:
             return hit
         buf = self.buf
-        self._need(pos, 4, path, "table")
+        if pos < 0 or pos + 4 > self.n:
+            raise ModelError(f"table at byte {pos} lies outside the {self.n}-byte file", path, pos)
         vt = pos - _S32.unpack_from(buf, pos)[0]
         if vt < 0 or vt + 4 > self.n:
             raise ModelError(f"vtable position {vt} lies outside the {self.n}-byte file", path, pos)
@@ -196,41 +274,7 @@ class Reader:
             raise ModelError(f"table of {objlen} bytes runs past the end of the file", path, pos)
         nslots = (vtlen - 4) // 2
         offs = struct.unpack_from(f"<{nslots}H", buf, vt + 4)
-        values = {}
-        for attr, slot, kind, arg, default, size in _plan(name):
-            o = offs[slot] if slot < nslots else 0
-            if kind == _UNION:
-                self._union(values, attr, arg, offs, slot, nslots, pos, objlen, path)
-                continue
-            if o == 0:
-                values[attr] = default
-                continue
-            if o + size > objlen:
-                raise ModelError(f"field lies outside its {objlen}-byte table", f"{path}.{attr}", pos + o)
-            p = pos + o
-            if kind == _SCALAR:
-                values[attr] = arg.unpack_from(buf, p)[0]
-            elif kind == _BOOL:
-                values[attr] = buf[p] != 0
-            elif kind == _ENUM:
-                values[attr] = arg[1].coerce(arg[0].unpack_from(buf, p)[0])
-            elif kind == _VEC:
-                values[attr] = self.scalar_vector(p, arg, f"{path}.{attr}")
-            elif kind == _STRING:
-                values[attr] = self.string(p, f"{path}.{attr}")
-            elif kind == _BYTES:
-                values[attr] = self.raw_bytes(p, f"{path}.{attr}")
-            elif kind == _TABLE:
-                values[attr] = self.table(arg, self.uoffset_target(p, f"{path}.{attr}"), f"{path}.{attr}")
-            elif kind == _VEC_TABLE:
-                values[attr] = self._table_vector(arg, p, f"{path}.{attr}")
-            elif kind == _VEC_BOOL:
-                values[attr] = tuple(v != 0 for v in self.scalar_vector(p, UINT8, f"{path}.{attr}"))
-            elif kind == _VEC_ENUM:
-                values[attr] = tuple(arg.coerce(v) for v in self.scalar_vector(p, arg.scalar, f"{path}.{attr}"))
-            elif kind == _VEC_STRING:
-                start, length = self.vector_span(p, 4, f"{path}.{attr}")
-                values[attr] = tuple(self.string(start + 4 * i, f"{path}.{attr}[{i}]") for i in range(length))
+        values = _decoder(name)(self, pos, path, offs, nslots, objlen)
         unknown = ()
         if nslots > _NUM_SLOTS[name]:
             unknown = tuple(i for i in range(_NUM_SLOTS[name], nslots) if offs[i])
@@ -272,7 +316,7 @@ class Reader:
             if to + 1 > objlen:
                 raise ModelError("union type lies outside its table", f"{path}.{attr}_type", pos + to)
             tag = self.buf[pos + to]
-        values[attr + "_type"] = udecl.tags(tag) if tag in udecl.tags._value2member_map_ else tag
+        values[attr + "_type"] = udecl.tags._value2member_map_.get(tag, tag)
         if not vo or tag == 0:
             values[attr] = None
             return

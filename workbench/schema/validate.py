@@ -14,6 +14,7 @@ from .enums import BuiltinOperator, TensorType
 from .types import TENSOR_ITEMSIZE, builtin_code
 
 MAX_TENSOR_BYTES = 1 << 40  # 1 TiB: beyond any real model; guards shape-product overflow
+MAX_TENSOR_ELEMENTS = MAX_TENSOR_BYTES // 16
 
 
 def _check_index(value: int, count: int, path: str, what: str, allow_minus_one: bool = False) -> None:
@@ -76,17 +77,25 @@ def validate_model(model) -> list:
             _check_index(t, nt, f"{base}.inputs[{k}]", "tensor")
         for k, t in enumerate(sg.outputs or ()):
             _check_index(t, nt, f"{base}.outputs[{k}]", "tensor")
+        nbuf = max(len(buffers), 1)
         for ti, tensor in enumerate(tensors):
-            tpath = f"{base}.tensors[{ti}]"
-            _check_index(tensor.buffer, max(len(buffers), 1), f"{tpath}.buffer", "buffer")
-            if tensor.shape and any(d < 0 for d in tensor.shape):
-                notes.append(LoadNote(f"{tpath}.shape", None, f"negative dimension in shape {list(tensor.shape)}"))
-            nbytes = tensor_nbytes(tensor, f"{tpath}.shape")
-            if tensor.buffer and tensor.buffer < len(buffers) and nbytes is not None and tensor.sparsity is None:
-                stored = buffer_size(buffers[tensor.buffer])
-                if stored and stored != nbytes:
-                    raise ModelError(f"constant data has {stored} bytes but shape {list(tensor.shape or ())} of "
-                                     f"{getattr(tensor.type, 'name', tensor.type)} needs {nbytes}", f"{tpath}.buffer")
+            b = tensor.buffer
+            if b >= nbuf:
+                _check_index(b, nbuf, f"{base}.tensors[{ti}].buffer", "buffer")
+            shape = tensor.shape
+            if shape:
+                if min(shape) < 0:
+                    notes.append(LoadNote(f"{base}.tensors[{ti}].shape", None,
+                                          f"negative dimension in shape {list(shape)}"))
+                elif math.prod(shape) > MAX_TENSOR_ELEMENTS:
+                    tensor_nbytes(tensor, f"{base}.tensors[{ti}].shape")  # raises with the details
+            if b and b < len(buffers) and tensor.sparsity is None:
+                stored = buffer_size(buffers[b])
+                nbytes = tensor_nbytes(tensor, f"{base}.tensors[{ti}].shape") if stored else None
+                if nbytes is not None and stored != nbytes:
+                    raise ModelError(f"constant data has {stored} bytes but shape {list(shape or ())} of "
+                                     f"{getattr(tensor.type, 'name', tensor.type)} needs {nbytes}",
+                                     f"{base}.tensors[{ti}].buffer")
         for oi, op in enumerate(sg.operators or ()):
             opath = f"{base}.operators[{oi}]"
             _check_index(op.opcode_index, len(codes), f"{opath}.opcode_index", "operator code")
