@@ -221,6 +221,8 @@ class UnionDecl:
 TABLES: dict[str, TableDecl] = {}
 UNIONS: dict[str, UnionDecl] = {}
 CLASSES: dict[str, type] = {}
+VARIANTS: dict[str, TableDecl] = {}  # "Name@label" -> an older/alternative declaration of a table
+VARIANT_CLASSES: dict[str, type] = {}
 
 
 def table(name: str, *fields: Field, doc: str = "") -> TableDecl:
@@ -413,7 +415,30 @@ def _annotation(f: Field) -> Any:
     return Any
 
 
-def build_class(decl: TableDecl, bases: tuple[type, ...] = ()) -> type:
+def variant(name: str, label: str, *fields: Field, doc: str = "") -> str:
+    """Declare another version of a table, e.g. ``DepthwiseConv2DOptions`` as of op version 1.
+
+    The variant is not part of the schema; pass it to ``load(..., declarations={name: key})`` to
+    read a file the way an older (or newer) reader would.  Returns the key ``"Name@label"``.
+    """
+    key = f"{name}@{label}"
+    decl = TableDecl(key, tuple(fields), doc or f"{name} as declared in {label}")
+    VARIANTS[key] = decl
+    VARIANT_CLASSES[key] = build_class(decl, register=False, class_name=name)
+    return key
+
+
+def declaration(name: str) -> TableDecl:
+    """The declaration of a schema table or of a variant ("Name@label")."""
+    return TABLES[name] if name in TABLES else VARIANTS[name]
+
+
+def table_class(name: str) -> type:
+    return CLASSES[name] if name in CLASSES else VARIANT_CLASSES[name]
+
+
+def build_class(decl: TableDecl, bases: tuple[type, ...] = (), register: bool = True,
+                class_name: str | None = None) -> type:
     """Make the frozen dataclass for a table declaration (fields in schema spelling)."""
     specs = []
     for name, f in decl.python_fields():
@@ -424,11 +449,12 @@ def build_class(decl: TableDecl, bases: tuple[type, ...] = ()) -> type:
         specs.append((name, _annotation(f), dataclasses.field(default=default)))
     specs.append(("_origin", Any, dataclasses.field(default=None, init=False, repr=False, compare=False)))
     cls = dataclasses.make_dataclass(
-        decl.name, specs, bases=bases + (FlatTable,), frozen=True, repr=False, eq=True,
+        class_name or decl.name, specs, bases=bases + (FlatTable,), frozen=True, repr=False, eq=True,
         namespace={"__decl__": decl, "__doc__": decl.doc or f"The schema table {decl.name}."},
     )
     cls.__module__ = "workbench.schema"
-    CLASSES[decl.name] = cls
+    if register:
+        CLASSES[decl.name] = cls
     return cls
 
 

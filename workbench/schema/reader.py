@@ -22,7 +22,7 @@ import numpy as np
 
 from ..errors import ModelError
 from .declare import (
-    CLASSES, TABLES, UINT8, UNIONS, Bytes, Enum, Origin, Scalar, String, TableRef, UnionRef, Vector,
+    CLASSES, TABLES, UINT8, UNIONS, Bytes, declaration, table_class, Enum, Origin, Scalar, String, TableRef, UnionRef, Vector,
 )
 
 FILE_IDENTIFIER = b"TFL3"
@@ -121,7 +121,7 @@ def _compile(name: str):
     env = {"_outside": _outside, "UINT8": UINT8, "_U32": _U32, "_unpack_from": struct.unpack_from}
     lines = ["def decode(r, pos, path, offs, nslots, objlen):", "    buf = r.buf", "    n = r.n",
              "    memo = r.memo", "    d = {}"]
-    for k, (attr, slot, kind, arg, default, size) in enumerate(_plan_for(TABLES[name])):
+    for k, (attr, slot, kind, arg, default, size) in enumerate(_plan_for(declaration(name))):
         a = repr(attr)
         if kind == _UNION:
             env[f"A{k}"] = arg
@@ -185,14 +185,17 @@ def _decoder(name: str):
     dec = _DECODERS.get(name)
     if dec is None:
         dec = _DECODERS[name] = _compile(name)
-        _NUM_SLOTS[name] = TABLES[name].num_slots
+        _NUM_SLOTS[name] = declaration(name).num_slots
     return dec
 
 
 class Reader:
     """Decodes one buffer.  Use :func:`load`; this class is public for the X-ray notebooks."""
 
-    def __init__(self, buf):
+    def __init__(self, buf, declarations: dict[str, str] | None = None):
+        self.declarations = dict(declarations or {})  # table name -> variant key to read it with
+        for key in self.declarations.values():
+            declaration(key)  # unknown variant: KeyError now, not mid-read
         self.buf = buf
         self.n = len(buf)
         self.view = memoryview(buf)
@@ -257,6 +260,8 @@ class Reader:
 
     # -- tables --------------------------------------------------------------------------------
     def table(self, name: str, pos: int, path: str):
+        if self.declarations:
+            name = self.declarations.get(name, name)
         key = (name, pos)
         hit = self.memo.get(key)
         if hit is not None:
@@ -281,7 +286,7 @@ class Reader:
             for i in unknown:
                 self.notes.append(LoadNote(path, pos + offs[i],
                                            f"{name} has a field in slot {i}, unknown to this schema"))
-        cls = CLASSES[name]
+        cls = table_class(name)
         obj = cls.__new__(cls)
         d = obj.__dict__
         d.update(values)
@@ -343,12 +348,14 @@ def _read_source(source) -> bytes | mmap.mmap | memoryview:
         return mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
 
 
-def load(source, *, validate: bool = True):
+def load(source, *, validate: bool = True, declarations: dict[str, str] | None = None):
     """Read a .tflite file (path, bytes or memoryview) into a :class:`Model`.
 
     Large buffers stay in the file: ``Buffer.data`` is a read-only ``memoryview`` into it (a
     path is memory-mapped), so loading a big model costs only its structure.  Unknown fields,
     union members and operator codes of newer files are kept and listed in ``model.load_notes``.
+    ``declarations`` reads some tables with another declaration (see ``declare.variant``), e.g.
+    ``{"DepthwiseConv2DOptions": "DepthwiseConv2DOptions@v1"}`` to read like a version-1 reader.
     """
     buf = _read_source(source)
     if isinstance(buf, memoryview) and (buf.ndim != 1 or buf.itemsize != 1):
@@ -361,7 +368,7 @@ def load(source, *, validate: bool = True):
     if ident != FILE_IDENTIFIER:
         raise ModelError(f"file identifier is {ident!r}, expected {FILE_IDENTIFIER!r}: not a TFLite model",
                          "<file identifier>", 4)
-    reader = Reader(buf)
+    reader = Reader(buf, declarations)
     root = reader.uoffset_target(0, "<root offset>")
     model = reader.table("Model", root, "model")
     if model.version != SCHEMA_VERSION:
