@@ -1,0 +1,507 @@
+"""The ``workbench`` command line: thin commands over the library's public functions.
+
+    workbench inspect model.tflite                  # readable summary of the whole file
+    workbench inspect model.tflite --json           # the same facts as one JSON document
+    workbench inspect model.tflite --subgraph 1 --limit 20
+
+Every command is a function ``_cmd_<name>(args) -> int`` registered by ``_register_<name>``;
+later commands (versions, partition, run, bench, lab) plug in the same way.  A malformed or
+missing file prints ``error: <message>`` on stderr and exits with status 2, never a traceback.
+
+The JSON document is described field by field in the README ("``workbench inspect --json``
+format"); :func:`describe` builds it and the text view is rendered from that same document, so
+the two never disagree.
+"""
+
+from __future__ import annotations
+
+import argparse
+import enum
+import json
+import math
+import os
+import sys
+from typing import Any
+
+from . import __version__
+from .errors import WorkbenchError
+from .options import parse as parse_options
+from .schema import buffer_bytes, builtin_code, load, op_name, stored_min_runtime
+from .schema.declare import FlatTable
+from .schema.reader import UnknownTable
+
+EXIT_OK = 0
+EXIT_INTERNAL = 1
+EXIT_ERROR = 2  # malformed or missing input, bad arguments (argparse uses 2 as well)
+
+# ------------------------------------------------------------------------------------------------
+# Plain values: everything in the JSON document goes through _plain
+
+
+def _plain(value: Any) -> Any:
+    """A JSON-ready copy: enums → names, bytes → length, tuples → lists, non-finite floats → text."""
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, enum.Enum):
+        return value.name
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        return value if math.isfinite(value) else _nonfinite(value)
+    if isinstance(value, (bytes, bytearray)):
+        return len(value)
+    if isinstance(value, memoryview):
+        return value.nbytes
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {str(_plain(k)): _plain(v) for k, v in value.items()}
+    if isinstance(value, FlatTable):
+        out = {}
+        for name, f in value.__decl__.python_fields():
+            v = getattr(value, name)
+            if v is None or v == () or (name == f.name and v == f.resolved_default()):
+                continue
+            out[name] = _plain(v)
+        return out
+    if isinstance(value, UnknownTable):
+        return repr(value)
+    item = getattr(value, "item", None)  # numpy scalars
+    if callable(item):
+        try:
+            return _plain(item())
+        except (TypeError, ValueError):
+            pass
+    return str(value)
+
+
+def _nonfinite(x: float) -> str:
+    if math.isnan(x):
+        return "NaN"
+    return "Infinity" if x > 0 else "-Infinity"
+
+
+def _printable(raw: bytes) -> str | None:
+    """The text of a metadata entry when it is printable ASCII (NUL padding stripped), else None."""
+    text = raw.rstrip(b"\0")
+    if not text or any(b < 0x20 or b > 0x7E for b in text if b not in (0x09, 0x0A, 0x0D)):
+        return None
+    return text.decode("ascii")
+
+
+# ------------------------------------------------------------------------------------------------
+# describe: Model → the JSON document
+
+
+def _quantization(q) -> dict | None:
+    if q is None:
+        return None
+    scale, zp = q.scale or (), q.zero_point or ()
+    qmin, qmax = q.min or (), q.max or ()
+    if not (scale or zp or qmin or qmax or q.details is not None):
+        return None  # an empty table: converters write one for every float tensor
+    details = None
+    if q.details is not None:
+        details = q.details_type.name if isinstance(q.details_type, enum.Enum) else f"member {q.details_type}"
+    return {
+        "scale": _plain(scale),
+        "zero_point": _plain(zp),
+        "quantized_dimension": int(q.quantized_dimension),
+        "min": _plain(qmin),
+        "max": _plain(qmax),
+        "details": details,
+    }
+
+
+def _tensor(model, index: int, t) -> dict:
+    nbytes = len(buffer_bytes(model, t.buffer)) if t.buffer else 0
+    return {
+        "index": index,
+        "name": t.name,
+        "type": _plain(t.type),
+        "shape": list(t.shape or ()),
+        "shape_signature": None if t.shape_signature is None else list(t.shape_signature),
+        "buffer": int(t.buffer),
+        "bytes": nbytes,
+        "quantization": _quantization(t.quantization),
+        "is_variable": bool(t.is_variable),
+        "sparse": t.sparsity is not None,
+        "has_rank": bool(t.has_rank),
+    }
+
+
+def _operator(model, index: int, op) -> dict:
+    opcode = model.operator_codes[op.opcode_index]
+    opts = parse_options(model, op)
+    custom = opts.custom
+    decoded = custom is not None and custom.format in ("flexbuffers", "raw struct")
+    raw = op.custom_options
+    return {
+        "index": index,
+        "op": op_name(opcode),
+        "opcode_index": int(op.opcode_index),
+        "version": int(opcode.version),
+        "inputs": list(op.inputs or ()),
+        "outputs": list(op.outputs or ()),
+        "intermediates": list(op.intermediates or ()),
+        "options_table": opts.table,
+        "options_table_present": bool(opts.table_present),
+        "options": {k: _plain(v) for k, v in opts.non_default().items()},
+        "custom_options": _plain(custom.value) if decoded else None,
+        "custom_options_format": custom.format if custom is not None and custom.format != "none" else None,
+        "custom_options_bytes": 0 if raw is None else len(raw),
+    }
+
+
+def describe(model, *, file: str | None = None, size: int | None = None,
+             subgraphs: list[int] | None = None) -> dict:
+    """The ``inspect --json`` document of a loaded model (``subgraphs``: which ones, default all)."""
+    codes = model.operator_codes or ()
+    all_subgraphs = model.subgraphs or ()
+    use = [0] * len(codes)
+    for sg in all_subgraphs:
+        for op in sg.operators or ():
+            if 0 <= op.opcode_index < len(use):
+                use[op.opcode_index] += 1
+    operator_codes = []
+    for i, oc in enumerate(codes):
+        operator_codes.append({
+            "index": i,
+            "op": op_name(oc),
+            "builtin_code": int(builtin_code(oc)),
+            "custom_code": oc.custom_code,
+            "version": int(oc.version),
+            "count": use[i],
+        })
+    chosen = range(len(all_subgraphs)) if subgraphs is None else subgraphs
+    out_subgraphs = []
+    for s in chosen:
+        sg = all_subgraphs[s]
+        out_subgraphs.append({
+            "index": s,
+            "name": sg.name,
+            "inputs": list(sg.inputs or ()),
+            "outputs": list(sg.outputs or ()),
+            "tensors": [_tensor(model, i, t) for i, t in enumerate(sg.tensors or ())],
+            "operators": [_operator(model, i, op) for i, op in enumerate(sg.operators or ())],
+        })
+    metadata = {}
+    for m in model.metadata or ():
+        raw = bytes(buffer_bytes(model, m.buffer))
+        metadata[m.name] = {"buffer": int(m.buffer), "bytes": len(raw), "text": _printable(raw)}
+    signatures = []
+    for sd in model.signature_defs or ():
+        signatures.append({
+            "key": sd.signature_key,
+            "subgraph_index": int(sd.subgraph_index),
+            "inputs": {tm.name: int(tm.tensor_index) for tm in sd.inputs or ()},
+            "outputs": {tm.name: int(tm.tensor_index) for tm in sd.outputs or ()},
+        })
+    return {
+        "file": file,
+        "size": size,
+        "version": int(model.version),
+        "description": model.description,
+        "operator_codes": operator_codes,
+        "subgraphs": out_subgraphs,
+        "metadata": metadata,
+        "min_runtime_version": stored_min_runtime(model),
+        "signatures": signatures,
+        "load_notes": [str(n) for n in getattr(model, "load_notes", ()) or ()],
+    }
+
+
+def to_json(doc: Any, indent: int = 2) -> str:
+    """JSON text of a document: objects indented, lists of plain numbers/strings kept on one line.
+
+    Strict JSON: a NaN or infinity that slipped past :func:`_plain` raises ``ValueError``.
+    """
+    def leaf(v):
+        return json.dumps(v, allow_nan=False, ensure_ascii=False)
+
+    def emit(v, depth: int) -> str:
+        pad, inner = " " * (indent * depth), " " * (indent * (depth + 1))
+        if isinstance(v, dict):
+            if not v:
+                return "{}"
+            items = [f"{inner}{leaf(str(k))}: {emit(x, depth + 1)}" for k, x in v.items()]
+            return "{\n" + ",\n".join(items) + "\n" + pad + "}"
+        if isinstance(v, (list, tuple)):
+            if not any(isinstance(x, (dict, list, tuple)) for x in v):
+                return "[" + ", ".join(leaf(x) for x in v) + "]"
+            return "[\n" + ",\n".join(inner + emit(x, depth + 1) for x in v) + "\n" + pad + "]"
+        return leaf(v)
+
+    return emit(doc, 0)
+
+
+# ------------------------------------------------------------------------------------------------
+# Text rendering of the document
+
+NAME_WIDTH = 48
+VALUE_WIDTH = 80
+
+
+def _clip(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _num(n: int) -> str:
+    return f"{n:,}"
+
+
+def _dims(dims) -> str:
+    return "[" + ",".join(str(d) for d in dims) + "]"
+
+
+def _idx(values) -> str:
+    return ",".join("-" if v == -1 else str(v) for v in values) or "-"
+
+
+def _short_value(v: Any) -> str:
+    """A compact rendering of a plain (JSON) value for one line of text."""
+    if isinstance(v, list):
+        if len(v) > 8:
+            return "[" + ",".join(_short_value(x) for x in v[:6]) + f",… {len(v)} items]"
+        return "[" + ",".join(_short_value(x) for x in v) + "]"
+    if isinstance(v, dict):
+        return "{" + ", ".join(f"{k}={_short_value(x)}" for k, x in v.items()) + "}"
+    if isinstance(v, float):
+        return f"{v:.6g}"
+    return str(v)
+
+
+def _quant_summary(tensor: dict) -> str:
+    q = tensor["quantization"]
+    if q is None:
+        return ""
+    scale, zp = q["scale"], q["zero_point"]
+    if len(scale) > 1 or len(zp) > 1:
+        return f"per-channel({max(len(scale), len(zp))}) axis {q['quantized_dimension']}"
+    parts = [str(tensor["type"]).lower()]
+    if scale:
+        s = scale[0]
+        parts.append(f"scale={s:.4g}" if isinstance(s, float) else f"scale={s}")
+    if zp:
+        parts.append(f"zp={zp[0]}")
+    if not scale and (q["min"] or q["max"]):
+        parts.append(f"min={_short_value(q['min'])} max={_short_value(q['max'])}")
+    if q["details"]:
+        parts.append(f"({q['details']})")
+    return " ".join(parts)
+
+
+def _table(headers: list[str], rows: list[list[str]], indent: str = "  ") -> list[str]:
+    """Left-aligned columns; the last column is free text (not padded)."""
+    widths = [len(h) for h in headers]
+    for r in rows:
+        for i, cell in enumerate(r[:-1]):
+            widths[i] = max(widths[i], len(cell))
+
+    def line(cells):
+        padded = [c.ljust(widths[i]) for i, c in enumerate(cells[:-1])] + [cells[-1]]
+        return (indent + "  ".join(padded)).rstrip()
+
+    return [line(headers)] + [line(r) for r in rows]
+
+
+def _capped(items: list, limit: int | None) -> tuple[list, int]:
+    if limit is None or len(items) <= limit:
+        return items, 0
+    return items[:limit], len(items) - limit
+
+
+def _more(count: int, indent: str = "  ") -> list[str]:
+    return [f"{indent}… {count} more"] if count else []
+
+
+def render_text(doc: dict, limit: int | None = None) -> str:
+    """The human-readable view of a :func:`describe` document."""
+    out = []
+    size = f"{_num(doc['size'])} bytes, " if doc.get("size") is not None else ""
+    out.append(f"{doc.get('file') or '<model>'}: {size}schema version {doc['version']}")
+    if doc["description"]:
+        out.append(f"description: {doc['description']}")
+    if doc["min_runtime_version"] is not None:
+        out.append(f"min_runtime_version: {doc['min_runtime_version']}")
+
+    codes, more = _capped(doc["operator_codes"], limit)
+    out += ["", f"operator codes ({len(doc['operator_codes'])})"]
+    rows = [[str(c["index"]), c["op"] if c["custom_code"] is None else f"CUSTOM {c['op']}",
+             str(c["version"]), str(c["count"])] for c in codes]
+    out += _table(["#", "op", "version", "used by"], rows) + _more(more)
+
+    for sg in doc["subgraphs"]:
+        tensors = sg["tensors"]
+        out += ["", f"subgraph {sg['index']}" + (f" \"{sg['name']}\"" if sg["name"] else "")
+                + f": {len(tensors)} tensors, {len(sg['operators'])} operators"]
+        for label, ids in (("inputs", sg["inputs"]), ("outputs", sg["outputs"])):
+            described = []
+            for i in ids:
+                if 0 <= i < len(tensors):
+                    t = tensors[i]
+                    described.append(f"{i} {_clip(t['name'] or '', NAME_WIDTH)} {t['type']} {_dims(t['shape'])}")
+                else:
+                    described.append(str(i))
+            out.append(f"  {label}: " + ("; ".join(described) if described else "none"))
+
+        shown, more = _capped(tensors, limit)
+        out += ["  tensors"]
+        rows = []
+        for t in shown:
+            shape = _dims(t["shape"])
+            sig = t["shape_signature"]
+            if sig is not None and -1 in sig:
+                shape += f" sig {_dims(sig)}"
+            buf = f"{t['buffer']} ({_num(t['bytes'])} B)" if t["bytes"] else "-"
+            flags = " ".join(f for f, on in (("sparse", t["sparse"]), ("variable", t["is_variable"])) if on)
+            rows.append([str(t["index"]), _clip(t["name"] or "", NAME_WIDTH), str(t["type"]), shape, buf,
+                         "  ".join(x for x in (_quant_summary(t), flags) if x)])
+        out += _table(["#", "name", "type", "shape", "buffer", "quantization / flags"], rows, "    ")
+        out += _more(more, "    ")
+
+        shown, more = _capped(sg["operators"], limit)
+        out += ["  operators"]
+        rows = []
+        for op in shown:
+            options = [f"{k}={_short_value(v)}" for k, v in op["options"].items()]
+            if op["custom_options"] is not None:
+                options.append(f"custom={_clip(_short_value(op['custom_options']), VALUE_WIDTH)}")
+            elif op["custom_options_format"] == "opaque":
+                options.append(f"custom=<{op['custom_options_bytes']} opaque bytes>")
+            details = f"{_idx(op['inputs'])} → {_idx(op['outputs'])}"
+            if options:
+                details += "  " + " ".join(options)
+            rows.append([str(op["index"]), op["op"], f"v{op['version']}", details])
+        out += _table(["#", "op", "ver", "inputs → outputs  options"], rows, "    ")
+        out += _more(more, "    ")
+
+    out += ["", f"metadata ({len(doc['metadata'])})"]
+    entries, more = _capped(list(doc["metadata"].items()), limit)
+    rows = []
+    for name, m in entries:
+        rows.append([name, f"buffer {m['buffer']}", f"{_num(m['bytes'])} B",
+                     repr(m["text"]) if m["text"] is not None else ""])
+    out += (_table(["name", "buffer", "size", "text"], rows) if rows else ["  none"]) + _more(more)
+
+    out += ["", f"signatures ({len(doc['signatures'])})"]
+    if not doc["signatures"]:
+        out.append("  none")
+    for sd in doc["signatures"]:
+        out.append(f"  {sd['key']!r} → subgraph {sd['subgraph_index']}")
+        for label, mapping in (("input", sd["inputs"]), ("output", sd["outputs"])):
+            items, more = _capped(list(mapping.items()), limit)
+            for name, tensor in items:
+                out.append(f"    {label:6s} {name} → tensor {tensor}")
+            out += _more(more, "    ")
+
+    if doc["load_notes"]:
+        out += ["", f"load notes ({len(doc['load_notes'])})"]
+        notes, more = _capped(doc["load_notes"], limit)
+        out += [f"  {n}" for n in notes] + _more(more)
+    return "\n".join(out)
+
+
+# ------------------------------------------------------------------------------------------------
+# Commands
+
+
+def _nonnegative(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{value} is negative")
+    return value
+
+
+def _register_inspect(sub) -> None:
+    p = sub.add_parser("inspect", help="summarize a .tflite file (tensors, operators, options, metadata)",
+                       description="Summarize a .tflite file: operator codes, tensors, operators with their "
+                                   "non-default options, metadata and signatures.")
+    p.add_argument("model", help="path of a .tflite file")
+    p.add_argument("--json", action="store_true", help="print one JSON document instead of text")
+    p.add_argument("--subgraph", type=_nonnegative, metavar="N", help="show only subgraph N")
+    p.add_argument("--limit", type=_nonnegative, metavar="N",
+                   help="text view: show at most N rows of each list (JSON output is always complete)")
+    p.set_defaults(run=_cmd_inspect)
+
+
+def _cmd_inspect(args) -> int:
+    model = load(args.model)
+    count = len(model.subgraphs or ())
+    chosen = None
+    if args.subgraph is not None:
+        if args.subgraph >= count:
+            raise WorkbenchError(f"subgraph {args.subgraph} does not exist (the model has {count})")
+        chosen = [args.subgraph]
+    doc = describe(model, file=str(args.model), size=os.path.getsize(args.model), subgraphs=chosen)
+    if args.json:
+        sys.stdout.write(to_json(doc) + "\n")
+    else:
+        sys.stdout.write(render_text(doc, args.limit) + "\n")
+    sys.stdout.flush()
+    return EXIT_OK
+
+
+# (name, registration) in the order `workbench --help` lists them; later commands append here
+COMMANDS = [("inspect", _register_inspect)]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="workbench", description="TFLite Workbench command line.")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for _, register in COMMANDS:
+        register(sub)
+    return parser
+
+
+def _one_line(text: str) -> str:
+    return " ".join(str(text).split())
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the command line; returns the exit status (0 ok, 2 bad input or arguments, 1 internal)."""
+    for stream in (sys.stdout, sys.stderr):  # never die on a name the terminal cannot encode
+        try:
+            stream.reconfigure(errors="backslashreplace")
+        except (AttributeError, ValueError):
+            pass
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help, --version, or an argparse error (status 2)
+        return exc.code if isinstance(exc.code, int) else EXIT_ERROR
+    if args.command is None:
+        parser.print_help(sys.stderr)
+        return EXIT_ERROR
+    where = getattr(args, "model", None)
+    prefix = f"{where}: " if where else ""
+    try:
+        return args.run(args)
+    except BrokenPipeError:  # `workbench inspect big.tflite | head`: stop quietly
+        try:  # the recipe of the Python docs: point stdout at devnull so the exit flush stays quiet
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        except (OSError, ValueError, AttributeError):
+            pass
+        return EXIT_OK
+    except WorkbenchError as exc:
+        print(f"error: {prefix}{_one_line(exc)}", file=sys.stderr)
+        return EXIT_ERROR
+    except OSError as exc:
+        reason = exc.strerror or _one_line(exc)
+        print(f"error: cannot read {exc.filename or where}: {reason}", file=sys.stderr)
+        return EXIT_ERROR
+    except Exception as exc:  # a bug: say so in one line; WORKBENCH_DEBUG=1 shows the traceback
+        if os.environ.get("WORKBENCH_DEBUG"):
+            raise
+        print(f"error: internal error while running {args.command}: {type(exc).__name__}: {_one_line(exc)} "
+              "(set WORKBENCH_DEBUG=1 for the traceback)", file=sys.stderr)
+        return EXIT_INTERNAL
+
+
+if __name__ == "__main__":
+    sys.exit(main())
