@@ -105,7 +105,6 @@ def _plan_for(decl) -> list[tuple]:
 
 
 _DECODERS: dict[str, object] = {}
-_NUM_SLOTS: dict[str, int] = {}
 
 
 def _outside(path: str, attr: str, pos: int, objlen: int):
@@ -118,18 +117,35 @@ def _compile(name: str):
     The generated function reads each declared slot of the vtable, checks that the field lies
     inside the table, and decodes it with the Reader's bounds-checked primitives.
     """
-    env = {"_outside": _outside, "UINT8": UINT8, "_U32": _U32, "_unpack_from": struct.unpack_from}
-    lines = ["def decode(r, pos, path, offs, nslots, objlen):", "    buf = r.buf", "    n = r.n",
-             "    memo = r.memo", "    d = {}"]
-    for k, (attr, slot, kind, arg, default, size) in enumerate(_plan_for(declaration(name))):
+    decl = declaration(name)
+    ns = decl.num_slots
+    env = {"_outside": _outside, "UINT8": UINT8, "_U32": _U32, "_S32": _S32, "_unpack_from": struct.unpack_from,
+           "_header": _header, "_unknown": _unknown, "_Origin": Origin, "_CLS": table_class(name),
+           "_ZEROS": (0,) * ns, "_NAME": name}
+    lines = [
+        "def read(r, pos, path):",
+        "    buf = r.buf",
+        "    n = r.n",
+        "    memo = r.memo",
+        "    if pos < 0 or pos + 4 > n: _header(r, pos, path)",
+        "    vt = pos - _S32.unpack_from(buf, pos)[0]",
+        "    if vt < 0 or vt + 4 > n: _header(r, pos, path)",
+        "    vtlen, objlen = _unpack_from('<HH', buf, vt)",
+        "    if vtlen < 4 or vtlen & 1 or vt + vtlen > n or objlen < 4 or pos + objlen > n: _header(r, pos, path)",
+        "    nslots = (vtlen - 4) >> 1",
+        "    offs = _unpack_from(f'<{nslots}H', buf, vt + 4)",
+        f"    padded = offs + _ZEROS[nslots:] if nslots < {ns} else offs",
+        "    d = {}",
+    ]
+    for k, (attr, slot, kind, arg, default, size) in enumerate(_plan_for(decl)):
         a = repr(attr)
         if kind == _UNION:
             env[f"A{k}"] = arg
-            lines.append(f"    r._union(d, {a}, A{k}, offs, {slot}, nslots, pos, objlen, path)")
+            lines.append(f"    r._union(d, {a}, A{k}, padded, {slot}, {ns}, pos, objlen, path)")
             continue
         env[f"A{k}"] = arg
         env[f"D{k}"] = default
-        lines.append(f"    o = offs[{slot}] if nslots > {slot} else 0")
+        lines.append(f"    o = padded[{slot}]")
         lines.append("    if o:")
         lines.append(f"        if o + {size} > objlen: _outside(path, {a}, pos + o, objlen)")
         if kind == _SCALAR:
@@ -176,17 +192,47 @@ def _compile(name: str):
         lines.append(f"        d[{a}] = {expr}")
         lines.append("    else:")
         lines.append(f"        d[{a}] = D{k}")
-    lines.append("    return d")
-    exec(compile("\n".join(lines), f"<decoder of {name}>", "exec"), env)
-    return env["decode"]
+    lines += [
+        f"    unknown = _unknown(r, _NAME, offs, {ns}, pos, path) if nslots > {ns} else ()",
+        "    obj = _CLS.__new__(_CLS)",
+        "    d['_origin'] = _Origin(path, pos, vt, offs, unknown)",
+        "    obj.__dict__.update(d)",
+        "    memo[(_NAME, pos)] = obj",
+        "    return obj",
+    ]
+    exec(compile("\n".join(lines), f"<reader of {name}>", "exec"), env)
+    return env["read"]
 
 
-def _decoder(name: str):
-    dec = _DECODERS.get(name)
-    if dec is None:
-        dec = _DECODERS[name] = _compile(name)
-        _NUM_SLOTS[name] = declaration(name).num_slots
-    return dec
+def _header(r, pos: int, path: str) -> tuple[int, int, int]:
+    """Check a table's start and vtable (raises the precise error; the fast path is inlined)."""
+    n = r.n
+    if pos < 0 or pos + 4 > n:
+        raise ModelError(f"table at byte {pos} lies outside the {n}-byte file", path, pos)
+    vt = pos - _S32.unpack_from(r.buf, pos)[0]
+    if vt < 0 or vt + 4 > n:
+        raise ModelError(f"vtable position {vt} lies outside the {n}-byte file", path, pos)
+    vtlen, objlen = struct.unpack_from("<HH", r.buf, vt)
+    if vtlen < 4 or vtlen % 2 or vt + vtlen > n:
+        raise ModelError(f"vtable of {vtlen} bytes is malformed or runs past the end", path, vt)
+    if objlen < 4 or pos + objlen > n:
+        raise ModelError(f"table of {objlen} bytes runs past the end of the file", path, pos)
+    return vt, (vtlen - 4) // 2, objlen
+
+
+def _unknown(r, name: str, offs: tuple, known: int, pos: int, path: str) -> tuple[int, ...]:
+    """Slots past the declaration that the file fills (a newer schema): kept as notes."""
+    unknown = tuple(i for i in range(known, len(offs)) if offs[i])
+    for i in unknown:
+        r.notes.append(LoadNote(path, pos + offs[i], f"{name} has a field in slot {i}, unknown to this schema"))
+    return unknown
+
+
+def _reader(name: str):
+    fn = _DECODERS.get(name)
+    if fn is None:
+        fn = _DECODERS[name] = _compile(name)
+    return fn
 
 
 class Reader:
@@ -260,39 +306,13 @@ class Reader:
 
     # -- tables --------------------------------------------------------------------------------
     def table(self, name: str, pos: int, path: str):
+        """Decode the table ``name`` at ``pos`` (once per position: FlatBuffers may share tables)."""
         if self.declarations:
             name = self.declarations.get(name, name)
-        key = (name, pos)
-        hit = self.memo.get(key)
+        hit = self.memo.get((name, pos))
         if hit is not None:
             return hit
-        buf = self.buf
-        if pos < 0 or pos + 4 > self.n:
-            raise ModelError(f"table at byte {pos} lies outside the {self.n}-byte file", path, pos)
-        vt = pos - _S32.unpack_from(buf, pos)[0]
-        if vt < 0 or vt + 4 > self.n:
-            raise ModelError(f"vtable position {vt} lies outside the {self.n}-byte file", path, pos)
-        vtlen, objlen = struct.unpack_from("<HH", buf, vt)
-        if vtlen < 4 or vtlen % 2 or vt + vtlen > self.n:
-            raise ModelError(f"vtable of {vtlen} bytes is malformed or runs past the end", path, vt)
-        if objlen < 4 or pos + objlen > self.n:
-            raise ModelError(f"table of {objlen} bytes runs past the end of the file", path, pos)
-        nslots = (vtlen - 4) // 2
-        offs = struct.unpack_from(f"<{nslots}H", buf, vt + 4)
-        values = _decoder(name)(self, pos, path, offs, nslots, objlen)
-        unknown = ()
-        if nslots > _NUM_SLOTS[name]:
-            unknown = tuple(i for i in range(_NUM_SLOTS[name], nslots) if offs[i])
-            for i in unknown:
-                self.notes.append(LoadNote(path, pos + offs[i],
-                                           f"{name} has a field in slot {i}, unknown to this schema"))
-        cls = table_class(name)
-        obj = cls.__new__(cls)
-        d = obj.__dict__
-        d.update(values)
-        d["_origin"] = Origin(path, pos, vt, offs, unknown)
-        self.memo[key] = obj
-        return obj
+        return _reader(name)(self, pos, path)
 
     def _table_vector(self, name: str, pos: int, path: str) -> tuple:
         key = ("t", name, pos)
