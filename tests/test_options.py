@@ -29,7 +29,8 @@ def test_absent_options_table_means_zeros_in_tflite_but_defaults_in_the_schema()
     assert o.table == "Conv2DOptions" and not o.table_present
     d = o.field("dilation_w_factor")
     assert d.value == 1 and d.state == "table absent" and d.runtime == 0 and d.differs_at_runtime
-    assert o.field("padding").runtime == 0  # kTfLitePaddingUnknown
+    assert o.field("padding").runtime == 0 and o.field("padding").differs_at_runtime  # kTfLitePaddingUnknown
+    assert o.field("padding").runtime_name == "kTfLitePaddingUnknown"
     assert "zero-fills" in o.explain()
 
 
@@ -40,6 +41,7 @@ def test_present_table_marks_each_field_present_or_defaulted():
     assert o.field("stride_w").state == "present" and o.stride_w == 2
     assert o.field("dilation_w_factor").state == "defaulted" and o.field("dilation_w_factor").runtime == 1
     assert o.field("padding").runtime == 2  # kTfLitePaddingValid
+    assert not o.field("padding").differs_at_runtime  # renumbered, same meaning
     # an absent quantized_bias_type becomes kTfLiteFloat32 (1), not zero (TFLITE_FACTS 1.4)
     assert o.field("quantized_bias_type").runtime == 1
     assert o.non_default() == {"padding": Padding.VALID, "stride_w": 2, "stride_h": 1}

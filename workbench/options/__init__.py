@@ -114,12 +114,8 @@ class OptionField:
     runtime: Any  # what TFLite's C parser puts in its params struct
     offset: int | None
     doc: str = ""
-
-    @property
-    def differs_at_runtime(self) -> bool:
-        """True when TFLite's params struct holds something else than the schema value
-        (zero-filling of an absent table, or an enum renumbered such as Padding)."""
-        return self.value != self.runtime
+    differs_at_runtime: bool = False  # TFLite's struct holds another value than the schema implies
+    runtime_name: str = ""  # e.g. "kTfLitePaddingSame" where the runtime renumbers an enum
 
 
 def _runtime_value(f, value, table_present: bool):
@@ -140,6 +136,15 @@ def _runtime_value(f, value, table_present: bool):
     if isinstance(value, int):
         return 0
     return None
+
+
+def _runtime_name(f, runtime) -> str:
+    t = f.type
+    if isinstance(t, Enum) and t.enum is Padding:
+        return TFLITE_PADDING_NAMES.get(runtime, "")
+    if isinstance(t, Enum) and t.enum is TensorType:
+        return "kTfLiteNoType" if runtime == 0 else f"TfLiteType {runtime}"
+    return ""
 
 
 @dataclass(frozen=True)
@@ -184,7 +189,11 @@ class Options:
                                    if self.table else "no builtin options table")]
         for f in self.fields:
             since = f" [since v{f.since}]" if f.since else ""
-            rt = f"; TFLite's parser stores {f.runtime!r}" if f.differs_at_runtime else ""
+            rt = ""
+            if f.differs_at_runtime:
+                rt = f"; but TFLite's parser stores {f.runtime!r}" + (f" ({f.runtime_name})" if f.runtime_name else "")
+            elif f.runtime_name:
+                rt = f"; runtime enum {f.runtime_name} = {f.runtime}"
             lines.append(f"  {f.name} = {_short(f.value)} ({f.state}{since}{rt})")
         if not self.table_present and self.table:
             lines.append("  Note: with no options table TFLite zero-fills its params struct instead of "
@@ -205,7 +214,8 @@ class Options:
                 f"<td><code>{html.escape(_short(f.value))}</code></td><td>{f.state}</td>"
                 f"<td><code>{html.escape(_short(f.default))}</code></td>"
                 f"<td>{'v' + str(f.since) if f.since else ''}</td>"
-                f"<td><code>{html.escape(repr(f.runtime))}</code>{' ⚠' if f.differs_at_runtime else ''}</td></tr>")
+                f"<td><code>{html.escape(f.runtime_name or repr(f.runtime))}</code>"
+                f"{' ⚠ zero-filled' if f.differs_at_runtime else ''}</td></tr>")
         head = f"<b>{html.escape(self.op)}</b> — {html.escape(self.table or 'no options table')}"
         if self.table and not self.table_present:
             head += " <span style='color:#b71c1c'>(absent: TFLite zero-fills its params)</span>"
@@ -265,11 +275,19 @@ def parse(model, op, subgraph: int | None = None) -> Options:
         if isinstance(f.type, UnionRef):
             continue
         value = getattr(params, f.name)
+        default = f.resolved_default()
         if not present:
             state = "table absent"
         else:
-            state = "present" if params.present(f.name) else "defaulted"
+            stored = params.present(f.name)
+            if stored is None:  # built in code: the writer will store exactly the non-defaults
+                stored = value != default
+            state = "present" if stored else "defaulted"
         x = params.xray(f.name)
-        fields.append(OptionField(f.name, value, state, f.resolved_default(), f.since,
-                                  _runtime_value(f, value, present), x.offset, f.doc))
+        runtime = _runtime_value(f, value, present)
+        # a renumbered enum (Padding SAME 0 -> kTfLitePaddingSame 1) is no difference in meaning;
+        # zero-filling of an absent table is
+        differs = runtime != _runtime_value(f, value, True)
+        fields.append(OptionField(f.name, value, state, default, f.since, runtime, x.offset, f.doc,
+                                  differs, _runtime_name(f, runtime)))
     return Options(name, table_name, union_name, params, present, tuple(fields), custom, path)

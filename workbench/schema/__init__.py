@@ -10,12 +10,13 @@ from .enums import *  # noqa: F401,F403  (the schema enums: TensorType, BuiltinO
 from .tables import CLASSES as _CLASSES
 from .reader import LoadNote, Reader, UnknownTable, load
 from .writer import dump
+from .builder import ModelBuilder
 from .types import (
     NUMPY_DTYPE, buffer_bytes, builtin_code, metadata, op_name, stored_min_runtime, tensor_data,
 )
 
 globals().update(_CLASSES)  # Model, SubGraph, Tensor, Operator, Conv2DOptions, ...
 
-__all__ = ["load", "dump", "LoadNote", "Reader", "UnknownTable", "FieldXRay", "FlatTable", "Origin",
+__all__ = ["load", "dump", "ModelBuilder", "LoadNote", "Reader", "UnknownTable", "FieldXRay", "FlatTable", "Origin",
            "TABLES", "UNIONS", "CLASSES", "NUMPY_DTYPE", "buffer_bytes", "builtin_code", "metadata",
            "op_name", "stored_min_runtime", "tensor_data", *sorted(_CLASSES)]
