@@ -162,7 +162,8 @@ def _compile(name: str):
             env[f"C{k}"] = arg.struct.format[-1]
             lines.append("        t = pos + o")
             lines.append("        u = t + _U32.unpack_from(buf, t)[0]")
-            lines.append(f"        key = ({a}, u)")
+            # keyed by element type and position: fields of different types may share bytes
+            lines.append(f"        key = ('vec', C{k}, u)")
             lines.append("        v = memo.get(key)")
             lines.append("        if v is None:")
             lines.append("            if u + 4 > n: r.uoffset_target(t, path, " + a + ")")

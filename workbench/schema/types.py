@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..errors import ModelError
@@ -87,7 +89,10 @@ def tensor_data(model, subgraph: int, tensor: int) -> np.ndarray | None:
     if dtype is None or t.sparsity is not None:
         return np.frombuffer(raw, np.uint8)
     shape = tuple(t.shape or ())
-    count = int(np.prod(shape, dtype=np.int64)) if shape else 1
+    if any(d < 0 for d in shape):
+        raise ModelError(f"shape {list(shape)} has a negative dimension, so the buffer cannot be shaped",
+                         f"model.subgraphs[{subgraph}].tensors[{tensor}].shape")
+    count = math.prod(shape)  # exact: no int64 wrap-around for absurd shapes
     if count * dtype.itemsize != len(raw):
         raise ModelError(f"buffer has {len(raw)} bytes, shape {list(shape)} of {t.type.name} needs "
                          f"{count * dtype.itemsize}", f"model.subgraphs[{subgraph}].tensors[{tensor}]")

