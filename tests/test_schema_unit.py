@@ -230,3 +230,21 @@ def test_tensor_type_enum_values_are_the_schema_facts():
 def test_conv_options_table_declares_bias_type_since_version_8():
     f = Conv2DOptions.__decl__.field("quantized_bias_type")
     assert f.id == 6 and f.since == 8
+
+
+def test_shared_subgraph_repeated_many_times_is_refused():
+    b = ModelBuilder()
+    x = b.input("x", [1])
+    prev = x
+    for i in range(2000):
+        t = b.tensor(f"t{i}", [1])
+        b.op(BuiltinOperator.RELU, [prev], [t])
+        prev = t
+    b.output(prev)
+    model = b.build()
+    sg = model.subgraphs[0]
+    hostile = dataclasses.replace(model, subgraphs=(sg,) * 600)  # the writer shares the one table
+    data = dump(hostile)
+    assert len(data) < 400_000
+    with pytest.raises(ModelError, match="absurd graph"):
+        load(data)

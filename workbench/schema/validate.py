@@ -15,6 +15,7 @@ from .types import TENSOR_ITEMSIZE, builtin_code
 
 MAX_TENSOR_BYTES = 1 << 40  # 1 TiB: beyond any real model; guards shape-product overflow
 MAX_TENSOR_ELEMENTS = MAX_TENSOR_BYTES // 16
+MAX_GRAPH_ELEMENTS = 2_000_000  # tensors + operators over all subgraphs, counted with repetition
 
 
 def _check_index(value: int, count: int, path: str, what: str, allow_minus_one: bool = False) -> None:
@@ -56,6 +57,14 @@ def validate_model(model) -> list:
     buffers = model.buffers or ()
     subgraphs = model.subgraphs or ()
     source_len = len(model.__dict__.get("_source", b""))
+    # FlatBuffers may reference one table many times; a small hostile file can thereby describe
+    # a graph of billions of elements.  Refuse graphs no real model comes near (the C++
+    # verifier caps table visits the same way).
+    total = sum(len(sg.tensors or ()) + len(sg.operators or ()) for sg in subgraphs)
+    if total > MAX_GRAPH_ELEMENTS:
+        raise ModelError(f"the subgraphs reference {total} tensors and operators in total (limit "
+                         f"{MAX_GRAPH_ELEMENTS}); shared tables make this file describe an absurd graph",
+                         "model.subgraphs")
     for i, oc in enumerate(codes):
         code = builtin_code(oc)
         if not isinstance(code, BuiltinOperator):
