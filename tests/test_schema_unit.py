@@ -248,3 +248,19 @@ def test_shared_subgraph_repeated_many_times_is_refused():
     assert len(data) < 400_000
     with pytest.raises(ModelError, match="absurd graph"):
         load(data)
+
+
+def test_tensor_in_an_external_buffer_group_says_where_its_data_is():
+    from workbench.schema import CLASSES
+
+    model = dilated_depthwise()
+    sg = model.subgraphs[0]
+    tensors = list(sg.tensors)
+    tensors[1] = dataclasses.replace(tensors[1], buffer=0, external_buffer=1)
+    ext = (CLASSES["ExternalBuffer"](), CLASSES["ExternalBuffer"](id=1, group=0, offset=4096, length=108))
+    groups = (CLASSES["ExternalBufferGroup"](name="weights.bin"),)
+    model = dataclasses.replace(model, subgraphs=(dataclasses.replace(sg, tensors=tuple(tensors)),),
+                                external_buffers=ext, external_buffer_groups=groups)
+    again = load(dump(model))
+    with pytest.raises(ModelError, match="108 bytes at offset 4096 of external file 'weights.bin'"):
+        tensor_data(again, 0, 1)

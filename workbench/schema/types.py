@@ -80,6 +80,17 @@ def tensor_data(model, subgraph: int, tensor: int) -> np.ndarray | None:
     come back as their raw uint8 bytes.
     """
     t = model.subgraphs[subgraph].tensors[tensor]
+    if t.buffer == 0 and t.external_buffer:
+        ext = model.external_buffers or ()
+        where = ""
+        if 0 <= t.external_buffer < len(ext):
+            e = ext[t.external_buffer]
+            groups = model.external_buffer_groups or ()
+            group = groups[e.group].name if 0 <= e.group < len(groups) else f"group {e.group}"
+            where = f" ({e.length} bytes at offset {e.offset} of external file {group!r})"
+        raise ModelError(f"the data of this tensor lives outside the .tflite file{where}; "
+                         "external buffer groups are not read by the workbench",
+                         f"model.subgraphs[{subgraph}].tensors[{tensor}].external_buffer")
     if t.buffer == 0:
         return None
     raw = buffer_bytes(model, t.buffer)
