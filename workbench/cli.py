@@ -3,9 +3,11 @@
     workbench inspect model.tflite                  # readable summary of the whole file
     workbench inspect model.tflite --json           # the same facts as one JSON document
     workbench inspect model.tflite --subgraph 1 --limit 20
+    workbench versions model.tflite                 # stored vs computed op versions, minimum runtime
+    workbench versions model.tflite --runtime 2.3.0 # would TFLite 2.3.0 run it? (exit 1 if not)
 
 Every command is a function ``_cmd_<name>(args) -> int`` registered by ``_register_<name>``;
-later commands (versions, partition, run, bench, lab) plug in the same way.  A malformed or
+later commands (partition, run, bench, lab) plug in the same way.  A malformed or
 missing file prints ``error: <message>`` on stderr and exits with status 2, never a traceback.
 
 The JSON document is described field by field in the README ("``workbench inspect --json``
@@ -20,6 +22,7 @@ import enum
 import json
 import math
 import os
+import re
 import sys
 from typing import Any
 
@@ -29,6 +32,10 @@ from .options import parse as parse_options
 from .schema import buffer_bytes, builtin_code, load, op_name, stored_min_runtime
 from .schema.declare import FlatTable
 from .schema.reader import UnknownTable
+from .schema.enums import BuiltinOperator
+from .versioning import (
+    check, compare_runtime_version, min_runtime, op_version, read_min_runtime_metadata,
+)
 
 EXIT_OK = 0
 EXIT_INTERNAL = 1
@@ -445,8 +452,180 @@ def _cmd_inspect(args) -> int:
     return EXIT_OK
 
 
+# ------------------------------------------------------------------------------------------------
+# versions: stored vs computed operator versions, minimum runtime, and a runtime's verdict
+
+EXIT_CANNOT_RUN = 1  # `versions --runtime X`: release X would refuse the model (see the README)
+_RELEASE = re.compile(r"[0-9]+(\.[0-9]+)*")
+_DRIVER_PLACES = 6  # text view: operator positions listed per driving (op, version)
+
+
+def _release(text: str) -> str:
+    if not _RELEASE.fullmatch(text):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a release such as 2.3.0")
+    return text
+
+
+def _version_note(stored: int, computed: int | None, shared_by: int, code_max: int | None, code: int) -> str | None:
+    """Why a computed version differs from the stored one, when the file itself can say."""
+    if computed is None or computed == stored:
+        return None
+    if computed < stored and shared_by > 1 and code_max == stored:
+        return (f"OperatorCode {code} is shared by {shared_by} operators and stores their highest version, "
+                f"v{stored}")
+    if computed > stored:
+        return "computed above stored: the file's writer did not apply this rule"
+    return "stored above computed: no rule of today's gives this version"
+
+
+def _drivers(mr) -> list[dict]:
+    return [{"subgraph": e.subgraph, "index": e.op_index, "op": e.op, "version": e.version, "runtime": e.runtime}
+            for e in mr.drivers]
+
+
+def versions_report(model, *, file: str | None = None, runtime: str | None = None) -> dict:
+    """The ``versions --json`` document: per-operator stored vs computed versions, the minimum runtime
+    (computed, metadata, from stored versions) and, with ``runtime``, what that release would refuse."""
+    rows, users, code_max = [], {}, {}
+    for s, sg in enumerate(model.subgraphs or ()):
+        for i, op in enumerate(sg.operators or ()):
+            v = op_version(model, s, i)
+            custom = v.signature.op == BuiltinOperator.CUSTOM
+            computed = None if custom else v.number
+            rows.append((s, i, op.opcode_index, v, computed))
+            users[op.opcode_index] = users.get(op.opcode_index, 0) + 1
+            if computed is not None:
+                code_max[op.opcode_index] = max(code_max.get(op.opcode_index, 0), computed)
+    operators = []
+    for s, i, code, v, computed in rows:
+        operators.append({
+            "subgraph": s, "index": i, "op": v.op, "opcode_index": int(code), "stored_version": int(v.stored),
+            "computed_version": computed, "reason": v.reason,
+            "note": _version_note(v.stored, computed, users[code], code_max.get(code), code),
+        })
+    computed_mr, stored_mr = min_runtime(model, computed=True), min_runtime(model)
+    doc = {
+        "file": file,
+        "operators": operators,
+        "differences": sum(1 for o in operators if o["computed_version"] not in (None, o["stored_version"])),
+        "min_runtime": {
+            "computed": computed_mr.version or None,
+            "stored": read_min_runtime_metadata(model),
+            "drivers": _drivers(computed_mr),
+            "from_stored_versions": stored_mr.version or None,
+            "stored_version_drivers": _drivers(stored_mr),
+        },
+    }
+    if runtime is not None:
+        findings = check(model, runtime)
+        doc["runtime"] = runtime
+        doc["can_run"] = not any(f.is_error for f in findings)
+        doc["findings"] = [{
+            "kind": f.kind, "subgraph": f.subgraph, "index": f.op_index, "op": f.op, "version": f.version,
+            "computed_version": f.computed, "error": f.message, "reason": f.reason,
+        } for f in findings]
+    return doc
+
+
+def _places(drivers: list[dict]) -> str:
+    """'CONV_2D v8 at 0:1; FULLY_CONNECTED v11 at 0:4, 0:5' — drivers grouped by (op, version)."""
+    groups: dict[tuple[str, int], list[str]] = {}
+    for d in drivers:
+        groups.setdefault((d["op"], d["version"]), []).append(f"{d['subgraph']}:{d['index']}")
+    parts = []
+    for (op, v), where in groups.items():
+        shown = ", ".join(where[:_DRIVER_PLACES]) + (f", … {len(where) - _DRIVER_PLACES} more"
+                                                      if len(where) > _DRIVER_PLACES else "")
+        parts.append(f"{op} v{v} at {shown}")
+    return "; ".join(parts)
+
+
+def render_versions(doc: dict, limit: int | None = None) -> str:
+    """The text view of a :func:`versions_report` document."""
+    ops = doc["operators"]
+    out = [f"{doc.get('file') or '<model>'}: {len(ops)} operators, {doc['differences']} with a computed version "
+           "different from the stored one"]
+    shown, more = _capped(ops, limit)
+    rows = []
+    for o in shown:
+        computed = "-" if o["computed_version"] is None else f"v{o['computed_version']}"
+        differs = o["computed_version"] is not None and o["computed_version"] != o["stored_version"]
+        reason = o["reason"] + (f"  [{o['note']}]" if o["note"] else "")
+        rows.append(["≠" if differs else "", str(o["subgraph"]), str(o["index"]), o["op"],
+                     f"v{o['stored_version']}", computed, reason])
+    out += ["", "operators (≠: computed differs from stored)"]
+    out += _table(["", "sg", "#", "op", "stored", "computed", "reason"], rows) + _more(more)
+
+    mr = doc["min_runtime"]
+    out += ["", "minimum runtime"]
+    computed = mr["computed"] or "(none: no operator in the runtime table)"
+    line = [["computed (today's versions)", computed, _places(mr["drivers"])],
+            ["from the stored versions", mr["from_stored_versions"] or "(none)", _places(mr["stored_version_drivers"])]]
+    meta = mr["stored"]
+    if meta is None:
+        line.append(["min_runtime_version metadata", "(absent)", ""])
+    else:
+        agree = "agrees with computed" if meta == mr["computed"] else f"≠ computed {mr['computed']}"
+        line.append(["min_runtime_version metadata", meta, agree])
+    out += _table(["", "release", "driven by"], line)
+
+    if "findings" in doc:
+        rt = doc["runtime"]
+        errors = [f for f in doc["findings"] if f["kind"] != "unknown"]
+        unknown = [f for f in doc["findings"] if f["kind"] == "unknown"]
+        out.append("")
+        if doc["can_run"]:
+            out.append(f"TFLite {rt}: can run this model (every operator's stored version is registered there)")
+        else:
+            out.append(f"TFLite {rt}: cannot run this model ({len(errors)} finding{'s' if len(errors) != 1 else ''})")
+        for f in errors + unknown:
+            where = "model" if f["subgraph"] is None else f"[{f['subgraph']}:{f['index']}] {f['op']} v{f['version']}"
+            out.append(f"  {f['kind']}: {where}")
+            out.append(f"    error: {f['error']}")
+            if f["reason"]:
+                why = f["reason"]
+                if f["computed_version"] is not None and f["computed_version"] != f["version"]:
+                    why += f" (stored v{f['version']}, today's rules compute v{f['computed_version']})"
+                out.append(f"    why:   {why}")
+        raised = mr["from_stored_versions"] is not None and mr["computed"] is not None and \
+            compare_runtime_version(mr["from_stored_versions"], mr["computed"])
+        if (doc["can_run"] or raised) and mr["computed"] and compare_runtime_version(rt, mr["computed"]):
+            out.append(f"  note: today's rules compute versions that first ran in TFLite {mr['computed']} "
+                       f"({_places(mr['drivers'])}); TFLite looks up the stored versions only")
+    return "\n".join(out)
+
+
+def _register_versions(sub) -> None:
+    p = sub.add_parser("versions", help="operator versions (stored vs computed), minimum runtime, runtime check",
+                       description="For every operator: the version stored in the file and the version today's "
+                                   "rules compute, with the reason; the model's minimum TFLite runtime (computed, "
+                                   "and the min_runtime_version metadata); with --runtime, what that release "
+                                   "would refuse and the error it would print. Exit status 1 when --runtime is "
+                                   "given and that release cannot run the model.")
+    p.add_argument("model", help="path of a .tflite file")
+    p.add_argument("--runtime", type=_release, metavar="X.Y.Z",
+                   help="check the model against TFLite release X.Y.Z (exit status 1 if it cannot run it)")
+    p.add_argument("--json", action="store_true", help="print one JSON document instead of text")
+    p.add_argument("--limit", type=_nonnegative, metavar="N",
+                   help="text view: show at most N operators (JSON output is always complete)")
+    p.set_defaults(run=_cmd_versions)
+
+
+def _cmd_versions(args) -> int:
+    model = load(args.model)
+    doc = versions_report(model, file=str(args.model), runtime=args.runtime)
+    if args.json:
+        sys.stdout.write(to_json(doc) + "\n")
+    else:
+        sys.stdout.write(render_versions(doc, args.limit) + "\n")
+    sys.stdout.flush()
+    if args.runtime is not None and not doc["can_run"]:
+        return EXIT_CANNOT_RUN
+    return EXIT_OK
+
+
 # (name, registration) in the order `workbench --help` lists them; later commands append here
-COMMANDS = [("inspect", _register_inspect)]
+COMMANDS = [("inspect", _register_inspect), ("versions", _register_versions)]
 
 
 def build_parser() -> argparse.ArgumentParser:
