@@ -1,5 +1,7 @@
 """Small ipywidgets apps, one file each; plain classes that tests drive without a browser."""
 
+from .runtime_explorer import RuntimeExplorer
+from .version_explorer import VersionExplorer
 from .xray_explorer import XRayExplorer
 
-__all__ = ["XRayExplorer"]
+__all__ = ["XRayExplorer", "VersionExplorer", "RuntimeExplorer"]
