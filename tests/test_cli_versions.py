@@ -137,7 +137,8 @@ def test_text_view_shows_versions_min_runtime_and_verdict(dilated_path, capsys):
     computed = next(line for line in lines if line.strip().startswith("computed"))
     assert "1.12.0" in computed and "DEPTHWISE_CONV_2D v2 at 0:0" in computed
     assert any("min_runtime_version metadata" in line and "agrees with computed" in line for line in lines)
-    assert "TFLite 1.5.0: cannot run this model (2 findings)" in out
+    assert "TFLite 1.5.0: cannot run this model (1 finding)" in out
+    assert "min-runtime-metadata: model" in out  # advisory: TFLite refuses op by op, not by metadata
     assert f"error: {DEPTHWISE_V2_ERROR}" in out
     assert "why:   v2: dilation_w_factor=2 ≠ 1; DEPTHWISE_CONV_2D v2 first ran in TFLite 1.12.0" in out
 

@@ -522,7 +522,7 @@ def versions_report(model, *, file: str | None = None, runtime: str | None = Non
         doc["can_run"] = not any(f.is_error for f in findings)
         doc["findings"] = [{
             "kind": f.kind, "subgraph": f.subgraph, "index": f.op_index, "op": f.op, "version": f.version,
-            "computed_version": f.computed, "error": f.message, "reason": f.reason,
+            "computed_version": f.computed, "error": f.message, "reason": f.reason, "refuses": f.is_error,
         } for f in findings]
     return doc
 
@@ -571,8 +571,8 @@ def render_versions(doc: dict, limit: int | None = None) -> str:
 
     if "findings" in doc:
         rt = doc["runtime"]
-        errors = [f for f in doc["findings"] if f["kind"] != "unknown"]
-        unknown = [f for f in doc["findings"] if f["kind"] == "unknown"]
+        errors = [f for f in doc["findings"] if f["refuses"]]
+        unknown = [f for f in doc["findings"] if not f["refuses"]]
         out.append("")
         if doc["can_run"]:
             out.append(f"TFLite {rt}: can run this model (every operator's stored version is registered there)")

@@ -271,7 +271,9 @@ def parse(model, op, subgraph: int | None = None) -> Options:
     present = stored is not None
     params = stored if present else CLASSES[table_name]()
     fields = []
-    for f in TABLES[table_name].fields:
+    # a table read with another declaration (schema.declare.variant) carries its own
+    decl = type(params).__decl__
+    for f in decl.fields:
         if isinstance(f.type, UnionRef):
             continue
         value = getattr(params, f.name)

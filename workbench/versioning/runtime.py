@@ -587,7 +587,10 @@ class Finding:
 
     @property
     def is_error(self) -> bool:
-        return self.kind != "unknown"
+        """Would the runtime refuse the model?  TFLite refuses op by op ((op, version) lookup);
+        the ``min_runtime_version`` metadata is advisory (LiteRT loads a model whose metadata asks
+        for 99.0.0), and "unknown" means the profile cannot tell."""
+        return self.kind not in ("unknown", "min-runtime-metadata")
 
     def __repr__(self) -> str:
         where = "" if self.subgraph is None else f"[subgraph {self.subgraph}, op {self.op_index}] "
