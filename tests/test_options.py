@@ -114,3 +114,14 @@ def test_every_corpus_operator_parses(corpus_paths):
                 seen += 1
                 assert o.op == op_name(model.operator_codes[op.opcode_index])
     assert seen > 1000
+
+
+def test_parse_a_table_read_with_an_older_declaration():
+    from workbench.versioning import walkthrough as w
+
+    data = w.build_depthwise(dilation=2)
+    model = load(data, declarations={"DepthwiseConv2DOptions": w.DEPTHWISE_V1})
+    o = options.parse(model, 0)
+    assert [f.name for f in o.fields] == ["padding", "stride_w", "stride_h", "depth_multiplier",
+                                          "fused_activation_function"]
+    assert o.params.origin.unknown_slots == (5, 6)  # the dilation fields this reader cannot see
