@@ -140,8 +140,26 @@ def _compile(name: str):
     for k, (attr, slot, kind, arg, default, size) in enumerate(_plan_for(decl)):
         a = repr(attr)
         if kind == _UNION:
+            # fast path inlined; anything unusual (bounds, unknown member) goes to r._union
             env[f"A{k}"] = arg
-            lines.append(f"    r._union(d, {a}, A{k}, padded, {slot}, {ns}, pos, objlen, path)")
+            env[f"T{k}"] = arg.tags._value2member_map_
+            env[f"M{k}"] = arg.members
+            ta = repr(attr + "_type")
+            lines += [
+                f"    to = padded[{slot}]",
+                f"    vo = padded[{slot + 1}]",
+                "    tag = buf[pos + to] if to and to < objlen else 0",
+                f"    member = M{k}.get(tag) if vo else None",
+                "    if (to and to >= objlen) or (tag and vo and (member is None or vo + 4 > objlen)):",
+                f"        r._union(d, {a}, A{k}, padded, {slot}, {ns}, pos, objlen, path)",
+                "    else:",
+                f"        d[{ta}] = T{k}.get(tag, tag)",
+                "        if member is None:",
+                f"            d[{a}] = None",
+                "        else:",
+                f"            sub = path + '.' + {a}",
+                f"            d[{a}] = r.table(member, r.uoffset_target(pos + vo, sub), sub)",
+            ]
             continue
         env[f"A{k}"] = arg
         env[f"D{k}"] = default

@@ -25,6 +25,17 @@ def _check_index(value: int, count: int, path: str, what: str, allow_minus_one: 
         raise ModelError(f"{what} index {value} does not exist (there are {count})", path)
 
 
+def _check_all(indices, count: int, path: str, field: str, allow_minus_one: bool = False) -> None:
+    """Check a vector of tensor indices at once; name the first bad one if there is one."""
+    if not indices:
+        return
+    low = -1 if allow_minus_one else 0
+    if min(indices) >= low and max(indices) < count:
+        return
+    for k, t in enumerate(indices):
+        _check_index(t, count, f"{path}.{field}[{k}]", "tensor", allow_minus_one)
+
+
 def tensor_nbytes(tensor, path: str = "") -> int | None:
     """Bytes a dense tensor of this shape and type needs, or None when not fixed (string, int4...)."""
     shape = tensor.shape or ()
@@ -105,15 +116,14 @@ def validate_model(model) -> list:
                     raise ModelError(f"constant data has {stored} bytes but shape {list(shape or ())} of "
                                      f"{getattr(tensor.type, 'name', tensor.type)} needs {nbytes}",
                                      f"{base}.tensors[{ti}].buffer")
+        ncodes = len(codes)
         for oi, op in enumerate(sg.operators or ()):
             opath = f"{base}.operators[{oi}]"
-            _check_index(op.opcode_index, len(codes), f"{opath}.opcode_index", "operator code")
-            for k, t in enumerate(op.inputs or ()):
-                _check_index(t, nt, f"{opath}.inputs[{k}]", "tensor", allow_minus_one=True)
-            for k, t in enumerate(op.outputs or ()):
-                _check_index(t, nt, f"{opath}.outputs[{k}]", "tensor", allow_minus_one=True)
-            for k, t in enumerate(op.intermediates or ()):
-                _check_index(t, nt, f"{opath}.intermediates[{k}]", "tensor")
+            if not 0 <= op.opcode_index < ncodes:
+                _check_index(op.opcode_index, ncodes, f"{opath}.opcode_index", "operator code")
+            _check_all(op.inputs, nt, opath, "inputs", allow_minus_one=True)
+            _check_all(op.outputs, nt, opath, "outputs", allow_minus_one=True)
+            _check_all(op.intermediates, nt, opath, "intermediates")
             if op.large_custom_options_offset > 1:
                 end = op.large_custom_options_offset + op.large_custom_options_size
                 if end > source_len:
