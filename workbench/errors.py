@@ -41,3 +41,14 @@ class UnsupportedOpError(WorkbenchError):
 
 class VersionError(WorkbenchError):
     """A version requirement is not met (schema version, op version, runtime release)."""
+
+
+class TensorError(WorkbenchError, ValueError):
+    """A tensor value does not fit where it is put (wrong dtype, shape or index).
+
+    It is also a ``ValueError``, as in ``ai_edge_litert``, so code written for one catches the other.
+    """
+
+
+class RegistrationError(WorkbenchError, ValueError):
+    """A kernel registration is refused (duplicate (op, version), bad version range)."""

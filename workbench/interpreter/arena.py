@@ -1,0 +1,84 @@
+"""A memory plan for the tensors one invoke writes (TFLite's arena planner, greedy by size).
+
+Each tensor lives from the node that writes it to the last node that reads it (graph inputs from
+the start, graph outputs and variables to the end).  Tensors whose lifetimes do not overlap may
+share bytes.  The plan is a plain table a notebook can print; ``keep_intermediates=True`` gives
+every tensor its own bytes instead, so every intermediate can still be read after ``invoke``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+ALIGNMENT = 64
+
+
+@dataclass(frozen=True)
+class Allocation:
+    tensor: int
+    offset: int
+    nbytes: int
+    first: int   # index (in execution order) of the first node that needs it; -1 = before all
+    last: int    # index of the last node that needs it; n = after all
+
+
+@dataclass(frozen=True)
+class ArenaPlan:
+    allocations: tuple
+    size: int
+    shared: frozenset  # tensors whose bytes are reused by another tensor
+
+    def __repr__(self) -> str:
+        naive = sum(a.nbytes for a in self.allocations)
+        return (f"ArenaPlan({len(self.allocations)} tensors in {self.size:,} bytes; "
+                f"without reuse {naive:,} bytes; {len(self.shared)} tensors share memory)")
+
+
+def _align(n: int) -> int:
+    return (n + ALIGNMENT - 1) // ALIGNMENT * ALIGNMENT
+
+
+def plan(lifetimes: dict[int, tuple[int, int]], nbytes: dict[int, int], reuse: bool = True) -> ArenaPlan:
+    """Offsets for tensors given their [first, last] node lifetimes and sizes."""
+    order = sorted(lifetimes, key=lambda t: (-nbytes[t], lifetimes[t][0], t))
+    placed: list[Allocation] = []
+    top = 0
+    for t in order:
+        first, last = lifetimes[t]
+        size = _align(max(nbytes[t], 1))
+        if not reuse:
+            placed.append(Allocation(t, top, nbytes[t], first, last))
+            top += size
+            continue
+        busy = sorted((a.offset, a.offset + _align(max(a.nbytes, 1))) for a in placed
+                      if not (a.last < first or last < a.first))
+        offset = 0
+        for lo, hi in busy:
+            if offset + size <= lo:
+                break
+            offset = max(offset, hi)
+        placed.append(Allocation(t, offset, nbytes[t], first, last))
+        top = max(top, offset + size)
+    shared = set()
+    if reuse:
+        spans = sorted((a.offset, a.offset + _align(max(a.nbytes, 1)), a.tensor) for a in placed)
+        for i, (lo, hi, t) in enumerate(spans):
+            for lo2, hi2, t2 in spans[i + 1:]:
+                if lo2 >= hi:
+                    break
+                shared.add(t)
+                shared.add(t2)
+    placed.sort(key=lambda a: a.tensor)
+    return ArenaPlan(tuple(placed), top, frozenset(shared))
+
+
+def materialize(p: ArenaPlan, shapes, dtypes) -> tuple[np.ndarray, dict[int, np.ndarray]]:
+    """One zeroed byte buffer and a numpy view per planned tensor."""
+    arena = np.zeros(max(p.size, 1), np.uint8)
+    views = {}
+    for a in p.allocations:
+        dt = np.dtype(dtypes[a.tensor])
+        views[a.tensor] = arena[a.offset:a.offset + a.nbytes].view(dt).reshape(shapes[a.tensor])
+    return arena, views

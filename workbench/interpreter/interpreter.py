@@ -1,0 +1,544 @@
+"""The interpreter: ``ai_edge_litert.interpreter.Interpreter``'s API over readable Python kernels.
+
+    it = Interpreter(model_path="mobilenet.tflite")
+    it.allocate_tensors()                       # resolve kernels, prepare every node, plan memory
+    it.set_tensor(it.get_input_details()[0]["index"], x)
+    it.invoke()                                 # the node loop, nothing else
+    y = it.get_tensor(it.get_output_details()[0]["index"])
+
+    for event in it.steps(): ...                # the same loop, one StepEvent per node
+    it.profile(runs=20)                         # per-node and per-op-type timings
+
+``allocate_tensors`` is TFLite's: for each node in order, find the kernel for exactly (op, version)
+(an unregistered pair raises :class:`UnsupportedOpError` naming the registered versions), call
+``init`` and ``prepare`` (which fixes output shapes and computes the node's frozen ``OpData``).
+Nodes whose inputs are all constants (float16 weights through DEQUANTIZE, sparse weights through
+DENSIFY, shape arithmetic) are evaluated there once and their outputs become constants, as TFLite
+does with persistent read-only tensors; ``invoke`` runs the remaining nodes.  Finally the arena
+planner gives every runtime tensor its bytes (shared between tensors whose lifetimes do not
+overlap, unless ``keep_intermediates=True``).
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+from .. import config
+from ..errors import TensorError, UnsupportedOpError, WorkbenchError
+from ..options import parse as parse_options
+from ..schema import load
+from ..schema.enums import BuiltinOperator
+from ..schema.types import builtin_code, op_name
+from . import _blas, arena
+from .context import Context, Node
+from .registry import BuiltinOpResolver, OpResolver
+from .trace import StepEvent, build_profile
+
+__all__ = ["Interpreter", "SignatureRunner"]
+
+
+def _details(ctx: Context, t: int) -> dict:
+    meta = ctx.meta[t]
+    q = meta.quantization
+    scales = np.asarray(tuple(q.scale or ()) if q is not None else (), np.float32)
+    zps = np.asarray(tuple(q.zero_point or ()) if q is not None else (), np.int32)
+    if len(scales) == 1:
+        legacy = (float(scales[0]), int(zps[0]) if len(zps) else 0)
+    else:
+        legacy = (0.0, 0)
+    dt = ctx.dtypes[t]
+    sparsity = {}
+    if meta.sparsity is not None:
+        s = meta.sparsity
+        dims = []
+        for d in s.dim_metadata or ():
+            if int(d.format) == 0:
+                dims.append({"format": 0, "dense_size": int(d.dense_size)})
+            else:
+                seg = getattr(d.array_segments, "values", None)
+                idx = getattr(d.array_indices, "values", None)
+                dims.append({"format": 1,
+                             "array_segments": np.asarray(tuple(seg) if seg is not None else (), np.int32),
+                             "array_indices": np.asarray(tuple(idx) if idx is not None else (), np.int32)})
+        sparsity = {"traversal_order": np.asarray(tuple(s.traversal_order or ()), np.int32),
+                    "block_map": np.asarray(tuple(s.block_map or ()), np.int32), "dim_metadata": dims}
+    shape = ctx.shapes[t] if ctx.shapes[t] is not None else tuple(meta.shape or ())
+    sig = meta.shape_signature if meta.shape_signature else tuple(meta.shape or ())
+    return {
+        "name": meta.name or "",
+        "index": t,
+        "shape": np.asarray(shape, np.int32),
+        "shape_signature": np.asarray(sig, np.int32),
+        "dtype": dt.type if dt is not None else np.bytes_,
+        "quantization": legacy,
+        "quantization_parameters": {"scales": scales, "zero_points": zps,
+                                    "quantized_dimension": int(q.quantized_dimension) if q is not None else 0,
+                                    "block_size": 0},
+        "sparsity_parameters": sparsity,
+    }
+
+
+class _Subgraph:
+    """Everything one subgraph needs at run time: nodes, kernels, prepared data, memory."""
+
+    def __init__(self, interp: "Interpreter", index: int):
+        self.interp = interp
+        self.index = index
+        model = interp.model
+        self.context = Context(model, index, reference=interp.reference, num_threads=interp.num_threads)
+        sg = model.subgraphs[index]
+        self.inputs = tuple(sg.inputs or ())
+        self.outputs = tuple(sg.outputs or ())
+        self.input_shapes: dict[int, tuple] = {}
+        self.nodes: list[Node] = []
+        for i, op in enumerate(sg.operators or ()):
+            opcode = model.operator_codes[op.opcode_index]
+            code = builtin_code(opcode)
+            name = op_name(opcode)
+            key = name if code == BuiltinOperator.CUSTOM else code
+            opts = parse_options(model, op, index)
+            self.nodes.append(Node(index, i, key, name, int(opcode.version or 1), tuple(op.inputs or ()),
+                                   tuple(op.outputs or ()), opts.runtime(), opts, opts.custom, op))
+        self.allocated = False
+        self.prepared: list[tuple] = []     # (node, kernel, user_data, data) for every node
+        self.plan: list[tuple] = []         # (invoke function, node, data) for the executed nodes
+        self.plan_kernels: list = []
+        self.folded_nodes: list[int] = []
+        self.arena_plan = None
+        self._arena = None
+
+    # -- allocation ------------------------------------------------------------------------
+    def free(self) -> None:
+        for node, kernel, user, data in self.prepared:
+            kernel.free(self.context, node, data)
+        self.prepared = []
+        self.plan = []
+        self.plan_kernels = []
+        self.allocated = False
+
+    def resolve(self) -> list:
+        resolver = self.interp.resolver
+        kernels, errors = [], []
+        for node in self.nodes:
+            try:
+                kernels.append(resolver.find(node.op, node.version))
+            except UnsupportedOpError as exc:
+                errors.append((node, exc))
+                kernels.append(None)
+        if errors:
+            node, exc = errors[0]
+            more = ""
+            others = sorted({f"{n.op_name} v{n.version}" for n, _ in errors[1:]} - {f"{node.op_name} v{node.version}"})
+            if others:
+                more = f"; also missing: {', '.join(others)}"
+            raise UnsupportedOpError(f"{exc} — needed by node {node.index} of subgraph {self.index}{more}")
+        return kernels
+
+    def allocate(self) -> None:
+        self.free()
+        ctx = self.context
+        ctx.reference = self.interp.reference
+        kernels = self.resolve()
+        ctx.reset(self.input_shapes)
+        executed = []
+        self.folded_nodes = []
+        for node, kernel in zip(self.nodes, kernels):
+            user = kernel.init(ctx, node)
+            data = kernel.prepare(ctx, node)
+            self.prepared.append((node, kernel, user, data))
+            if any(t < 0 for t in node.outputs):
+                raise UnsupportedOpError(f"node {node.index} ({node.op_name}) has an absent (-1) output slot")
+            for t in node.outputs:
+                if t not in ctx.declared:
+                    raise WorkbenchError(f"{kernel!r} did not set the shape of output '{ctx.name(t)}' of node "
+                                         f"{node.index}")
+            fn = kernel.invoke_reference if (ctx.reference and kernel.invoke_reference is not None) else kernel.invoke
+            if self._foldable(node, kernel):
+                for t in node.outputs:
+                    ctx.tensors[t] = np.zeros(ctx.shapes[t], ctx.dtypes[t])
+                fn(ctx, node, data)
+                for t in node.outputs:
+                    arr = ctx.tensors[t]
+                    arr.flags.writeable = False
+                    ctx.constants[t] = arr
+                    ctx.folded.add(t)
+                self.folded_nodes.append(node.index)
+            else:
+                executed.append((fn, node, data, kernel))
+        # memory plan over the executed nodes
+        n = len(executed)
+        life: dict[int, list[int]] = {}
+
+        def touch(t, k):
+            if t < 0 or ctx.constants[t] is not None:
+                return
+            lo_hi = life.setdefault(t, [k, k])
+            lo_hi[0] = min(lo_hi[0], k)
+            lo_hi[1] = max(lo_hi[1], k)
+
+        for t in self.inputs:      # inputs stay intact for the whole invoke (TFLite preserves them too)
+            touch(t, -1)
+            touch(t, len(executed))
+        for k, (_, node, _, _) in enumerate(executed):
+            for t in node.inputs:
+                touch(t, k)
+            for t in node.outputs:
+                touch(t, k)
+        for t in self.outputs:
+            touch(t, n)
+        for t, meta in enumerate(ctx.meta):
+            if meta.is_variable:
+                touch(t, -1)
+                touch(t, n)
+        nbytes = {}
+        for t in life:
+            if ctx.dtypes[t] is None:
+                raise UnsupportedOpError(f"tensor '{ctx.name(t)}' has type {ctx.meta[t].type.name}, which this "
+                                         f"interpreter cannot hold")
+            nbytes[t] = int(np.prod(ctx.shapes[t], dtype=np.int64)) * ctx.dtypes[t].itemsize
+        self.arena_plan = arena.plan({t: tuple(v) for t, v in life.items()}, nbytes,
+                                     reuse=not self.interp.keep_intermediates)
+        self._arena, views = arena.materialize(self.arena_plan, ctx.shapes, ctx.dtypes)
+        for t, view in views.items():
+            ctx.tensors[t] = view
+        self.plan = [(fn, node, data) for fn, node, data, _ in executed]
+        self.plan_kernels = [(kernel.kernel_name(data, ctx.reference)) for _, _, data, kernel in executed]
+        self.allocated = True
+
+    def _foldable(self, node: Node, kernel) -> bool:
+        ctx = self.context
+        if not getattr(kernel, "foldable", True):
+            return False
+        if any(ctx.meta[t].is_variable for t in node.outputs) or any(t in self.outputs for t in node.outputs):
+            return False
+        slots = kernel.value_inputs
+        if slots is None:
+            slots = range(len(node.inputs))
+        for s in slots:
+            t = node.input(s)
+            if t >= 0 and not ctx.is_constant(t):
+                return False
+        return True
+
+    # -- running ---------------------------------------------------------------------------
+    def check_allocated(self) -> None:
+        if not self.allocated:
+            raise WorkbenchError("tensors are not allocated: call allocate_tensors() first "
+                                 "(again after resize_tensor_input())")
+
+    def invoke(self) -> None:
+        self.check_allocated()
+        _blas.set_threads(self.interp.num_threads)
+        ctx = self.context
+        if config.DEBUG:
+            return self._invoke_checked()
+        for fn, node, data in self.plan:
+            fn(ctx, node, data)
+
+    def _invoke_checked(self) -> None:
+        """WORKBENCH_DEBUG >= 1: warn about the first node whose float output is not finite."""
+        ctx = self.context
+        for fn, node, data in self.plan:
+            fn(ctx, node, data)
+            for t in node.outputs:
+                arr = ctx.tensors[t]
+                if arr.dtype.kind == "f" and not np.isfinite(arr).all():
+                    warnings.warn(f"node {node.index} ({node.op_name}): output '{ctx.name(t)}' has "
+                                  f"{int((~np.isfinite(arr)).sum())} non-finite values", RuntimeWarning, stacklevel=3)
+
+    def steps(self):
+        self.check_allocated()
+        _blas.set_threads(self.interp.num_threads)
+        ctx = self.context
+        tensors = ctx.tensors
+        clock = time.perf_counter
+        for (fn, node, data), kname in zip(self.plan, self.plan_kernels):
+            t0 = clock()
+            fn(ctx, node, data)
+            elapsed = (clock() - t0) * 1000.0
+            ins = tuple(None if t < 0 else np.array(tensors[t]) for t in node.inputs)
+            outs = tuple(np.array(tensors[t]) for t in node.outputs)
+            yield StepEvent(self.index, node.index, node.op_name, node.version, kname, data, ins, outs,
+                            tuple(node.inputs), tuple(node.outputs), elapsed)
+
+    def invoke_node(self, node_index: int, feed: dict) -> tuple:
+        self.check_allocated()
+        ctx = self.context
+        for fn, node, data in self.plan:
+            if node.index == node_index:
+                break
+        else:
+            folded = " (it was evaluated once in allocate_tensors: its inputs are constants)" \
+                if node_index in self.folded_nodes else ""
+            raise TensorError(f"node {node_index} is not an executed node of subgraph {self.index}{folded}")
+        for t in node.inputs:
+            if t < 0 or ctx.constants[t] is not None:
+                continue
+            if t not in feed:
+                raise TensorError(f"invoke_node({node_index}): no value for input tensor {t} ('{ctx.name(t)}')")
+            np.copyto(ctx.tensors[t], np.asarray(feed[t], ctx.dtypes[t]))
+        fn(ctx, node, data)
+        return tuple(np.array(ctx.tensors[t]) for t in node.outputs)
+
+    def profile(self, runs: int, warmup: int):
+        self.check_allocated()
+        _blas.set_threads(self.interp.num_threads)
+        ctx = self.context
+        clock = time.perf_counter
+        for _ in range(warmup):
+            self.invoke()
+        samples = []
+        for _ in range(runs):
+            row = []
+            for fn, node, data in self.plan:
+                t0 = clock()
+                fn(ctx, node, data)
+                row.append(clock() - t0)
+            samples.append(row)
+        rows = [(node.index, node.op_name, kname, ctx.shapes[node.outputs[0]] if node.outputs else ())
+                for (fn, node, data), kname in zip(self.plan, self.plan_kernels)]
+        return build_profile(runs, samples, rows)
+
+
+class Interpreter:
+    """A TFLite interpreter written to be read (``ai_edge_litert.interpreter.Interpreter``'s API).
+
+    Extra keywords: ``keep_intermediates=True`` keeps every tensor readable after ``invoke``
+    (litert's ``experimental_preserve_all_tensors``, also accepted); ``reference=True`` runs the
+    slow, obvious numpy reference of every kernel instead of its fast path.
+    """
+
+    def __init__(self, model_path=None, model_content=None, model=None, op_resolver: OpResolver | None = None,
+                 num_threads: int | None = 1, *, keep_intermediates: bool = False, reference: bool = False,
+                 experimental_preserve_all_tensors: bool = False):
+        given = [x is not None for x in (model_path, model_content, model)]
+        if sum(given) != 1:
+            raise ValueError("give exactly one of model_path, model_content or model")
+        if model_path is not None:
+            self.model = load(Path(model_path))
+        elif model_content is not None:
+            self.model = load(bytes(model_content) if not isinstance(model_content, (bytes, memoryview))
+                              else model_content)
+        else:
+            self.model = model
+        if not self.model.subgraphs:
+            raise WorkbenchError("the model has no subgraphs")
+        self.resolver = op_resolver if op_resolver is not None else BuiltinOpResolver()
+        self.num_threads = 1 if num_threads is None or num_threads < 1 else int(num_threads)
+        self.keep_intermediates = bool(keep_intermediates or experimental_preserve_all_tensors)
+        self.reference = bool(reference)
+        self._subgraphs: dict[int, _Subgraph] = {0: _Subgraph(self, 0)}
+
+    # -- internals ---------------------------------------------------------------------------
+    def _sg(self, index: int = 0) -> _Subgraph:
+        sg = self._subgraphs.get(index)
+        if sg is None:
+            if not 0 <= index < len(self.model.subgraphs):
+                raise TensorError(f"subgraph {index} does not exist (the model has {len(self.model.subgraphs)})")
+            sg = self._subgraphs[index] = _Subgraph(self, index)
+        return sg
+
+    def _check_index(self, sg: _Subgraph, index: int) -> int:
+        n = len(sg.context.meta)
+        if not isinstance(index, (int, np.integer)) or not 0 <= int(index) < n:
+            raise TensorError(f"tensor index {index!r} does not exist (subgraph {sg.index} has {n} tensors)")
+        return int(index)
+
+    # -- litert API ------------------------------------------------------------------------------
+    def allocate_tensors(self) -> None:
+        for sg in self._subgraphs.values():
+            sg.allocate()
+
+    def get_input_details(self) -> list[dict]:
+        sg = self._sg(0)
+        return [_details(sg.context, t) for t in sg.inputs]
+
+    def get_output_details(self) -> list[dict]:
+        sg = self._sg(0)
+        return [_details(sg.context, t) for t in sg.outputs]
+
+    def get_tensor_details(self, subgraph_index: int = 0) -> list[dict]:
+        sg = self._sg(subgraph_index)
+        return [_details(sg.context, t) for t in range(len(sg.context.meta))]
+
+    def resize_tensor_input(self, input_index: int, tensor_size, strict: bool = False) -> None:
+        self._resize(self._sg(0), input_index, tensor_size, strict)
+
+    def _resize(self, sg: _Subgraph, input_index: int, tensor_size, strict: bool) -> None:
+        input_index = self._check_index(sg, input_index)
+        if input_index not in sg.inputs:
+            raise TensorError(f"tensor {input_index} ('{sg.context.name(input_index)}') is not an input of "
+                              f"subgraph {sg.index}; inputs are {list(sg.inputs)}")
+        shape = tuple(int(d) for d in np.asarray(tensor_size).reshape(-1))
+        meta = sg.context.meta[input_index]
+        if strict:
+            sig = tuple(meta.shape_signature or meta.shape or ())
+            if len(sig) != len(shape) or any(s != -1 and s != d for s, d in zip(sig, shape)):
+                raise TensorError(f"resize_tensor_input(strict=True): tensor {input_index} has shape signature "
+                                  f"{list(sig)}; only its -1 dimensions may change, got {list(shape)}")
+        if any(d < 0 for d in shape):
+            raise TensorError(f"resize_tensor_input: negative dimension in {list(shape)}")
+        sg.input_shapes[input_index] = shape
+        sg.allocated = False
+
+    def set_tensor(self, tensor_index: int, value, subgraph_index: int = 0) -> None:
+        sg = self._sg(subgraph_index)
+        self._set(sg, tensor_index, value)
+
+    def _set(self, sg: _Subgraph, tensor_index, value) -> None:
+        t = self._check_index(sg, tensor_index)
+        sg.check_allocated()
+        ctx = sg.context
+        value = np.asarray(value)
+        expected_dtype, expected_shape = ctx.dtypes[t], tuple(ctx.shapes[t])
+        if ctx.constants[t] is not None:
+            raise TensorError(f"set_tensor: tensor {t} ('{ctx.name(t)}') is a constant of the model; it cannot be set")
+        target = ctx.tensors[t]
+        if value.dtype != expected_dtype or tuple(value.shape) != expected_shape:
+            what = "type" if value.dtype != expected_dtype else "shape"
+            hint = ""
+            if what == "shape" and t in sg.inputs:
+                hint = " (call resize_tensor_input() and allocate_tensors() to change an input's shape)"
+            raise TensorError(f"set_tensor: wrong {what} for tensor {t} ('{ctx.name(t)}'): expected "
+                              f"{expected_dtype} {list(expected_shape)}, got {value.dtype} {list(value.shape)}{hint}")
+        np.copyto(target, value)
+
+    def invoke(self) -> None:
+        self._sg(0).invoke()
+
+    def _readable(self, sg: _Subgraph, t: int) -> np.ndarray:
+        ctx = sg.context
+        arr = ctx.tensors[t]
+        if arr is None:
+            raise TensorError(f"tensor {t} ('{ctx.name(t)}') has no memory: it is not used by any executed node")
+        plan = sg.arena_plan
+        if (plan is not None and t in plan.shared and t not in sg.inputs and t not in sg.outputs):
+            raise TensorError(f"tensor {t} ('{ctx.name(t)}') is an intermediate whose memory is reused by "
+                              f"other tensors; create the Interpreter with keep_intermediates=True to read it")
+        return arr
+
+    def get_tensor(self, tensor_index: int, subgraph_index: int = 0) -> np.ndarray:
+        sg = self._sg(subgraph_index)
+        t = self._check_index(sg, tensor_index)
+        sg.check_allocated()
+        return np.array(self._readable(sg, t))
+
+    def tensor(self, tensor_index: int, subgraph_index: int = 0):
+        """A function returning a numpy *view* of the tensor's current memory (as in litert)."""
+        sg = self._sg(subgraph_index)
+        t = self._check_index(sg, tensor_index)
+        return lambda: self._readable(sg, t)
+
+    def get_signature_list(self) -> dict:
+        out = {}
+        for sig in self.model.signature_defs or ():
+            out[sig.signature_key] = {"inputs": [m.name for m in sig.inputs or ()],
+                                      "outputs": [m.name for m in sig.outputs or ()]}
+        return out
+
+    def get_signature_runner(self, signature_key: str | None = None) -> "SignatureRunner":
+        sigs = tuple(self.model.signature_defs or ())
+        if signature_key is None:
+            if len(sigs) != 1:
+                raise ValueError(f"signature_key is None and the model has {len(sigs)} signatures; None is only "
+                                 f"allowed when the model has exactly one")
+            return SignatureRunner(self, sigs[0])
+        for s in sigs:
+            if s.signature_key == signature_key:
+                return SignatureRunner(self, s)
+        raise ValueError(f"no signature {signature_key!r}; the model has {[s.signature_key for s in sigs]}")
+
+    def reset_all_variables(self) -> None:
+        for sg in self._subgraphs.values():
+            ctx = sg.context
+            for t, meta in enumerate(ctx.meta):
+                if meta.is_variable and ctx.tensors[t] is not None:
+                    ctx.tensors[t][...] = 0
+
+    # -- beyond litert ---------------------------------------------------------------------------
+    def steps(self, subgraph_index: int = 0):
+        """Run the graph node by node, yielding a :class:`StepEvent` after each executed node."""
+        return self._sg(subgraph_index).steps()
+
+    def profile(self, runs: int = 10, warmup: int = 1, subgraph_index: int = 0):
+        """Time every executed node over ``runs`` invokes; returns a :class:`Profile`."""
+        return self._sg(subgraph_index).profile(runs, warmup)
+
+    def invoke_node(self, node_index: int, feed: dict, subgraph_index: int = 0) -> tuple:
+        """Run one executed node on the given input values ({tensor id: array}); returns its outputs.
+
+        For checking a kernel in isolation.  It writes into the interpreter's tensor memory, so run
+        ``invoke()`` again before reading other tensors.
+        """
+        return self._sg(subgraph_index).invoke_node(node_index, feed)
+
+    @property
+    def nodes(self) -> list[Node]:
+        return list(self._sg(0).nodes)
+
+    def prepared(self, subgraph_index: int = 0) -> list[tuple]:
+        """[(node, kernel name, OpData, folded?)] for every node, after allocate_tensors()."""
+        sg = self._sg(subgraph_index)
+        sg.check_allocated()
+        folded = set(sg.folded_nodes)
+        return [(node, kernel.kernel_name(data, sg.context.reference), data, node.index in folded)
+                for node, kernel, _, data in sg.prepared]
+
+    @property
+    def folded_nodes(self) -> list[int]:
+        return list(self._sg(0).folded_nodes)
+
+    @property
+    def arena_plan(self):
+        return self._sg(0).arena_plan
+
+    def __repr__(self) -> str:
+        sg = self._sg(0)
+        state = "allocated" if sg.allocated else "not allocated"
+        return (f"<workbench Interpreter: {len(sg.nodes)} nodes, {len(sg.inputs)} inputs, {len(sg.outputs)} outputs, "
+                f"{state}{', reference kernels' if self.reference else ''}>")
+
+
+class SignatureRunner:
+    """Run one signature: ``runner(x=array) -> {"output_name": array}`` (litert's SignatureRunner)."""
+
+    def __init__(self, interp: Interpreter, sig):
+        self.interp = interp
+        self.key = sig.signature_key
+        self._sg = interp._sg(int(sig.subgraph_index or 0))
+        self._inputs = {m.name: int(m.tensor_index) for m in sig.inputs or ()}
+        self._outputs = {m.name: int(m.tensor_index) for m in sig.outputs or ()}
+
+    def get_input_details(self) -> dict:
+        return {name: _details(self._sg.context, t) for name, t in self._inputs.items()}
+
+    def get_output_details(self) -> dict:
+        return {name: _details(self._sg.context, t) for name, t in self._outputs.items()}
+
+    def allocate_tensors(self) -> None:
+        self._sg.allocate()
+
+    def __call__(self, **kwargs) -> dict:
+        unknown = set(kwargs) - set(self._inputs)
+        missing = set(self._inputs) - set(kwargs)
+        if unknown or missing:
+            raise TensorError(f"signature {self.key!r} takes inputs {sorted(self._inputs)}; "
+                              f"got {sorted(kwargs)}")
+        sg = self._sg
+        for name, value in kwargs.items():
+            t = self._inputs[name]
+            shape = tuple(np.shape(value))
+            current = sg.context.shapes[t] if sg.allocated else None
+            if current is None or tuple(current) != shape:
+                if tuple(sg.context.meta[t].shape or ()) != shape or t in sg.input_shapes:
+                    self.interp._resize(sg, t, shape, strict=False)
+        if not sg.allocated:
+            sg.allocate()
+        for name, value in kwargs.items():
+            self.interp._set(sg, self._inputs[name], value)
+        sg.invoke()
+        return {name: np.array(sg.context.tensors[t]) for name, t in self._outputs.items()}

@@ -1,0 +1,83 @@
+"""AVERAGE_POOL_2D (float32): mean over each window's taps that fall inside the image.
+
+Padding never counts: a corner window of a SAME pool averages fewer values (TFLITE_FACTS §3.3).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...schema.enums import BuiltinOperator
+from .._jit import njit
+from ..registry import Kernel, kernel
+from ._pool import prepare_pool
+
+
+def reference(x, filt, stride, pad, out_hw, act_range) -> np.ndarray:
+    n, h, w, c = x.shape
+    (fh, fw), (sh, sw), (pt, pl), (oh, ow) = filt, stride, pad, out_hw
+    hp = max(pt + h, (oh - 1) * sh + fh)
+    wp = max(pl + w, (ow - 1) * sw + fw)
+    xp = np.zeros((n, hp, wp, c), np.float64)
+    ones = np.zeros((1, hp, wp, 1), np.float64)
+    xp[:, pt:pt + h, pl:pl + w, :] = x
+    ones[:, pt:pt + h, pl:pl + w, :] = 1.0
+    total = np.zeros((n, oh, ow, c), np.float64)
+    count = np.zeros((1, oh, ow, 1), np.float64)
+    for ky in range(fh):
+        for kx in range(fw):
+            rows = slice(ky, ky + (oh - 1) * sh + 1, sh)
+            cols = slice(kx, kx + (ow - 1) * sw + 1, sw)
+            total += xp[:, rows, cols, :]
+            count += ones[:, rows, cols, :]
+    out = total / np.maximum(count, 1.0)
+    return np.clip(out, *act_range).astype(np.float32)
+
+
+@njit
+def average_pool_numba(x, out, fh, fw, sh, sw, pt, pl, lo, hi):
+    n_b, h, w, c = x.shape
+    _, oh, ow, _ = out.shape
+    acc = np.empty(c, np.float32)
+    for b in range(n_b):
+        for oy in range(oh):
+            y0 = oy * sh - pt
+            ky0 = max(0, -y0)
+            ky1 = min(fh, h - y0)
+            for ox in range(ow):
+                x0 = ox * sw - pl
+                kx0 = max(0, -x0)
+                kx1 = min(fw, w - x0)
+                for k in range(c):
+                    acc[k] = 0.0
+                count = 0
+                for ky in range(ky0, ky1):
+                    for kx in range(kx0, kx1):
+                        count += 1
+                        for k in range(c):
+                            acc[k] += x[b, y0 + ky, x0 + kx, k]
+                for k in range(c):
+                    v = acc[k] / count if count > 0 else np.float32(0.0)
+                    if v < lo:
+                        v = lo
+                    if v > hi:
+                        v = hi
+                    out[b, oy, ox, k] = v
+
+
+@kernel(BuiltinOperator.AVERAGE_POOL_2D, versions=(1,))
+class AveragePool2D(Kernel):
+    name = "average_pool_2d"
+
+    def prepare(self, context, node):
+        return prepare_pool(context, node)
+
+    def invoke(self, context, node, d):
+        average_pool_numba(context.tensors[node.inputs[0]], context.tensors[node.outputs[0]], d.filter_h,
+                           d.filter_w, d.stride_h, d.stride_w, d.pad_top, d.pad_left,
+                           np.float32(d.output_activation_min), np.float32(d.output_activation_max))
+
+    def invoke_reference(self, context, node, d):
+        context.tensors[node.outputs[0]][...] = reference(
+            context.tensors[node.inputs[0]], (d.filter_h, d.filter_w), (d.stride_h, d.stride_w),
+            (d.pad_top, d.pad_left), d.output_shape[1:3], (d.output_activation_min, d.output_activation_max))

@@ -1,0 +1,46 @@
+"""DEPTH_TO_SPACE (NHWC): each pixel's C = b*b*C' channels become a b x b block of C' channels.
+
+Input channel (i*b + j)*C' + c goes to output pixel (y*b + i, x*b + j), channel c.
+"""
+
+from ...errors import UnsupportedOpError
+from ...schema.enums import BuiltinOperator
+from ..registry import Kernel, OpData, kernel, opdata
+from ._common import check_rank
+
+
+@opdata
+class DepthToSpaceData(OpData):
+    block_size: int
+    output_shape: tuple
+
+
+def reference(x, b):
+    n, h, w, c = x.shape
+    co = c // (b * b)
+    return x.reshape(n, h, w, b, b, co).transpose(0, 1, 3, 2, 4, 5).reshape(n, h * b, w * b, co)
+
+
+@kernel(BuiltinOperator.DEPTH_TO_SPACE, versions=(1,))
+class DepthToSpace(Kernel):
+    name = "depth_to_space"
+
+    def prepare(self, context, node):
+        x = node.inputs[0]
+        n, h, w, c = check_rank(node, context, x, 4)
+        b = int(node.params["block_size"])
+        if b < 1 or c % (b * b):
+            raise UnsupportedOpError(f"DEPTH_TO_SPACE (node {node.index}): block size {b} does not divide {c} channels")
+        out = (n, h * b, w * b, c // (b * b))
+        context.set_output(node.outputs[0], out, context.dtype(x))
+        return DepthToSpaceData(b, out)
+
+    def invoke(self, context, node, d):
+        x = context.tensors[node.inputs[0]]
+        n, h, w, c = x.shape
+        b = d.block_size
+        out = context.tensors[node.outputs[0]]
+        out.reshape(n, h, b, w, b, c // (b * b))[...] = x.reshape(n, h, w, b, b, c // (b * b)).transpose(0, 1, 3, 2, 4, 5)
+
+    def invoke_reference(self, context, node, d):
+        context.tensors[node.outputs[0]][...] = reference(context.tensors[node.inputs[0]], d.block_size)

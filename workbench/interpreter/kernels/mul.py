@@ -1,0 +1,15 @@
+"""MUL: a * b with numpy broadcasting and a fused activation (float32; int32 without activation)."""
+
+import numpy as np
+
+from ...schema.enums import BuiltinOperator
+from ..registry import kernel
+from ._binary import BinaryKernel
+from ._common import F32
+
+
+@kernel(BuiltinOperator.MUL, versions=(1,))
+class Mul(BinaryKernel):
+    name = "mul"
+    ufunc = np.multiply
+    dtypes = (F32, np.dtype(np.int32))

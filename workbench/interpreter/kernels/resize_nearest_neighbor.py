@@ -1,0 +1,74 @@
+"""RESIZE_NEAREST_NEIGHBOR (NHWC) to the size in input 1.
+
+Source index of output index o (TFLite's reference, in float32):
+  scale as RESIZE_BILINEAR; offset = 0.5 with half_pixel_centers else 0;
+  src = round-half-away((o + offset) * scale) with align_corners, else floor(...);
+  clamped to [0, in - 1].
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...schema.enums import BuiltinOperator
+from ..registry import OpData, kernel, opdata
+from .resize_bilinear import _ResizeBase
+
+
+@opdata
+class ResizeNearestNeighborData(OpData):
+    output_shape: tuple
+    align_corners: bool
+    half_pixel_centers: bool
+    rows: object
+    cols: object
+
+
+def source_index(out_size, in_size, align_corners, half_pixel):
+    f = np.float32
+    if align_corners and out_size > 1:
+        scale = f(in_size - 1) / f(out_size - 1)
+    else:
+        scale = f(in_size) / f(out_size)
+    offset = f(0.5) if half_pixel else f(0.0)
+    v = ((np.arange(out_size, dtype=np.float32) + offset) * scale).astype(np.float32)
+    if align_corners:
+        idx = (np.sign(v) * np.floor(np.abs(v) + f(0.5))).astype(np.int64)
+    else:
+        idx = np.floor(v).astype(np.int64)
+    idx = np.minimum(idx, in_size - 1)
+    if half_pixel:
+        idx = np.maximum(idx, 0)
+    return idx
+
+
+def reference(x, out_hw, align_corners, half_pixel):
+    n, h, w, c = x.shape
+    rows = source_index(out_hw[0], h, align_corners, half_pixel)
+    cols = source_index(out_hw[1], w, align_corners, half_pixel)
+    out = np.empty((n, out_hw[0], out_hw[1], c), x.dtype)
+    for y in range(out_hw[0]):
+        for xx in range(out_hw[1]):
+            out[:, y, xx, :] = x[:, rows[y], cols[xx], :]
+    return out
+
+
+@kernel(BuiltinOperator.RESIZE_NEAREST_NEIGHBOR, versions=(1, 3))
+class ResizeNearestNeighbor(_ResizeBase):
+    name = "resize_nearest_neighbor"
+
+    def prepare(self, context, node):
+        context.expect_dtype(node, node.inputs[0], ("float32", "int32"))
+        (n, h, w, c), (oh, ow) = self.out_size(context, node)
+        ac, hp = bool(node.params["align_corners"]), bool(node.params["half_pixel_centers"])
+        context.set_output(node.outputs[0], (n, oh, ow, c), context.dtype(node.inputs[0]))
+        return ResizeNearestNeighborData((n, oh, ow, c), ac, hp, source_index(oh, h, ac, hp),
+                                         source_index(ow, w, ac, hp))
+
+    def invoke(self, context, node, d):
+        x = context.tensors[node.inputs[0]]
+        np.take(x[:, d.rows], d.cols, axis=2, out=context.tensors[node.outputs[0]])
+
+    def invoke_reference(self, context, node, d):
+        context.tensors[node.outputs[0]][...] = reference(context.tensors[node.inputs[0]], d.output_shape[1:3],
+                                                           d.align_corners, d.half_pixel_centers)

@@ -1,0 +1,115 @@
+"""What ``Interpreter.steps()`` yields and what ``Interpreter.profile()`` returns."""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class StepEvent:
+    """One executed node: what ran, with which prepared data, on which arrays, how long it took."""
+
+    subgraph: int
+    node: int
+    op: str
+    version: int
+    kernel: str
+    data: Any                       # the frozen <Op>Data prepare computed
+    inputs: tuple = field(repr=False)    # copies of the input arrays (None for an absent optional input)
+    outputs: tuple = field(repr=False)   # copies of the output arrays
+    input_ids: tuple = ()
+    output_ids: tuple = ()
+    elapsed_ms: float = 0.0
+
+    def __repr__(self) -> str:
+        shapes = lambda arrs: ", ".join("-" if a is None else f"{a.dtype}{list(a.shape)}" for a in arrs)  # noqa: E731
+        return (f"StepEvent({self.subgraph}:{self.node} {self.op} v{self.version} [{self.kernel}] "
+                f"({shapes(self.inputs)}) -> ({shapes(self.outputs)}) {self.elapsed_ms:.3f} ms)")
+
+
+@dataclass(frozen=True)
+class NodeTiming:
+    node: int
+    op: str
+    kernel: str
+    avg_ms: float
+    percent: float
+    cdf_percent: float
+    output_shape: tuple
+
+
+@dataclass(frozen=True)
+class OpTypeTiming:
+    op: str
+    count: int
+    avg_ms: float
+    percent: float
+    cdf_percent: float
+
+
+@dataclass(frozen=True)
+class Profile:
+    """Per-node and per-op-type timings over ``runs`` invokes (like TFLite's benchmark_model)."""
+
+    runs: int
+    total_ms: float                 # average time of one whole invoke, measured node by node
+    nodes: tuple                    # NodeTiming in execution order
+    by_op: tuple                    # OpTypeTiming, slowest first
+
+    def top(self, n: int = 10) -> tuple:
+        return tuple(sorted(self.nodes, key=lambda r: -r.avg_ms)[:n])
+
+    def __repr__(self) -> str:
+        lines = [f"Profile over {self.runs} runs: {self.total_ms:.3f} ms per invoke, {len(self.nodes)} nodes",
+                 "", "============================== Summary by node type ==============================",
+                 f"{'node type':<28}{'count':>7}{'avg ms':>12}{'%':>9}{'cdf%':>9}"]
+        for r in self.by_op:
+            lines.append(f"{r.op:<28}{r.count:>7}{r.avg_ms:>12.3f}{r.percent:>8.2f}%{r.cdf_percent:>8.2f}%")
+        lines += ["", "============================== Top nodes by time ==============================",
+                  f"{'node':>5}  {'op':<24}{'kernel':<34}{'avg ms':>10}{'%':>9}{'cdf%':>9}  output"]
+        running = 0.0
+        for r in self.top(10):
+            running += r.percent
+            lines.append(f"{r.node:>5}  {r.op:<24}{r.kernel:<34}{r.avg_ms:>10.3f}{r.percent:>8.2f}%"
+                         f"{running:>8.2f}%  {list(r.output_shape)}")
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        rows = "".join(f"<tr><td>{html.escape(r.op)}</td><td>{r.count}</td><td>{r.avg_ms:.3f}</td>"
+                       f"<td>{r.percent:.2f}%</td><td>{r.cdf_percent:.2f}%</td></tr>" for r in self.by_op)
+        nrows = "".join(f"<tr><td>{r.node}</td><td>{html.escape(r.op)}</td><td><code>{html.escape(r.kernel)}</code>"
+                        f"</td><td>{r.avg_ms:.3f}</td><td>{r.percent:.2f}%</td><td>{r.cdf_percent:.2f}%</td>"
+                        f"<td>{list(r.output_shape)}</td></tr>" for r in self.nodes)
+        return (f"<div><b>Profile</b>: {self.total_ms:.3f} ms per invoke over {self.runs} runs"
+                f"<h4>Summary by node type</h4><table><tr><th>op</th><th>count</th><th>avg ms</th><th>%</th>"
+                f"<th>cdf %</th></tr>{rows}</table><h4>Per node (execution order)</h4><table><tr><th>node</th>"
+                f"<th>op</th><th>kernel</th><th>avg ms</th><th>%</th><th>cdf %</th><th>output</th></tr>{nrows}"
+                f"</table></div>")
+
+
+def build_profile(runs: int, samples: list[list[float]], plan_rows: list[tuple]) -> Profile:
+    """``samples[run][k]`` seconds for node k of ``plan_rows`` = [(node, op, kernel, shape)]."""
+    if not plan_rows:
+        return Profile(runs, 0.0, (), ())
+    per_node = np.mean(np.asarray(samples, dtype=np.float64), axis=0) * 1000.0
+    total = float(per_node.sum()) or 1e-12
+    nodes = []
+    cdf = 0.0
+    for (node, op, kernel, shape), ms in zip(plan_rows, per_node):
+        pct = 100.0 * ms / total
+        cdf += pct
+        nodes.append(NodeTiming(node, op, kernel, float(ms), pct, cdf, tuple(shape)))
+    groups: dict[str, list[float]] = {}
+    for r in nodes:
+        groups.setdefault(r.op, []).append(r.avg_ms)
+    by_op = []
+    cdf = 0.0
+    for op, values in sorted(groups.items(), key=lambda kv: -sum(kv[1])):
+        pct = 100.0 * sum(values) / total
+        cdf += pct
+        by_op.append(OpTypeTiming(op, len(values), float(sum(values)), pct, cdf))
+    return Profile(runs, total, tuple(nodes), tuple(by_op))
