@@ -135,7 +135,8 @@ def _compile(name: str):
         "    nslots = (vtlen - 4) >> 1",
         "    offs = _unpack_from(f'<{nslots}H', buf, vt + 4)",
         f"    padded = offs + _ZEROS[nslots:] if nslots < {ns} else offs",
-        "    d = {}",
+        "    obj = _CLS.__new__(_CLS)",
+        "    d = obj.__dict__",
     ]
     for k, (attr, slot, kind, arg, default, size) in enumerate(_plan_for(decl)):
         a = repr(attr)
@@ -191,12 +192,31 @@ def _compile(name: str):
                          f"else r.scalar_vector(t, A{k}, path, {a})")
             expr = "v"
         elif kind == _STRING:
-            expr = f"r.string(pos + o, path, {a})"
+            lines += [
+                "        t = pos + o",
+                "        u = t + _U32.unpack_from(buf, t)[0]",
+                "        v = memo.get(('s', u))",
+                "        if v is None:",
+                f"            if u + 4 > n: r.uoffset_target(t, path, {a})",
+                "            ln = _U32.unpack_from(buf, u)[0]",
+                f"            if u + 4 + ln > n: r.vector_span(t, 1, path, {a})",
+                "            # surrogateescape keeps undecodable bytes: writing back is lossless",
+                "            v = memo[('s', u)] = str(buf[u + 4:u + 4 + ln], 'utf-8', 'surrogateescape')",
+            ]
+            expr = "v"
         elif kind == _BYTES:
             expr = f"r.raw_bytes(pos + o, path, {a})"
         elif kind == _TABLE:
-            lines.append(f"        sub = path + '.' + {a}")
-            expr = f"r.table(A{k}, r.uoffset_target(pos + o, sub), sub)"
+            lines += [
+                f"        sub = path + '.' + {a}",
+                "        t = pos + o",
+                "        u = t + _U32.unpack_from(buf, t)[0]",
+                "        if u + 4 > n: r.uoffset_target(t, sub)",
+                "        v = None if r.declarations else memo.get((A%d, u))" % k,
+                "        if v is None:",
+                f"            v = r.table(A{k}, u, sub)",
+            ]
+            expr = "v"
         elif kind == _VEC_TABLE:
             expr = f"r._table_vector(A{k}, pos + o, path + '.' + {a})"
         elif kind == _VEC_BOOL:
@@ -213,9 +233,7 @@ def _compile(name: str):
         lines.append(f"        d[{a}] = D{k}")
     lines += [
         f"    unknown = _unknown(r, _NAME, offs, {ns}, pos, path) if nslots > {ns} else ()",
-        "    obj = _CLS.__new__(_CLS)",
         "    d['_origin'] = _Origin(path, pos, vt, offs, unknown)",
-        "    obj.__dict__.update(d)",
         "    memo[(_NAME, pos)] = obj",
         "    return obj",
     ]
@@ -292,11 +310,11 @@ class Reader:
         return target + 4, length
 
     def string(self, pos: int, path: str, attr: str = "") -> str:
-        key = ("s", pos)
+        start, length = self.vector_span(pos, 1, path, attr)
+        key = ("s", start - 4)
         hit = self.memo.get(key)
         if hit is not None:
             return hit
-        start, length = self.vector_span(pos, 1, path, attr)
         # surrogateescape keeps undecodable bytes, so writing the string back is lossless
         value = bytes(self.view[start:start + length]).decode("utf-8", "surrogateescape")
         self.memo[key] = value
