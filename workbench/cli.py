@@ -624,8 +624,64 @@ def _cmd_versions(args) -> int:
     return EXIT_OK
 
 
+def _register_partition(sub) -> None:
+    p = sub.add_parser("partition", help="cut a model between a (simulated) accelerator and the CPU",
+                       description="Partition MODEL for a target with a strategy: every node's placement and "
+                                   "the exact constraint that kept it on the CPU; with -o, write the compiled "
+                                   "model (one custom op per partition, runnable by workbench.Interpreter).")
+    p.add_argument("model", nargs="?", help="path of a .tflite file")
+    p.add_argument("--target", default="xnnpack",
+                   help="a shipped target (see --list-targets) or the path of a .json/.toml target file")
+    p.add_argument("--strategy", default="tflite", choices=("tflite", "edgetpu", "tidl"))
+    p.add_argument("--max-partitions", type=_nonnegative, default=0, metavar="K", help="0 = no limit")
+    p.add_argument("--min-nodes", type=_nonnegative, default=0, metavar="N")
+    p.add_argument("--deny", nargs="*", default=[], metavar="NODE|OP", help="node indices or op names kept on the CPU")
+    p.add_argument("-o", "--output", metavar="OUT.tflite", help="write the compiled model here")
+    p.add_argument("--json", action="store_true", help="print one JSON document instead of text")
+    p.add_argument("--list-targets", action="store_true", help="list the shipped targets and exit")
+    p.set_defaults(run=_cmd_partition)
+
+
+def _cmd_partition(args) -> int:
+    from .partition import compile as compile_plan, list_targets, load_target, partition
+    from .schema import dump
+
+    if args.list_targets:
+        for name in list_targets():
+            t = load_target(name)
+            sys.stdout.write(f"{name:<14} {len(t.ops):>3} ops  {t.description}\n")
+        return EXIT_OK
+    if not args.model:
+        print("error: partition needs MODEL (or --list-targets)", file=sys.stderr)
+        return EXIT_ERROR
+    model = load(args.model)
+    plan = partition(model, args.target, args.strategy, deny=args.deny, max_partitions=args.max_partitions,
+                     min_nodes=args.min_nodes)
+    doc = plan.to_dict()
+    doc["file"] = str(args.model)
+    if args.output:
+        compiled = compile_plan(plan)
+        with open(args.output, "wb") as f:
+            f.write(dump(compiled))
+        doc["output"] = {"path": str(args.output), "tensors": len(compiled.subgraphs[0].tensors),
+                         "operators": len(compiled.subgraphs[0].operators)}
+    if args.json:
+        sys.stdout.write(to_json(doc) + "\n")
+    else:
+        text = repr(plan)
+        est = doc["estimate_us"]
+        text += (f"\n  estimate: {est['plan_us']:.1f} µs with the target vs {est['cpu_only_us']:.1f} µs on the CPU "
+                 f"alone (simulated)")
+        if args.output:
+            o = doc["output"]
+            text += f"\n  wrote {o['path']}: {o['operators']} operators, {o['tensors']} tensors"
+        sys.stdout.write(text + "\n")
+    sys.stdout.flush()
+    return EXIT_OK
+
+
 # (name, registration) in the order `workbench --help` lists them; later commands append here
-COMMANDS = [("inspect", _register_inspect), ("versions", _register_versions)]
+COMMANDS = [("inspect", _register_inspect), ("versions", _register_versions), ("partition", _register_partition)]
 
 
 def build_parser() -> argparse.ArgumentParser:

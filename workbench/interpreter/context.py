@@ -4,6 +4,22 @@ During ``prepare`` a kernel reads input shapes/dtypes (``context.shape(t)``), th
 inputs (``context.value(t)``, None when the value is only known at run time) and declares each
 output (``context.set_output(t, shape, dtype)``).  During ``invoke`` it reads and writes the arrays
 in ``context.tensors`` (a plain list indexed by tensor id).
+
+Dynamic shapes, as TFLite does them.  A tensor is *dynamic* when its shape is only known while the
+graph runs; it gets no bytes in the memory plan, its array is made when the shape is known.  Two
+ways to get one:
+
+* ``context.require_value(node, slot, what)`` on an input computed at run time (RESHAPE with a
+  shape from SHAPE → ... → PACK on a resized input, STRIDED_SLICE with run-time begin/end, ...)
+  raises :class:`DynamicValueNeeded` during ``allocate_tensors``.  The interpreter then marks the
+  node's outputs dynamic and calls ``prepare`` again *during invoke*, right before the node runs,
+  when ``value()`` / ``require_value()`` return the run-time values (TFLite's kernels call
+  ``SetTensorToDynamic`` in Prepare and ``ResizeTensor`` in Eval; here the kernel code stays the
+  same).  Every node that reads a dynamic tensor is prepared during invoke too.  A node prepared
+  during invoke is prepared again only when its input shapes or the run-time values it read change.
+* a kernel whose output shape is only known in ``invoke`` (READ_VARIABLE, WHILE whose loop changes
+  shapes) calls ``context.set_output_dynamic(t, dtype)`` in prepare and
+  ``context.resize_output(t, shape)`` in invoke, which returns the array to write.
 """
 
 from __future__ import annotations
@@ -47,7 +63,20 @@ class Node:
                 f"inputs={list(self.inputs)}, outputs={list(self.outputs)})")
 
 
+class DynamicValueNeeded(UnsupportedOpError):
+    """``require_value`` was asked for a value that only exists at run time (while allocating).
+
+    The interpreter catches it and prepares the node again during invoke; a kernel never sees it
+    unless the value is missing even then.
+    """
+
+
+_RESOURCE = 13   # TensorType.RESOURCE: the tensor holds a resource id (int32), as in TFLite
+
+
 def _dtype_of(tensor) -> np.dtype | None:
+    if int(tensor.type) == _RESOURCE:
+        return np.dtype(np.int32)
     return NUMPY_DTYPE.get(tensor.type)
 
 
@@ -68,6 +97,11 @@ class Context:
         self.tensors: list = [None] * n     # the arrays invoke works on
         self.folded: set[int] = set()
         self.declared: set[int] = set()     # outputs whose shape a kernel set in prepare
+        self.dynamic: set[int] = set()      # tensors sized while invoking (no bytes in the memory plan)
+        self.kernel_sized: set[int] = set()  # dynamic tensors a kernel resizes itself in invoke
+        self.runtime_values = False         # True while a node is prepared during invoke
+        self.reads: list[int] = []          # run-time tensors whose values that prepare read
+        self.interpreter = None             # the Interpreter (for control flow and resource variables)
         self._file_constants: list = [None] * n
         for t, meta in enumerate(self.meta):
             self.dtypes[t] = _dtype_of(meta)
@@ -86,6 +120,10 @@ class Context:
     def reset(self, input_shapes: dict[int, tuple]) -> None:
         self.folded = set()
         self.declared = set()
+        self.dynamic = set()
+        self.kernel_sized = set()
+        self.runtime_values = False
+        self.reads = []
         for t, meta in enumerate(self.meta):
             const = self._file_constants[t]
             self.constants[t] = const
@@ -116,16 +154,33 @@ class Context:
         return t >= 0 and self.constants[t] is not None
 
     def value(self, t: int):
-        """The value of a constant (or folded) tensor, else None."""
-        return None if t < 0 else self.constants[t]
+        """The value of a constant (or folded) tensor, else None.
+
+        While a node is prepared during invoke (see the module docstring) a run-time tensor's
+        current value is returned too (read-only), and remembered so that the node is prepared
+        again when it changes.
+        """
+        if t < 0:
+            return None
+        v = self.constants[t]
+        if v is None and self.runtime_values and self.tensors[t] is not None:
+            if t not in self.reads:
+                self.reads.append(t)
+            v = np.array(self.tensors[t])
+            v.flags.writeable = False
+        return v
 
     def require_value(self, node: Node, slot: int, what: str) -> np.ndarray:
         t = node.input(slot)
         v = self.value(t)
         if v is None:
-            raise UnsupportedOpError(
+            if self.runtime_values or t < 0:
+                raise UnsupportedOpError(
+                    f"{node.op_name} (node {node.index}): {what} (input {slot}, '{self.name(t) if t >= 0 else '-'}') "
+                    f"has no value")
+            raise DynamicValueNeeded(
                 f"{node.op_name} (node {node.index}): {what} (input {slot}, '{self.name(t)}') is computed at "
-                f"run time; this interpreter needs it to be constant (dynamic shapes are not supported)")
+                f"run time, so the node is prepared during invoke")
         return v
 
     def set_output(self, t: int, shape, dtype=None) -> None:
@@ -133,6 +188,38 @@ class Context:
         self.shapes[t] = tuple(int(d) for d in shape)
         if dtype is not None:
             self.dtypes[t] = np.dtype(dtype)
+
+    def set_output_dynamic(self, t: int, dtype=None) -> None:
+        """Prepare: output ``t``'s shape is only known in invoke, where the kernel calls
+        :meth:`resize_output` (TFLite's ``SetTensorToDynamic``)."""
+        self.declared.add(t)
+        self.dynamic.add(t)
+        self.kernel_sized.add(t)
+        if dtype is not None:
+            self.dtypes[t] = np.dtype(dtype)
+
+    def is_dynamic(self, t: int) -> bool:
+        return t >= 0 and t in self.dynamic
+
+    def resize_output(self, t: int, shape, dtype=None) -> np.ndarray:
+        """Invoke: give dynamic tensor ``t`` the shape ``shape`` and return its (new) array
+        (TFLite's ``ResizeTensor`` on a dynamic tensor).  The old array is kept when it fits."""
+        if t not in self.dynamic:
+            raise UnsupportedOpError(f"resize_output: tensor '{self.name(t)}' is not dynamic (its bytes are "
+                                     f"in the memory plan); call set_output_dynamic() in prepare")
+        shape = tuple(int(d) for d in shape)
+        if dtype is not None:
+            self.dtypes[t] = np.dtype(dtype)
+        arr = self.tensors[t]
+        if arr is None or arr.shape != shape or arr.dtype != self.dtypes[t]:
+            arr = np.zeros(shape, self.dtypes[t])
+            self.tensors[t] = arr
+        self.shapes[t] = shape
+        return arr
+
+    def subgraph_at(self, index: int):
+        """Another subgraph of the model (for IF, WHILE, CALL_ONCE): see ``interpreter._Subgraph``."""
+        return self.interpreter._sg(index)
 
     def expect_dtype(self, node: Node, t: int, allowed, what: str = "input") -> np.dtype:
         dt = self.dtypes[t]

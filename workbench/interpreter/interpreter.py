@@ -17,10 +17,29 @@ DENSIFY, shape arithmetic) are evaluated there once and their outputs become con
 does with persistent read-only tensors; ``invoke`` runs the remaining nodes.  Finally the arena
 planner gives every runtime tensor its bytes (shared between tensors whose lifetimes do not
 overlap, unless ``keep_intermediates=True``).
+
+Dynamic shapes follow TFLite: ``resize_tensor_input`` + ``allocate_tensors`` prepares every node
+again for the new input shapes and re-plans memory.  An output whose shape depends on input
+*values* (RESHAPE to a run-time shape, RANGE / FILL with run-time sizes, STRIDED_SLICE with
+run-time begin/end, READ_VARIABLE, a WHILE whose loop changes shapes) is a *dynamic* tensor: it
+gets no bytes in the plan, the node that makes it (and every node that reads a dynamic tensor) is
+prepared during invoke, and prepared again only when its input shapes or the values it read change.
+
+Several subgraphs: IF, WHILE and CALL_ONCE run other subgraphs of the model (each planned for the
+shapes it is called with); resource variables (VAR_HANDLE / ASSIGN_VARIABLE / READ_VARIABLE) live
+in the interpreter (``resources``, keyed by (container, shared_name) in ``resource_ids``) and
+persist across invokes.  ``steps()`` yields the nodes of called subgraphs too, each event naming
+its subgraph and its callers.
+
+Threads: ``num_threads`` (default 1) is the number of OpenBLAS threads numpy's matrix products may
+use during invoke, capped at the CPUs this process may run on.  More is not always faster: on a
+2-vCPU VM OpenBLAS with 2 threads measured 8x slower than 1 thread for these small products, so the
+default stays 1 (litert's default lets TFLite choose).
 """
 
 from __future__ import annotations
 
+import os
 import time
 import warnings
 from pathlib import Path
@@ -34,11 +53,18 @@ from ..schema import load
 from ..schema.enums import BuiltinOperator
 from ..schema.types import builtin_code, op_name
 from . import _blas, arena
-from .context import Context, Node
+from .context import Context, DynamicValueNeeded, Node
 from .registry import BuiltinOpResolver, OpResolver
 from .trace import StepEvent, build_profile
 
 __all__ = ["Interpreter", "SignatureRunner"]
+
+
+def _available_cpus() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
 
 
 def _details(ctx: Context, t: int) -> dict:
@@ -73,13 +99,63 @@ def _details(ctx: Context, t: int) -> dict:
         "index": t,
         "shape": np.asarray(shape, np.int32),
         "shape_signature": np.asarray(sig, np.int32),
-        "dtype": dt.type if dt is not None else np.bytes_,
+        "dtype": (np.object_ if int(meta.type) in (13, 14) else dt.type) if dt is not None else np.bytes_,
         "quantization": legacy,
         "quantization_parameters": {"scales": scales, "zero_points": zps,
                                     "quantized_dimension": int(q.quantized_dimension) if q is not None else 0,
                                     "block_size": 0},
         "sparsity_parameters": sparsity,
     }
+
+
+class _Deferred:
+    """How a node prepared during invoke runs (it reads a dynamic tensor or needs a run-time value).
+
+    Before each run it compares the node's input shapes and the run-time values its last
+    ``prepare`` read (``context.value``) with the previous run; only when they differ is
+    ``prepare`` called again and are the outputs resized (TFLite re-prepares the nodes after a
+    dynamic tensor when that tensor was resized).
+    """
+
+    __slots__ = ("sg", "kernel", "fn", "data", "key", "reads", "prepares")
+
+    def __init__(self, sg: "_Subgraph", kernel, fn):
+        self.sg, self.kernel, self.fn = sg, kernel, fn
+        self.data = None
+        self.key = None
+        self.reads: tuple = ()
+        self.prepares = 0            # how many times prepare ran during invoke (for tests and notebooks)
+
+    def _key(self, ctx, node) -> tuple:
+        return (tuple(None if t < 0 else ctx.shapes[t] for t in node.inputs),
+                tuple(ctx.tensors[t].tobytes() for t in self.reads))
+
+    def __call__(self, ctx, node, _data) -> None:
+        if self.key is None or self._key(ctx, node) != self.key:
+            self._prepare(ctx, node)
+        self.fn(ctx, node, self.data)
+
+    def _prepare(self, ctx, node) -> None:
+        for t in node.outputs:
+            ctx.kernel_sized.discard(t)
+        ctx.runtime_values = True
+        ctx.reads = []
+        try:
+            data = self.kernel.prepare(ctx, node)
+        finally:
+            ctx.runtime_values = False
+        self.reads = tuple(ctx.reads)
+        for t in node.outputs:
+            if t not in ctx.kernel_sized:
+                ctx.resize_output(t, ctx.shapes[t])
+        self.data = data
+        self.key = self._key(ctx, node)
+        self.prepares += 1
+
+    def kernel_name(self) -> str:
+        if not self.prepares:
+            return f"{self.kernel.name} (prepared in invoke)"
+        return self.kernel.kernel_name(self.data, self.sg.context.reference)
 
 
 class _Subgraph:
@@ -108,6 +184,8 @@ class _Subgraph:
         self.plan: list[tuple] = []         # (invoke function, node, data) for the executed nodes
         self.plan_kernels: list = []
         self.folded_nodes: list[int] = []
+        self.deferred_nodes: list[int] = []   # prepared during invoke (they read dynamic tensors)
+        self.context.interpreter = interp
         self.arena_plan = None
         self._arena = None
 
@@ -146,17 +224,35 @@ class _Subgraph:
         ctx.reset(self.input_shapes)
         executed = []
         self.folded_nodes = []
+        self.deferred_nodes = []
         for node, kernel in zip(self.nodes, kernels):
             user = kernel.init(ctx, node)
-            data = kernel.prepare(ctx, node)
-            self.prepared.append((node, kernel, user, data))
             if any(t < 0 for t in node.outputs):
                 raise UnsupportedOpError(f"node {node.index} ({node.op_name}) has an absent (-1) output slot")
+            fn = kernel.invoke_reference if (ctx.reference and kernel.invoke_reference is not None) else kernel.invoke
+            # A node that reads a dynamic tensor, or needs a value only known at run time, is
+            # prepared during invoke (TFLite: prepare stops at the first dynamic tensor).
+            deferred = any(ctx.is_dynamic(t) for t in node.inputs)
+            data = None
+            if not deferred:
+                try:
+                    data = kernel.prepare(ctx, node)
+                except DynamicValueNeeded:
+                    deferred = True
+            if deferred:
+                for t in node.outputs:
+                    ctx.declared.add(t)
+                    ctx.dynamic.add(t)
+                    ctx.kernel_sized.discard(t)
+                self.prepared.append((node, kernel, user, None))
+                self.deferred_nodes.append(node.index)
+                executed.append((_Deferred(self, kernel, fn), node, None, kernel))
+                continue
+            self.prepared.append((node, kernel, user, data))
             for t in node.outputs:
                 if t not in ctx.declared:
                     raise WorkbenchError(f"{kernel!r} did not set the shape of output '{ctx.name(t)}' of node "
                                          f"{node.index}")
-            fn = kernel.invoke_reference if (ctx.reference and kernel.invoke_reference is not None) else kernel.invoke
             if self._foldable(node, kernel):
                 for t in node.outputs:
                     ctx.tensors[t] = np.zeros(ctx.shapes[t], ctx.dtypes[t])
@@ -169,12 +265,12 @@ class _Subgraph:
                 self.folded_nodes.append(node.index)
             else:
                 executed.append((fn, node, data, kernel))
-        # memory plan over the executed nodes
+        # memory plan over the executed nodes (dynamic tensors get their arrays while invoking)
         n = len(executed)
         life: dict[int, list[int]] = {}
 
         def touch(t, k):
-            if t < 0 or ctx.constants[t] is not None:
+            if t < 0 or ctx.constants[t] is not None or t in ctx.dynamic:
                 return
             lo_hi = life.setdefault(t, [k, k])
             lo_hi[0] = min(lo_hi[0], k)
@@ -205,9 +301,52 @@ class _Subgraph:
         self._arena, views = arena.materialize(self.arena_plan, ctx.shapes, ctx.dtypes)
         for t, view in views.items():
             ctx.tensors[t] = view
+        for t in ctx.dynamic:
+            if ctx.constants[t] is None:
+                ctx.tensors[t] = None
         self.plan = [(fn, node, data) for fn, node, data, _ in executed]
-        self.plan_kernels = [(kernel.kernel_name(data, ctx.reference)) for _, _, data, kernel in executed]
+        self.plan_kernels = [kernel.kernel_name(data, ctx.reference) if data is not None or not isinstance(fn, _Deferred)
+                             else f"{kernel.name} (prepared in invoke)" for fn, node, data, kernel in executed]
         self.allocated = True
+
+    # -- used by control-flow kernels (IF, WHILE, CALL_ONCE) -------------------------------
+    def prepare_for(self, shapes, dtypes=None) -> None:
+        """Allocate this subgraph for inputs of the given shapes (when they differ from now)."""
+        ctx = self.context
+        if len(shapes) != len(self.inputs):
+            raise WorkbenchError(f"subgraph {self.index} has {len(self.inputs)} inputs; the caller passes "
+                                 f"{len(shapes)}")
+        changed = not self.allocated
+        for k, (t, shape) in enumerate(zip(self.inputs, shapes)):
+            shape = tuple(int(d) for d in shape)
+            if dtypes is not None and dtypes[k] is not None and ctx.dtypes[t] is not None \
+                    and np.dtype(dtypes[k]) != ctx.dtypes[t]:
+                raise WorkbenchError(f"subgraph {self.index} input {k} ('{ctx.name(t)}') is {ctx.dtypes[t]}; "
+                                     f"the caller passes {np.dtype(dtypes[k])}")
+            if self.input_shapes.get(t, tuple(ctx.meta[t].shape or ())) != shape or \
+                    (self.allocated and tuple(ctx.shapes[t]) != shape):
+                self.input_shapes[t] = shape
+                changed = True
+        if changed:
+            self.allocate()
+
+    def output_shapes(self) -> list:
+        """Shapes of the outputs after allocation; None for an output only sized while invoking."""
+        ctx = self.context
+        return [None if ctx.is_dynamic(t) else tuple(ctx.shapes[t]) for t in self.outputs]
+
+    def output_dtypes(self) -> list:
+        return [self.context.dtypes[t] for t in self.outputs]
+
+    def run(self, values) -> list:
+        """Invoke on ``values`` (one array per input); re-plans when a shape changed; copies of outputs."""
+        values = [np.asarray(v) for v in values]
+        self.prepare_for([v.shape for v in values], [v.dtype for v in values])
+        ctx = self.context
+        for t, v in zip(self.inputs, values):
+            np.copyto(ctx.tensors[t], v)
+        self.invoke()
+        return [np.array(ctx.tensors[t]) for t in self.outputs]
 
     def _foldable(self, node: Node, kernel) -> bool:
         ctx = self.context
@@ -232,7 +371,11 @@ class _Subgraph:
 
     def invoke(self) -> None:
         self.check_allocated()
-        _blas.set_threads(self.interp.num_threads)
+        interp = self.interp
+        if interp._sink is not None:        # a control-flow kernel called us while steps() runs
+            for event in self._traced():
+                interp._sink.append(event)
+            return
         ctx = self.context
         if config.DEBUG:
             return self._invoke_checked()
@@ -252,18 +395,37 @@ class _Subgraph:
 
     def steps(self):
         self.check_allocated()
-        _blas.set_threads(self.interp.num_threads)
+        interp = self.interp
+        _blas.set_threads(interp.blas_threads)
+        interp._stack = []
+        return self._traced()
+
+    def _traced(self):
+        """Run node by node; yield the events of nested subgraphs, then the node's own event."""
+        interp = self.interp
         ctx = self.context
         tensors = ctx.tensors
         clock = time.perf_counter
+        stack = interp._stack
         for (fn, node, data), kname in zip(self.plan, self.plan_kernels):
+            sink: list = []
+            outer = interp._sink
+            interp._sink = sink
+            stack.append((self.index, node.index))
             t0 = clock()
-            fn(ctx, node, data)
-            elapsed = (clock() - t0) * 1000.0
+            try:
+                fn(ctx, node, data)
+            finally:
+                elapsed = (clock() - t0) * 1000.0
+                stack.pop()
+                interp._sink = outer
+            if isinstance(fn, _Deferred):
+                data, kname = fn.data, fn.kernel_name()
             ins = tuple(None if t < 0 else np.array(tensors[t]) for t in node.inputs)
             outs = tuple(np.array(tensors[t]) for t in node.outputs)
+            yield from sink
             yield StepEvent(self.index, node.index, node.op_name, node.version, kname, data, ins, outs,
-                            tuple(node.inputs), tuple(node.outputs), elapsed)
+                            tuple(node.inputs), tuple(node.outputs), elapsed, tuple(stack))
 
     def invoke_node(self, node_index: int, feed: dict) -> tuple:
         self.check_allocated()
@@ -286,7 +448,7 @@ class _Subgraph:
 
     def profile(self, runs: int, warmup: int):
         self.check_allocated()
-        _blas.set_threads(self.interp.num_threads)
+        _blas.set_threads(self.interp.blas_threads)
         ctx = self.context
         clock = time.perf_counter
         for _ in range(warmup):
@@ -329,6 +491,14 @@ class Interpreter:
             raise WorkbenchError("the model has no subgraphs")
         self.resolver = op_resolver if op_resolver is not None else BuiltinOpResolver()
         self.num_threads = 1 if num_threads is None or num_threads < 1 else int(num_threads)
+        self.blas_threads = min(self.num_threads, _available_cpus())
+        # state shared by all subgraphs: resource variables (VAR_HANDLE / READ_VARIABLE /
+        # ASSIGN_VARIABLE) and which CALL_ONCE initializers already ran
+        self.resource_ids: dict[tuple, int] = {}      # (container, shared_name) -> resource id
+        self.resources: dict[int, np.ndarray] = {}    # resource id -> the variable's value
+        self.initialized: set[int] = set()           # init subgraphs CALL_ONCE has run
+        self._sink = None                             # event list while steps() runs
+        self._stack: list = []                        # (subgraph, node) of the running callers
         self.keep_intermediates = bool(keep_intermediates or experimental_preserve_all_tensors)
         self.reference = bool(reference)
         self._subgraphs: dict[int, _Subgraph] = {0: _Subgraph(self, 0)}
@@ -350,8 +520,12 @@ class Interpreter:
 
     # -- litert API ------------------------------------------------------------------------------
     def allocate_tensors(self) -> None:
-        for sg in self._subgraphs.values():
-            sg.allocate()
+        """Prepare the primary subgraph and plan its memory (other subgraphs are prepared by the
+        IF / WHILE / CALL_ONCE nodes that call them, or by their signature runner)."""
+        self._sg(0).allocate()
+
+    def num_subgraphs(self) -> int:
+        return len(self.model.subgraphs)
 
     def get_input_details(self) -> list[dict]:
         sg = self._sg(0)
@@ -408,12 +582,18 @@ class Interpreter:
         np.copyto(target, value)
 
     def invoke(self) -> None:
-        self._sg(0).invoke()
+        sg = self._sg(0)
+        sg.check_allocated()
+        _blas.set_threads(self.blas_threads)
+        sg.invoke()
 
     def _readable(self, sg: _Subgraph, t: int) -> np.ndarray:
         ctx = sg.context
         arr = ctx.tensors[t]
         if arr is None:
+            if t in ctx.dynamic:
+                raise TensorError(f"tensor {t} ('{ctx.name(t)}') is dynamic (its shape is only known while "
+                                  f"invoking) and has no value yet: call invoke() first")
             raise TensorError(f"tensor {t} ('{ctx.name(t)}') has no memory: it is not used by any executed node")
         plan = sg.arena_plan
         if (plan is not None and t in plan.shared and t not in sg.inputs and t not in sg.outputs):
@@ -434,10 +614,11 @@ class Interpreter:
         return lambda: self._readable(sg, t)
 
     def get_signature_list(self) -> dict:
+        """{key: {"inputs": [names], "outputs": [names]}}; names sorted, as litert (a std::map)."""
         out = {}
         for sig in self.model.signature_defs or ():
-            out[sig.signature_key] = {"inputs": [m.name for m in sig.inputs or ()],
-                                      "outputs": [m.name for m in sig.outputs or ()]}
+            out[sig.signature_key] = {"inputs": sorted(m.name for m in sig.inputs or ()),
+                                      "outputs": sorted(m.name for m in sig.outputs or ())}
         return out
 
     def get_signature_runner(self, signature_key: str | None = None) -> "SignatureRunner":
@@ -452,12 +633,21 @@ class Interpreter:
                 return SignatureRunner(self, s)
         raise ValueError(f"no signature {signature_key!r}; the model has {[s.signature_key for s in sigs]}")
 
-    def reset_all_variables(self) -> None:
+    def reset_all_variables(self, resource_variables: bool = False) -> None:
+        """Zero every variable tensor (``is_variable``), as litert does.
+
+        Like litert this leaves *resource* variables (VAR_HANDLE / ASSIGN_VARIABLE) alone.
+        ``resource_variables=True`` (not in litert) also forgets them and re-arms every CALL_ONCE,
+        so the next invoke starts as a fresh interpreter would: the initializer subgraph runs again.
+        """
         for sg in self._subgraphs.values():
             ctx = sg.context
             for t, meta in enumerate(ctx.meta):
                 if meta.is_variable and ctx.tensors[t] is not None:
                     ctx.tensors[t][...] = 0
+        if resource_variables:
+            self.resources.clear()
+            self.initialized.clear()
 
     # -- beyond litert ---------------------------------------------------------------------------
     def steps(self, subgraph_index: int = 0):
@@ -485,8 +675,15 @@ class Interpreter:
         sg = self._sg(subgraph_index)
         sg.check_allocated()
         folded = set(sg.folded_nodes)
-        return [(node, kernel.kernel_name(data, sg.context.reference), data, node.index in folded)
-                for node, kernel, _, data in sg.prepared]
+        late = {node.index: fn for fn, node, _ in sg.plan if isinstance(fn, _Deferred)}
+        rows = []
+        for node, kernel, _, data in sg.prepared:
+            if node.index in late:      # prepared during invoke: its latest OpData (None before the first)
+                fn = late[node.index]
+                rows.append((node, fn.kernel_name(), fn.data, False))
+            else:
+                rows.append((node, kernel.kernel_name(data, sg.context.reference), data, node.index in folded))
+        return rows
 
     @property
     def folded_nodes(self) -> list[int]:
@@ -540,5 +737,6 @@ class SignatureRunner:
             sg.allocate()
         for name, value in kwargs.items():
             self.interp._set(sg, self._inputs[name], value)
+        _blas.set_threads(self.interp.blas_threads)
         sg.invoke()
         return {name: np.array(sg.context.tensors[t]) for name, t in self._outputs.items()}

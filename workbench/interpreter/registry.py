@@ -291,6 +291,7 @@ class BuiltinOpResolver(OpResolver):
     def __init__(self):
         super().__init__()
         from . import kernels  # noqa: F401  (registers everything)
+        from ..partition import offload  # noqa: F401  (the compiled-partition custom op, workbench-offload)
 
         groups: dict[tuple, list[int]] = {}
         for (op, v), cls in BUILTIN_KERNELS.items():

@@ -11,7 +11,12 @@ import numpy as np
 
 @dataclass(frozen=True)
 class StepEvent:
-    """One executed node: what ran, with which prepared data, on which arrays, how long it took."""
+    """One executed node: what ran, with which prepared data, on which arrays, how long it took.
+
+    Nodes of nested subgraphs (the body of a WHILE, the branch an IF took, an init subgraph of
+    CALL_ONCE) come as events too, before the event of the node that called them; ``subgraph``
+    says where a node lives and ``callers`` how it was reached.
+    """
 
     subgraph: int
     node: int
@@ -24,10 +29,13 @@ class StepEvent:
     input_ids: tuple = ()
     output_ids: tuple = ()
     elapsed_ms: float = 0.0
+    callers: tuple = ()             # (subgraph, node) of the IF / WHILE / CALL_ONCE nodes that ran this
+                                    # subgraph, outermost first; () for the subgraph steps() was called on
 
     def __repr__(self) -> str:
         shapes = lambda arrs: ", ".join("-" if a is None else f"{a.dtype}{list(a.shape)}" for a in arrs)  # noqa: E731
-        return (f"StepEvent({self.subgraph}:{self.node} {self.op} v{self.version} [{self.kernel}] "
+        via = "".join(f" via {s}:{n}" for s, n in reversed(self.callers))
+        return (f"StepEvent({self.subgraph}:{self.node}{via} {self.op} v{self.version} [{self.kernel}] "
                 f"({shapes(self.inputs)}) -> ({shapes(self.outputs)}) {self.elapsed_ms:.3f} ms)")
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import ModelError
-from ..schema import CLASSES, TABLES, UNIONS, builtin_code, op_name
+from ..schema import CLASSES, UNIONS, builtin_code, op_name
 from ..schema.declare import Enum, FlatTable, UnionRef, _short
 from ..schema.enums import BuiltinOperator, Padding, TensorType
 from .custom import CustomOptions, decode_custom

@@ -22,7 +22,7 @@ import numpy as np
 
 from ..errors import ModelError
 from .declare import (
-    CLASSES, TABLES, UINT8, UNIONS, Bytes, declaration, table_class, Enum, Origin, Scalar, String, TableRef, UnionRef, Vector,
+    UINT8, UNIONS, Bytes, Enum, Origin, Scalar, String, TableRef, UnionRef, Vector, declaration, table_class,
 )
 
 FILE_IDENTIFIER = b"TFL3"
@@ -363,7 +363,7 @@ class Reader:
             elem = start + 4 * i
             target = elem + r
             if target + 4 > self.n:
-                raise ModelError(f"element offset points past the end of the file", f"{path}[{i}]", elem)
+                raise ModelError("element offset points past the end of the file", f"{path}[{i}]", elem)
             out.append(self.table(name, target, f"{path}[{i}]"))
         value = tuple(out)
         self.memo[key] = value

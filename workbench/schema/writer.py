@@ -13,7 +13,7 @@ import numpy as np
 import flatbuffers
 
 from ..errors import LossyWriteError, ModelError
-from .declare import TABLES, UNIONS, Bytes, Enum, FlatTable, Scalar, String, TableRef, UnionRef, Vector
+from .declare import Bytes, Enum, FlatTable, Scalar, String, TableRef, UnionRef, Vector
 from .reader import FILE_IDENTIFIER, UnknownTable
 
 def _align(n: int, a: int) -> int:

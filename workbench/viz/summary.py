@@ -12,7 +12,6 @@ from collections import Counter
 from dataclasses import dataclass
 
 from ..schema import buffer_bytes, builtin_code, metadata, op_name, stored_min_runtime
-from ..schema.enums import BuiltinOperator
 from . import _html as H
 
 

@@ -9,10 +9,34 @@ from importlib import import_module
 MODULES = (
     "add", "average_pool_2d", "concatenation", "conv_2d", "convolution_2d_transpose_bias", "densify",
     "depth_to_space", "depthwise_conv_2d", "dequantize", "div", "fully_connected", "hard_swish",
-    "leaky_relu", "logistic", "max_pool_2d", "mean", "mul", "pack", "pad", "padv2", "prelu", "relu",
+    "leaky_relu", "logistic", "max_pool_2d", "mean", "mul", "pack", "pad", "padv2", "prelu", "quantize", "relu",
     "relu6", "reshape", "resize_bilinear", "resize_nearest_neighbor", "shape", "softmax", "squeeze",
     "strided_slice", "sub", "tanh", "transpose", "transpose_conv",
 )
 
 for _name in MODULES:
     import_module(f"{__name__}.{_name}")
+
+# float32 / int32 / bool / int64 kernels for the rest of the builtin op list
+MORE_MODULES = (
+    "abs", "arg_max", "arg_min", "batch_matmul", "batch_to_space_nd", "broadcast_to", "cast", "ceil", "cos",
+    "cumsum", "elu", "equal", "exp", "expand_dims", "fill", "floor", "floor_div", "floor_mod", "gather",
+    "gather_nd", "gelu", "greater", "greater_equal", "l2_normalization", "l2_pool_2d", "less", "less_equal", "log",
+    "log_softmax", "logical_and", "logical_not", "logical_or", "maximum", "minimum", "mirror_pad", "neg",
+    "not_equal", "pow", "range", "reduce_all", "reduce_any", "reduce_max", "reduce_min",
+    "reduce_prod", "relu_0_to_1", "relu_n1_to_1", "reverse_v2", "round", "rsqrt", "select", "select_v2",
+    "sin", "slice", "space_to_batch_nd", "space_to_depth", "split", "split_v", "sqrt", "square",
+    "squared_difference", "sum", "tile", "unpack", "where", "zeros_like",
+)
+
+for _name in MORE_MODULES:
+    import_module(f"{__name__}.{_name}")
+
+# multi-subgraph control flow and resource variables (they call other subgraphs / keep state)
+CONTROL_FLOW_MODULES = ("call_once", "var_handle", "read_variable", "assign_variable", "if_", "while_")
+
+for _name in CONTROL_FLOW_MODULES:
+    import_module(f"{__name__}.{_name}")
+
+# MediaPipe custom ops (face_landmark_with_attention)
+import_module(f"{__name__}.mediapipe_ops")

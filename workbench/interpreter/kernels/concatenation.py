@@ -2,6 +2,9 @@
 
 The options carry a fused activation, but TFLite's kernel refuses anything but NONE
 (``params->activation != kTfLiteActNone`` fails in Prepare), and so does this one.
+
+int8 (version 2): TFLite's int8 kernel does not rescale — Prepare requires every input to have the
+output's scale and zero point — so the values are copied as they are.
 """
 
 import numpy as np
@@ -21,7 +24,7 @@ class ConcatenationData(OpData):
     output_activation_max: float
 
 
-@kernel(BuiltinOperator.CONCATENATION, versions=(1,))
+@kernel(BuiltinOperator.CONCATENATION, versions=(1, 2))
 class Concatenation(Kernel):
     name = "concatenation"
 
@@ -44,6 +47,15 @@ class Concatenation(Kernel):
         if code != 0:
             raise UnsupportedOpError(f"CONCATENATION (node {node.index}): fused activation {activation_name(code)}; "
                                      f"TFLite's kernel only accepts NONE")
+        if dt == np.int8:
+            from .. import quant
+            so, zo = quant.tensor_scale_zp(context, node.outputs[0])
+            for t in node.inputs:
+                si, zi = quant.tensor_scale_zp(context, t)
+                if np.float32(si) != np.float32(so) or zi != zo:
+                    raise UnsupportedOpError(f"CONCATENATION (node {node.index}): int8 input '{context.name(t)}' has "
+                                             f"scale {si} / zero point {zi}, the output {so} / {zo}; TFLite's int8 "
+                                             f"kernel requires them equal (no rescaling)")
         context.set_output(node.outputs[0], out, dt)
         return ConcatenationData(axis, tuple(out), activation_name(code), lo, hi)
 

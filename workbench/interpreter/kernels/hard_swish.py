@@ -1,10 +1,86 @@
-"""HARD_SWISH (float32): x * min(6, max(0, x + 3)) / 6."""
+"""HARD_SWISH (float32): x * min(6, max(0, x + 3)) / 6.
+
+int8: TFLite's bespoke 16-bit fixed-point kernel (``reference_ops::HardSwish``; the tests show
+litert's x86 build gives the reference results for every element).  The input is moved to a "hi-res" scale (·2^7), multiplied by an int16 output
+multiplier, and by a "relu-ish" factor in [0, 1] (x rescaled so that 3.0 ↦ 32768, saturated, mapped
+to [0, 1]); then shifted to the output scale and moved by the output zero point.
+"""
 
 import numpy as np
 
 from ...schema.enums import BuiltinOperator
 from ..registry import kernel
+from ...errors import UnsupportedOpError
+from .. import quant
+from ..registry import OpData, opdata
 from ._unary import UnaryKernel
+
+I8 = np.dtype(np.int8)
+
+
+@opdata
+class HardSwishInt8Data(OpData):
+    shape: tuple
+    input_zero_point: int
+    output_zero_point: int
+    output_multiplier_fixedpoint_int16: int
+    output_multiplier_exponent: int
+    reluish_multiplier_fixedpoint_int16: int
+    reluish_multiplier_exponent: int
+
+
+def _int16_multiplier(real: float) -> tuple[int, int]:
+    """QuantizeMultiplier, then DownScaleInt32ToInt16Multiplier: (m32 + 2^15) >> 16, saturating."""
+    m, e = quant.quantize_multiplier(real)
+    if m >= 2 ** 31 - 1 - (1 << 15):
+        return 32767, e
+    return (m + (1 << 15)) >> 16, e
+
+
+def _sat16(v):
+    return np.clip(v, -32768, 32767)
+
+
+def _srdhm16(a, b):
+    """gemmlowp SaturatingRoundingDoublingHighMul on int16 (ties toward +inf, like the int32 one)."""
+    p = a * b
+    v = p + np.where(p >= 0, 1 << 14, 1 - (1 << 14))
+    q = np.where(v >= 0, v >> 15, -((-v) >> 15))
+    return np.where((a == -32768) & (b == -32768), 32767, q)
+
+
+def hard_swish_int8(x, d, vector: bool = False) -> np.ndarray:
+    """The reference kernel (rounding shifts with ties away from zero, doubling high multiply
+    truncating toward zero).  ``vector=True`` is what a NEON build would do instead (ties up, and
+    vqdmulh rounding down) — kept to show the difference; litert on x86 matches ``vector=False``."""
+    v = x.astype(np.int64) - d.input_zero_point
+    hires = v * (1 << 7)
+    pre_out = _srdhm16(hires, d.output_multiplier_fixedpoint_int16)
+    rel = hires
+    e = d.reluish_multiplier_exponent
+    if e > 0:
+        rel = _sat16(rel * (1 << (e - 1)))
+    rel = _srdhm16(rel, d.reluish_multiplier_fixedpoint_int16)
+    if e > 0:
+        rel = _sat16(rel * 2)
+    if e < 0:
+        rel = (rel + (1 << (-e - 1))) >> -e if vector else quant.rounding_divide_by_pot_array(rel, -e)
+    rel = (rel + (1 << 15)) >> 1
+    p = rel * pre_out
+    if vector:
+        pre = _sat16((2 * p) >> 16)                       # vqdmulh: floor
+    else:
+        pre = np.where(p >= 0, p >> 15, -((-p) >> 15))   # C division: toward zero
+    oe = -d.output_multiplier_exponent
+    if oe > 0:
+        out = (pre + (1 << (oe - 1))) >> oe if vector else quant.rounding_divide_by_pot_array(pre, oe)
+    else:
+        out = pre
+    return np.clip(out + d.output_zero_point, -128, 127).astype(np.int8)
+
+
+def invoke_hard_swish_int8(x, d) -> np.ndarray:
+    return hard_swish_int8(x, d, False)
 
 
 def reference(x):
@@ -16,7 +92,25 @@ def reference(x):
 class HardSwish(UnaryKernel):
     name = "hard_swish"
 
+    def prepare(self, context, node):
+        x, y = node.inputs[0], node.outputs[0]
+        if context.dtype(x) != I8:
+            return super().prepare(context, node)
+        in_s, in_zp = quant.tensor_scale_zp(context, x)
+        out_s, out_zp = quant.tensor_scale_zp(context, y)
+        hires = np.float32(np.float32(1.0 / 128.0) * np.float32(in_s))
+        om, oe = _int16_multiplier(float(np.float32(hires / np.float32(out_s))))
+        if oe > 0:
+            raise UnsupportedOpError(f"HARD_SWISH (node {node.index}): output multiplier exponent {oe} > 0 "
+                                     f"(TFLite refuses it too)")
+        rm, re = _int16_multiplier(float(np.float32(hires / np.float32(3.0 / 32768.0))))
+        context.set_output(y, context.shape(x), I8)
+        return HardSwishInt8Data(context.shape(x), in_zp, out_zp, om, oe, rm, re)
+
     def invoke(self, context, node, d):
+        if type(d) is HardSwishInt8Data:
+            context.tensors[node.outputs[0]][...] = invoke_hard_swish_int8(context.tensors[node.inputs[0]], d)
+            return
         x = context.tensors[node.inputs[0]]
         out = context.tensors[node.outputs[0]]
         np.add(x, np.float32(3), out=out)
@@ -25,4 +119,7 @@ class HardSwish(UnaryKernel):
         out /= np.float32(6)
 
     def invoke_reference(self, context, node, d):
+        if type(d) is HardSwishInt8Data:
+            context.tensors[node.outputs[0]][...] = invoke_hard_swish_int8(context.tensors[node.inputs[0]], d)
+            return
         context.tensors[node.outputs[0]][...] = reference(context.tensors[node.inputs[0]])

@@ -1,4 +1,5 @@
-"""MAX_POOL_2D (float32): maximum over each window's taps inside the image (padding never wins)."""
+"""MAX_POOL_2D (float32; int8 version 2): maximum over each window's taps inside the image (padding
+never wins); int8 then clamps to the fused activation's int range (TFLITE_FACTS §4.8)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,38 @@ import numpy as np
 from ...schema.enums import BuiltinOperator
 from .._jit import njit
 from ..registry import Kernel, kernel
-from ._pool import prepare_pool
+from ._pool import Pool2DInt8Data, prepare_pool
+
+
+@njit
+def max_pool_int8_numba(x, out, fh, fw, sh, sw, pt, pl, lo, hi):
+    n_b, h, w, c = x.shape
+    _, oh, ow, _ = out.shape
+    acc = np.empty(c, np.int32)
+    for b in range(n_b):
+        for oy in range(oh):
+            y0 = oy * sh - pt
+            ky0 = max(0, -y0)
+            ky1 = min(fh, h - y0)
+            for ox in range(ow):
+                x0 = ox * sw - pl
+                kx0 = max(0, -x0)
+                kx1 = min(fw, w - x0)
+                for k in range(c):
+                    acc[k] = -128
+                for ky in range(ky0, ky1):
+                    for kx in range(kx0, kx1):
+                        for k in range(c):
+                            v = x[b, y0 + ky, x0 + kx, k]
+                            if v > acc[k]:
+                                acc[k] = v
+                for k in range(c):
+                    v = acc[k]
+                    if v < lo:
+                        v = lo
+                    if v > hi:
+                        v = hi
+                    out[b, oy, ox, k] = v
 
 
 def reference(x, filt, stride, pad, out_hw, act_range) -> np.ndarray:
@@ -57,7 +89,7 @@ def max_pool_numba(x, out, fh, fw, sh, sw, pt, pl, lo, hi):
                     out[b, oy, ox, k] = v
 
 
-@kernel(BuiltinOperator.MAX_POOL_2D, versions=(1,))
+@kernel(BuiltinOperator.MAX_POOL_2D, versions=(1, 2))
 class MaxPool2D(Kernel):
     name = "max_pool_2d"
 
@@ -65,11 +97,22 @@ class MaxPool2D(Kernel):
         return prepare_pool(context, node)
 
     def invoke(self, context, node, d):
+        if type(d) is Pool2DInt8Data:
+            max_pool_int8_numba(context.tensors[node.inputs[0]], context.tensors[node.outputs[0]], d.filter_h,
+                                d.filter_w, d.stride_h, d.stride_w, d.pad_top, d.pad_left, d.output_activation_min,
+                                d.output_activation_max)
+            return
         max_pool_numba(context.tensors[node.inputs[0]], context.tensors[node.outputs[0]], d.filter_h, d.filter_w,
                        d.stride_h, d.stride_w, d.pad_top, d.pad_left, np.float32(d.output_activation_min),
                        np.float32(d.output_activation_max))
 
     def invoke_reference(self, context, node, d):
+        if type(d) is Pool2DInt8Data:
+            x = context.tensors[node.inputs[0]].astype(np.float32)
+            r = reference(x, (d.filter_h, d.filter_w), (d.stride_h, d.stride_w), (d.pad_top, d.pad_left),
+                          d.output_shape[1:3], (d.output_activation_min, d.output_activation_max))
+            context.tensors[node.outputs[0]][...] = r.astype(np.int8)
+            return
         context.tensors[node.outputs[0]][...] = reference(
             context.tensors[node.inputs[0]], (d.filter_h, d.filter_w), (d.stride_h, d.stride_w),
             (d.pad_top, d.pad_left), d.output_shape[1:3], (d.output_activation_min, d.output_activation_max))

@@ -1,4 +1,18 @@
-"""MEAN (float32) over the axes in input 1 (a constant), ``keep_dims`` from ReducerOptions."""
+"""MEAN (float32; int8 version 2) over the axes in input 1 (a constant), ``keep_dims`` from ReducerOptions.
+
+int8 has two algorithms in TFLite (``kernels/reduce.cc``):
+  * 4-D input, keep_dims, axes {1, 2} (global average pooling; what MobileNet uses) →
+    ``optimized_integer_ops::Mean``: acc = Σ x (raw int8, int32);
+    real_scale = in_scale / (count · out_scale) (float32) → (output_multiplier, output_shift);
+    bias = out_zp − (int)round_half_away((float)(in_zp · in_scale / out_scale));
+    out = clamp(MBQM(acc, output_multiplier, output_shift) + bias); on x86 litert takes channels 16 at a
+    time through NEON code (NEON_2_SSE) whose final rounding shift sends ties up, and the remaining
+    depth % 16 channels through the scalar MBQM (ties away from zero).
+  * anything else → ``reference_ops::QuantizedMeanOrSum`` (current TFLite; older releases did this
+    in float32): (M, shift) = quantize_multiplier(in_scale / out_scale); the 1/count is folded into
+    the multiplier: k = min(floor(log2 count), 32, 31 + shift), M' = (M · 2^k) // count,
+    shift' = shift − k; out = clamp(MBQM(Σx − in_zp·count, M', shift') + out_zp).
+"""
 
 from __future__ import annotations
 
@@ -6,7 +20,65 @@ import numpy as np
 
 from ...schema.enums import BuiltinOperator
 from ..registry import Kernel, OpData, kernel, opdata
+from .. import quant
 from ._common import F32, normalize_axis
+
+I8 = np.dtype(np.int8)
+
+
+@opdata
+class MeanInt8Data(OpData):
+    axes: tuple
+    keep_dims: bool
+    output_shape: tuple
+    algorithm: str                  # "optimized 4-D HW (integer)" | "reference (integer, ...)"
+    count: int                      # values averaged per output
+    input_scale: float
+    input_zero_point: int
+    output_scale: float
+    output_zero_point: int
+    real_scale: float = 0.0         # in_scale / (count · out_scale), float32
+    output_multiplier: int = 0
+    output_shift: int = 0
+    bias: int = 0
+
+
+def reference_int8(x, d) -> np.ndarray:
+    acc = x.astype(np.int64).sum(axis=d.axes, keepdims=d.keep_dims)
+    if d.algorithm.startswith("optimized"):
+        # channels in blocks of 16 go through NEON (vrshl: ties up), the rest one by one (ties away)
+        depth = acc.shape[-1]
+        up = np.arange(depth) < depth // 16 * 16
+        v_up = quant.multiply_by_quantized_multiplier_array(acc, d.output_multiplier, d.output_shift, True)
+        v_away = quant.multiply_by_quantized_multiplier_array(acc, d.output_multiplier, d.output_shift, False)
+        v = np.where(up, v_up, v_away) + d.bias
+        return np.clip(v, -128, 127).astype(np.int8)
+    shifted = acc - d.input_zero_point * d.count
+    v = quant.multiply_by_quantized_multiplier_array(shifted, d.output_multiplier, d.output_shift) + d.output_zero_point
+    return np.clip(v, -128, 127).astype(np.int8)
+
+
+def prepare_int8(context, node, shape, axes, keep, out):
+    x_t, y_t = node.inputs[0], node.outputs[0]
+    in_s, in_zp = quant.tensor_scale_zp(context, x_t)
+    out_s, out_zp = quant.tensor_scale_zp(context, y_t)
+    count = int(np.prod([shape[a] for a in axes])) if axes else 1
+    raw_axes = [int(a) for a in np.asarray(context.value(node.inputs[1])).reshape(-1)]
+    context.set_output(y_t, out, I8)
+    if keep and len(shape) == 4 and len(raw_axes) == 2 and sorted(raw_axes) == [1, 2]:
+        temp = np.float32(np.float32(in_zp) * np.float32(in_s)) / np.float32(out_s)
+        temp = np.float32(temp + np.float32(0.5)) if temp > 0 else np.float32(temp - np.float32(0.5))
+        bias = out_zp - int(temp)                                  # static_cast<int32_t> truncates
+        real = np.float32(in_s) / (np.float32(count) * np.float32(out_s))
+        m, sh = quant.quantize_multiplier(float(real))
+        return MeanInt8Data(axes, keep, out, "optimized 4-D HW (integer)", count, in_s, in_zp, out_s, out_zp,
+                            float(real), m, sh, bias)
+    real = float(np.float64(np.float32(in_s)) / np.float64(np.float32(out_s)))
+    m, sh = quant.quantize_multiplier(real)
+    k = min(count.bit_length() - 1, 32, 31 + sh)
+    m2 = (m << k) // count if k >= 0 else m
+    return MeanInt8Data(axes, keep, out, "reference (integer, 1/count folded into the multiplier)", count, in_s,
+                        in_zp, out_s, out_zp, real / count, int(m2), int(sh - k), 0)
 
 
 @opdata
@@ -20,14 +92,14 @@ def reference(x: np.ndarray, axes: tuple, keep_dims: bool) -> np.ndarray:
     return np.mean(x.astype(np.float64), axis=axes, keepdims=keep_dims).astype(np.float32)
 
 
-@kernel(BuiltinOperator.MEAN, versions=(1,))
+@kernel(BuiltinOperator.MEAN, versions=(1, 2))
 class Mean(Kernel):
     name = "mean"
     value_inputs = (0, 1)
 
     def prepare(self, context, node):
         x_t = node.inputs[0]
-        context.expect_dtype(node, x_t, (F32,))
+        int8 = context.expect_dtype(node, x_t, (F32, I8)) == I8
         shape = context.shape(x_t)
         axes_v = context.require_value(node, 1, "the axes")
         axes = tuple(sorted({normalize_axis(node, int(a), len(shape)) for a in np.asarray(axes_v).reshape(-1)}))
@@ -36,13 +108,21 @@ class Mean(Kernel):
             out = tuple(1 if i in axes else d for i, d in enumerate(shape))
         else:
             out = tuple(d for i, d in enumerate(shape) if i not in axes)
+        if int8:
+            return prepare_int8(context, node, shape, axes, keep, out)
         context.set_output(node.outputs[0], out, F32)
         return MeanData(axes, keep, out)
 
     def invoke(self, context, node, d):
         x = context.tensors[node.inputs[0]]
         out = context.tensors[node.outputs[0]]
+        if type(d) is MeanInt8Data:
+            out[...] = reference_int8(x, d)
+            return
         np.mean(x, axis=d.axes, keepdims=d.keep_dims, out=out)
 
     def invoke_reference(self, context, node, d):
+        if type(d) is MeanInt8Data:
+            context.tensors[node.outputs[0]][...] = reference_int8(context.tensors[node.inputs[0]], d)
+            return
         context.tensors[node.outputs[0]][...] = reference(context.tensors[node.inputs[0]], d.axes, d.keep_dims)

@@ -8,8 +8,9 @@ from ._binary import BinaryKernel
 from ._common import F32
 
 
-@kernel(BuiltinOperator.MUL, versions=(1,))
+@kernel(BuiltinOperator.MUL, versions=(1, 2, 3))
 class Mul(BinaryKernel):
     name = "mul"
     ufunc = np.multiply
     dtypes = (F32, np.dtype(np.int32))
+    int8_kind = "mul"      # int8 (version 2): see _binary.py

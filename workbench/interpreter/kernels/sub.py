@@ -8,8 +8,9 @@ from ._binary import BinaryKernel
 from ._common import F32
 
 
-@kernel(BuiltinOperator.SUB, versions=(1, 3))
+@kernel(BuiltinOperator.SUB, versions=(1, 2, 3))
 class Sub(BinaryKernel):
     name = "sub"
     ufunc = np.subtract
     dtypes = (F32, np.dtype(np.int32))
+    int8_kind = "sub"      # int8 (version 2): see _binary.py

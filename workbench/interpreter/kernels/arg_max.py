@@ -1,0 +1,14 @@
+"""ARG_MAX: index of the largest value along the axis (first one on ties); float32/int32/int64 (v1),
+bool (v3); see _arg.py."""
+
+import numpy as np
+
+from ...schema.enums import BuiltinOperator
+from ..registry import kernel
+from ._arg import ArgKernel
+
+
+@kernel(BuiltinOperator.ARG_MAX, versions=(1, 3))
+class ArgMax(ArgKernel):
+    name = "arg_max"
+    func = staticmethod(np.argmax)

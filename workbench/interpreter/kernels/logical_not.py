@@ -1,0 +1,18 @@
+"""LOGICAL_NOT (bool)."""
+
+import numpy as np
+
+from ...schema.enums import BuiltinOperator
+from ..registry import kernel
+from ._elementwise import BOOL, MathUnaryKernel
+
+
+def reference(x: np.ndarray) -> np.ndarray:
+    return np.asarray(np.logical_not(x), dtype=x.dtype)
+
+
+@kernel(BuiltinOperator.LOGICAL_NOT, versions=(1,))
+class LogicalNot(MathUnaryKernel):
+    name = "logical_not"
+    dtypes = (BOOL,)
+    fn = staticmethod(reference)

@@ -1,0 +1,28 @@
+"""REDUCE_MAX: maximum over the axes; an empty reduction gives the lowest finite value
+(TFLite's initial value); axes from input 1, ``keep_dims`` from
+ReducerOptions (see _reduce.py)."""
+
+import numpy as np
+
+from ...schema.enums import BuiltinOperator
+from ..registry import kernel
+from ._common import F32
+from ._elementwise import I32, I64, reduced_shape
+from ._reduce import ReduceKernel
+
+
+def _initial(dt: np.dtype):
+    return np.finfo(dt).min if dt.kind == "f" else np.iinfo(dt).min
+
+
+def reference(x: np.ndarray, axes: tuple, keep: bool) -> np.ndarray:
+    if x.size == 0:
+        return np.full(reduced_shape(x.shape, axes, keep), _initial(x.dtype), x.dtype)
+    return np.max(x, axis=axes, keepdims=keep)
+
+
+@kernel(BuiltinOperator.REDUCE_MAX, versions=(1,))
+class ReduceMax(ReduceKernel):
+    name = "reduce_max"
+    dtypes = (F32, I32, I64)
+    reduce = staticmethod(reference)

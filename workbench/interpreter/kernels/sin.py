@@ -1,0 +1,19 @@
+"""SIN (float32)."""
+
+import numpy as np
+
+from ...schema.enums import BuiltinOperator
+from ..registry import kernel
+from ._common import F32  # noqa: F401
+from ._elementwise import MathUnaryKernel
+
+
+def reference(x: np.ndarray) -> np.ndarray:
+    return np.asarray(np.sin(x), dtype=x.dtype)
+
+
+@kernel(BuiltinOperator.SIN, versions=(1,))
+class Sin(MathUnaryKernel):
+    name = "sin"
+    dtypes = (F32,)
+    fn = staticmethod(reference)

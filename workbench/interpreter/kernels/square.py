@@ -1,0 +1,19 @@
+"""SQUARE (float32): x * x."""
+
+import numpy as np
+
+from ...schema.enums import BuiltinOperator
+from ..registry import kernel
+from ._common import F32  # noqa: F401
+from ._elementwise import MathUnaryKernel
+
+
+def reference(x: np.ndarray) -> np.ndarray:
+    return np.asarray(np.square(x), dtype=x.dtype)
+
+
+@kernel(BuiltinOperator.SQUARE, versions=(1,))
+class Square(MathUnaryKernel):
+    name = "square"
+    dtypes = (F32,)
+    fn = staticmethod(reference)

@@ -1,0 +1,34 @@
+"""UNPACK: ``num`` tensors of rank r-1 along ``axis`` (UnpackOptions); float32/int32 (v1), bool
+(v3)."""
+
+from ...schema.enums import BuiltinOperator
+from ..registry import Kernel, OpData, kernel, opdata
+from ._elementwise import fail, norm_axes
+
+
+@opdata
+class UnpackData(OpData):
+    axis: int
+    num: int
+
+
+@kernel(BuiltinOperator.UNPACK, versions=(1, 3))
+class Unpack(Kernel):
+    name = "unpack"
+
+    def prepare(self, context, node):
+        x = node.inputs[0]
+        shape = context.shape(x)
+        axis, = norm_axes(node, [int(node.params.get("axis", 0))], len(shape))
+        num = int(node.params.get("num", 0))
+        if num != shape[axis] or len(node.outputs) != num:
+            fail(node, f"num {num}, {len(node.outputs)} outputs, but axis {axis} has size {shape[axis]}")
+        out = shape[:axis] + shape[axis + 1:]
+        for t in node.outputs:
+            context.set_output(t, out, context.dtype(x))
+        return UnpackData(axis, num)
+
+    def invoke(self, context, node, d):
+        x = context.tensors[node.inputs[0]]
+        for i, t in enumerate(node.outputs):
+            context.tensors[t][...] = x.take(i, axis=d.axis)

@@ -1,0 +1,38 @@
+"""WHERE (one input): the coordinates of the true (non-zero) elements, as an int64 [count, rank]
+tensor in row-major order.  The output size depends on the values, so this static interpreter
+needs the condition to be a constant (the node is then evaluated at allocation).  Condition bool
+(v1) or float32/int32/int64/uint8/int8 compared with 0 (v2)."""
+
+import numpy as np
+
+from ...schema.enums import BuiltinOperator
+from ..registry import Kernel, OpData, kernel, opdata
+from ._common import F32
+from ._elementwise import BOOL, I32, I64, refuse
+
+
+@opdata
+class WhereData(OpData):
+    output_shape: tuple
+
+
+@kernel(BuiltinOperator.WHERE, versions=(1, 2))
+class Where(Kernel):
+    name = "where"
+
+    def prepare(self, context, node):
+        c = node.inputs[0]
+        if len(node.inputs) > 1 and any(t >= 0 for t in node.inputs[1:]):
+            refuse(node, "the three-input form (x, y) is SELECT_V2's job; TFLite's WHERE takes one input")
+        context.expect_dtype(node, c, (BOOL, F32, I32, I64, np.dtype(np.uint8), np.dtype(np.int8)), "condition")
+        v = context.value(c)
+        if v is None:
+            refuse(node, f"the output size depends on the values of '{context.name(c)}', which are computed at run "
+                         f"time; this interpreter needs static shapes")
+        out = (int(np.count_nonzero(v)), len(context.shape(c)))
+        context.set_output(node.outputs[0], out, I64)
+        return WhereData(out)
+
+    def invoke(self, context, node, d):
+        x = context.tensors[node.inputs[0]]
+        context.tensors[node.outputs[0]][...] = np.argwhere(x).astype(np.int64).reshape(d.output_shape)

@@ -1,0 +1,20 @@
+"""Partition a model between a (simulated) accelerator and the CPU, and compile the result.
+
+    from workbench import partition as P
+    plan = P.partition(model, "tidl", "tidl")        # every node: where it runs, and why
+    plan.diff(P.partition(model, "tidl", "tflite"))
+    out = P.compile(plan)                            # one CUSTOM op per partition, a standard .tflite
+
+Targets are data (``targets/*.json``); strategies know nothing about kernels (GraphView + a predicate).
+"""
+
+from .compiler import OFFLOAD_OP, compile, submodel
+from .graph import GraphView
+from .plan import Partition, Placement, Plan, PlanDiff, node_macs
+from .strategies import STRATEGIES, boundary, partition
+from .subsets import NodeSubset, partition_graph
+from .target import Target, TargetError, list_targets, load_target, parse_target
+
+__all__ = ["GraphView", "Plan", "Placement", "Partition", "PlanDiff", "partition", "STRATEGIES", "boundary",
+           "NodeSubset", "partition_graph", "Target", "TargetError", "load_target", "list_targets", "parse_target",
+           "node_macs", "compile", "submodel", "OFFLOAD_OP"]

@@ -1,0 +1,253 @@
+"""Reserialize a plan: each partition becomes ONE custom operator holding a complete .tflite.
+
+Like the TIDL import tool (TFLITE_FACTS §5.6): the partition's operators, their tensors and buffers
+become a small model of their own (``workbench.dump``), embedded with its boundary tensors in the
+custom op's options (a FlexBuffer map); the remaining operators keep their builtin options with
+tensor indices remapped; tensors and buffers nobody uses any more are dropped; the opcode table is
+rebuilt; metadata and signatures follow the new indices.  The offload kernel
+(:mod:`workbench.partition.offload`) runs the embedded model, so the result runs with a plain
+``workbench.Interpreter``.
+
+Custom options (FlexBuffer map)::
+
+    {"format": "workbench-offload/1", "target": "tidl", "strategy": "tidl", "partition": 0,
+     "nodes": [original node indices], "model": <bytes of the sub-model>,
+     "boundary": [{"role": "input", "name": ..., "dtype": "FLOAT32", "shape": [...],
+                   "scale": [...], "zero_point": [...], "calibrated": bool}, ...]}
+
+Float boundary tensors carry the quantization parameters the accelerator would use to convert them
+to fixed point when the model has them (``calibrated`` true); otherwise ``calibrated`` is false and
+a calibration pass would have to fill them in.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import heapq
+
+from flatbuffers import flexbuffers
+
+from ..errors import WorkbenchError
+from ..schema import CLASSES, dump
+from ..schema.enums import BuiltinOperator, CustomOptionsFormat, TensorType
+from ..schema.types import PLACEHOLDER_FOR_GREATER_OP_CODES
+
+__all__ = ["compile", "submodel", "OFFLOAD_OP", "FORMAT"]
+
+OFFLOAD_OP = "workbench-offload"
+FORMAT = "workbench-offload/1"
+
+Model, SubGraph, OperatorCode, Operator, Buffer = (CLASSES[k] for k in
+                                                   ("Model", "SubGraph", "OperatorCode", "Operator", "Buffer"))
+
+
+def _remap(seq, m):
+    return None if seq is None else tuple(-1 if t < 0 else m[t] for t in seq)
+
+
+def submodel(plan, k: int):
+    """The sub-model of partition ``k``: its operators, tensors, buffers; inputs = runtime inputs."""
+    model, sg = plan.model, plan.model.subgraphs[plan.subgraph]
+    part = plan.partitions[k]
+    g = plan.graph
+    # static inputs (fp16 DEQUANTIZE / DENSIFY of constants made outside) are unpacked again inside, so the
+    # kernels see weights exactly as in the original model
+    extra, stack = set(), [t for t in part.inputs if g.static[t] and not g.constant[t]]
+    while stack:
+        t = stack.pop()
+        i = g.producer[t]
+        if i >= 0 and i not in extra:
+            extra.add(i)
+            stack.extend(u for u in g.nodes[i].inputs if u >= 0 and g.static[u] and not g.constant[u])
+    ops = [sg.operators[i] for i in sorted(extra)] + [sg.operators[i] for i in part.nodes]
+    used = sorted({t for op in ops for t in (*(op.inputs or ()), *(op.outputs or ()), *(op.intermediates or ()))
+                   if t >= 0})
+    tmap = {t: j for j, t in enumerate(used)}
+    buffers = [Buffer()]
+    bmap: dict[int, int] = {}
+    tensors = []
+    for t in used:
+        meta = sg.tensors[t]
+        if meta.buffer:
+            if meta.buffer not in bmap:
+                bmap[meta.buffer] = len(buffers)
+                buffers.append(model.buffers[meta.buffer])
+            meta = dataclasses.replace(meta, buffer=bmap[meta.buffer])
+        tensors.append(meta)
+    codes, cmap = [], {}
+    new_ops = []
+    for op in ops:
+        if op.opcode_index not in cmap:
+            cmap[op.opcode_index] = len(codes)
+            codes.append(model.operator_codes[op.opcode_index])
+        new_ops.append(dataclasses.replace(op, opcode_index=cmap[op.opcode_index], inputs=_remap(op.inputs, tmap),
+                                           outputs=_remap(op.outputs, tmap),
+                                           intermediates=_remap(op.intermediates, tmap)))
+    sub = SubGraph(tensors=tuple(tensors), inputs=tuple(tmap[t] for t in part.runtime_inputs),
+                   outputs=tuple(tmap[t] for t in part.outputs), operators=tuple(new_ops), name=f"partition_{k}")
+    return Model(version=3, operator_codes=tuple(codes), subgraphs=(sub,),
+                 description=f"{plan.target.name} partition {k} (workbench)", buffers=tuple(buffers))
+
+
+def _boundary_entry(meta, role: str) -> dict:
+    q = meta.quantization
+    scale = [float(s) for s in (q.scale or ())] if q is not None else []
+    zp = [int(z) for z in (q.zero_point or ())] if q is not None else []
+    try:
+        dtype = TensorType(meta.type).name
+    except ValueError:
+        dtype = str(int(meta.type))
+    return {"role": role, "name": meta.name or "", "dtype": dtype, "shape": [int(d) for d in meta.shape or ()],
+            "scale": scale, "zero_point": zp, "calibrated": bool(scale)}
+
+
+def _options(plan, k: int) -> bytes:
+    sg = plan.model.subgraphs[plan.subgraph]
+    part = plan.partitions[k]
+    blob = dump(submodel(plan, k))
+    boundary = ([_boundary_entry(sg.tensors[t], "input") for t in part.runtime_inputs]
+                + [_boundary_entry(sg.tensors[t], "output") for t in part.outputs])
+    doc = {"format": FORMAT, "target": plan.target.name, "strategy": plan.strategy, "partition": k,
+           "nodes": [int(i) for i in part.nodes], "model": blob, "boundary": boundary}
+    return bytes(flexbuffers.Dumps(doc))
+
+
+def _order(plan) -> list:
+    """Items ('n', node) / ('p', partition) in a dependency order, ties broken by original position."""
+    g = plan.graph
+    owner = {}
+    for p in plan.partitions:
+        for i in p.nodes:
+            owner[i] = ("p", p.index)
+    items = {}
+    for i in range(g.num_nodes):
+        it = owner.get(i, ("n", i))
+        items.setdefault(it, i)      # key: first original index
+    deps = {it: set() for it in items}
+    users: dict = {it: [] for it in items}
+    for i in range(g.num_nodes):
+        it = owner.get(i, ("n", i))
+        for t in g.nodes[i].inputs:
+            if t >= 0 and g.producer[t] >= 0:
+                src = owner.get(g.producer[t], ("n", g.producer[t]))
+                if src != it and src not in deps[it]:
+                    deps[it].add(src)
+                    users[src].append(it)
+    for a, b in g.control_edges:
+        ia, ib = owner.get(a, ("n", a)), owner.get(b, ("n", b))
+        if ia != ib and ia not in deps[ib]:
+            deps[ib].add(ia)
+            users[ia].append(ib)
+    count = {it: len(d) for it, d in deps.items()}
+    heap = [(items[it], it) for it, c in count.items() if c == 0]
+    heapq.heapify(heap)
+    out = []
+    while heap:
+        _, it = heapq.heappop(heap)
+        out.append(it)
+        for u in users[it]:
+            count[u] -= 1
+            if count[u] == 0:
+                heapq.heappush(heap, (items[u], u))
+    if len(out) != len(items):
+        raise WorkbenchError("the partitions form a cycle once each becomes one operator (the plan is not "
+                             "convex); this strategy produced an invalid plan")
+    return out
+
+
+def compile(plan, custom_op_name: str = OFFLOAD_OP):
+    """A new Model: every partition of ``plan`` replaced by one CUSTOM ``custom_op_name`` operator."""
+    model, s = plan.model, plan.subgraph
+    sg = model.subgraphs[s]
+    order = _order(plan)
+    # -- operators (old tensor indices for now) -------------------------------------------------
+    staged = []   # (old opcode index or None for the custom op, operator with OLD tensor indices)
+    for kind, x in order:
+        if kind == "n":
+            staged.append((sg.operators[x].opcode_index, sg.operators[x]))
+        else:
+            p = plan.partitions[x]
+            staged.append((None, Operator(opcode_index=0, inputs=tuple(p.runtime_inputs), outputs=tuple(p.outputs),
+                                          custom_options=memoryview(_options(plan, x)),
+                                          custom_options_format=CustomOptionsFormat.FLEXBUFFERS)))
+    # unpacking nodes (DEQUANTIZE / DENSIFY of constants) whose every reader moved into a partition
+    g = plan.graph
+    while True:
+        read = set(sg.outputs or ())
+        for _, op in staged:
+            read.update(t for t in op.inputs or () if t >= 0)
+        dead = [k for k, (c, op) in enumerate(staged)
+                if c is not None and op.outputs and all(g.static[t] and t not in read for t in op.outputs)]
+        if not dead:
+            break
+        staged = [x for k, x in enumerate(staged) if k not in set(dead)]
+    # -- tensors ----------------------------------------------------------------------------------
+    keep = set(sg.inputs or ()) | set(sg.outputs or ())
+    for _, op in staged:
+        keep.update(t for t in (*(op.inputs or ()), *(op.outputs or ()), *(op.intermediates or ())) if t >= 0)
+    for sig in model.signature_defs or ():
+        if sig.subgraph_index == s:
+            keep.update(m.tensor_index for m in (*(sig.inputs or ()), *(sig.outputs or ())))
+    kept = sorted(keep)
+    tmap = {t: j for j, t in enumerate(kept)}
+    # -- buffers: sentinel, then every buffer still referenced, in the old order ---------------------
+    refs = {sg.tensors[t].buffer for t in kept}
+    for j, other in enumerate(model.subgraphs):
+        if j != s:
+            refs.update(t.buffer for t in other.tensors or ())
+    refs.update(m.buffer for m in model.metadata or ())
+    refs.update(model.metadata_buffer or ())
+    refs.discard(0)
+    bmap = {0: 0}
+    buffers = [model.buffers[0] if model.buffers else Buffer()]
+    for b in sorted(refs):
+        bmap[b] = len(buffers)
+        buffers.append(model.buffers[b])
+    # -- opcode table ----------------------------------------------------------------------------
+    used_codes = {c for c, _ in staged if c is not None}
+    for j, other in enumerate(model.subgraphs):
+        if j != s:
+            used_codes.update(op.opcode_index for op in other.operators or ())
+    cmap = {c: j for j, c in enumerate(sorted(used_codes))}
+    codes = [model.operator_codes[c] for c in sorted(used_codes)]
+    custom_index = len(codes)
+    if plan.partitions:
+        codes.append(OperatorCode(deprecated_builtin_code=min(int(BuiltinOperator.CUSTOM),
+                                                              PLACEHOLDER_FOR_GREATER_OP_CODES),
+                                  custom_code=custom_op_name, version=1, builtin_code=BuiltinOperator.CUSTOM))
+    # -- rebuild --------------------------------------------------------------------------------------
+    ops = []
+    for c, op in staged:
+        ops.append(dataclasses.replace(op, opcode_index=custom_index if c is None else cmap[c],
+                                       inputs=_remap(op.inputs, tmap), outputs=_remap(op.outputs, tmap),
+                                       intermediates=_remap(op.intermediates, tmap)))
+    tensors = tuple(dataclasses.replace(sg.tensors[t], buffer=bmap[sg.tensors[t].buffer]) for t in kept)
+    main = dataclasses.replace(sg, tensors=tensors, inputs=_remap(sg.inputs, tmap), outputs=_remap(sg.outputs, tmap),
+                               operators=tuple(ops))
+    subgraphs = []
+    for j, other in enumerate(model.subgraphs):
+        if j == s:
+            subgraphs.append(main)
+        else:
+            subgraphs.append(dataclasses.replace(
+                other, tensors=tuple(dataclasses.replace(t, buffer=bmap[t.buffer]) for t in other.tensors or ()),
+                operators=tuple(dataclasses.replace(op, opcode_index=cmap[op.opcode_index])
+                                for op in other.operators or ())))
+    metadata = None
+    if model.metadata:
+        metadata = tuple(dataclasses.replace(m, buffer=bmap[m.buffer]) for m in model.metadata)
+    sigs = None
+    if model.signature_defs:
+        TensorMap = CLASSES["TensorMap"]
+        sigs = []
+        for sig in model.signature_defs:
+            if sig.subgraph_index != s:
+                sigs.append(sig)
+                continue
+            fix = lambda ms: tuple(TensorMap(name=m.name, tensor_index=tmap[m.tensor_index]) for m in ms or ())
+            sigs.append(dataclasses.replace(sig, inputs=fix(sig.inputs), outputs=fix(sig.outputs)))
+        sigs = tuple(sigs)
+    return dataclasses.replace(
+        model, operator_codes=tuple(codes), subgraphs=tuple(subgraphs), buffers=tuple(buffers), metadata=metadata,
+        signature_defs=sigs,
+        metadata_buffer=None if model.metadata_buffer is None else tuple(bmap[b] for b in model.metadata_buffer))

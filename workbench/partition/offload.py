@@ -1,0 +1,75 @@
+"""The offload kernel: runs a compiled partition's embedded .tflite with workbench.Interpreter.
+
+Registered as the custom op ``workbench-offload`` (version 1) in the interpreter's builtin
+registry, so ``workbench.Interpreter(model_path=compiled)`` resolves it like any other kernel.  On a
+real device this is where the accelerator API would be called (TIDL: Init / Prepare / Eval / Free).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from flatbuffers import flexbuffers
+
+from ..errors import UnsupportedOpError
+from ..interpreter.registry import Kernel, kernel
+from .compiler import FORMAT, OFFLOAD_OP
+
+__all__ = ["Offload", "read_options"]
+
+
+def read_options(raw) -> dict:
+    doc = flexbuffers.Loads(bytes(raw))
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+        raise UnsupportedOpError(f"{OFFLOAD_OP}: custom options are not a {FORMAT} map")
+    return doc
+
+
+@dataclass(frozen=True, eq=False)
+class OffloadData:
+    inner: object
+    inputs: tuple     # inner input tensor indices, in the custom op's input order
+    outputs: tuple
+    partition: int
+    target: str
+
+    @property
+    def impl(self) -> str:
+        return f"{self.target}:P{self.partition}"
+
+
+@kernel(OFFLOAD_OP, versions=(1,), custom=True)
+class Offload(Kernel):
+    name = "workbench_offload"
+
+    def prepare(self, context, node):
+        from ..interpreter import Interpreter
+
+        raw = node.operator.custom_options if node.operator is not None else None
+        if raw is None:
+            raise UnsupportedOpError(f"{OFFLOAD_OP} (node {node.index}) has no custom options")
+        doc = read_options(raw)
+        inner = Interpreter(model_content=bytes(doc["model"]))
+        ins = tuple(d["index"] for d in inner.get_input_details())
+        outs = tuple(d["index"] for d in inner.get_output_details())
+        if len(ins) != len(node.inputs) or len(outs) != len(node.outputs):
+            raise UnsupportedOpError(f"{OFFLOAD_OP} (node {node.index}): the embedded model has {len(ins)} inputs / "
+                                     f"{len(outs)} outputs, the operator {len(node.inputs)} / {len(node.outputs)}")
+        details = {d["index"]: d for d in inner.get_input_details()}
+        for k, t in zip(ins, node.inputs):
+            shape = context.shape(t)
+            if shape is not None and tuple(int(d) for d in details[k]["shape"]) != tuple(shape):
+                inner.resize_tensor_input(k, list(shape))
+        inner.allocate_tensors()
+        for d, t in zip(inner.get_output_details(), node.outputs):
+            context.set_output(t, tuple(int(x) for x in d["shape"]), d["dtype"])
+        return OffloadData(inner, ins, outs, int(doc.get("partition", 0)), str(doc.get("target", "")))
+
+    def invoke(self, context, node, data) -> None:
+        inner = data.inner
+        tensors = context.tensors
+        for k, t in zip(data.inputs, node.inputs):
+            inner.set_tensor(k, tensors[t])
+        inner.invoke()
+        for k, t in zip(data.outputs, node.outputs):
+            tensors[t][...] = inner.get_tensor(k)

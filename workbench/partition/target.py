@@ -1,0 +1,363 @@
+"""Targets as data: which ops a simulated accelerator takes, under which constraints, at what cost.
+
+A target is a JSON (or TOML) file::
+
+    {"name": "tidl", "description": "...", "source": "where the facts come from",
+     "defaults": {"dtypes": ["FLOAT32", "INT8", "UINT8"], "max_rank": 4},
+     "ops": {"AVERAGE_POOL_2D": {"max_filter": [9, 9]},
+             "CONV_2D": {"max_version": 3, "fused_activations": ["NONE", "RELU", "RELU6"]},
+             "Convolution2DTransposeBias": {"custom": true}},
+     "cost": {"macs_per_cycle": 64, "clock_mhz": 650, "bandwidth_mb_s": 1600,
+              "op_overhead_us": 2, "transfer_overhead_us": 40}}
+
+``"*"`` in ``ops`` stands for every builtin op.  Constraint keys (per op, or in ``defaults``):
+
+=====================  ==============================================================================
+max_version            highest op version (the version stored in the file, as a delegate sees it)
+dtypes                 allowed types of the node's runtime tensors (non-constant inputs and outputs)
+fused_activations      allowed ``fused_activation_function`` values
+max_filter             [h, w]: pool window, or the spatial size of a convolution's weights
+max_stride             largest stride (either direction)
+max_dilation           largest dilation factor (either direction)
+max_rank               highest rank of any tensor of the node
+max_tensor_bytes       largest tensor (bytes) the node reads or writes
+max_nonunit_dims       only the N innermost dimensions may be > 1 (Edge TPU)
+const_inputs           input slots that must be static: constants, or DEQUANTIZE/DENSIFY of constants
+reduce_axes            MEAN/SUM/PAD...: the (constant) axes must be among these
+=====================  ==============================================================================
+
+Loading validates everything and names the place: ``tidl.json: ops.CONV_2D.max_filter: expected
+[height, width] ...``.  :meth:`Target.check` returns None for a node the target takes, or the exact
+failing constraint ("AVERAGE_POOL_2D: filter 33x33 > 9x9 limit").
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..errors import WorkbenchError
+from ..schema.enums import ActivationFunctionType, BuiltinOperator, TensorType
+
+__all__ = ["Target", "TargetError", "load_target", "list_targets", "TARGETS_DIR", "CONSTRAINT_KEYS"]
+
+TARGETS_DIR = Path(__file__).resolve().parent / "targets"
+
+
+class TargetError(WorkbenchError):
+    """A target file is malformed: the message names the file, the key path and what is wrong."""
+
+
+CONSTRAINT_KEYS = {
+    "max_version", "dtypes", "fused_activations", "max_filter", "max_stride", "max_dilation", "max_rank",
+    "max_tensor_bytes", "max_nonunit_dims", "const_inputs", "reduce_axes",
+}
+OP_KEYS = CONSTRAINT_KEYS | {"custom", "note"}
+COST_KEYS = {"macs_per_cycle": True, "clock_mhz": True, "bandwidth_mb_s": True, "op_overhead_us": False,
+             "transfer_overhead_us": False, "cpu_macs_per_cycle": False, "cpu_clock_mhz": False}
+TOP_KEYS = {"name", "description", "source", "defaults", "ops", "cost", "dtype_note"}
+
+_FILTER_OPS = {BuiltinOperator.AVERAGE_POOL_2D, BuiltinOperator.MAX_POOL_2D, BuiltinOperator.L2_POOL_2D}
+_WEIGHT_OPS = {BuiltinOperator.CONV_2D, BuiltinOperator.DEPTHWISE_CONV_2D, BuiltinOperator.TRANSPOSE_CONV}
+_WEIGHT_SLOT = {BuiltinOperator.CONV_2D: 1, BuiltinOperator.DEPTHWISE_CONV_2D: 1, BuiltinOperator.TRANSPOSE_CONV: 1}
+
+
+@dataclass(frozen=True)
+class OpRule:
+    op: str
+    constraints: dict
+    custom: bool = False
+
+
+@dataclass(frozen=True)
+class Target:
+    name: str
+    description: str
+    source: str
+    ops: dict            # op name → OpRule ('*' for every builtin op)
+    defaults: dict
+    cost: dict
+    path: str = ""
+    _cache: dict = field(default_factory=dict, repr=False, compare=False, hash=False)
+
+    # -- lookup --------------------------------------------------------------------------------
+    def rule(self, op_name: str, is_custom: bool) -> OpRule | None:
+        r = self.ops.get(op_name)
+        if r is not None and r.custom == is_custom:
+            return r
+        if not is_custom and "*" in self.ops:
+            return self.ops["*"]
+        return None
+
+    def constraints(self, op_name: str, is_custom: bool) -> dict | None:
+        key = (op_name, is_custom)
+        if key not in self._cache:
+            r = self.rule(op_name, is_custom)
+            self._cache[key] = None if r is None else {**self.defaults, **r.constraints}
+        return self._cache[key]
+
+    @property
+    def op_names(self) -> list[str]:
+        return sorted(self.ops)
+
+    def check(self, graph, i: int) -> str | None:
+        """None if the target takes node ``i`` of ``graph`` (a GraphView), else the failing constraint."""
+        n = graph.nodes[i]
+        is_custom = n.op == BuiltinOperator.CUSTOM
+        c = self.constraints(n.name, is_custom)
+        if c is None:
+            return f"{n.name}: not supported"
+        return _check(graph, n, c)
+
+    def __repr__(self) -> str:
+        return f"Target({self.name!r}: {len(self.ops)} ops, {self.description})"
+
+
+# ------------------------------------------------------------------------------------------------
+# checks
+
+
+def _opts(graph, n):
+    from ..options import parse as parse_options
+
+    key = ("_opts", n.index)
+    cache = graph.__dict__.setdefault("_options_cache", {})
+    if key not in cache:
+        op = graph.model.subgraphs[graph.subgraph].operators[n.index]
+        cache[key] = parse_options(graph.model, op, graph.subgraph).params
+    return cache[key]
+
+
+def _opt(graph, n, name, default=None):
+    p = _opts(graph, n)
+    if p is None or name not in p.__dataclass_fields__:
+        return default
+    return getattr(p, name)
+
+
+def _type_name(t) -> str:
+    try:
+        return TensorType(t).name
+    except ValueError:
+        return f"type {int(t)}"
+
+
+def _check(graph, n, c: dict) -> str | None:
+    name = n.name
+    mv = c.get("max_version")
+    if mv is not None and n.version > mv:
+        return f"{name} v{n.version} > max version {mv}"
+    # the tensors the node reads and writes at run time (weights, constant or unpacked, are not checked)
+    runtime = [(f"input {k}", t) for k, t in enumerate(n.inputs) if t >= 0 and not graph.static[t]]
+    runtime += [(f"output {k}", t) for k, t in enumerate(n.outputs) if t >= 0 and not graph.static[t]]
+    dts = c.get("dtypes")
+    if dts is not None:
+        for where, t in runtime:
+            tn = _type_name(graph.tensors[t].type)
+            if tn not in dts:
+                return f"{name}: {where} is {tn}, not in [{', '.join(dts)}]"
+    for slot in c.get("const_inputs", ()):
+        if slot < len(n.inputs) and n.inputs[slot] >= 0 and not graph.static[n.inputs[slot]]:
+            return f"{name}: input {slot} must be a constant"
+    mr = c.get("max_rank")
+    mb = c.get("max_tensor_bytes")
+    mnu = c.get("max_nonunit_dims")
+    if mr is not None or mb is not None or mnu is not None:
+        every = [(f"input {k}", t) for k, t in enumerate(n.inputs) if t >= 0]
+        every += [(f"output {k}", t) for k, t in enumerate(n.outputs) if t >= 0]
+        for where, t in every:
+            shape = graph.shape(t)
+            if mr is not None and len(shape) > mr:
+                return f"{name}: {where} has rank {len(shape)} > {mr} limit"
+            if mb is not None and graph.nbytes(t) > mb:
+                return f"{name}: {where} is {graph.nbytes(t)} bytes > {mb} limit"
+            if mnu is not None and len(shape) > mnu and any(d > 1 for d in shape[:-mnu]):
+                return (f"{name}: {where} shape {list(shape)} has a dimension > 1 outside the {mnu} innermost "
+                        f"(limit)")
+    acts = c.get("fused_activations")
+    if acts is not None:
+        a = _opt(graph, n, "fused_activation_function")
+        if a is not None:
+            an = ActivationFunctionType(a).name if int(a) in ActivationFunctionType._value2member_map_ else str(a)
+            if an not in acts:
+                return f"{name}: fused activation {an} not allowed (allowed: {', '.join(acts)})"
+    op = n.op
+    mf = c.get("max_filter")
+    if mf is not None:
+        hw = None
+        if op in _FILTER_OPS:
+            hw = (_opt(graph, n, "filter_height", 0), _opt(graph, n, "filter_width", 0))
+        elif op in _WEIGHT_OPS or n.name == "Convolution2DTransposeBias":
+            wt = n.inputs[1] if len(n.inputs) > 1 else -1
+            shape = graph.shape(wt) if wt >= 0 else ()
+            if len(shape) == 4:
+                hw = (shape[1], shape[2])
+        if hw is not None and (hw[0] > mf[0] or hw[1] > mf[1]):
+            return f"{name}: filter {hw[0]}x{hw[1]} > {mf[0]}x{mf[1]} limit"
+    ms = c.get("max_stride")
+    if ms is not None:
+        sh, sw = _opt(graph, n, "stride_h"), _opt(graph, n, "stride_w")
+        if sh is not None and max(sh, sw) > ms:
+            return f"{name}: stride {sh}x{sw} > {ms} limit"
+    md = c.get("max_dilation")
+    if md is not None:
+        dh, dw = _opt(graph, n, "dilation_h_factor"), _opt(graph, n, "dilation_w_factor")
+        if dh is not None and max(dh, dw) > md:
+            return f"{name}: dilation {dh}x{dw} > {md} limit"
+    ra = c.get("reduce_axes")
+    if ra is not None and len(n.inputs) > 1 and n.inputs[1] >= 0:
+        from ..schema.types import tensor_data
+
+        t = n.inputs[1]
+        if not graph.constant[t]:
+            return f"{name}: axes (input 1) must be a constant"
+        data = tensor_data(graph.model, graph.subgraph, t)
+        if op == BuiltinOperator.PAD or op == BuiltinOperator.PADV2:
+            rank = len(graph.shape(n.inputs[0]))
+            axes = [k for k in range(rank) if any(int(v) for v in data.reshape(-1, 2)[k])] if data is not None else []
+        else:
+            rank = len(graph.shape(n.inputs[0]))
+            axes = sorted({int(a) % max(rank, 1) for a in (data.reshape(-1) if data is not None else ())})
+        bad = [a for a in axes if a not in ra]
+        if bad:
+            return f"{name}: axes {axes} not within {list(ra)}"
+    return None
+
+
+# ------------------------------------------------------------------------------------------------
+# loading and validation
+
+
+def _fail(where: str, key: str, msg: str):
+    raise TargetError(f"{where}: {key}: {msg}" if key else f"{where}: {msg}")
+
+
+def _validate_constraints(where: str, prefix: str, raw: dict, allowed: set) -> dict:
+    if not isinstance(raw, dict):
+        _fail(where, prefix, f"expected a table of constraints, got {type(raw).__name__}")
+    out = {}
+    for k, v in raw.items():
+        key = f"{prefix}.{k}" if prefix else k
+        if k not in allowed:
+            close = difflib.get_close_matches(k, sorted(allowed), 1)
+            _fail(where, key, "unknown constraint" + (f" (did you mean {close[0]!r}?)" if close else
+                                                      f"; known: {', '.join(sorted(allowed))}"))
+        if k in ("max_version", "max_stride", "max_dilation", "max_rank", "max_tensor_bytes", "max_nonunit_dims"):
+            if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+                _fail(where, key, f"expected a positive integer, got {v!r}")
+        elif k == "dtypes":
+            if not isinstance(v, list) or not v:
+                _fail(where, key, f"expected a non-empty list of TensorType names, got {v!r}")
+            for d in v:
+                if d not in TensorType.__members__:
+                    close = difflib.get_close_matches(str(d), list(TensorType.__members__), 1)
+                    _fail(where, key, f"{d!r} is not a TensorType" + (f" (did you mean {close[0]!r}?)" if close else ""))
+        elif k == "fused_activations":
+            if not isinstance(v, list) or not v:
+                _fail(where, key, f"expected a non-empty list of ActivationFunctionType names, got {v!r}")
+            for a in v:
+                if a not in ActivationFunctionType.__members__:
+                    _fail(where, key, f"{a!r} is not an ActivationFunctionType "
+                                      f"({', '.join(ActivationFunctionType.__members__)})")
+        elif k == "max_filter":
+            if (not isinstance(v, list) or len(v) != 2
+                    or not all(isinstance(x, int) and not isinstance(x, bool) and x >= 1 for x in v)):
+                _fail(where, key, f"expected [height, width] of positive integers, got {v!r}")
+            v = tuple(v)
+        elif k in ("const_inputs", "reduce_axes"):
+            if not isinstance(v, list) or not all(isinstance(x, int) and not isinstance(x, bool) and x >= 0
+                                                   for x in v):
+                _fail(where, key, f"expected a list of non-negative integers, got {v!r}")
+            v = tuple(v)
+        elif k == "custom":
+            if not isinstance(v, bool):
+                _fail(where, key, f"expected true or false, got {v!r}")
+        elif k == "note":
+            if not isinstance(v, str):
+                _fail(where, key, f"expected a string, got {v!r}")
+        out[k] = v
+    return out
+
+
+def parse_target(doc, where: str = "<target>") -> Target:
+    """Validate a decoded target document (a dict) and build the :class:`Target`."""
+    if not isinstance(doc, dict):
+        _fail(where, "", f"expected a table at the top level, got {type(doc).__name__}")
+    for k in doc:
+        if k not in TOP_KEYS:
+            _fail(where, k, f"unknown key (known: {', '.join(sorted(TOP_KEYS))})")
+    for k in ("name", "ops", "cost"):
+        if k not in doc:
+            _fail(where, k, "missing (a target needs name, ops and cost)")
+    name = doc["name"]
+    if not isinstance(name, str) or not name:
+        _fail(where, "name", f"expected a non-empty string, got {name!r}")
+    defaults = _validate_constraints(where, "defaults", doc.get("defaults", {}), CONSTRAINT_KEYS)
+    ops_raw = doc["ops"]
+    if not isinstance(ops_raw, dict) or not ops_raw:
+        _fail(where, "ops", "expected a non-empty table op name → constraints")
+    ops = {}
+    for op, raw in ops_raw.items():
+        cons = _validate_constraints(where, f"ops.{op}", raw, OP_KEYS)
+        custom = bool(cons.pop("custom", False))
+        cons.pop("note", None)
+        if not custom and op != "*" and op not in BuiltinOperator.__members__:
+            close = difflib.get_close_matches(op, list(BuiltinOperator.__members__), 1)
+            _fail(where, f"ops.{op}", "not a builtin operator" + (f" (did you mean {close[0]!r}?" if close else " (")
+                  + "; a custom op needs \"custom\": true)")
+        ops[op] = OpRule(op, cons, custom)
+    cost_raw = doc["cost"]
+    if not isinstance(cost_raw, dict):
+        _fail(where, "cost", f"expected a table, got {type(cost_raw).__name__}")
+    cost = {}
+    for k, v in cost_raw.items():
+        if k not in COST_KEYS:
+            _fail(where, f"cost.{k}", f"unknown cost figure (known: {', '.join(COST_KEYS)})")
+        if not isinstance(v, (int, float)) or isinstance(v, bool) or v < 0 or (COST_KEYS[k] and v == 0):
+            _fail(where, f"cost.{k}", f"expected a {'positive' if COST_KEYS[k] else 'non-negative'} number, got {v!r}")
+        cost[k] = float(v)
+    for k, required in COST_KEYS.items():
+        if required and k not in cost:
+            _fail(where, f"cost.{k}", "missing")
+    cost.setdefault("op_overhead_us", 0.0)
+    cost.setdefault("transfer_overhead_us", 0.0)
+    return Target(name, str(doc.get("description", "")), str(doc.get("source", "")), ops, defaults, cost, where)
+
+
+def load_target(spec) -> Target:
+    """A shipped target by name ('tidl', 'edgetpu', 'xnnpack', 'old-delegate'), or a path to a file."""
+    if isinstance(spec, Target):
+        return spec
+    spec = str(spec)
+    path = Path(spec)
+    if not path.suffix and not path.exists():
+        for ext in (".json", ".toml"):
+            if (TARGETS_DIR / (spec + ext)).exists():
+                path = TARGETS_DIR / (spec + ext)
+                break
+        else:
+            raise TargetError(f"no target named {spec!r} (shipped: {', '.join(list_targets())}; or give a path "
+                              f"to a .json/.toml file)")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise TargetError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    if path.suffix == ".toml":
+        import tomllib
+
+        try:
+            doc = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
+            raise TargetError(f"{path}: not valid TOML: {exc}") from None
+    else:
+        try:
+            doc = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise TargetError(f"{path}: not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
+    return parse_target(doc, str(path))
+
+
+def list_targets() -> list[str]:
+    return sorted(p.stem for p in TARGETS_DIR.iterdir() if p.suffix in (".json", ".toml"))
