@@ -38,12 +38,18 @@ GOAL_LAZY_MS = 5.0  # workbench.load(path) of the biggest file
 MAX_RUNS = 100_000
 
 
+WARM_UP_S = 0.3
+
+
 def median_seconds(fn, min_time: float, min_runs: int = 5) -> tuple[float, int]:
     """Median time of ``fn()`` over N runs, N adaptive so the runs take >= ``min_time`` in total."""
     gc.collect()
-    t0 = time.perf_counter()
-    fn()  # warm-up; also the estimate for N
-    first = max(time.perf_counter() - t0, 1e-7)
+    # warm-up (both sides alike): the first runs pay for growing the allocator's arenas
+    warm_runs, t0 = 0, time.perf_counter()
+    while warm_runs < 3 or (time.perf_counter() - t0 < WARM_UP_S and warm_runs < MAX_RUNS):
+        fn()
+        warm_runs += 1
+    first = max((time.perf_counter() - t0) / warm_runs, 1e-7)  # the estimate for N
     n = min(MAX_RUNS, max(min_runs, math.ceil(min_time / first)))
     times = []
     enabled = gc.isenabled()

@@ -326,7 +326,12 @@ class FlatTable:
     @property
     def origin(self) -> Origin | None:
         """Where this table was read from (None for a table built in code)."""
-        return self.__dict__.get("_origin")
+        raw = self.__dict__.get("_origin")
+        if raw is None or type(raw) is Origin:
+            return raw
+        origin = Origin(*raw)  # the reader stores a plain tuple (cheaper); name it on first use
+        self.__dict__["_origin"] = origin
+        return origin
 
     def present(self, name: str) -> bool | None:
         """Whether field ``name`` was stored in the file (None when the table was built in code)."""

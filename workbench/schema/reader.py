@@ -233,7 +233,7 @@ def _compile(name: str):
         lines.append(f"        d[{a}] = D{k}")
     lines += [
         f"    unknown = _unknown(r, _NAME, offs, {ns}, pos, path) if nslots > {ns} else ()",
-        "    d['_origin'] = _Origin(path, pos, vt, offs, unknown)",
+        "    d['_origin'] = (path, pos, vt, offs, unknown)",
         "    memo[(_NAME, pos)] = obj",
         "    return obj",
     ]
@@ -358,13 +358,17 @@ class Reader:
             return hit
         start, length = self.vector_span(pos, 4, path)
         rel = struct.unpack_from(f"<{length}I", self.buf, start) if length else ()
+        if self.declarations:
+            name = self.declarations.get(name, name)
+        read, memo, n = _reader(name), self.memo, self.n
         out = []
         for i, r in enumerate(rel):
             elem = start + 4 * i
             target = elem + r
-            if target + 4 > self.n:
+            if target + 4 > n:
                 raise ModelError("element offset points past the end of the file", f"{path}[{i}]", elem)
-            out.append(self.table(name, target, f"{path}[{i}]"))
+            obj = memo.get((name, target))
+            out.append(obj if obj is not None else read(self, target, f"{path}[{i}]"))
         value = tuple(out)
         self.memo[key] = value
         return value
