@@ -8,9 +8,6 @@ what a tiny model built in code is known to contain.
 from __future__ import annotations
 
 import dataclasses
-import json
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -19,9 +16,10 @@ import tflite
 from flatbuffers import flexbuffers
 
 import workbench
-from workbench.cli import main
 from workbench.schema import CLASSES, ActivationFunctionType, BuiltinOperator, Padding
 from workbench.schema.builder import ModelBuilder
+
+from cli_helpers import run_inprocess, run_subprocess, strict_json
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -33,24 +31,10 @@ CUSTOM_CODE = 32
 # helpers
 
 
-def _strict_json(text: str):
-    """Parse JSON, refusing NaN / Infinity tokens (not valid JSON)."""
-    def refuse(token):
-        raise AssertionError(f"non-JSON constant {token} in the output")
-    return json.loads(text, parse_constant=refuse)
 
 
-def run_inprocess(capsys, *args) -> tuple[int, str, str]:
-    capsys.readouterr()
-    code = main([str(a) for a in args])
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
-def run_subprocess(*args) -> tuple[int, str, str]:
-    proc = subprocess.run([sys.executable, "-m", "workbench.cli", *map(str, args)], capture_output=True,
-                          text=True, cwd=ROOT, timeout=120)
-    return proc.returncode, proc.stdout, proc.stderr
 
 
 def assert_one_line_error(code: int, out: str, err: str, *fragments: str) -> None:
@@ -100,7 +84,7 @@ def tiny_path(tmp_path_factory) -> Path:
 def test_tiny_model_json_has_the_built_facts(tiny_path, capsys):
     code, out, err = run_inprocess(capsys, "inspect", tiny_path, "--json")
     assert code == 0 and err == ""
-    doc = _strict_json(out)
+    doc = strict_json(out)
     assert doc["file"] == str(tiny_path)
     assert doc["size"] == tiny_path.stat().st_size
     assert doc["version"] == 3
@@ -188,12 +172,12 @@ def test_limit_caps_lists_with_a_count_of_the_rest(tiny_path, capsys):
 
 def test_json_output_is_not_limited(tiny_path, capsys):
     _, out, _ = run_inprocess(capsys, "inspect", tiny_path, "--json", "--limit", "1")
-    assert len(_strict_json(out)["subgraphs"][0]["tensors"]) == 6
+    assert len(strict_json(out)["subgraphs"][0]["tensors"]) == 6
 
 
 def test_subgraph_selects_one_and_rejects_a_missing_one(tiny_path, capsys):
     code, out, _ = run_inprocess(capsys, "inspect", tiny_path, "--json", "--subgraph", "0")
-    assert code == 0 and [s["index"] for s in _strict_json(out)["subgraphs"]] == [0]
+    assert code == 0 and [s["index"] for s in strict_json(out)["subgraphs"]] == [0]
     assert_one_line_error(*run_inprocess(capsys, "inspect", tiny_path, "--subgraph", "3"),
                           "subgraph 3 does not exist")
 
@@ -306,7 +290,7 @@ def _tflite_facts(data: bytes) -> dict:
 def test_corpus_model_json_matches_the_tflite_package(corpus_model, model_path, capsys):
     code, out, err = run_inprocess(capsys, "inspect", model_path, "--json")
     assert code == 0 and err == ""
-    doc = _strict_json(out)
+    doc = strict_json(out)
     facts = _tflite_facts(model_path.read_bytes())
 
     assert doc["size"] == model_path.stat().st_size
@@ -356,7 +340,7 @@ def test_corpus_model_text_and_subprocess(corpus_model, model_path, capsys):
     assert code == 0 and sub_err == ""
     _, in_out, _ = run_inprocess(capsys, "inspect", model_path, "--json")
     assert sub_out == in_out
-    assert sum(len(s["operators"]) for s in _strict_json(sub_out)["subgraphs"]) == n_ops
+    assert sum(len(s["operators"]) for s in strict_json(sub_out)["subgraphs"]) == n_ops
 
     code, limited, _ = run_inprocess(capsys, "inspect", model_path, "--limit", "3")
     assert code == 0

@@ -7,18 +7,17 @@ and on the real-model corpus (where the MediaPipe files' float16 DEQUANTIZE diff
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 import workbench
-from workbench.cli import EXIT_CANNOT_RUN, main
+from workbench.cli import EXIT_CANNOT_RUN
 from workbench.schema import CLASSES, BuiltinOperator, Padding
 from workbench.schema.builder import ModelBuilder
+
+from cli_helpers import run_inprocess, run_subprocess, strict_json
 from workbench.versioning import (
     computed_versions, min_runtime, read_min_runtime_metadata, write_min_runtime_metadata,
 )
@@ -30,29 +29,16 @@ SAMPLE_NAMES = sorted(p.stem for p in SAMPLES.glob("*.tflite"))
 DEPTHWISE_V2_ERROR = op_not_found_text("DEPTHWISE_CONV_2D", 2)
 
 
-def _strict_json(text: str):
-    def refuse(token):
-        raise AssertionError(f"non-JSON constant {token} in the output")
-    return json.loads(text, parse_constant=refuse)
 
 
-def run_inprocess(capsys, *args) -> tuple[int, str, str]:
-    capsys.readouterr()
-    code = main([str(a) for a in args])
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
-def run_subprocess(*args) -> tuple[int, str, str]:
-    proc = subprocess.run([sys.executable, "-m", "workbench.cli", *map(str, args)], capture_output=True,
-                          text=True, cwd=ROOT, timeout=120)
-    return proc.returncode, proc.stdout, proc.stderr
 
 
 def versions_json(capsys, path, *extra) -> tuple[int, dict]:
     code, out, err = run_inprocess(capsys, "versions", path, "--json", *extra)
     assert err == "", err
-    return code, _strict_json(out)
+    return code, strict_json(out)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -259,7 +245,7 @@ def test_subprocess_exit_1_when_the_runtime_cannot_run(capsys):
     path = SAMPLES / "hybrid_fc_conv.tflite"
     code, out, err = run_subprocess("versions", path, "--runtime", "2.16.0", "--json")
     assert code == 1 and err == ""
-    doc = _strict_json(out)
+    doc = strict_json(out)
     assert {(f["op"], f["version"]) for f in doc["findings"] if f["kind"] == "op-version"} == {("FULLY_CONNECTED", 12)}
     code, out, err = run_subprocess("versions", path, "--runtime", "2.17.0")
     assert code == 0 and "TFLite 2.17.0: can run this model" in out
