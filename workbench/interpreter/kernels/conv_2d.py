@@ -32,7 +32,9 @@ I8 = np.dtype(np.int8)
 
 
 @opdata
-class Conv2DData(OpData):
+class ConvGeometry(OpData):
+    """What every CONV_2D kernel prepares, float or int8: window, padding, groups, output shape."""
+
     padding: str
     stride_h: int
     stride_w: int
@@ -45,6 +47,10 @@ class Conv2DData(OpData):
     groups: int
     output_shape: tuple
     activation: str
+
+
+@opdata
+class Conv2DData(ConvGeometry):
     output_activation_min: float
     output_activation_max: float
     impl: str                   # "matmul" | "im2col+blas" | "numba"
@@ -136,19 +142,7 @@ def im2col_view(src: np.ndarray, oh, ow, kh, kw, sh, sw, dh, dw) -> np.ndarray:
 
 
 @opdata
-class Conv2DInt8Data(OpData):
-    padding: str
-    stride_h: int
-    stride_w: int
-    dilation_h: int
-    dilation_w: int
-    filter_h: int
-    filter_w: int
-    pad_top: int
-    pad_left: int
-    groups: int
-    output_shape: tuple
-    activation: str
+class Conv2DInt8Data(ConvGeometry):
     input_scale: float
     input_zero_point: int
     filter_scale: object            # float32 [1] (per tensor) or [O] (per channel)

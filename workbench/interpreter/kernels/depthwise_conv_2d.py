@@ -24,7 +24,9 @@ I8 = np.dtype(np.int8)
 
 
 @opdata
-class DepthwiseConv2DData(OpData):
+class DepthwiseGeometry(OpData):
+    """What every DEPTHWISE_CONV_2D kernel prepares, float or int8."""
+
     padding: str
     stride_h: int
     stride_w: int
@@ -35,6 +37,10 @@ class DepthwiseConv2DData(OpData):
     depth_multiplier: int
     output_shape: tuple
     activation: str
+
+
+@opdata
+class DepthwiseConv2DData(DepthwiseGeometry):
     output_activation_min: float
     output_activation_max: float
     impl: str
@@ -114,17 +120,7 @@ def depthwise_numba(x, w, bias, out, sh, sw, dh, dw, pt, pl, lo, hi):
 
 
 @opdata
-class DepthwiseConv2DInt8Data(OpData):
-    padding: str
-    stride_h: int
-    stride_w: int
-    dilation_h: int
-    dilation_w: int
-    pad_top: int
-    pad_left: int
-    depth_multiplier: int
-    output_shape: tuple
-    activation: str
+class DepthwiseConv2DInt8Data(DepthwiseGeometry):
     input_scale: float
     input_zero_point: int
     filter_scale: object           # float32 [1] or [C*M]
