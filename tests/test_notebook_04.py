@@ -1,0 +1,101 @@
+"""Notebook 04 (integer arithmetic): what the learner sees, and the views in workbench.viz.quant."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import nbformat
+import numpy as np
+import pytest
+
+import workbench
+from test_notebooks import NOTEBOOK_DIR, outputs, pin_python3_kernel, run_notebook, texts
+from workbench.interpreter import Interpreter
+from workbench.interpreter import quant as Q
+from workbench.viz import quant as vq
+
+PATH = NOTEBOOK_DIR / "04_integer_arithmetic.ipynb"
+SAMPLES = Path(__file__).resolve().parents[1] / "sample_models"
+
+
+@pytest.fixture(scope="module")
+def nb04(tmp_path_factory):
+    root = tmp_path_factory.mktemp("nb04")
+    with pytest.MonkeyPatch.context() as mp:
+        kernel = pin_python3_kernel(root / "jupyter", mp)
+        return run_notebook(PATH, kernel, root)
+
+
+def test_notebook_04_code_cells_are_short_and_need_no_shared_models():
+    nb = nbformat.read(PATH, as_version=4)
+    code = [c.source for c in nb.cells if c.cell_type == "code"]
+    assert all(len(src.splitlines()) <= 8 for src in code)
+    assert not any("shared" in src or "mobilenet" in src.lower() for src in code)
+
+
+def test_notebook_04_shows_each_step_and_agrees_with_the_kernel(nb04):
+    text = texts(nb04)
+    assert not [o for o in outputs(nb04) if o.output_type == "error"]
+    assert "real 0.0 is exactly q = -128" in text                      # ReLU output zero point
+    assert "quantize_multiplier(" in text and "relative error" in text
+    assert "over 27 taps" in text and "(equal)" in text and "DIFFERENT" not in text
+    assert "clamp(" in text
+    assert "per-channel" in text and "×" in text
+    assert "a tie: the reference kernels and TFLite's x86 kernels disagree by one" in text
+    assert "land on an exact tie" in text and "ties up (ruy, x86)" in text
+    assert "clipped" in text and "model output" in text
+    data = [o.data for o in outputs(nb04) if o.output_type in ("execute_result", "display_data")]
+    assert max(len(str(d.get("text/plain", ""))) for d in data) < 3000
+
+
+def test_multiplier_view_reconstructs_the_real_multiplier():
+    v = vq.multiplier_view(0.00223119174)
+    assert (v.multiplier, v.shift) == Q.quantize_multiplier(0.00223119174)
+    assert abs(v.represented - v.real) / v.real < 1e-9
+    assert "<table" in v._repr_html_()
+
+
+def test_find_tie_gives_an_accumulator_where_ties_away_and_ties_up_differ():
+    m, s = 1226610629, -8
+    x = vq.find_tie(m, s)
+    v = vq.rounding_view(x, m, s)
+    assert v.is_tie and v.reference == v.ruy - 1
+    assert v.reference == Q.multiply_by_quantized_multiplier(x, m, s)
+    assert v.ruy == Q.multiply_by_quantized_multiplier_ruy(x, m, s)
+    assert not vq.rounding_view(1000, m, s).is_tie
+
+
+def test_per_channel_weights_never_lose_to_per_tensor():
+    w = np.random.default_rng(0).normal(size=(3, 3, 8)) * np.geomspace(0.01, 1, 8)
+    e = vq.weight_error(w, axis=-1)
+    assert e.per_channel_rms < e.per_tensor_rms / 2
+
+
+def test_scale_view_range():
+    v = vq.scale_view(0.5, -128)
+    assert (v.lowest, v.highest) == (0.0, 127.5)
+
+
+def test_rounding_census_kernel_matches_ties_up():
+    it = Interpreter(model_path=SAMPLES / "int8_cnn.tflite", keep_intermediates=True)
+    it.allocate_tensors()
+    d = it.get_input_details()[0]
+    it.set_tensor(d["index"], np.random.default_rng(0).integers(-128, 128, d["shape"], dtype=np.int8))
+    it.invoke()
+    c = vq.rounding_census(it, 3)
+    assert c.ties > 0
+    assert f"{c.elements}" in c.rows[1][1]                          # ties up: every output equal
+    assert c.rows[0][1] == str(c.elements - c.ties)
+
+
+def test_float_twin_first_conv_within_half_a_step():
+    model = workbench.load(SAMPLES / "int8_cnn.tflite")
+    x = np.random.default_rng(2).uniform(-1, 1, (1, 16, 16, 3))
+    r = vq.float_vs_int8(model, x)
+    assert np.abs(r.errors[0]).max() <= 0.51     # one rounding (+ the twin's float32 noise)
+    assert np.abs(r.output_steps).max() <= 1.0
+
+
+def test_float_vs_int8_refuses_a_model_with_quantize_nodes():
+    with pytest.raises(ValueError, match="QUANTIZE"):
+        vq.float_vs_int8(workbench.load(SAMPLES / "int8_float_io.tflite"), np.zeros((1, 6, 8)))
