@@ -107,3 +107,60 @@ def test_compiled_model_runs_from_a_file_with_a_plain_interpreter(corpus_paths, 
     it.invoke()
     kinds = {n.op_name for n in it.nodes}
     assert OFFLOAD_OP in kinds
+
+
+# ------------------------------------------------------------------------------------------------
+# min_runtime_version of the compiled file
+
+
+def _cpu_side_min(model) -> str:
+    """The highest release any non-custom operator of ``model`` needs (the literal rule, by hand)."""
+    from workbench.schema import builtin_code
+    from workbench.schema.enums import BuiltinOperator
+    from workbench.versioning import compare_runtime_version
+    from workbench.versioning.runtime import runtime_for
+
+    best = ""
+    for sg in model.subgraphs:
+        for op in sg.operators:
+            oc = model.operator_codes[op.opcode_index]
+            if builtin_code(oc) == BuiltinOperator.CUSTOM:
+                continue
+            rt = runtime_for(builtin_code(oc), oc.version)
+            if rt is not None and compare_runtime_version(best, rt):
+                best = rt
+    return best
+
+
+@pytest.mark.parametrize("target, strategy", CASES, ids=[f"{t}-{s}" for t, s in CASES])
+def test_compiled_model_carries_the_min_runtime_of_its_cpu_side(corpus_paths, target, strategy):
+    from workbench.versioning import min_runtime, read_min_runtime_metadata
+
+    for name, path in sorted(corpus_paths.items()):
+        m = _model(str(path))
+        c = load(dump(compile(partition(m, target, strategy))))
+        stored = read_min_runtime_metadata(c)
+        assert stored is not None, name
+        assert stored == min_runtime(c).version == _cpu_side_min(c), name
+        assert sum(1 for md in c.metadata if md.name == "min_runtime_version") == 1
+
+
+def test_offloading_the_newest_op_lowers_min_runtime(corpus_paths):
+    from workbench.versioning import read_min_runtime_metadata
+
+    m = _model(str(corpus_paths["hand_landmark_full"]))
+    assert read_min_runtime_metadata(m) == "1.14.0"
+    c = load(dump(compile(partition(m, "tidl", "tidl"))))
+    assert read_min_runtime_metadata(c) == "1.6.0"      # MEAN v1, left on the CPU, drives it now
+    everything = load(dump(compile(partition(m, "xnnpack", "tflite"))))
+    assert len(everything.subgraphs[0].operators) == 1
+    assert read_min_runtime_metadata(everything) == ""  # only the custom op left: no table entry, as upstream
+
+
+def test_min_runtime_is_added_when_the_source_had_none(corpus_paths):
+    from workbench.versioning import read_min_runtime_metadata
+
+    m = _model(str(corpus_paths["hand_recrop"]))
+    assert read_min_runtime_metadata(m) is None
+    c = load(dump(compile(partition(m, "tidl", "tidl"))))
+    assert read_min_runtime_metadata(c) == "1.6.0"

@@ -4,11 +4,14 @@
     plan = P.partition(model, "tidl", "tidl")        # every node: where it runs, and why
     plan.diff(P.partition(model, "tidl", "tflite"))
     out = P.compile(plan)                            # one CUSTOM op per partition, a standard .tflite
+    d = P.SimulatedAccelerator("tidl")               # the delegate interface, with a toy delegate
+    it = d.interpreter(model); it.allocate_tensors(); it.invoke(); d.device_us
 
 Targets are data (``targets/*.json``); strategies know nothing about kernels (GraphView + a predicate).
 """
 
 from .compiler import OFFLOAD_OP, compile, submodel
+from .delegate import Delegate, DelegateError, NodeSignature, SimulatedAccelerator
 from .graph import GraphView
 from .plan import Partition, Placement, Plan, PlanDiff, node_macs
 from .strategies import STRATEGIES, boundary, partition
@@ -17,4 +20,5 @@ from .target import Target, TargetError, list_targets, load_target, parse_target
 
 __all__ = ["GraphView", "Plan", "Placement", "Partition", "PlanDiff", "partition", "STRATEGIES", "boundary",
            "NodeSubset", "partition_graph", "Target", "TargetError", "load_target", "list_targets", "parse_target",
-           "node_macs", "compile", "submodel", "OFFLOAD_OP"]
+           "node_macs", "compile", "submodel", "OFFLOAD_OP", "Delegate", "DelegateError", "NodeSignature",
+           "SimulatedAccelerator"]

@@ -4,7 +4,8 @@ Like the TIDL import tool (TFLITE_FACTS §5.6): the partition's operators, their
 become a small model of their own (``workbench.dump``), embedded with its boundary tensors in the
 custom op's options (a FlexBuffer map); the remaining operators keep their builtin options with
 tensor indices remapped; tensors and buffers nobody uses any more are dropped; the opcode table is
-rebuilt; metadata and signatures follow the new indices.  The offload kernel
+rebuilt; metadata and signatures follow the new indices; ``min_runtime_version`` is recomputed for the
+operators left on the CPU and written.  The offload kernel
 (:mod:`workbench.partition.offload`) runs the embedded model, so the result runs with a plain
 ``workbench.Interpreter``.
 
@@ -31,6 +32,7 @@ from ..errors import WorkbenchError
 from ..schema import CLASSES, dump
 from ..schema.enums import BuiltinOperator, CustomOptionsFormat, TensorType
 from ..schema.types import PLACEHOLDER_FOR_GREATER_OP_CODES
+from ..versioning.runtime import min_runtime, write_min_runtime_metadata
 
 __all__ = ["compile", "submodel", "OFFLOAD_OP", "FORMAT"]
 
@@ -247,7 +249,12 @@ def compile(plan, custom_op_name: str = OFFLOAD_OP):
             fix = lambda ms: tuple(TensorMap(name=m.name, tensor_index=tmap[m.tensor_index]) for m in ms or ())
             sigs.append(dataclasses.replace(sig, inputs=fix(sig.inputs), outputs=fix(sig.outputs)))
         sigs = tuple(sigs)
-    return dataclasses.replace(
+    out = dataclasses.replace(
         model, operator_codes=tuple(codes), subgraphs=tuple(subgraphs), buffers=tuple(buffers), metadata=metadata,
         signature_defs=sigs,
         metadata_buffer=None if model.metadata_buffer is None else tuple(bmap[b] for b in model.metadata_buffer))
+    # the operators that moved into partitions no longer count: recompute min_runtime_version over what is
+    # left (the CUSTOM offload op has no runtime entry and is skipped, like any custom op) and write it, as
+    # the converter's UpdateMinimumRuntimeVersionForModel would for this file.  "" when no CPU-side op is
+    # in the runtime table (everything offloaded): the converter writes an all-zero buffer then.
+    return write_min_runtime_metadata(out, min_runtime(out))

@@ -11,7 +11,7 @@
 
 from __future__ import annotations
 
-from .graph import GraphView
+from .graph import GraphView, gc_paused
 from .plan import Partition, Placement, Plan, node_macs
 from .subsets import partition_graph
 from .target import Target, load_target
@@ -64,9 +64,10 @@ def _make_partition(g: GraphView, target: Target, index: int, nodes, ins=None, o
     return Partition(index, tuple(nodes), tuple(ins), tuple(outs), runtime, macs, b_in, b_out, est)
 
 
-def _support(g: GraphView, target: Target, deny) -> list:
+def _support(g: GraphView, target: Target, deny, check=None) -> list:
     """For every node: None when the target takes it, else the reason it does not."""
     dn, dops = _deny_sets(deny)
+    check = target.check if check is None else check
     out = []
     for i, n in enumerate(g.nodes):
         if i in dn:
@@ -74,7 +75,7 @@ def _support(g: GraphView, target: Target, deny) -> list:
         elif n.name in dops:
             out.append(f"{n.name}: op type denied by the policy")
         else:
-            out.append(target.check(g, i))
+            out.append(check(g, i))
     return out
 
 
@@ -137,46 +138,69 @@ def _edgetpu(g, target, why, max_partitions, min_nodes):
 
 
 def _tidl(g, target, why, max_partitions, min_nodes):
+    """The output-upward walk, repeated up to ``limit`` times — computed in ONE sweep.
+
+    Pass k of the walk visits the still-undecided nodes from the last to the first.  A node is
+    *walked* when it produces a graph output or feeds a walked node (that set never changes after
+    the first pass).  A walked, supported, undecided node joins subgraph k unless one of its
+    consumers outside subgraph k leads back into it — it is then cut, and tried again in pass k + 1.
+
+    Pass k's decision at node i needs only pass k's decisions at the nodes after i and the earlier
+    passes' decisions at i, so all passes run together, last node to first, one bit per pass:
+    ``reach[i]`` has bit k when i belongs to subgraph k or has a path to it; a consumer c "leads
+    back" in pass k when bit k is in ``reach[c]`` but c is not in subgraph k.  Node i joins the first
+    pass whose bit is not in the OR of its consumers' "leads back" masks.  Every edge is looked at
+    once, whatever the number of subgraphs: O(nodes + edges).  (Passes only ever see nodes after i
+    as consumers — the file order is an execution order; ``naive_tidl`` in the tests is the literal
+    pass-by-pass walk it is checked against.)
+    """
     n = g.num_nodes
     limit = max_partitions if max_partitions > 0 else TIDL_DEFAULT_MAX_SUBGRAPHS
-    succ = [sorted({c for t in x.outputs if t >= 0 for c in g.consumers[t]}) for x in g.nodes]
+    full = (1 << limit) - 1
+    producer, consumers, nodes = g.producer, g.consumers, g.nodes
+    nt = g.num_tensors
     is_output = [False] * n
     for t in g.outputs:
-        if 0 <= t < g.num_tensors and g.producer[t] >= 0:
-            is_output[g.producer[t]] = True
-    group = [-1] * n
+        if 0 <= t < nt and producer[t] >= 0:
+            is_output[producer[t]] = True
     walked = [False] * n
+    reach = [0] * n        # bit k: in subgraph k, or a path to it
+    back = [0] * n         # bit k: reach in pass k while not in subgraph k (a way back into it)
+    group = [-1] * n
+    members: list[list[int]] = []
+    for i in range(n - 1, -1, -1):
+        w = is_output[i]
+        r = 0
+        cut = 0
+        for t in nodes[i].outputs:
+            if 0 <= t < nt:
+                for c in consumers[t]:
+                    if c > i:
+                        if walked[c]:
+                            w = True
+                        r |= reach[c]
+                        cut |= back[c]
+        if not w:
+            reach[i] = back[i] = r
+            continue
+        walked[i] = True
+        if why[i] is not None:
+            reach[i] = back[i] = r
+            continue
+        free = ~cut & full          # passes in which no consumer leads back into the subgraph
+        if free:
+            bit = free & -free      # the first of them
+            k = bit.bit_length() - 1
+            group[i] = k
+            if k == len(members):
+                members.append([])
+            members[k].append(i)
+            reach[i] = r | bit
+            back[i] = r & ~bit
+        else:
+            reach[i] = back[i] = r
+    hit_limit = len(members) >= limit
     reason = list(why)
-    groups: list[list[int]] = []
-    hit_limit = False
-    while True:
-        if len(groups) >= limit:
-            hit_limit = True
-            break
-        k = len(groups)
-        members: list[int] = []
-        reaches = [False] * n
-        for i in range(n - 1, -1, -1):
-            cs = succ[i]
-            if group[i] >= 0 or not (is_output[i] or any(walked[c] for c in cs)):
-                reaches[i] = any(reaches[c] for c in cs)
-                continue
-            walked[i] = True
-            if why[i] is not None:
-                reaches[i] = any(reaches[c] for c in cs)
-                continue
-            back = next((c for c in cs if group[c] != k and reaches[c]), None)
-            if back is None:
-                group[i] = k
-                members.append(i)
-                reaches[i] = True
-            else:
-                reaches[i] = True
-                reason[i] = (f"supported, but its output feeds node {back} ({g.nodes[back].name}) outside the "
-                             f"subgraph, which leads back into it (cut there)")
-        if not members:
-            break
-        groups.append(sorted(members))
     for i in range(n):
         if group[i] < 0 and why[i] is None:
             if not walked[i]:
@@ -184,27 +208,37 @@ def _tidl(g, target, why, max_partitions, min_nodes):
             elif hit_limit:
                 reason[i] = f"supported, but max_num_subgraphs={limit} was reached"
     result = []
-    for members in groups:
-        if min_nodes > 0 and len(members) < min_nodes:
-            for i in members:
-                reason[i] = f"supported, but its subgraph has {len(members)} node(s) < min_nodes_per_partition {min_nodes}"
+    for nodes_k in members:
+        nodes_k.reverse()
+        if min_nodes > 0 and len(nodes_k) < min_nodes:
+            for i in nodes_k:
+                reason[i] = f"supported, but its subgraph has {len(nodes_k)} node(s) < min_nodes_per_partition {min_nodes}"
             continue
-        result.append((members, None, None))
+        result.append((nodes_k, None, None))
     return result, reason
 
 
 def partition(model, target="xnnpack", strategy: str = "tflite", *, subgraph: int = 0, deny=(),
               max_partitions: int = 0, min_nodes: int = 0, greedy: bool = True, control_edges=None,
-              graph: GraphView | None = None) -> Plan:
+              graph: GraphView | None = None, check=None) -> Plan:
     """Cut ``model.subgraphs[subgraph]`` between ``target`` and the CPU with ``strategy``.
 
     ``deny``: node indices and/or op names forced onto the CPU; ``max_partitions`` (≤ 0: unlimited;
     tidl: max_num_subgraphs, default 16); ``min_nodes`` per partition; ``greedy`` / ``control_edges``
-    (tflite only: TFLite's clustering flag and extra "b after a" edges).
+    (tflite only: TFLite's clustering flag and extra "b after a" edges); ``check(graph, node)``: the
+    predicate deciding support (None or the reason), ``target.check`` by default — a delegate's
+    IsNodeSupported.
     """
     target = load_target(target)
+    with gc_paused():   # plain lists and ints only: no cycles to collect, and no full-heap walks on big graphs
+        return _partition(model, target, strategy, subgraph, deny, max_partitions, min_nodes, greedy,
+                          control_edges, graph, check)
+
+
+def _partition(model, target, strategy, subgraph, deny, max_partitions, min_nodes, greedy, control_edges, graph,
+               check):
     g = graph if graph is not None else GraphView(model, subgraph)
-    why = _support(g, target, deny)
+    why = _support(g, target, deny, check)
     if strategy == "tflite":
         groups, reason, _ = _tflite(g, target, why, max_partitions, min_nodes, greedy, control_edges)
     elif strategy == "edgetpu":

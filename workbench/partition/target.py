@@ -119,15 +119,39 @@ class Target:
 # checks
 
 
-def _opts(graph, n):
-    from ..options import parse as parse_options
+_NO_TABLE = object()
+_DEFAULT_PARAMS: dict = {}   # op code → the schema-default options table (or None: the op has none)
 
-    key = ("_opts", n.index)
-    cache = graph.__dict__.setdefault("_options_cache", {})
-    if key not in cache:
+
+def _default_params(code):
+    p = _DEFAULT_PARAMS.get(code, _NO_TABLE)
+    if p is _NO_TABLE:
+        from ..options import options_table_for
+        from ..schema import CLASSES
+
+        where = options_table_for(code)
+        p = _DEFAULT_PARAMS[code] = None if where is None else CLASSES[where[1]]()
+    return p
+
+
+def _opts(graph, n):
+    """The node's options table: the stored one, else the schema defaults (``options.parse(...).params``
+    without the per-field explanations, which the checks do not need)."""
+    cache = graph.__dict__.get("_options_cache")
+    if cache is None:
+        cache = graph.__dict__["_options_cache"] = {}
+    p = cache.get(n.index, _NO_TABLE)
+    if p is _NO_TABLE:
+        from ..schema.declare import FlatTable
+
         op = graph.model.subgraphs[graph.subgraph].operators[n.index]
-        cache[key] = parse_options(graph.model, op, graph.subgraph).params
-    return cache[key]
+        p = op.builtin_options
+        if not isinstance(p, FlatTable):
+            p = op.builtin_options_2
+            if not isinstance(p, FlatTable):
+                p = _default_params(n.op)
+        cache[n.index] = p
+    return p
 
 
 def _opt(graph, n, name, default=None):
@@ -137,11 +161,18 @@ def _opt(graph, n, name, default=None):
     return getattr(p, name)
 
 
+_TYPE_NAMES: dict = {}
+
+
 def _type_name(t) -> str:
-    try:
-        return TensorType(t).name
-    except ValueError:
-        return f"type {int(t)}"
+    name = _TYPE_NAMES.get(t)
+    if name is None:
+        try:
+            name = TensorType(t).name
+        except ValueError:
+            name = f"type {int(t)}"
+        _TYPE_NAMES[t] = name
+    return name
 
 
 def _check(graph, n, c: dict) -> str | None:
@@ -149,33 +180,38 @@ def _check(graph, n, c: dict) -> str | None:
     mv = c.get("max_version")
     if mv is not None and n.version > mv:
         return f"{name} v{n.version} > max version {mv}"
-    # the tensors the node reads and writes at run time (weights, constant or unpacked, are not checked)
-    runtime = [(f"input {k}", t) for k, t in enumerate(n.inputs) if t >= 0 and not graph.static[t]]
-    runtime += [(f"output {k}", t) for k, t in enumerate(n.outputs) if t >= 0 and not graph.static[t]]
+    static = graph.static
     dts = c.get("dtypes")
     if dts is not None:
-        for where, t in runtime:
-            tn = _type_name(graph.tensors[t].type)
-            if tn not in dts:
-                return f"{name}: {where} is {tn}, not in [{', '.join(dts)}]"
+        # the tensors the node reads and writes at run time (weights, constant or unpacked, are not checked)
+        tensors = graph.tensors
+        for kind, seq in (("input", n.inputs), ("output", n.outputs)):
+            for k, t in enumerate(seq):
+                if t >= 0 and not static[t]:
+                    tn = _type_name(tensors[t].type)
+                    if tn not in dts:
+                        return f"{name}: {kind} {k} is {tn}, not in [{', '.join(dts)}]"
+    ins = n.inputs
     for slot in c.get("const_inputs", ()):
-        if slot < len(n.inputs) and n.inputs[slot] >= 0 and not graph.static[n.inputs[slot]]:
+        if slot < len(ins) and ins[slot] >= 0 and not static[ins[slot]]:
             return f"{name}: input {slot} must be a constant"
     mr = c.get("max_rank")
     mb = c.get("max_tensor_bytes")
     mnu = c.get("max_nonunit_dims")
     if mr is not None or mb is not None or mnu is not None:
-        every = [(f"input {k}", t) for k, t in enumerate(n.inputs) if t >= 0]
-        every += [(f"output {k}", t) for k, t in enumerate(n.outputs) if t >= 0]
-        for where, t in every:
-            shape = graph.shape(t)
-            if mr is not None and len(shape) > mr:
-                return f"{name}: {where} has rank {len(shape)} > {mr} limit"
-            if mb is not None and graph.nbytes(t) > mb:
-                return f"{name}: {where} is {graph.nbytes(t)} bytes > {mb} limit"
-            if mnu is not None and len(shape) > mnu and any(d > 1 for d in shape[:-mnu]):
-                return (f"{name}: {where} shape {list(shape)} has a dimension > 1 outside the {mnu} innermost "
-                        f"(limit)")
+        for kind, seq in (("input", n.inputs), ("output", n.outputs)):
+            for k, t in enumerate(seq):
+                if t < 0:
+                    continue
+                if mr is not None or mnu is not None:
+                    shape = graph.shape(t)
+                    if mr is not None and len(shape) > mr:
+                        return f"{name}: {kind} {k} has rank {len(shape)} > {mr} limit"
+                if mb is not None and graph.nbytes(t) > mb:
+                    return f"{name}: {kind} {k} is {graph.nbytes(t)} bytes > {mb} limit"
+                if mnu is not None and len(shape) > mnu and any(d > 1 for d in shape[:-mnu]):
+                    return (f"{name}: {kind} {k} shape {list(shape)} has a dimension > 1 outside the {mnu} "
+                            f"innermost (limit)")
     acts = c.get("fused_activations")
     if acts is not None:
         a = _opt(graph, n, "fused_activation_function")
