@@ -24,13 +24,35 @@ ways to get one:
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from ..errors import ModelError, UnsupportedOpError
+from ..errors import ModelError, TensorError, UnsupportedOpError
 from ..schema.types import NUMPY_DTYPE, buffer_bytes, tensor_data
+
+
+class Slots(tuple):
+    """A node's input (or output) tensor ids: a tuple whose missing slot is a :class:`ModelError`.
+
+    Kernels index ``node.inputs[1]`` directly; on an operator written with too few inputs that
+    raised a bare IndexError.  Here it names the node and what it lacks, as TFLite's
+    ``NumInputs(node) == 2`` checks in Prepare do.
+    """
+
+    def __new__(cls, values, where: str = "", path: str = ""):
+        obj = super().__new__(cls, values)
+        obj.where, obj.path = where, path
+        return obj
+
+    def __getitem__(self, i):
+        try:
+            return tuple.__getitem__(self, i)
+        except IndexError:
+            raise ModelError(f"{self.where} has {len(self)} (it needs at least {i + 1 if i >= 0 else -i})",
+                             self.path) from None
 
 
 @dataclass(frozen=True, eq=False)
@@ -69,6 +91,33 @@ class DynamicValueNeeded(UnsupportedOpError):
     The interpreter catches it and prepares the node again during invoke; a kernel never sees it
     unless the value is missing even then.
     """
+
+
+def _absent(t: int):
+    """``shape(-1)`` would be the *last* tensor's shape (Python's negative index): refuse it."""
+    raise ModelError(f"a kernel needs input tensor {t}, but {t} marks an absent (optional) input slot; "
+                     f"this operator needs that input")
+
+
+MAX_ELEMENTS = 1 << 58     # beyond this no numpy array can exist (2**63 bytes at most, 16-byte items)
+MAX_TENSOR_BYTES = 1 << 32  # one tensor of more than 4 GiB is refused (a clear error, not a MemoryError)
+
+
+def _check_bytes(name: str, shape: tuple, dtype) -> None:
+    if dtype is None:
+        return
+    n = math.prod(shape) * np.dtype(dtype).itemsize
+    if n > MAX_TENSOR_BYTES:
+        raise TensorError(f"tensor '{name}' of shape {list(shape)} would need {n} bytes, more than this interpreter "
+                          f"allows for one tensor ({MAX_TENSOR_BYTES} bytes: workbench.interpreter.context."
+                          f"MAX_TENSOR_BYTES)")
+
+
+def _check_shape(shape: tuple, path: str) -> None:
+    if any(d < 0 for d in shape):
+        raise ModelError(f"shape {list(shape)} has a negative dimension", path)
+    if math.prod(shape) > MAX_ELEMENTS:
+        raise ModelError(f"shape {list(shape)} holds {math.prod(shape)} elements, more than any array can", path)
 
 
 _RESOURCE = 13   # TensorType.RESOURCE: the tensor holds a resource id (int32), as in TFLite
@@ -132,19 +181,30 @@ class Context:
                 self.shapes[t] = tuple(const.shape)
             else:
                 self.shapes[t] = tuple(int(d) for d in (meta.shape or ()))
+                _check_shape(self.shapes[t], f"model.subgraphs[{self.subgraph_index}].tensors[{t}].shape")
             self.dtypes[t] = _dtype_of(meta)
         for t, shape in input_shapes.items():
             self.shapes[t] = tuple(int(d) for d in shape)
+            _check_shape(self.shapes[t], f"model.subgraphs[{self.subgraph_index}].tensors[{t}].shape")
 
     # -- for kernels: prepare ----------------------------------------------------------------
     def shape(self, t: int) -> tuple:
+        if t < 0:
+            _absent(t)
         return self.shapes[t]
 
     def dtype(self, t: int) -> np.dtype:
+        if t < 0:
+            _absent(t)
         return self.dtypes[t]
 
     def name(self, t: int) -> str:
         return self.meta[t].name or f"tensor {t}"
+
+    def type_name(self, t: int) -> str:
+        """The schema type's name (an unknown type number read from a file as ``type 99``)."""
+        ty = self.meta[t].type
+        return getattr(ty, "name", None) or f"type {int(ty)}"
 
     def tensor_meta(self, t: int):
         """The schema ``Tensor`` (quantization, sparsity, ...)."""
@@ -184,8 +244,12 @@ class Context:
         return v
 
     def set_output(self, t: int, shape, dtype=None) -> None:
+        shape = tuple(int(d) for d in shape)
+        if any(d < 0 for d in shape):
+            raise TensorError(f"output '{self.name(t)}' would get the shape {list(shape)}, with a negative dimension")
+        _check_bytes(self.name(t), shape, dtype if dtype is not None else self.dtypes[t])
         self.declared.add(t)
-        self.shapes[t] = tuple(int(d) for d in shape)
+        self.shapes[t] = shape
         if dtype is not None:
             self.dtypes[t] = np.dtype(dtype)
 
@@ -208,11 +272,18 @@ class Context:
             raise UnsupportedOpError(f"resize_output: tensor '{self.name(t)}' is not dynamic (its bytes are "
                                      f"in the memory plan); call set_output_dynamic() in prepare")
         shape = tuple(int(d) for d in shape)
+        if any(d < 0 for d in shape):
+            raise TensorError(f"tensor '{self.name(t)}' would get the shape {list(shape)}, with a negative "
+                              f"dimension (computed while invoking)")
         if dtype is not None:
             self.dtypes[t] = np.dtype(dtype)
         arr = self.tensors[t]
         if arr is None or arr.shape != shape or arr.dtype != self.dtypes[t]:
-            arr = np.zeros(shape, self.dtypes[t])
+            _check_bytes(self.name(t), shape, self.dtypes[t])
+            try:
+                arr = np.zeros(shape, self.dtypes[t])
+            except (MemoryError, ValueError) as exc:
+                raise TensorError(f"tensor '{self.name(t)}' of shape {list(shape)} cannot be allocated: {exc}") from None
             self.tensors[t] = arr
         self.shapes[t] = shape
         return arr
@@ -226,7 +297,7 @@ class Context:
         allowed = tuple(np.dtype(a) for a in allowed)
         if dt not in allowed:
             names = "/".join(str(a) for a in allowed)
-            got = self.meta[t].type.name if dt is None else str(dt)
+            got = self.type_name(t) if dt is None else str(dt)
             raise UnsupportedOpError(f"{node.op_name} v{node.version} (node {node.index}): {what} "
                                      f"'{self.name(t)}' is {got}; this kernel handles {names}")
         return dt

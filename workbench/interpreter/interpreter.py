@@ -39,6 +39,8 @@ default stays 1 (litert's default lets TFLite choose).
 
 from __future__ import annotations
 
+import dataclasses
+import math
 import os
 import time
 import warnings
@@ -47,17 +49,19 @@ from pathlib import Path
 import numpy as np
 
 from .. import config
-from ..errors import TensorError, UnsupportedOpError, WorkbenchError
-from ..options import parse as parse_options
+from ..errors import ModelError, TensorError, UnsupportedOpError, WorkbenchError
+from ..options import options_table_for, parse as parse_options
 from ..schema import load
 from ..schema.enums import BuiltinOperator
 from ..schema.types import builtin_code, op_name
 from . import _blas, arena
-from .context import Context, DynamicValueNeeded, Node
+from .context import Context, DynamicValueNeeded, Node, Slots
 from .registry import BuiltinOpResolver, OpResolver
 from .trace import StepEvent, build_profile
 
-__all__ = ["Interpreter", "SignatureRunner"]
+__all__ = ["Interpreter", "SignatureRunner", "DEFAULT_MAX_WHILE_ITERATIONS"]
+
+DEFAULT_MAX_WHILE_ITERATIONS = 10_000_000   # per WHILE node and invoke: a guard against endless loops
 
 
 def _available_cpus() -> int:
@@ -71,7 +75,9 @@ def _details(ctx: Context, t: int) -> dict:
     meta = ctx.meta[t]
     q = meta.quantization
     scales = np.asarray(tuple(q.scale or ()) if q is not None else (), np.float32)
-    zps = np.asarray(tuple(q.zero_point or ()) if q is not None else (), np.int32)
+    zps = np.asarray(tuple(q.zero_point or ()) if q is not None else (), np.int64)
+    if len(zps) == 0 or (zps.min() >= -2**31 and zps.max() < 2**31):
+        zps = zps.astype(np.int32)        # as litert; a zero point past int32 (a broken file) stays int64
     if len(scales) == 1:
         legacy = (float(scales[0]), int(zps[0]) if len(zps) else 0)
     else:
@@ -106,6 +112,58 @@ def _details(ctx: Context, t: int) -> dict:
                                     "block_size": 0},
         "sparsity_parameters": sparsity,
     }
+
+
+def _check_structure(model, index: int, ctx: Context) -> None:
+    """What every kernel takes for granted, checked once per subgraph (TFLite checks these while
+    building its graph): tensor indices in range, operator codes that exist, each tensor written by
+    at most one node, and never a constant, a subgraph input or the node's own input."""
+    sg = model.subgraphs[index]
+    n = len(ctx.meta)
+    base = f"model.subgraphs[{index}]"
+    for field in ("inputs", "outputs"):
+        for k, t in enumerate(getattr(sg, field) or ()):
+            if not 0 <= t < n:
+                raise ModelError(f"subgraph {index} {field[:-1]} {k} is tensor {t}, which does not exist "
+                                 f"({n} tensors)", f"{base}.{field}[{k}]")
+    codes = len(model.operator_codes or ())
+    writer: dict[int, int] = {}
+    graph_inputs = set(sg.inputs or ())
+    later: dict[int, int] = {}              # tensor -> the first operator writing it
+    for i, op in enumerate(sg.operators or ()):
+        for t in op.outputs or ():
+            later.setdefault(t, i)
+    for i, op in enumerate(sg.operators or ()):
+        where = f"{base}.operators[{i}]"
+        if not 0 <= op.opcode_index < codes:
+            raise ModelError(f"operator {i} of subgraph {index} has opcode_index {op.opcode_index}; the model has "
+                             f"{codes} operator codes", f"{where}.opcode_index")
+        ins = tuple(op.inputs or ())
+        for k, t in enumerate(ins):
+            if not -1 <= t < n:
+                raise ModelError(f"operator {i} of subgraph {index}: input {k} is tensor {t}, which does not exist "
+                                 f"({n} tensors; -1 marks an absent optional input)", f"{where}.inputs[{k}]")
+            if t >= 0 and later.get(t, -1) >= i:
+                raise ModelError(f"operator {i} of subgraph {index}: input {k} is tensor {t} ('{ctx.name(t)}'), which "
+                                 f"operator {later[t]} writes later (operators must be in execution order)",
+                                 f"{where}.inputs[{k}]")
+        for k, t in enumerate(op.outputs or ()):
+            if t == -1:
+                continue
+            what = None
+            if not 0 <= t < n:
+                what = f"tensor {t}, which does not exist ({n} tensors)"
+            elif t in writer:
+                what = f"tensor {t} ('{ctx.name(t)}'), which operator {writer[t]} writes already"
+            elif ctx._file_constants[t] is not None:
+                what = f"tensor {t} ('{ctx.name(t)}'), a constant of the model"
+            elif t in graph_inputs:
+                what = f"tensor {t} ('{ctx.name(t)}'), an input of the subgraph"
+            elif t in ins:
+                what = f"tensor {t} ('{ctx.name(t)}'), which is also its input"
+            if what:
+                raise ModelError(f"operator {i} of subgraph {index}: output {k} is {what}", f"{where}.outputs[{k}]")
+            writer[t] = i
 
 
 class _Deferred:
@@ -171,14 +229,28 @@ class _Subgraph:
         self.outputs = tuple(sg.outputs or ())
         self.input_shapes: dict[int, tuple] = {}
         self.nodes: list[Node] = []
+        _check_structure(model, index, self.context)
         for i, op in enumerate(sg.operators or ()):
             opcode = model.operator_codes[op.opcode_index]
             code = builtin_code(opcode)
             name = op_name(opcode)
             key = name if code == BuiltinOperator.CUSTOM else code
             opts = parse_options(model, op, index)
-            self.nodes.append(Node(index, i, key, name, int(opcode.version or 1), tuple(op.inputs or ()),
-                                   tuple(op.outputs or ()), opts.runtime(), opts, opts.custom, op))
+            params = opts.runtime()
+            expected = options_table_for(code)
+            if opts.table_present and expected is not None and opts.table != expected[1]:
+                # a table of another op's type: TFLite's builtin_options_as_<T>() is null, so its
+                # parser zero-fills the params, as for an absent table
+                params = parse_options(model, dataclasses.replace(op, builtin_options=None, builtin_options_type=0,
+                                                                  builtin_options_2=None,
+                                                                  builtin_options_2_type=0), index).runtime()
+            where = f"model.subgraphs[{index}].operators[{i}]"
+            self.nodes.append(Node(index, i, key, name, int(opcode.version or 1),
+                                   Slots(op.inputs or (), f"{name} (node {i} of subgraph {index}): inputs",
+                                         f"{where}.inputs"),
+                                   Slots(op.outputs or (), f"{name} (node {i} of subgraph {index}): outputs",
+                                         f"{where}.outputs"),
+                                   params, opts, opts.custom, op))
         self.allocated = False
         self.prepared: list[tuple] = []     # (node, kernel, user_data, data) for every node
         self.plan: list[tuple] = []         # (invoke function, node, data) for the executed nodes
@@ -188,6 +260,23 @@ class _Subgraph:
         self.context.interpreter = interp
         self.arena_plan = None
         self._arena = None
+        self.busy = ""                      # "allocating" / "running" while on the call stack
+
+    def _enter(self, doing: str) -> None:
+        """Refuse re-entry: a subgraph that IF / WHILE / CALL_ONCE reaches again while it is being
+        allocated or run calls itself (TFLite refuses such recursion as well)."""
+        if self.busy:
+            chain = " -> ".join(str(i) for i in self.interp._active + [self.index])
+            raise ModelError(f"subgraph {self.index} is called while it is {self.busy} (control flow calls "
+                             f"subgraphs recursively: {chain}); recursion is not supported",
+                             f"model.subgraphs[{self.index}]")
+        self.busy = doing
+        self.interp._active.append(self.index)
+
+    def _leave(self) -> None:
+        self.busy = ""
+        if self.interp._active and self.interp._active[-1] == self.index:
+            self.interp._active.pop()
 
     # -- allocation ------------------------------------------------------------------------
     def free(self) -> None:
@@ -217,6 +306,13 @@ class _Subgraph:
         return kernels
 
     def allocate(self) -> None:
+        self._enter("allocating")
+        try:
+            self._allocate()
+        finally:
+            self._leave()
+
+    def _allocate(self) -> None:
         self.free()
         ctx = self.context
         ctx.reference = self.interp.reference
@@ -239,6 +335,9 @@ class _Subgraph:
                     data = kernel.prepare(ctx, node)
                 except DynamicValueNeeded:
                     deferred = True
+                except MemoryError as exc:
+                    raise TensorError(f"node {node.index} ({node.op_name}) of subgraph {self.index}: prepare "
+                                      f"needs more memory than there is ({exc})") from None
             if deferred:
                 for t in node.outputs:
                     ctx.declared.add(t)
@@ -254,9 +353,16 @@ class _Subgraph:
                     raise WorkbenchError(f"{kernel!r} did not set the shape of output '{ctx.name(t)}' of node "
                                          f"{node.index}")
             if self._foldable(node, kernel):
-                for t in node.outputs:
-                    ctx.tensors[t] = np.zeros(ctx.shapes[t], ctx.dtypes[t])
-                fn(ctx, node, data)
+                try:
+                    for t in node.outputs:
+                        ctx.tensors[t] = np.zeros(ctx.shapes[t], ctx.dtypes[t])
+                    fn(ctx, node, data)
+                except (MemoryError, ValueError) as exc:
+                    if isinstance(exc, WorkbenchError):
+                        raise
+                    raise TensorError(f"node {node.index} ({node.op_name}) of subgraph {self.index}, evaluated once "
+                                      f"in allocate_tensors (constant inputs), needs more memory than there is "
+                                      f"({exc})") from None
                 for t in node.outputs:
                     arr = ctx.tensors[t]
                     arr.flags.writeable = False
@@ -293,12 +399,16 @@ class _Subgraph:
         nbytes = {}
         for t in life:
             if ctx.dtypes[t] is None:
-                raise UnsupportedOpError(f"tensor '{ctx.name(t)}' has type {ctx.meta[t].type.name}, which this "
+                raise UnsupportedOpError(f"tensor '{ctx.name(t)}' has type {ctx.type_name(t)}, which this "
                                          f"interpreter cannot hold")
-            nbytes[t] = int(np.prod(ctx.shapes[t], dtype=np.int64)) * ctx.dtypes[t].itemsize
+            nbytes[t] = math.prod(ctx.shapes[t]) * ctx.dtypes[t].itemsize      # Python ints: no wrap-around
         self.arena_plan = arena.plan({t: tuple(v) for t, v in life.items()}, nbytes,
                                      reuse=not self.interp.keep_intermediates)
-        self._arena, views = arena.materialize(self.arena_plan, ctx.shapes, ctx.dtypes)
+        try:
+            self._arena, views = arena.materialize(self.arena_plan, ctx.shapes, ctx.dtypes)
+        except (MemoryError, ValueError) as exc:
+            raise TensorError(f"subgraph {self.index} needs {self.arena_plan.size} bytes of tensor memory, which "
+                              f"cannot be allocated ({exc})") from None
         for t, view in views.items():
             ctx.tensors[t] = view
         for t in ctx.dynamic:
@@ -343,7 +453,10 @@ class _Subgraph:
         values = [np.asarray(v) for v in values]
         self.prepare_for([v.shape for v in values], [v.dtype for v in values])
         ctx = self.context
-        for t, v in zip(self.inputs, values):
+        for k, (t, v) in enumerate(zip(self.inputs, values)):
+            if ctx.constants[t] is not None:
+                raise ModelError(f"subgraph {self.index} input {k} ('{ctx.name(t)}') is a constant of the model, "
+                                 f"so a caller cannot pass it a value", f"model.subgraphs[{self.index}].inputs[{k}]")
             np.copyto(ctx.tensors[t], v)
         self.invoke()
         return [np.array(ctx.tensors[t]) for t in self.outputs]
@@ -373,14 +486,25 @@ class _Subgraph:
         self.check_allocated()
         interp = self.interp
         if interp._sink is not None:        # a control-flow kernel called us while steps() runs
-            for event in self._traced():
-                interp._sink.append(event)
+            self._enter("running")
+            try:
+                for event in self._traced():
+                    interp._sink.append(event)
+            finally:
+                self._leave()
             return
         ctx = self.context
-        if config.DEBUG:
-            return self._invoke_checked()
-        for fn, node, data in self.plan:
-            fn(ctx, node, data)
+        self._enter("running")
+        try:
+            if config.DEBUG:
+                return self._invoke_checked()
+            for fn, node, data in self.plan:
+                fn(ctx, node, data)
+        except MemoryError as exc:
+            raise TensorError(f"node {node.index} ({node.op_name}) of subgraph {self.index} needs more memory than "
+                              f"there is ({exc})") from None
+        finally:
+            self._leave()
 
     def _invoke_checked(self) -> None:
         """WORKBENCH_DEBUG >= 1: warn about the first node whose float output is not finite."""
@@ -471,12 +595,15 @@ class Interpreter:
 
     Extra keywords: ``keep_intermediates=True`` keeps every tensor readable after ``invoke``
     (litert's ``experimental_preserve_all_tensors``, also accepted); ``reference=True`` runs the
-    slow, obvious numpy reference of every kernel instead of its fast path.
+    slow, obvious numpy reference of every kernel instead of its fast path;
+    ``max_while_iterations`` (default 10 million, None = no limit) stops a WHILE loop whose
+    condition never becomes false with an error naming the node, instead of hanging.
     """
 
     def __init__(self, model_path=None, model_content=None, model=None, op_resolver: OpResolver | None = None,
                  num_threads: int | None = 1, *, keep_intermediates: bool = False, reference: bool = False,
-                 experimental_preserve_all_tensors: bool = False):
+                 experimental_preserve_all_tensors: bool = False,
+                 max_while_iterations: int | None = DEFAULT_MAX_WHILE_ITERATIONS):
         given = [x is not None for x in (model_path, model_content, model)]
         if sum(given) != 1:
             raise ValueError("give exactly one of model_path, model_content or model")
@@ -499,6 +626,10 @@ class Interpreter:
         self.initialized: set[int] = set()           # init subgraphs CALL_ONCE has run
         self._sink = None                             # event list while steps() runs
         self._stack: list = []                        # (subgraph, node) of the running callers
+        self._active: list[int] = []                  # subgraphs being allocated / run, outermost first
+        if max_while_iterations is not None and int(max_while_iterations) < 0:
+            raise ValueError(f"max_while_iterations must be >= 0 or None, got {max_while_iterations}")
+        self.max_while_iterations = None if max_while_iterations is None else int(max_while_iterations)
         self.keep_intermediates = bool(keep_intermediates or experimental_preserve_all_tensors)
         self.reference = bool(reference)
         self._subgraphs: dict[int, _Subgraph] = {0: _Subgraph(self, 0)}

@@ -367,6 +367,10 @@ def quant_params(context, t: int) -> tuple[np.ndarray, np.ndarray, int]:
     zps = np.asarray(tuple(q.zero_point or ()) if q is not None else (), np.int64)
     if len(zps) == 0:
         zps = np.zeros(max(len(scales), 1), np.int64)
+    if not np.isfinite(scales).all():
+        from ..errors import ModelError
+        raise ModelError(f"tensor '{context.name(t)}' has a quantization scale that is not a finite number "
+                         f"({scales.tolist()[:8]})")
     return scales, zps, int(q.quantized_dimension or 0) if q is not None else 0
 
 
@@ -427,7 +431,9 @@ def per_channel_multipliers(input_scale: float, filter_scales, output_scale: flo
     if len(fs) == 1:
         fs = np.repeat(fs, channels)
     if len(fs) != channels:
-        raise ValueError(f"{len(fs)} filter scales for {channels} output channels")
+        from ..errors import ModelError
+        raise ModelError(f"{len(fs)} filter scales for {channels} output channels (a per-channel quantized "
+                         f"filter needs one scale per channel, or one for all)")
     eff = np.array([float(np.float64(np.float32(input_scale)) * np.float64(s) / np.float64(np.float32(output_scale)))
                     for s in fs], np.float64)
     pairs = [quantize_multiplier(e) for e in eff]
@@ -449,6 +455,9 @@ def tensor_scale_zp(context, t: int) -> tuple[float, int]:
     if len(scales) == 0:
         from ..errors import UnsupportedOpError
         raise UnsupportedOpError(f"tensor '{context.name(t)}' is {context.dtype(t)} without quantization parameters")
+    if not scales[0] > 0:
+        from ..errors import ModelError
+        raise ModelError(f"tensor '{context.name(t)}' has quantization scale {float(scales[0])}; it must be > 0")
     return float(scales[0]), int(zps[0])
 
 

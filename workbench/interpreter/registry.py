@@ -251,7 +251,10 @@ class OpResolver:
 
     def find(self, op, version: int) -> Kernel:
         """The kernel for exactly (op, version), or :class:`UnsupportedOpError` saying what exists."""
-        key = _key_op(op) if not isinstance(op, str) or op in BuiltinOperator.__members__ else op
+        try:
+            key = _key_op(op) if not isinstance(op, str) or op in BuiltinOperator.__members__ else op
+        except ValueError:
+            raise UnsupportedOpError(f"builtin operator code {op!r} is not an operator this schema knows") from None
         table = self._builtin if isinstance(key, BuiltinOperator) else self._custom
         k = table.get((key, int(version)))
         if k is not None:

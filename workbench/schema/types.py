@@ -105,7 +105,7 @@ def tensor_data(model, subgraph: int, tensor: int) -> np.ndarray | None:
                          f"model.subgraphs[{subgraph}].tensors[{tensor}].shape")
     count = math.prod(shape)  # exact: no int64 wrap-around for absurd shapes
     if count * dtype.itemsize != len(raw):
-        raise ModelError(f"buffer has {len(raw)} bytes, shape {list(shape)} of {t.type.name} needs "
+        raise ModelError(f"buffer has {len(raw)} bytes, shape {list(shape)} of {getattr(t.type, 'name', t.type)} needs "
                          f"{count * dtype.itemsize}", f"model.subgraphs[{subgraph}].tensors[{tensor}]")
     return np.frombuffer(raw, dtype).reshape(shape)
 

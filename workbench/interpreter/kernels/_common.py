@@ -104,6 +104,16 @@ def tap_range(o: int, stride: int, pad: int, dilation: int, filt: int, size: int
     return k0, k1
 
 
+def check_bias(node, ctx, b_t: int, channels: int) -> None:
+    """An optional bias (slot 2 of CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED) holds one value per
+    output channel (TFLite: ``SizeOfDimension(bias, 0) == channels``)."""
+    if b_t >= 0:
+        shape = ctx.shape(b_t)
+        if len(shape) != 1 or shape[0] != channels:
+            raise UnsupportedOpError(f"{node.op_name} (node {node.index}): bias '{ctx.name(b_t)}' has shape "
+                                     f"{list(shape)}; it must be [{channels}] (one value per output channel)")
+
+
 def check_rank(node, ctx, t: int, rank: int, what: str = "input") -> tuple:
     shape = ctx.shape(t)
     if len(shape) != rank:

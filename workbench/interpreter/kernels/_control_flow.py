@@ -4,14 +4,18 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...errors import UnsupportedOpError
+from ...errors import ModelError, UnsupportedOpError
 
 
-def callee(context, node, index: int, role: str):
+def callee(context, node, index: int, role: str, field: str = ""):
+    """The subgraph ``index`` a control-flow node calls; a :class:`ModelError` (with the options
+    field's path) when it does not exist or is the caller's own subgraph (direct recursion)."""
     n = len(context.model.subgraphs)
     if not 0 <= index < n or index == context.subgraph_index:
-        raise UnsupportedOpError(f"{node.op_name} (node {node.index}): {role} subgraph {index} is not another "
-                                 f"subgraph of this model ({n} subgraphs)")
+        why = "calls itself" if index == context.subgraph_index else f"does not exist ({n} subgraphs)"
+        path = f"model.subgraphs[{node.subgraph}].operators[{node.index}].builtin_options"
+        raise ModelError(f"{node.op_name} (node {node.index}): {role} subgraph {index} {why}",
+                         f"{path}.{field}" if field else path)
     return context.subgraph_at(index)
 
 

@@ -10,6 +10,7 @@ from ..registry import OpData, opdata
 import numpy as np
 
 from ...errors import UnsupportedOpError
+from ._elementwise import KernelError
 from .. import quant
 from ._common import F32, PADDING_NAMES, activation_name, activation_range, check_rank, window
 
@@ -59,7 +60,7 @@ def prepare_pool(context, node):
     n, h, w, c = check_rank(node, context, x_t, 4)
     fh, fw, sh, sw = p["filter_height"], p["filter_width"], p["stride_h"], p["stride_w"]
     if fh <= 0 or fw <= 0:
-        raise ValueError(f"{node.op_name} node {node.index}: filter {fh}x{fw} must be positive")
+        raise KernelError(f"{node.op_name} (node {node.index}): filter {fh}x{fw} must be positive")
     oh, ow, pt, pl = window(node, p["padding"], h, w, fh, fw, sh, sw, 1, 1)
     if dt == I8:
         in_s, in_zp = quant.tensor_scale_zp(context, x_t)

@@ -31,6 +31,7 @@ class ReduceKernel(Kernel):
         dt = context.expect_dtype(node, x, self.dtypes)
         shape = context.shape(x)
         axes = norm_axes(node, const_ints(context, node, 1, "the axes"), len(shape))
+        axes = tuple(a for a in axes if a < len(shape))      # a scalar has no axes: axis 0 reduces nothing
         keep = bool(node.params.get("keep_dims", False))
         out = reduced_shape(shape, axes, keep)
         context.set_output(node.outputs[0], out, dt)

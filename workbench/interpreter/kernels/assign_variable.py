@@ -18,6 +18,7 @@ class AssignVariable(Kernel):
     foldable = False
 
     def prepare(self, context, node):
+        context.shape(node.inputs[0]), context.shape(node.inputs[1])   # both present (a ModelError if not)
         return None
 
     def invoke(self, context, node, d):

@@ -8,7 +8,7 @@ no inputs or outputs; it is never evaluated at allocate time (it has side effect
 
 from __future__ import annotations
 
-from ...errors import UnsupportedOpError
+from ...errors import ModelError, UnsupportedOpError
 from ...schema.enums import BuiltinOperator
 from ..registry import Kernel, OpData, kernel, opdata
 
@@ -27,8 +27,11 @@ class CallOnce(Kernel):
         index = int(node.params.get("init_subgraph_index", 0))
         n = len(context.model.subgraphs)
         if not 0 < index < n or index == context.subgraph_index:
-            raise UnsupportedOpError(f"CALL_ONCE (node {node.index}): init subgraph {index} is not another "
-                                     f"subgraph of this model ({n} subgraphs)")
+            why = "calls itself" if index == context.subgraph_index else \
+                f"is not another subgraph of this model ({n} subgraphs)"
+            raise ModelError(f"CALL_ONCE (node {node.index}): init subgraph {index} {why}",
+                             f"model.subgraphs[{node.subgraph}].operators[{node.index}].builtin_options"
+                             f".init_subgraph_index")
         sub = context.subgraph_at(index)
         if sub.inputs or sub.outputs:
             raise UnsupportedOpError(f"CALL_ONCE (node {node.index}): init subgraph {index} must have no inputs "

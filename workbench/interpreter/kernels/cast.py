@@ -41,7 +41,7 @@ class Cast(Kernel):
         src = context.expect_dtype(node, x, TYPES)
         dst = context.dtype(y)
         if dst not in TYPES:
-            refuse(node, f"output type {context.tensor_meta(y).type.name} is not supported")
+            refuse(node, f"output type {context.type_name(y)} is not supported")
         context.set_output(y, context.shape(x), dst)
         return CastData(str(src), str(dst))
 

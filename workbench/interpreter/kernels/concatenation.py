@@ -35,6 +35,8 @@ class Concatenation(Kernel):
             raise UnsupportedOpError(f"CONCATENATION (node {node.index}): inputs of different types {dtypes}")
         dt = dtypes.pop()
         rank = len(shapes[0])
+        if rank == 0:
+            raise UnsupportedOpError(f"CONCATENATION (node {node.index}): scalar inputs cannot be concatenated")
         axis = normalize_axis(node, int(node.params["axis"]), rank)
         for s in shapes[1:]:
             if len(s) != rank or any(a != b for i, (a, b) in enumerate(zip(s, shapes[0])) if i != axis):

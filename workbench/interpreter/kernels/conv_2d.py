@@ -26,7 +26,9 @@ from ...schema.enums import BuiltinOperator
 from .._jit import njit
 from ..registry import Kernel, OpData, kernel, opdata
 from .. import quant
-from ._common import F32, PADDING_NAMES, activation_name, activation_range, apply_activation, check_rank, window
+from ._elementwise import KernelError
+from ._common import (F32, PADDING_NAMES, activation_name, activation_range, apply_activation, check_bias,
+                      check_rank, window)
 
 I8 = np.dtype(np.int8)
 
@@ -300,8 +302,9 @@ class Conv2D(Kernel):
             x_t, f_t = node.input(0), node.input(1)
             n, h, w, c = check_rank(node, context, x_t, 4)
             o, kh, kw, ci = check_rank(node, context, f_t, 4, "filter")
-            if ci <= 0 or c % ci or o % (c // ci):
-                raise ValueError(f"CONV_2D node {node.index}: input channels {c} and filter {[o, kh, kw, ci]} do not "
+            check_bias(node, context, node.input(2), o)
+            if ci <= 0 or c < ci or c % ci or o % (c // ci):
+                raise KernelError(f"CONV_2D node {node.index}: input channels {c} and filter {[o, kh, kw, ci]} do not "
                                  f"form whole groups")
             sh, sw, dh, dw = p["stride_h"], p["stride_w"], p["dilation_h_factor"], p["dilation_w_factor"]
             oh, ow, pt, pl = window(node, p["padding"], h, w, kh, kw, sh, sw, dh, dw)
@@ -313,8 +316,9 @@ class Conv2D(Kernel):
             context.expect_dtype(node, b_t, (F32,), "bias")
         n, h, w, c = check_rank(node, context, x_t, 4)
         o, kh, kw, ci = check_rank(node, context, f_t, 4, "filter")
-        if ci <= 0 or c % ci or o % (c // ci):
-            raise ValueError(f"CONV_2D node {node.index}: input channels {c} and filter {[o, kh, kw, ci]} do not "
+        check_bias(node, context, b_t, o)
+        if ci <= 0 or c < ci or c % ci or o % (c // ci):
+            raise KernelError(f"CONV_2D node {node.index}: input channels {c} and filter {[o, kh, kw, ci]} do not "
                              f"form whole groups")
         groups = c // ci
         sh, sw, dh, dw = p["stride_h"], p["stride_w"], p["dilation_h_factor"], p["dilation_w_factor"]

@@ -37,6 +37,8 @@ class Cumsum(Kernel):
         axes = const_ints(context, node, 1, "the axis")
         if len(axes) != 1:
             fail(node, f"the axis must be a scalar, got {axes}")
+        if not context.shape(x):
+            fail(node, "the input is a scalar; there is no axis to sum along")
         axis, = norm_axes(node, axes, len(context.shape(x)))
         context.set_output(node.outputs[0], context.shape(x), dt)
         return CumsumData(axis, bool(node.params.get("exclusive", False)), bool(node.params.get("reverse", False)))

@@ -18,7 +18,8 @@ from ...schema.enums import BuiltinOperator
 from .._jit import njit
 from ..registry import Kernel, OpData, kernel, opdata
 from .. import quant
-from ._common import F32, PADDING_NAMES, activation_name, activation_range, check_rank, window
+from ._elementwise import KernelError
+from ._common import F32, PADDING_NAMES, activation_name, activation_range, check_bias, check_rank, window
 
 I8 = np.dtype(np.int8)
 
@@ -227,8 +228,9 @@ def prepare_int8(context, node, p):
         context.expect_dtype(node, b_t, (np.int32,), "bias")
     n, h, w, c = check_rank(node, context, x_t, 4)
     one, kh, kw, co = check_rank(node, context, f_t, 4, "filter")
+    check_bias(node, context, b_t, co)
     if one != 1 or c == 0 or co % c:
-        raise ValueError(f"DEPTHWISE_CONV_2D node {node.index}: filter {[one, kh, kw, co]} does not fit "
+        raise KernelError(f"DEPTHWISE_CONV_2D node {node.index}: filter {[one, kh, kw, co]} does not fit "
                          f"{c} input channels")
     sh, sw, dh, dw = p["stride_h"], p["stride_w"], p["dilation_h_factor"], p["dilation_w_factor"]
     oh, ow, pt, pl = window(node, p["padding"], h, w, kh, kw, sh, sw, dh, dw)
@@ -277,8 +279,9 @@ class DepthwiseConv2D(Kernel):
             context.expect_dtype(node, b_t, (F32,), "bias")
         n, h, w, c = check_rank(node, context, x_t, 4)
         one, kh, kw, co = check_rank(node, context, f_t, 4, "filter")
+        check_bias(node, context, b_t, co)
         if one != 1 or c == 0 or co % c:
-            raise ValueError(f"DEPTHWISE_CONV_2D node {node.index}: filter {[one, kh, kw, co]} does not fit "
+            raise KernelError(f"DEPTHWISE_CONV_2D node {node.index}: filter {[one, kh, kw, co]} does not fit "
                              f"{c} input channels")
         sh, sw, dh, dw = p["stride_h"], p["stride_w"], p["dilation_h_factor"], p["dilation_w_factor"]
         oh, ow, pt, pl = window(node, p["padding"], h, w, kh, kw, sh, sw, dh, dw)

@@ -20,7 +20,7 @@ from ...errors import UnsupportedOpError
 from ...schema.enums import BuiltinOperator
 from ..registry import Kernel, OpData, kernel, opdata
 from .. import quant
-from ._common import F32, activation_name, activation_range, apply_activation
+from ._common import F32, activation_name, activation_range, apply_activation, check_bias
 
 I8 = np.dtype(np.int8)
 
@@ -139,6 +139,7 @@ class FullyConnected(Kernel):
         if len(wshape) != 2:
             raise UnsupportedOpError(f"FULLY_CONNECTED (node {node.index}): weights of shape {list(wshape)}")
         units, k = wshape
+        check_bias(node, context, b_t, units)
         xshape = context.shape(x_t)
         total = math.prod(xshape)
         if k == 0 or total % k:

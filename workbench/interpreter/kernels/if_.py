@@ -30,8 +30,10 @@ class If(Kernel):
 
     def prepare(self, context, node):
         p = node.params
-        then_sg = callee(context, node, int(p.get("then_subgraph_index", 0)), "then")
-        else_sg = callee(context, node, int(p.get("else_subgraph_index", 0)), "else")
+        then_sg = callee(context, node, int(p.get("then_subgraph_index", 0)), "then",
+                         "then_subgraph_index")
+        else_sg = callee(context, node, int(p.get("else_subgraph_index", 0)), "else",
+                         "else_subgraph_index")
         args = node.inputs[1:]
         c = node.inputs[0]
         if int(np.prod(context.shape(c), dtype=np.int64)) != 1:

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...errors import UnsupportedOpError
+
 from ...schema.enums import BuiltinOperator
 from ..registry import Kernel, OpData, kernel, opdata
 from .. import quant
@@ -63,6 +65,8 @@ def prepare_int8(context, node, shape, axes, keep, out):
     in_s, in_zp = quant.tensor_scale_zp(context, x_t)
     out_s, out_zp = quant.tensor_scale_zp(context, y_t)
     count = int(np.prod([shape[a] for a in axes])) if axes else 1
+    if count == 0:
+        raise UnsupportedOpError(f"MEAN (node {node.index}): int8 mean over an empty axis (no values to average)")
     raw_axes = [int(a) for a in np.asarray(context.value(node.inputs[1])).reshape(-1)]
     context.set_output(y_t, out, I8)
     if keep and len(shape) == 4 and len(raw_axes) == 2 and sorted(raw_axes) == [1, 2]:
@@ -102,6 +106,9 @@ class Mean(Kernel):
         int8 = context.expect_dtype(node, x_t, (F32, I8)) == I8
         shape = context.shape(x_t)
         axes_v = context.require_value(node, 1, "the axes")
+        if np.asarray(axes_v).dtype.kind not in "iu":
+            raise UnsupportedOpError(f"MEAN (node {node.index}): the axes must be integers, got "
+                                     f"{np.asarray(axes_v).dtype}")
         axes = tuple(sorted({normalize_axis(node, int(a), len(shape)) for a in np.asarray(axes_v).reshape(-1)}))
         keep = bool(node.params["keep_dims"])
         if keep:

@@ -20,6 +20,7 @@ class ReadVariable(Kernel):
     foldable = False
 
     def prepare(self, context, node):
+        context.shape(node.inputs[0])          # the resource handle must be there (a ModelError if not)
         context.set_output_dynamic(node.outputs[0], context.dtype(node.outputs[0]))
         return None
 

@@ -77,6 +77,9 @@ def _cdiv(a, b):
 
 def integer_positions(out_size, in_size, align_corners, half_pixel):
     """(src_10, lower, upper) of ComputeInterpolationValuesInteger for every output index."""
+    if out_size <= 0:       # an empty output: no positions (and no division by 0)
+        z = np.zeros(0, np.int64)
+        return z, z, z
     scale = ((1 << 10) * in_size + out_size // 2) // out_size
     if align_corners and out_size > 1:
         scale = ((1 << 10) * (in_size - 1) + (out_size - 1) // 2) // (out_size - 1)
@@ -123,6 +126,9 @@ class _ResizeBase(Kernel):
         size = np.asarray(context.require_value(node, 1, "the output size")).reshape(-1)
         if size.shape != (2,) or (size <= 0).any():
             raise UnsupportedOpError(f"{node.op_name} (node {node.index}): size {size.tolist()} must be 2 positive ints")
+        if h <= 0 or w <= 0:
+            raise UnsupportedOpError(f"{node.op_name} (node {node.index}): the input {[n, h, w, c]} is empty in "
+                                     f"height or width; there is nothing to resize from")
         return (n, h, w, c), (int(size[0]), int(size[1]))
 
 

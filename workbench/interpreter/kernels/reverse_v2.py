@@ -22,6 +22,7 @@ class ReverseV2(Kernel):
         x = node.inputs[0]
         shape = context.shape(x)
         axes = norm_axes(node, const_ints(context, node, 1, "the axes"), len(shape))
+        axes = tuple(a for a in axes if a < len(shape))      # a scalar has no axes to reverse
         context.set_output(node.outputs[0], shape, context.dtype(x))
         return ReverseV2Data(axes)
 

@@ -17,7 +17,7 @@ class SelectData(OpData):
 
 
 def check_types(context, node):
-    c, x, y = node.inputs[:3]
+    c, x, y = node.inputs[0], node.inputs[1], node.inputs[2]
     context.expect_dtype(node, c, (BOOL,), "condition")
     if context.dtype(x) != context.dtype(y) or context.dtype(x) is None:
         refuse(node, f"x and y have types {context.dtype(x)} and {context.dtype(y)}; they must be equal")
@@ -29,7 +29,7 @@ class Select(Kernel):
 
     def prepare(self, context, node):
         check_types(context, node)
-        c, x, y = node.inputs[:3]
+        c, x, y = node.inputs[0], node.inputs[1], node.inputs[2]
         sc, sx, sy = context.shape(c), context.shape(x), context.shape(y)
         if sx != sy:
             fail(node, f"x {list(sx)} and y {list(sy)} must have the same shape")

@@ -28,6 +28,8 @@ class Split(Kernel):
     def prepare(self, context, node):
         x = node.inputs[1]
         shape = context.shape(x)
+        if not shape:
+            fail(node, "the input is a scalar; there is no axis to split")
         axes = const_ints(context, node, 0, "the axis")
         if len(axes) != 1:
             fail(node, f"the axis must be a single value, got {axes}")

@@ -19,6 +19,8 @@ class SplitV(Kernel):
         axes = const_ints(context, node, 2, "the axis")
         if len(axes) != 1:
             fail(node, f"the axis must be a single value, got {axes}")
+        if not shape:
+            fail(node, "the input is a scalar; there is no axis to split")
         axis, = norm_axes(node, axes, len(shape))
         if len(sizes) != len(node.outputs):
             fail(node, f"{len(sizes)} size_splits for {len(node.outputs)} outputs")

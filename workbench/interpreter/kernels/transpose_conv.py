@@ -159,6 +159,9 @@ class TransposeConv(TransposeConvBase):
             raise UnsupportedOpError(f"TRANSPOSE_CONV (node {node.index}): output shape {shape.tolist()} must have 4 "
                                      f"values")
         out = tuple(int(v) for v in shape)
+        if any(v < 0 for v in out):
+            raise UnsupportedOpError(f"TRANSPOSE_CONV (node {node.index}): output shape {list(out)} has a negative "
+                                     f"dimension")
         if out[0] != xs[0] or out[3] != fs[0]:
             raise UnsupportedOpError(f"TRANSPOSE_CONV (node {node.index}): output shape {list(out)} does not fit "
                                      f"batch {xs[0]} / {fs[0]} output channels")

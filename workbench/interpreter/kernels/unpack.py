@@ -19,6 +19,8 @@ class Unpack(Kernel):
     def prepare(self, context, node):
         x = node.inputs[0]
         shape = context.shape(x)
+        if not shape:
+            fail(node, "the input is a scalar; there is no axis to unpack")
         axis, = norm_axes(node, [int(node.params.get("axis", 0))], len(shape))
         num = int(node.params.get("num", 0))
         if num != shape[axis] or len(node.outputs) != num:

@@ -1,6 +1,6 @@
 """WHERE (one input): the coordinates of the true (non-zero) elements, as an int64 [count, rank]
-tensor in row-major order.  The output size depends on the values, so this static interpreter
-needs the condition to be a constant (the node is then evaluated at allocation).  Condition bool
+tensor in row-major order.  The output size depends on the values: a constant condition is
+evaluated at allocation; a run-time one makes the output dynamic (sized while invoking).  Condition bool
 (v1) or float32/int32/int64/uint8/int8 compared with 0 (v2)."""
 
 import numpy as np
@@ -27,12 +27,18 @@ class Where(Kernel):
         context.expect_dtype(node, c, (BOOL, F32, I32, I64, np.dtype(np.uint8), np.dtype(np.int8)), "condition")
         v = context.value(c)
         if v is None:
-            refuse(node, f"the output size depends on the values of '{context.name(c)}', which are computed at run "
-                         f"time; this interpreter needs static shapes")
+            # the output size depends on values computed at run time: a dynamic output, sized in
+            # invoke (TFLite's SetTensorToDynamic / ResizeTensor)
+            context.set_output_dynamic(node.outputs[0], I64)
+            return WhereData(None)
         out = (int(np.count_nonzero(v)), len(context.shape(c)))
         context.set_output(node.outputs[0], out, I64)
         return WhereData(out)
 
     def invoke(self, context, node, d):
         x = context.tensors[node.inputs[0]]
-        context.tensors[node.outputs[0]][...] = np.argwhere(x).astype(np.int64).reshape(d.output_shape)
+        res = np.argwhere(x).astype(np.int64).reshape(-1, x.ndim)
+        if d.output_shape is None:
+            context.resize_output(node.outputs[0], res.shape)[...] = res
+        else:
+            context.tensors[node.outputs[0]][...] = res.reshape(d.output_shape)
