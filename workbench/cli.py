@@ -26,6 +26,8 @@ import re
 import sys
 from typing import Any
 
+import numpy as np
+
 from . import __version__
 from .errors import WorkbenchError
 from .options import parse as parse_options
@@ -681,7 +683,145 @@ def _cmd_partition(args) -> int:
 
 
 # (name, registration) in the order `workbench --help` lists them; later commands append here
-COMMANDS = [("inspect", _register_inspect), ("versions", _register_versions), ("partition", _register_partition)]
+
+# --------------------------------------------------------------------------------------------
+# run / bench
+
+
+def _register_run(sub) -> None:
+    p = sub.add_parser("run", help="run a model with workbench.Interpreter (seeded or given inputs)",
+                       description="Run MODEL once with workbench.Interpreter and summarize its outputs. "
+                                   "Inputs are seeded random values unless given as NAME=FILE.npy. A model "
+                                   "compiled by `workbench partition -o` runs as it is (the offload op is "
+                                   "known to the default resolver).")
+    p.add_argument("model", help="path of a .tflite file")
+    p.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy",
+                   help="an input array (by tensor name or input position); repeatable")
+    p.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
+    p.add_argument("--steps", action="store_true", help="print one line per executed node")
+    p.add_argument("--profile", type=_nonnegative, default=0, metavar="RUNS",
+                   help="also time RUNS invokes per node (benchmark_model-like tables)")
+    p.add_argument("--save", metavar="OUT.npz", help="write the outputs (by output name) to an .npz")
+    p.add_argument("--json", action="store_true", help="print one JSON document instead of text")
+    p.set_defaults(run=_cmd_run)
+
+
+def _feed(it, specs: list[str], seed: int) -> list:
+    from .bench import random_inputs
+
+    details = it.get_input_details()
+    values = random_inputs(details, seed) if len(specs) < len(details) else [None] * len(details)
+    for spec in specs:
+        key, sep, path = spec.partition("=")
+        if not sep:
+            raise WorkbenchError(f"--input {spec!r}: expected NAME=FILE.npy")
+        pos = next((i for i, d in enumerate(details) if d["name"] == key), None)
+        if pos is None and key.isdigit() and int(key) < len(details):
+            pos = int(key)
+        if pos is None:
+            names = ", ".join(d["name"] for d in details)
+            raise WorkbenchError(f"--input {key!r}: the model has no such input (inputs: {names})")
+        values[pos] = np.load(path, allow_pickle=False)
+    for d, v in zip(details, values):
+        it.set_tensor(d["index"], v)
+    return values
+
+
+def _array_summary(name: str, a) -> dict:
+    flat = np.asarray(a).reshape(-1)
+    numeric = flat.dtype.kind in "biuf" and flat.size
+    f = flat.astype(np.float64) if numeric else None
+    return {"name": name, "dtype": str(flat.dtype), "shape": list(np.shape(a)),
+            "min": _finite(float(f.min())) if numeric else None, "max": _finite(float(f.max())) if numeric else None,
+            "mean": _finite(float(f.mean())) if numeric else None,
+            "first": [_finite(float(x)) if numeric else str(x) for x in flat[:6]]}
+
+
+def _finite(x: float):
+    return x if np.isfinite(x) else repr(x)
+
+
+def _cmd_run(args) -> int:
+    from .interpreter import Interpreter
+
+    it = Interpreter(model_path=args.model)
+    it.allocate_tensors()
+    _feed(it, args.input, args.seed)
+    steps = []
+    if args.steps:
+        for e in it.steps():
+            steps.append({"subgraph": e.subgraph, "node": e.node, "op": e.op, "version": e.version,
+                          "kernel": e.kernel, "ms": round(e.elapsed_ms, 4),
+                          "outputs": [None if o is None else list(o.shape) for o in e.outputs]})
+    else:
+        it.invoke()
+    outputs = {d["name"]: it.get_tensor(d["index"]) for d in it.get_output_details()}
+    if args.save:
+        np.savez(args.save, **outputs)
+    doc = {"file": args.model, "outputs": [_array_summary(n, a) for n, a in outputs.items()]}
+    if args.steps:
+        doc["steps"] = steps
+    profile = it.profile(runs=args.profile) if args.profile else None
+    if args.json:
+        json.dump(doc, sys.stdout, indent=1, allow_nan=False)
+        sys.stdout.write("\n")
+        return EXIT_OK
+    out = []
+    for st in steps:
+        out.append(f"{st['subgraph']}:{st['node']:<4} {st['op']:<28} v{st['version']:<3} {st['kernel']:<30} "
+                   f"{st['ms']:>9.3f} ms -> {st['outputs']}")
+    for o in doc["outputs"]:
+        out.append(f"output {o['name']}: {o['dtype']}{o['shape']} min {o['min']} max {o['max']} "
+                   f"mean {o['mean']} first {o['first']}")
+    if profile is not None:
+        out.append(str(profile))
+    sys.stdout.write("\n".join(out) + "\n")
+    return EXIT_OK
+
+
+def _register_bench(sub) -> None:
+    p = sub.add_parser("bench", help="median invoke latency (optionally side by side with ai-edge-litert)",
+                       description="Time workbench.Interpreter on MODEL; with --vs-litert also ai-edge-litert's "
+                                   "builtin kernels (no XNNPACK) and its default (XNNPACK) path, on the same "
+                                   "seeded inputs in the same run, and print the ratios.")
+    p.add_argument("model", help="path of a .tflite file")
+    p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--runs", type=_nonnegative, default=30)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--vs-litert", action="store_true", help="measure ai-edge-litert too (needs it installed)")
+    p.add_argument("--json", action="store_true", help="print one JSON document instead of text")
+    p.set_defaults(run=_cmd_bench)
+
+
+def _cmd_bench(args) -> int:
+    from .bench import litert_median, median_ms
+    from .interpreter import Interpreter
+
+    it = Interpreter(model_path=args.model, num_threads=args.threads)
+    it.allocate_tensors()
+    _feed(it, [], args.seed)
+    rows = {"workbench": median_ms(it.invoke, args.runs)}
+    if args.vs_litert:
+        rows["litert builtin (no XNNPACK)"] = litert_median(args.model, args.threads, args.runs, False, args.seed)
+        rows["litert default (XNNPACK)"] = litert_median(args.model, args.threads, args.runs, True, args.seed)
+    ours = rows["workbench"]["median_ms"]
+    for r in rows.values():
+        r["ours_over_this"] = ours / r["median_ms"] if r["median_ms"] else None
+    doc = {"file": args.model, "threads": args.threads, "runs": args.runs, "results": rows}
+    if args.json:
+        json.dump(doc, sys.stdout, indent=1, allow_nan=False)
+        sys.stdout.write("\n")
+        return EXIT_OK
+    out = [f"{args.model}: {args.threads} thread(s), median of {args.runs} invokes",
+           f"{'':32}{'median ms':>11}{'min ms':>10}{'ours / this':>13}"]
+    for name, r in rows.items():
+        out.append(f"{name:32}{r['median_ms']:>11.2f}{r['min_ms']:>10.2f}{r['ours_over_this']:>13.2f}")
+    sys.stdout.write("\n".join(out) + "\n")
+    return EXIT_OK
+
+
+COMMANDS = [("inspect", _register_inspect), ("versions", _register_versions), ("partition", _register_partition),
+            ("run", _register_run), ("bench", _register_bench)]
 
 
 def build_parser() -> argparse.ArgumentParser:
