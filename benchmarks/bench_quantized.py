@@ -3,8 +3,11 @@
     python benchmarks/bench_quantized.py [--runs 20] [--model PATH]
 
 litert runs in a child process (it can abort the whole process on a failed check).  Prints median
-milliseconds per invoke and the ratio ours / litert builtin (goal ≤ 1.0), plus whether the outputs
-are bit-exact with the builtin kernels on the same input.
+(and minimum) milliseconds per invoke and the ratio ours / litert builtin (goal ≤ 1.0), plus
+whether the outputs are bit-exact with the builtin kernels on the same input, and which kernels
+our CONV_2D nodes use (``vnni``: the int8 dot-product path of :mod:`workbench.interpreter._vnni`;
+``WORKBENCH_VNNI=0`` shows the portable float-BLAS path).  The 1 → 2 thread figures are in
+``bench_threads.py``, memory in ``bench_memory.py``, start-up in ``bench_startup.py``.
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ for kind in ("builtin", "default"):
     out = it.get_tensor(it.get_output_details()[0]["index"])
     np.save(x_path + f".{kind}.npy", out)
     res[kind] = 1000 * float(np.median(ts))
+    res[kind + "_min"] = 1000 * float(np.min(ts))
 print(json.dumps(res))
 """
 
@@ -100,6 +104,7 @@ def main(argv=None) -> int:
         it.invoke()
         ts.append(time.perf_counter() - t0)
     ours = 1000 * float(np.median(ts))
+    ours_min = 1000 * float(np.min(ts))
     y = it.get_tensor(it.get_output_details()[0]["index"])
 
     import tempfile
@@ -113,12 +118,15 @@ def main(argv=None) -> int:
             return 1
         lt = json.loads(proc.stdout.strip().splitlines()[-1])
         same = {k: int((np.load(xp + f".{k}.npy") == y).sum()) for k in ("builtin", "default")}
-    print(f"model: {args.model.name}, 1 thread, median of {args.runs} invokes")
-    print(f"  workbench            {ours:8.2f} ms")
-    print(f"  litert builtin       {lt['builtin']:8.2f} ms   ratio ours/builtin = {ours / lt['builtin']:.2f}x "
-          f"(goal <= 1.0x); outputs equal: {same['builtin']}/{y.size}")
-    print(f"  litert default       {lt['default']:8.2f} ms   ratio ours/default = {ours / lt['default']:.2f}x; "
-          f"outputs equal to ours: {same['default']}/{y.size}")
+    kernels = sorted({k for _, k, _, _ in it.prepared() if k.startswith("conv_2d")})
+    print(f"model: {args.model.name}, 1 thread, median (min) of {args.runs} invokes; CONV_2D kernels: "
+          f"{', '.join(kernels)}")
+    print(f"  workbench            {ours:8.2f} ms ({ours_min:.2f})")
+    print(f"  litert builtin       {lt['builtin']:8.2f} ms ({lt['builtin_min']:.2f})   ratio ours/builtin = "
+          f"{ours / lt['builtin']:.2f}x (min {ours_min / lt['builtin_min']:.2f}x, goal <= 1.0x); outputs equal: "
+          f"{same['builtin']}/{y.size}")
+    print(f"  litert default       {lt['default']:8.2f} ms ({lt['default_min']:.2f})   ratio ours/default = "
+          f"{ours / lt['default']:.2f}x; outputs equal to ours: {same['default']}/{y.size}")
     models = sorted(args.model.parent.glob("mobilenet_*_int8.tflite"))
     if models:
         print("litert default (XNNPACK) vs litert builtin on the int8 MobileNets, 5 seeded inputs each:")

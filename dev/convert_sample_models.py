@@ -1,12 +1,15 @@
 """Make the converter-made sample models in ``sample_models/`` (a dev tool; needs TensorFlow).
 
-Run it with a Python that has ``tensorflow-cpu`` (a separate venv: TensorFlow is never a dependency
-of the project)::
+Run it with a Python that has ``tensorflow-cpu`` and ``tf-keras`` of the same version (a separate
+venv: TensorFlow is never a dependency of the project); the ``*_aeq_*`` models also need a second
+venv with ``ai-edge-quantizer`` (it pins its own ai-edge-litert), named by ``--aeq-python``::
 
-    python dev/convert_sample_models.py              # all models + manifest.json
-    python dev/convert_sample_models.py NAME ...     # only these (their manifest entries are merged)
-    python dev/convert_sample_models.py --out DIR    # write somewhere else
-    python dev/convert_sample_models.py --check      # rebuild in memory, compare with the manifest's sha256
+    python -m venv /tmp/tfvenv && /tmp/tfvenv/bin/pip install tensorflow-cpu==2.21.0 tf-keras==2.21.0
+    python -m venv /tmp/aeqvenv && /tmp/aeqvenv/bin/pip install ai-edge-quantizer==0.10.0
+    /tmp/tfvenv/bin/python dev/convert_sample_models.py --aeq-python /tmp/aeqvenv/bin/python   # all + manifest.json
+    ... dev/convert_sample_models.py NAME ...     # only these (their manifest entries are merged)
+    ... dev/convert_sample_models.py --out DIR    # write somewhere else
+    ... dev/convert_sample_models.py --check      # rebuild in memory, compare with the manifest's sha256
 
 Every model is a small Keras model or ``tf.function`` with fixed seeds (weights from
 ``keras.utils.set_random_seed`` or ``numpy.random.default_rng``; representative datasets from a
@@ -17,6 +20,12 @@ it demonstrates and which tests use it.
 
 Each entry of :data:`MODELS` is ``name → (build function, converter settings, demonstrates)``; a
 build function returns a converter ready to run (the settings are applied by :func:`_configure`).
+The first fifteen are one-feature models (versions, options, runtimes); :data:`REALISTIC` adds small
+but architecturally realistic ones (MobileNetV2/V3 and EfficientNet blocks, a ResNet stem and
+blocks, a U-Net, a ViT-like encoder, a 1-D audio conv net, a keyword-spotting LSTM, a GRU, an SSD
+head), each as float32 and as the quantized variants the converter accepts; :data:`QUANTIZER_MADE`
+quantizes some of the float ones with the AI Edge Quantizer, which writes int8 / int16 tensors but
+keeps the float model's operator versions.
 """
 
 from __future__ import annotations
@@ -314,6 +323,296 @@ def string_ops():
     return _function(m, m.__call__, FLOAT)
 
 
+# ------------------------------------------------------------------------------------------------
+# Small but architecturally realistic models: the blocks real models are made of, with a few
+# channels each, converted as a user would (the converter's defaults plus the settings recorded).
+# Each builder starts from a fresh Keras session, so its tensor names (and bytes) do not depend on
+# which models were built before it in the same process.
+
+
+def _fresh(n: int) -> None:
+    keras.backend.clear_session()
+    keras.utils.set_random_seed(n)
+
+
+def _random_batchnorm(model, n: int):
+    """Seeded, non-trivial BatchNormalization statistics (Keras' initial ones fold to a no-op)."""
+    rng = np.random.default_rng(n)
+    for layer in model.layers:
+        if isinstance(layer, L.BatchNormalization):
+            c = layer.get_weights()[0].shape[0]
+            layer.set_weights([rng.uniform(0.5, 1.5, c).astype(np.float32), rng.normal(0, 0.2, c).astype(np.float32),
+                               rng.normal(0, 0.2, c).astype(np.float32), rng.uniform(0.5, 1.5, c).astype(np.float32)])
+    return model
+
+
+def _conv_bn(x, filters, size, strides=1, activation=None, padding="same"):
+    x = L.Conv2D(filters, size, strides=strides, padding=padding, use_bias=False)(x)
+    x = L.BatchNormalization()(x)
+    return L.Activation(activation)(x) if activation else x
+
+
+def _depthwise_bn(x, size, strides=1, activation=None, padding="same"):
+    x = L.DepthwiseConv2D(size, strides=strides, padding=padding, use_bias=False)(x)
+    x = L.BatchNormalization()(x)
+    return L.Activation(activation)(x) if activation else x
+
+
+def _mobilenet_v3_block_model():
+    """A MobileNetV2 inverted residual (RELU6) and two MobileNetV3 blocks (HARD_SWISH, squeeze-excite
+    with a hard-sigmoid gate, the 'correct pad' ZeroPadding2D before a stride-2 depthwise)."""
+    _fresh(11)
+    x = keras.Input((32, 32, 3), batch_size=1)
+    y = _conv_bn(x, 8, 3, 2, "hard_swish")
+    e = _conv_bn(y, 24, 1, activation="relu6")
+    d = _depthwise_bn(e, 3, activation="relu6")
+    y = L.Add()([y, _conv_bn(d, 8, 1)])
+    for expand, out, size, strides in ((32, 16, 5, 2), (48, 16, 3, 1)):
+        e = _conv_bn(y, expand, 1, activation="hard_swish")
+        if strides == 2:
+            e = L.ZeroPadding2D(((1, 2), (1, 2)))(e)
+        d = _depthwise_bn(e, size, strides, "hard_swish", padding="valid" if strides == 2 else "same")
+        s = L.GlobalAveragePooling2D(keepdims=True)(d)
+        s = L.Conv2D(expand // 4, 1, activation="relu")(s)
+        s = L.Conv2D(expand, 1, activation="hard_sigmoid")(s)
+        p = _conv_bn(L.Multiply()([d, s]), out, 1)
+        y = L.Add()([y, p]) if strides == 1 else p
+    y = _conv_bn(y, 64, 1, activation="hard_swish")
+    y = L.GlobalAveragePooling2D(keepdims=True)(y)
+    y = L.Conv2D(32, 1, activation="hard_swish")(y)
+    y = L.Dense(10, activation="softmax")(L.Flatten()(y))
+    return _random_batchnorm(keras.Model(x, y), 11)
+
+
+def _efficientnet_block_model():
+    """EfficientNet's stem (Rescaling, stride-2 conv, swish) and three MBConv blocks (swish, SE with a
+    sigmoid gate, dropout and a residual ADD)."""
+    _fresh(12)
+    x = keras.Input((32, 32, 3), batch_size=1)
+    y = L.Rescaling(2.0, offset=-1.0)(x)
+    y = L.ZeroPadding2D(((0, 1), (0, 1)))(y)
+    y = _conv_bn(y, 16, 3, 2, "swish", padding="valid")
+    for expand, out, size, strides in ((1, 8, 3, 1), (4, 16, 5, 2), (4, 16, 3, 1)):
+        c = y.shape[-1]
+        e = _conv_bn(y, c * expand, 1, activation="swish") if expand > 1 else y
+        d = _depthwise_bn(e, size, strides, "swish")
+        s = L.Reshape((1, 1, d.shape[-1]))(L.GlobalAveragePooling2D()(d))
+        s = L.Conv2D(max(1, c // 4), 1, activation="swish")(s)
+        s = L.Conv2D(d.shape[-1], 1, activation="sigmoid")(s)
+        p = _conv_bn(L.Multiply()([d, s]), out, 1)
+        y = L.Add()([L.Dropout(0.2)(p), y]) if strides == 1 and c == out else p
+    y = _conv_bn(y, 64, 1, activation="swish")
+    y = L.Dense(10, activation="softmax")(L.GlobalAveragePooling2D()(y))
+    return _random_batchnorm(keras.Model(x, y), 12)
+
+
+def _resnet_block_model():
+    """ResNet's stem (7x7 stride-2 conv, 3x3 stride-2 MAX_POOL after explicit padding) and three basic
+    blocks (ADD; a 1x1 stride-2 projection shortcut)."""
+    _fresh(13)
+    x = keras.Input((32, 32, 3), batch_size=1)
+    y = L.ZeroPadding2D(3)(x)
+    y = L.Activation("relu")(L.BatchNormalization()(L.Conv2D(8, 7, strides=2)(y)))
+    y = L.MaxPooling2D(3, strides=2)(L.ZeroPadding2D(1)(y))
+    for filters, strides in ((8, 1), (16, 2), (16, 1)):
+        shortcut = y
+        if strides != 1 or y.shape[-1] != filters:
+            shortcut = L.BatchNormalization()(L.Conv2D(filters, 1, strides=strides)(y))
+        z = L.Conv2D(filters, 3, strides=strides, padding="same")(y)
+        z = L.Activation("relu")(L.BatchNormalization()(z))
+        z = L.BatchNormalization()(L.Conv2D(filters, 3, padding="same")(z))
+        y = L.Activation("relu")(L.Add()([shortcut, z]))
+    y = L.Dense(10, activation="softmax")(L.GlobalAveragePooling2D()(y))
+    return _random_batchnorm(keras.Model(x, y), 13)
+
+
+def _unet_tiny_model():
+    """A two-level U-Net: MAX_POOL down, TRANSPOSE_CONV and bilinear UpSampling2D up, skip
+    CONCATENATIONs, a nearest-neighbour side output (Keras writes it as RESHAPE + TILE), sigmoid."""
+    _fresh(14)
+    x = keras.Input((32, 32, 3), batch_size=1)
+
+    def twice(y, filters):
+        y = L.Conv2D(filters, 3, padding="same", activation="relu")(y)
+        return L.Conv2D(filters, 3, padding="same", activation="relu")(y)
+
+    e1 = twice(x, 8)
+    e2 = twice(L.MaxPooling2D(2)(e1), 12)
+    b = twice(L.MaxPooling2D(2)(e2), 16)
+    d2 = twice(L.Concatenate()([L.Conv2DTranspose(12, 2, strides=2, padding="same")(b), e2]), 12)
+    d1 = twice(L.Concatenate()([L.UpSampling2D(2, interpolation="bilinear")(d2), e1]), 8)
+    side = L.UpSampling2D(4, interpolation="nearest")(L.Conv2D(1, 1)(b))
+    y = L.Activation("sigmoid")(L.Add()([L.Conv2D(1, 1)(d1), side]))
+    return keras.Model(x, y)
+
+
+class _PositionEmbedding(L.Layer):
+    def build(self, shape):
+        self.table = self.add_weight(shape=tuple(shape[1:]), initializer="random_normal", name="table")
+
+    def call(self, x):
+        return x + self.table
+
+
+def _transformer_tiny_model():
+    """A ViT-like encoder on 4x4 patches: LayerNormalization (MEAN, SQUARED_DIFFERENCE, RSQRT),
+    two-head self-attention (FULLY_CONNECTED projections, BATCH_MATMUL, SOFTMAX), a GELU MLP with
+    keep_num_dims FULLY_CONNECTED, residual ADDs.  The batch dimension is left unknown, as a user
+    writes ``keras.Input((16, 16, 3))``: the reshapes then compute their shapes at run time."""
+    _fresh(15)
+    x = keras.Input((16, 16, 3))
+    t = L.Reshape((16, 32))(L.Conv2D(32, 4, strides=4)(x))
+    t = _PositionEmbedding(name="position_embedding")(t)  # a scope name may not start with '_'
+    h = L.LayerNormalization(epsilon=1e-6)(t)
+    t = L.Add()([t, L.MultiHeadAttention(num_heads=2, key_dim=16)(h, h)])
+    h = L.LayerNormalization(epsilon=1e-6)(t)
+    t = L.Add()([t, L.Dense(32)(L.Dense(64, activation="gelu")(h))])
+    t = L.LayerNormalization(epsilon=1e-6)(t)
+    y = L.Dense(10, activation="softmax")(L.GlobalAveragePooling1D()(t))
+    return keras.Model(x, y)
+
+
+def _audio_conv1d_model():
+    """A 1-D conv net over 64 frames x 8 mel bins (unknown batch): Conv1D (EXPAND_DIMS + CONV_2D),
+    AveragePooling1D, a causal dilated Conv1D (PAD, SPACE_TO_BATCH_ND / BATCH_TO_SPACE_ND),
+    MaxPooling1D, SeparableConv1D (DEPTHWISE_CONV_2D + CONV_2D), GlobalMaxPooling1D (REDUCE_MAX)."""
+    _fresh(16)
+    x = keras.Input((64, 8))
+    y = L.Conv1D(32, 3, padding="same", activation="relu")(x)
+    y = L.AveragePooling1D(2)(y)
+    y = L.Conv1D(32, 3, dilation_rate=2, padding="causal", activation="relu")(y)
+    y = L.MaxPooling1D(2)(y)
+    y = L.SeparableConv1D(48, 3, padding="same", activation="relu")(y)
+    y = L.Dense(4, activation="softmax")(L.GlobalMaxPooling1D()(y))
+    return keras.Model(x, y)
+
+
+def _kws_lstm_model():
+    """A keyword-spotting LSTM over 20 frames x 32 features.  Built with Keras 2 (``tf_keras``): its
+    LSTM layer carries the ``api_implements`` annotation that the converter fuses into one
+    UNIDIRECTIONAL_SEQUENCE_LSTM; Keras 3's LSTM converts to a WHILE loop instead (see gru_tiny)."""
+    try:
+        import tf_keras
+    except ImportError as exc:
+        raise SystemExit("kws_lstm_*: needs `pip install tf-keras` (the Keras 2 package matching TensorFlow)") from exc
+    tf_keras.backend.clear_session()
+    tf_keras.utils.set_random_seed(17)
+    x = tf_keras.Input((20, 32), batch_size=1)
+    y = tf_keras.layers.LSTM(48)(x)  # gate weights of 32x48 and 48x48: big enough for dynamic range
+    y = tf_keras.layers.Dense(4, activation="softmax")(y)
+    return tf_keras.Model(x, y)
+
+
+def _gru_tiny_model():
+    """A Keras 3 GRU over 12 steps (return_sequences) and a per-step Dense: the converter writes the
+    recurrence as a WHILE loop with cond/body subgraphs."""
+    _fresh(18)
+    x = keras.Input((12, 16), batch_size=1)
+    y = L.GRU(24, return_sequences=True)(x)
+    y = L.Dense(3)(y)
+    return keras.Model(x, y)
+
+
+def _ssd_head_model():
+    """An SSD-like detector: a small depthwise backbone, box and class heads on two feature maps
+    (8x8 with 2 anchors, 4x4 with 3), each RESHAPEd to (anchors, 4) / (anchors, classes) and
+    CONCATENATED; the class scores go through LOGISTIC."""
+    _fresh(19)
+    x = keras.Input((32, 32, 3), batch_size=1)
+    y = L.Conv2D(8, 3, strides=2, padding="same", activation="relu6")(x)
+    y = L.DepthwiseConv2D(3, strides=2, padding="same", activation="relu6")(y)
+    f1 = L.Conv2D(16, 1, activation="relu6")(y)
+    y = L.DepthwiseConv2D(3, strides=2, padding="same", activation="relu6")(f1)
+    f2 = L.Conv2D(24, 1, activation="relu6")(y)
+    boxes, scores = [], []
+    for f, anchors in ((f1, 2), (f2, 3)):
+        boxes.append(L.Reshape((-1, 4))(L.Conv2D(anchors * 4, 3, padding="same")(f)))
+        scores.append(L.Reshape((-1, 3))(L.Conv2D(anchors * 3, 3, padding="same")(f)))
+    boxes = L.Concatenate(axis=1)(boxes)
+    scores = L.Activation("sigmoid")(L.Concatenate(axis=1)(scores))
+    return keras.Model(x, [boxes, scores])
+
+
+ARCHITECTURES = {
+    "mobilenet_v3_block": (_mobilenet_v3_block_model, [(1, 32, 32, 3)]),
+    "efficientnet_block": (_efficientnet_block_model, [(1, 32, 32, 3)]),
+    "resnet_block": (_resnet_block_model, [(1, 32, 32, 3)]),
+    "unet_tiny": (_unet_tiny_model, [(1, 32, 32, 3)]),
+    "transformer_tiny": (_transformer_tiny_model, [(1, 16, 16, 3)]),
+    "audio_conv1d": (_audio_conv1d_model, [(1, 64, 8)]),
+    "kws_lstm": (_kws_lstm_model, [(1, 20, 32)]),
+    "gru_tiny": (_gru_tiny_model, [(1, 12, 16)]),
+    "ssd_head": (_ssd_head_model, [(1, 32, 32, 3)]),
+}
+
+
+def _architecture(arch: str, settings: dict):
+    """A build function: the architecture converted with ``settings``."""
+    def make():
+        model_fn, shapes = ARCHITECTURES[arch]
+        conv = _keras(model_fn(), settings, shapes)
+        if arch == "kws_lstm":
+            conv.workbench_source = "TFLiteConverter.from_keras_model (a Keras 2 / tf_keras model)"
+        return conv
+    make.__name__ = ARCHITECTURES[arch][0].__name__
+    return make
+
+
+# The AI Edge Quantizer (pip package ai-edge-quantizer) quantizes an already converted float file.
+# It pins its own ai-edge-litert and needs no TensorFlow, so it runs in a venv of its own:
+# dev/aeq_quantize.py is started with the Python named by --aeq-python or $WORKBENCH_AEQ_PYTHON.
+AEQ_SCRIPT = ROOT / "dev" / "aeq_quantize.py"
+AEQ_PYTHON = [os.environ.get("WORKBENCH_AEQ_PYTHON", "")]
+AEQ_RECIPES = {
+    "static_wi8_ai8": "AI Edge Quantizer static_wi8_ai8: int8 activations and int8 per-channel weights",
+    "static_wi8_ai16": "AI Edge Quantizer static_wi8_ai16: int16 activations and int8 per-channel weights",
+    "dynamic_wi8_afp32": "AI Edge Quantizer dynamic_wi8_afp32: int8 per-channel weights, float activations",
+}
+
+
+def _aeq_settings(float_name: str, recipe: str) -> dict:
+    settings = {"mode": AEQ_RECIPES[recipe], "tool": "ai-edge-quantizer (dev/aeq_quantize.py)",
+                "recipe": recipe, "float_model": f"{float_name}.tflite"}
+    if recipe.startswith("static"):
+        settings["calibration_data"] = REP + " (one dict per sample, the model's serving_default signature)"
+    return settings
+
+
+class _AEQ:
+    """Quacks like a converter: ``convert()`` quantizes the float sample model with the AI Edge Quantizer."""
+
+    def __init__(self, float_name: str, recipe: str):
+        self.float_name, self.recipe = float_name, recipe
+        self.workbench_source = "ai_edge_quantizer.Quantizer on the converted float file"
+
+    def convert(self) -> bytes:
+        import subprocess
+        import tempfile
+
+        python = AEQ_PYTHON[0]
+        if not python:
+            raise SystemExit(f"{self.float_name} → {self.recipe}: needs a Python with ai-edge-quantizer "
+                             "(--aeq-python PATH or $WORKBENCH_AEQ_PYTHON)")
+        data, _ = build(self.float_name)
+        with tempfile.TemporaryDirectory() as tmp:
+            src, out = Path(tmp) / "float.tflite", Path(tmp) / "quantized.tflite"
+            src.write_bytes(data)
+            proc = subprocess.run([python, str(AEQ_SCRIPT), str(src), str(out), self.recipe],
+                                  capture_output=True, text=True)
+            if proc.returncode != 0:
+                raise SystemExit(f"ai-edge-quantizer failed on {self.float_name}:\n{proc.stderr[-3000:]}")
+            report = json.loads(proc.stdout.strip().splitlines()[-1])
+            self.workbench_source += f" (ai-edge-quantizer {report['ai_edge_quantizer']})"
+            return out.read_bytes()
+
+
+def _aeq(float_name: str, recipe: str):
+    def make():
+        return _AEQ(float_name, recipe)
+    make.__name__ = f"{float_name}→{recipe}"
+    return make
+
+
 # name → (build, settings, demonstrates)
 MODELS = {
     "dilated_depthwise_float": (dilated_depthwise_float, FLOAT,
@@ -361,8 +660,157 @@ MODELS = {
         "GATHER of strings (v1)"),
 }
 
+# The realistic architectures: name → (architecture, settings, demonstrates).  Variants the
+# converter refuses are left out and said why: 16x8 of HARD_SWISH (mobilenet_v3_block), of NEG
+# (transformer_tiny, from LayerNormalization's graph) and of UNIDIRECTIONAL_SEQUENCE_LSTM
+# (kws_lstm) raise "Quantization to 16x8-bit not yet supported for op"; full-int8 conversion of the
+# Keras 3 GRU (a WHILE loop) crashes the converter (segmentation fault, TensorFlow 2.21.0).
+REALISTIC = {
+    "mobilenet_v3_block_float": ("mobilenet_v3_block", FLOAT,
+        "MobileNetV2/V3 blocks in float32: 1x1 expand / depthwise / 1x1 project CONV_2D and DEPTHWISE_CONV_2D with"
+        " folded BatchNorm, residual ADD, HARD_SWISH v1 (runtime 1.15.0), squeeze-excite as MEAN (keepdims) → "
+        "CONV_2D → CONV_2D → MUL, where the converter writes the hard-sigmoid gate as the conv with +3 folded into"
+        " its bias and a fused RELU6, then a MUL by 1/6; the 'correct pad' ZeroPadding2D before the stride-2 "
+        "depthwise is folded into SAME padding"),
+    "mobilenet_v3_block_int8": ("mobilenet_v3_block", INT8,
+        "the MobileNet blocks fully int8 (int8 input/output): int8 HARD_SWISH (still v1), per-channel CONV_2D / "
+        "DEPTHWISE_CONV_2D v3, ADD / MUL / MEAN v2, FULLY_CONNECTED v4, SOFTMAX v2 (16x8 is refused by the "
+        "converter: HARD_SWISH)"),
+    "mobilenet_v3_block_dynamic": ("mobilenet_v3_block", DYNAMIC_RANGE,
+        "dynamic-range: only the two convs with at least 1024 weights become hybrid CONV_2D v5 (int8 per-channel "
+        "weights, float activations; runtime 2.4.0); the small ones stay float v1 but share the v5 OperatorCode"),
+    "efficientnet_block_float": ("efficientnet_block", FLOAT,
+        "EfficientNet's stem and MBConv blocks in float32: Rescaling as MUL + ADD, swish as LOGISTIC + MUL (there "
+        "is no fused op), squeeze-excite with a sigmoid gate (MEAN → CONV_2D → CONV_2D → LOGISTIC → MUL), folded "
+        "BatchNorm, Dropout gone, one residual ADD"),
+    "efficientnet_block_int8": ("efficientnet_block", INT8,
+        "the EfficientNet blocks fully int8: 13 int8 LOGISTIC v2 and 14 MUL v2 (swish, the SE gates, the "
+        "Rescaling), MEAN v2, ADD v2, CONV_2D / DEPTHWISE_CONV_2D v3, FULLY_CONNECTED v4, SOFTMAX v2"),
+    "efficientnet_block_int16x8": ("efficientnet_block", INT16X8,
+        "the EfficientNet blocks as 16x8 (int16 activations, int8 weights, float input/output): int16 LOGISTIC / "
+        "MUL / MEAN / ADD; the flatbuffer quantizer stamps the int8 versions (INT16X8 in the tests), today's rules"
+        " give CONV_2D v8, FULLY_CONNECTED v11, MUL v4, ADD v3 and, for a 16x8 DEPTHWISE_CONV_2D (TFLite has no "
+        "rule for it), v1"),
+    "resnet_block_float": ("resnet_block", FLOAT,
+        "ResNet's stem and basic blocks in float32: explicit ZeroPadding2D (PAD v1) before the 7x7 stride-2 conv "
+        "and the 3x3 stride-2 MAX_POOL_2D, folded BatchNorm, residual ADD with a fused RELU, a 1x1 stride-2 "
+        "projection shortcut, MEAN and a softmax classifier"),
+    "resnet_block_int8": ("resnet_block", INT8,
+        "the ResNet blocks fully int8: PAD v2, MAX_POOL_2D v2, CONV_2D v3, ADD v2 with a fused RELU, MEAN v2, "
+        "FULLY_CONNECTED v4, SOFTMAX v2"),
+    "resnet_block_int16x8": ("resnet_block", INT16X8,
+        "the ResNet blocks as 16x8: int16 PAD / MAX_POOL_2D / ADD / MEAN / SOFTMAX and 16x8 CONV_2D / "
+        "FULLY_CONNECTED with int64 biases; the int8 versions are stored, the metadata is the float model's 1.6.0,"
+        " the stored versions need 1.14.0 and today's rules 2.15.0"),
+    "resnet_block_dynamic": ("resnet_block", DYNAMIC_RANGE,
+        "dynamic-range ResNet: the five convs with at least 1024 weights become hybrid CONV_2D v5 (runtime 2.4.0),"
+        " the three smaller ones stay float and share the v5 code"),
+    "unet_tiny_float": ("unet_tiny", FLOAT,
+        "a two-level U-Net in float32: MAX_POOL_2D down, TRANSPOSE_CONV (stride 2, v1) and a bilinear UpSampling2D"
+        " (RESIZE_BILINEAR with half_pixel_centers, v3, runtime 2.2.0) up, skip CONCATENATIONs, a nearest "
+        "UpSampling2D that Keras 3 writes as RESHAPE + TILE + RESHAPE, a LOGISTIC output"),
+    "unet_tiny_int8": ("unet_tiny", INT8,
+        "the U-Net fully int8: TRANSPOSE_CONV v2, TILE v3 (int8: runtime 2.8.0), RESIZE_BILINEAR v3, CONCATENATION"
+        " v2, LOGISTIC v2"),
+    "unet_tiny_int16x8": ("unet_tiny", INT16X8,
+        "the U-Net as 16x8: int16 TRANSPOSE_CONV, TILE, RESIZE_BILINEAR, CONCATENATION, LOGISTIC, the input "
+        "QUANTIZE and two requantizing int16 → int16 QUANTIZE before the CONCATENATIONs (v2); today's rules give "
+        "TILE v1 and TRANSPOSE_CONV v2, below the stamped v3 (TFLite has no int16 rule for them)"),
+    "transformer_tiny_float": ("transformer_tiny", FLOAT,
+        "a ViT-like encoder with an unknown batch dimension: LayerNormalization as MEAN / SQUARED_DIFFERENCE / "
+        "RSQRT / MUL / NEG / ADD, two-head attention as FULLY_CONNECTED (keep_num_dims, v5) + TRANSPOSE + "
+        "BATCH_MATMUL + SOFTMAX, GELU (v1, runtime 2.9.0), and run-time shapes (SHAPE / STRIDED_SLICE / GATHER / "
+        "REDUCE_PROD / PACK / CONCATENATION) feeding RESHAPE"),
+    "transformer_tiny_int8": ("transformer_tiny", INT8_FLOAT_IO,
+        "the encoder with int8 kernels behind float input/output (what full-int8 gives without inference types): "
+        "int8 SQUARED_DIFFERENCE / RSQRT / GELU / BATCH_MATMUL / TRANSPOSE / MEAN v2, QUANTIZE / DEQUANTIZE around"
+        " the int32 shape arithmetic (16x8 is refused by the converter: NEG)"),
+    "transformer_tiny_dynamic": ("transformer_tiny", DYNAMIC_RANGE,
+        "dynamic-range encoder: hybrid FULLY_CONNECTED v12 with keep_num_dims (runtime 2.17.0) and a hybrid "
+        "CONV_2D v5 patch embedding; the small classifier stays float and shares the v12 code"),
+    "audio_conv1d_float": ("audio_conv1d", FLOAT,
+        "a 1-D conv net with an unknown batch dimension: Conv1D as EXPAND_DIMS + CONV_2D + RESHAPE, "
+        "AveragePooling1D / MaxPooling1D as 2-D pools, a causal dilated Conv1D as PAD + SPACE_TO_BATCH_ND + "
+        "CONV_2D + BATCH_TO_SPACE_ND (v3, runtime 2.3.0), SeparableConv1D as DEPTHWISE_CONV_2D + CONV_2D, a "
+        "standalone RELU, GlobalMaxPooling1D as REDUCE_MAX"),
+    "audio_conv1d_int8": ("audio_conv1d", INT8,
+        "the audio net fully int8: SPACE_TO_BATCH_ND / BATCH_TO_SPACE_ND v3, REDUCE_MAX v2, PAD v2, the pools v2, "
+        "RELU v2"),
+    "audio_conv1d_int16x8": ("audio_conv1d", INT16X8,
+        "the audio net as 16x8 (float input/output): int16 SPACE_TO_BATCH_ND / BATCH_TO_SPACE_ND (v4 by today's "
+        "rules), REDUCE_MAX, RELU, PAD and pools"),
+    "audio_conv1d_dynamic": ("audio_conv1d", DYNAMIC_RANGE,
+        "dynamic-range audio net: the dilated Conv1D (3072 weights) and the separable conv's pointwise CONV_2D "
+        "(1536) are hybrid v5 (runtime 2.4.0), the first Conv1D (768) stays float"),
+    "kws_lstm_float": ("kws_lstm", FLOAT,
+        "a keyword-spotting LSTM (Keras 2 / tf_keras, whose LSTM the converter fuses): "
+        "UNIDIRECTIONAL_SEQUENCE_LSTM v1 over 20 steps (runtime 1.13.1), a STRIDED_SLICE of the last step, "
+        "FULLY_CONNECTED + SOFTMAX"),
+    "kws_lstm_int8": ("kws_lstm", INT8,
+        "the LSTM fully int8: UNIDIRECTIONAL_SEQUENCE_LSTM v1 with int8 input and gate weights, int32 gate biases,"
+        " an int16 cell state and five 'intermediate' tensors (four empty float ones, the int8 effective hidden "
+        "scale); 16x8 is refused by the converter"),
+    "kws_lstm_dynamic": ("kws_lstm", DYNAMIC_RANGE,
+        "dynamic-range LSTM: a hybrid UNIDIRECTIONAL_SEQUENCE_LSTM with asymmetric_quantize_inputs (v3, runtime "
+        "2.3.0)"),
+    "gru_tiny_float": ("gru_tiny", FLOAT,
+        "a Keras 3 GRU: a WHILE loop (cond and body subgraphs, LESS / LOGICAL_AND) with GATHER of the time step, "
+        "SPLIT of the gates, FULLY_CONNECTED (keep_num_dims v5, sharing its code with plain v1 ones), LOGISTIC / "
+        "TANH / MUL / SUB / ADD, CONCATENATION of the steps; a per-step Dense after it"),
+    "gru_tiny_dynamic": ("gru_tiny", DYNAMIC_RANGE,
+        "dynamic-range GRU: hybrid FULLY_CONNECTED v12 inside the WHILE body (runtime 2.17.0); full-int8 "
+        "conversion of this model crashes the converter"),
+    "ssd_head_float": ("ssd_head", FLOAT,
+        "an SSD-like head: box and class CONV_2D heads on two feature maps, RESHAPE to (anchors, 4) / (anchors, "
+        "3), CONCATENATION along the anchor axis, LOGISTIC on the scores; two outputs"),
+    "ssd_head_int8": ("ssd_head", INT8,
+        "the SSD head fully int8: CONCATENATION v2 of differently scaled heads, RESHAPE, LOGISTIC v2, two int8 "
+        "outputs"),
+    "ssd_head_int16x8": ("ssd_head", INT16X8,
+        "the SSD head as 16x8: int16 CONCATENATION after requantizing int16 → int16 QUANTIZE (v2), LOGISTIC, two "
+        "DEQUANTIZE outputs"),
+}
+for _name, (_arch, _settings, _what) in REALISTIC.items():
+    MODELS[_name] = (_architecture(_arch, _settings), _settings, _what)
+
+# Files quantized by the AI Edge Quantizer from the float files above: name → (float model, recipe, demonstrates)
+QUANTIZER_MADE = {
+    "mobilenet_v3_block_aeq_a16w8": ("mobilenet_v3_block_float", "static_wi8_ai16",
+        "the AI Edge Quantizer's int16-activation recipe on the float MobileNet blocks: int16 input/output, 16x8 "
+        "CONV_2D / DEPTHWISE_CONV_2D with int64 biases, int16 ADD (pot_scale_int16 left at its default) / MUL / "
+        "MEAN / SOFTMAX, HARD_SWISH left in float between DEQUANTIZE and QUANTIZE; every operator keeps the float "
+        "file's version (v1) and the metadata its 1.15.0"),
+    "transformer_tiny_aeq_a8w8": ("transformer_tiny_float", "static_wi8_ai8",
+        "the AI Edge Quantizer's int8 recipe on the float encoder: int8 input/output, int8 SQUARED_DIFFERENCE / "
+        "RSQRT / GELU / BATCH_MATMUL / TRANSPOSE / ADD / MUL / MEAN, int8 FULLY_CONNECTED with keep_num_dims, the "
+        "shape arithmetic left int32; all at the float file's versions (v1, FULLY_CONNECTED v5)"),
+    "transformer_tiny_aeq_a16w8": ("transformer_tiny_float", "static_wi8_ai16",
+        "the AI Edge Quantizer's int16-activation recipe on the encoder: int16 FULLY_CONNECTED / BATCH_MATMUL / "
+        "SOFTMAX / GELU / RSQRT / MEAN / MUL / ADD / TRANSPOSE, float NEG and SQUARED_DIFFERENCE between "
+        "DEQUANTIZE and QUANTIZE; the versions stay the float file's"),
+    "resnet_block_aeq_dynamic": ("resnet_block_float", "dynamic_wi8_afp32",
+        "the AI Edge Quantizer's dynamic recipe: every conv, however small, and the FULLY_CONNECTED get int8 "
+        "per-channel weights with float activations (hybrid), written as version 1 (today's rules: CONV_2D v5, "
+        "FULLY_CONNECTED v12, runtime 2.17.0; the metadata says 1.6.0)"),
+}
+for _name, (_float, _recipe, _what) in QUANTIZER_MADE.items():
+    MODELS[_name] = (_aeq(_float, _recipe), _aeq_settings(_float, _recipe), _what)
+
 
 # ------------------------------------------------------------------------------------------------
+
+
+# The first models name their Keras tensors from the process-wide layer counters (they were made
+# before _fresh existed, and their committed bytes are kept): building one of them alone would
+# give other tensor names.  So whenever one is asked for, all of them up to it are built in order.
+LEGACY = [n for n in MODELS if n not in REALISTIC and n not in QUANTIZER_MADE]
+
+
+def build_order(names) -> list[str]:
+    """``names`` plus the legacy models that must be built before them, in MODELS order."""
+    legacy = [LEGACY.index(n) for n in names if n in LEGACY]
+    upto = set(LEGACY[: max(legacy) + 1]) if legacy else set()
+    return [n for n in MODELS if n in upto or n in names]
 
 
 def build(name: str) -> tuple[bytes, str]:
@@ -381,12 +829,19 @@ def entry(name: str, data: bytes, source: str) -> dict:
         "name": f"{name}.tflite",
         "sha256": hashlib.sha256(data).hexdigest(),
         "bytes": len(data),
-        "made_by": {"script": SCRIPT, "function": name, "tensorflow": tf.__version__,
-                    "keras": keras.__version__, "numpy": np.__version__, "converter": source,
-                    "settings": settings},
+        "made_by": made_by(name, source, settings),
         "demonstrates": demonstrates,
         "used_by": list(USED_BY),
     }
+
+
+def made_by(name: str, source: str, settings: dict) -> dict:
+    made = {"script": SCRIPT, "function": MODELS[name][0].__name__, "tensorflow": tf.__version__,
+            "keras": keras.__version__, "numpy": np.__version__, "converter": source, "settings": settings}
+    if REALISTIC.get(name, ("",))[0] == "kws_lstm" or (name in QUANTIZER_MADE and name.startswith("kws_lstm")):
+        import tf_keras
+        made["tf_keras"] = tf_keras.__version__
+    return made
 
 
 def write_manifest(out: Path, entries: dict) -> None:
@@ -397,7 +852,8 @@ def write_manifest(out: Path, entries: dict) -> None:
     old.update(entries)
     known = {f"{n}.tflite" for n in MODELS}
     models = [old[k] for k in sorted(old) if k in known]
-    doc = {"about": "Small models made by the current TFLite converter for the workbench's tests; "
+    doc = {"about": "Small models made by the current TFLite converter (a few then quantized by the AI Edge "
+                    "Quantizer) for the workbench's tests; "
                     f"regenerate with `python {SCRIPT}` in a venv with tensorflow-cpu (see README.md).",
            "models": models}
     path.write_text(json.dumps(doc, indent=2) + "\n")
@@ -408,7 +864,10 @@ def main(argv=None) -> int:
     p.add_argument("names", nargs="*", help=f"models to make (default all: {', '.join(MODELS)})")
     p.add_argument("--out", type=Path, default=OUT)
     p.add_argument("--check", action="store_true", help="rebuild in memory and compare with the manifest's sha256")
+    p.add_argument("--aeq-python", default=AEQ_PYTHON[0] or None,
+                   help="a Python with ai-edge-quantizer, for the *_aeq_* models (default $WORKBENCH_AEQ_PYTHON)")
     args = p.parse_args(argv)
+    AEQ_PYTHON[0] = args.aeq_python or ""
     names = args.names or list(MODELS)
     unknown = [n for n in names if n not in MODELS]
     if unknown:
@@ -416,16 +875,20 @@ def main(argv=None) -> int:
     if args.check:
         manifest = {e["name"]: e for e in json.loads((OUT / "manifest.json").read_text())["models"]}
         bad = 0
-        for n in names:
+        for n in build_order(names):
             digest = hashlib.sha256(build(n)[0]).hexdigest()
+            if n not in names:
+                continue
             same = manifest.get(f"{n}.tflite", {}).get("sha256") == digest
             bad += not same
             print(f"{n}: {'same' if same else 'DIFFERENT'}")
         return 1 if bad else 0
     args.out.mkdir(parents=True, exist_ok=True)
     entries = {}
-    for n in names:
+    for n in build_order(names):
         data, source = build(n)
+        if n not in names:
+            continue
         (args.out / f"{n}.tflite").write_bytes(data)
         entries[f"{n}.tflite"] = entry(n, data, source)
         print(f"{n}.tflite: {len(data):,} bytes", flush=True)

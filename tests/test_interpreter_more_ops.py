@@ -759,14 +759,3 @@ def test_bad_shapes_are_clear_errors(op, ins, outs, opts, match):
 def test_where_with_a_run_time_condition_has_a_dynamic_output():
     out, = run_one(B.WHERE, [X(np.array([True, False, True]))], [((1, 1), I64)])
     assert out.dtype == I64 and out.tolist() == [[0], [2]]
-
-
-def test_versions_registered_are_the_float_ones():
-    from workbench.interpreter.registry import BuiltinOpResolver
-
-    r = BuiltinOpResolver()
-    assert r.versions(B.GATHER) == (1, 3, 5)
-    assert r.versions(B.FLOOR_DIV) == (1, 2)
-    assert r.versions(B.BROADCAST_TO) == (2,)
-    for op in (B.SUM, B.LOG_SOFTMAX, B.SPACE_TO_DEPTH, B.SPLIT_V, B.GELU):
-        assert 2 not in r.versions(op)     # version 2 of these is int8: not a float kernel

@@ -48,6 +48,36 @@ def test_notebook_04_shows_each_step_and_agrees_with_the_kernel(nb04):
     assert max(len(str(d.get("text/plain", ""))) for d in data) < 3000
 
 
+def test_notebook_04_16x8_section_shows_the_int64_sum_and_one_rounding(nb04):
+    nb = nbformat.read(PATH, as_version=4)
+    heads = [c.source.splitlines()[0] for c in nb.cells if c.cell_type == "markdown"]
+    assert "## 6. 16-bit activations (16x8)" in heads
+    assert heads.index("## 6. 16-bit activations (16x8)") < heads.index("## What you have seen")
+    text = texts(nb04)
+    assert "accumulate (int64)" in text and "16-bit multiplier" in text and "one rounding shift (ties up)" in text
+    assert "one rounding, ties up" in text                     # the recipe line of the 16x8 explanation
+    assert "high multiply (SRDHM)" in text                     # the int8 explanation of section 2, for contrast
+    assert "'int64', 'int64', 4161409, 112358043, True" in text   # zero point 0, bias / recipe, the product sizes
+
+
+def test_single_rounding_of_the_16x8_conv_differs_from_double_rounding_as_the_notebook_says():
+    """What the section's last Reveal states: a few % one apart; the double rounding strays past half a step by a
+    hair, the single rounding with its 16-bit multiplier further."""
+    it = Interpreter(model_path=SAMPLES / "int16x8_conv_fc.tflite")
+    it.allocate_tensors()
+    c16 = it.prepared()[1][2]
+    assert (c16.recipe, c16.bias_type, c16.input_zero_point, c16.output_zero_point) == ("int64", "int64", 0, 0)
+    for ch in range(len(c16.output_multiplier)):
+        m, s = int(c16.output_multiplier[ch]), int(c16.output_shift[ch])
+        accs = np.arange(-2 ** 22, 2 ** 22, 37)
+        single = Q.multiply_by_quantized_multiplier_int64_array(accs, m, s)
+        double = Q.multiply_by_quantized_multiplier_array(accs, m, s)
+        exact = accs * m * 2.0 ** (s - 31)
+        assert 0.005 < (single != double).mean() < 0.1
+        assert np.abs(single - double).max() == 1
+        assert 0.5 < np.abs(double - exact).max() < 0.502 < np.abs(single - exact).max() < 0.7
+
+
 def test_multiplier_view_reconstructs_the_real_multiplier():
     v = vq.multiplier_view(0.00223119174)
     assert (v.multiplier, v.shift) == Q.quantize_multiplier(0.00223119174)

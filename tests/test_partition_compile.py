@@ -10,13 +10,34 @@ import numpy as np
 import pytest
 from flatbuffers import flexbuffers
 
-from workbench import Interpreter, dump, load
-from workbench.errors import UnsupportedOpError
+from workbench import Interpreter, corpus, dump, load
+from workbench.errors import UnsupportedOpError, WorkbenchError
 from workbench.partition import OFFLOAD_OP, compile, partition
 from workbench.schema import op_name
 
 CASES = [("tidl", "tidl"), ("tidl", "tflite"), ("xnnpack", "tflite"), ("old-delegate", "tflite"),
          ("edgetpu", "edgetpu")]
+
+# Defects the wake-word corpus shows in the partitioner (reported; not this file's to fix), kept as data
+# so that they stay in view: each case must still fail exactly so, and the entry goes once it is fixed.
+#   compile: the tidl strategy builds partitions that are convex over the data edges but not over the
+#     control edges between resource-variable operators (READ_VARIABLE/ASSIGN_VARIABLE of one variable,
+#     in graph order): e.g. microwakeword_alexa's partition 2 (nodes 7..28) feeds STRIDED_SLICE 12 →
+#     ASSIGN_VARIABLE 13 → (control) READ_VARIABLE 15 → CONCATENATION 16, back into partition 2.
+#   run: the old-delegate target (every builtin op at version 1) takes CALL_ONCE and IF into a partition,
+#     and the partition's sub-model carries one subgraph, so their init / then / else subgraphs are gone.
+#     (Its partitions also split VAR_HANDLE from the READ/ASSIGN_VARIABLE of that handle.)
+# (model, target, strategy) → (stage, text of the WorkbenchError)
+_CYCLE = ("compile", "the partitions form a cycle once each becomes one operator")
+_CALL_ONCE = ("run", "CALL_ONCE (node 0): init subgraph 1 is not another subgraph of this model (1 subgraphs)")
+KNOWN_DEFECTS = {
+    ("microwakeword_alexa", "tidl", "tidl"): _CYCLE,
+    ("microwakeword_hey_mycroft", "tidl", "tidl"): _CYCLE,
+    ("microwakeword_okay_nabu", "tidl", "tidl"): _CYCLE,
+    **{(name, "old-delegate", "tflite"): _CALL_ONCE for name in sorted(corpus.STATEFUL)},
+    ("openwakeword_hey_jarvis", "old-delegate", "tflite"): ("run", "IF (node 25): then subgraph 2 does not exist"),
+}
+STEPS = 5  # invokes compared on a stateful model
 
 
 
@@ -25,26 +46,49 @@ def _model(path):
     return load(path)
 
 
-def _run(model_or_bytes, inputs):
+def _run(model_or_bytes, steps, shapes=None):
+    """Outputs after each step, all steps on one interpreter, inputs resized first to ``shapes``."""
     it = Interpreter(model_content=model_or_bytes) if isinstance(model_or_bytes, bytes) else Interpreter(
         model=model_or_bytes)
+    for d, shape in zip(it.get_input_details(), shapes or ()):
+        it.resize_tensor_input(d["index"], list(shape))
     it.allocate_tensors()
-    for d, x in zip(it.get_input_details(), inputs):
-        it.set_tensor(d["index"], x)
-    it.invoke()
-    return [it.get_tensor(d["index"]).copy() for d in it.get_output_details()]
+    out = []
+    for inputs in steps:
+        for d, x in zip(it.get_input_details(), inputs):
+            it.set_tensor(d["index"], x)
+        it.invoke()
+        out += [it.get_tensor(d["index"]).copy() for d in it.get_output_details()]
+    return out
 
 
-def _inputs(model):
+def _inputs(model, shapes=None, count=1):
+    """``count`` steps of seeded inputs: floats in [-1, 1), integers over their whole range."""
     it = Interpreter(model=model)
     rng = np.random.default_rng(7)
-    return [rng.uniform(-1, 1, size=d["shape"]).astype(d["dtype"]) for d in it.get_input_details()]
+    details = it.get_input_details()
+    shapes = shapes or [d["shape"] for d in details]
+    return [[rng.uniform(-1, 1, size=shape).astype(d["dtype"]) if np.dtype(d["dtype"]).kind == "f" else
+             rng.integers(np.iinfo(d["dtype"]).min, np.iinfo(d["dtype"]).max, size=shape, endpoint=True,
+                          dtype=d["dtype"]) for d, shape in zip(details, shapes)] for _ in range(count)]
+
+
+def _expect_known_defect(key, stage: str, action) -> bool:
+    """True when ``key`` is a known defect at ``stage``: then ``action`` must fail with its text."""
+    if KNOWN_DEFECTS.get(key, ("",))[0] != stage:
+        return False
+    with pytest.raises(WorkbenchError) as exc:
+        action()
+    assert KNOWN_DEFECTS[key][1] in str(exc.value)
+    return True
 
 
 @pytest.mark.parametrize("target, strategy", CASES, ids=[f"{t}-{s}" for t, s in CASES])
 def test_compiled_model_roundtrips_shrinks_and_matches_bit_for_bit(corpus_model, corpus_paths, target, strategy):
     m = _model(str(corpus_paths[corpus_model]))
     plan = partition(m, target, strategy)
+    if _expect_known_defect((corpus_model, target, strategy), "compile", lambda: compile(plan)):
+        return
     c = compile(plan)
     data = dump(c)
     again = load(data)
@@ -65,8 +109,11 @@ def test_compiled_model_roundtrips_shrinks_and_matches_bit_for_bit(corpus_model,
         Interpreter(model=m).allocate_tensors()
     except UnsupportedOpError as exc:
         pytest.skip(f"our interpreter cannot run {corpus_model} yet: {exc}")
-    x = _inputs(m)
-    want, got = _run(m, x), _run(data, x)
+    shapes = corpus.INPUT_SHAPES.get(corpus_model)
+    x = _inputs(m, shapes, STEPS if corpus_model in corpus.STATEFUL else 1)
+    if _expect_known_defect((corpus_model, target, strategy), "run", lambda: _run(data, x, shapes)):
+        return
+    want, got = _run(m, x, shapes), _run(data, x, shapes)
     assert len(want) == len(got)
     for a, b in zip(want, got):
         assert a.dtype == b.dtype and a.shape == b.shape
@@ -138,7 +185,10 @@ def test_compiled_model_carries_the_min_runtime_of_its_cpu_side(corpus_paths, ta
 
     for name, path in sorted(corpus_paths.items()):
         m = _model(str(path))
-        c = load(dump(compile(partition(m, target, strategy))))
+        plan = partition(m, target, strategy)
+        if _expect_known_defect((name, target, strategy), "compile", lambda: compile(plan)):
+            continue
+        c = load(dump(compile(plan)))
         stored = read_min_runtime_metadata(c)
         assert stored is not None, name
         assert stored == min_runtime(c).version == _cpu_side_min(c), name

@@ -4,7 +4,9 @@
     ``dump(load(dump(m))) == dump(m)``.
 (b) The re-written file runs in ai-edge-litert (in a child process, see ``litert_runner.py``) with
     bitwise-identical outputs to the original on the same seeded inputs.  Models LiteRT cannot run
-    are listed in ``LITERT_CANNOT_RUN`` with the exact error; both files must fail with it.
+    are listed in ``LITERT_CANNOT_RUN`` with the exact error; both files must fail with it.  A model
+    whose stored input shape cannot run is resized first (``corpus.INPUT_SHAPES``) and a stateful one
+    runs five invokes in a row (``litert_steps.py``).
 (c) Field presence survives: for every table of the re-read model, every field (union type tags
     included) is stored exactly when it was stored in the original.
 """
@@ -19,7 +21,9 @@ import pytest
 
 import builders
 import litert_runner
+import litert_steps
 import workbench
+from workbench import corpus
 from workbench.schema import BuiltinOptions, FlatTable, op_name, tensor_data
 from workbench.schema.declare import UnionRef
 
@@ -191,9 +195,32 @@ def assert_bitwise_equal(a: dict, b: dict) -> None:
         assert x.tobytes() == y.tobytes(), f"{key} differs bitwise"
 
 
+def _stepped_inputs(model_path: Path, name: str, count: int) -> list:
+    """Seeded inputs for ``count`` invokes at the shapes ``corpus.INPUT_SHAPES`` gives (else stored)."""
+    from workbench.interpreter import Interpreter
+
+    it = Interpreter(model_path=str(model_path))
+    shapes = corpus.INPUT_SHAPES.get(name) or [d["shape"] for d in it.get_input_details()]
+    rng = np.random.default_rng(_seed(name))
+    return [[litert_runner.make_input(rng, d["dtype"], shape) for d, shape in zip(it.get_input_details(), shapes)]
+            for _ in range(count)]
+
+
 def test_rewritten_model_runs_identically_in_litert(corpus_model, model_path, tmp_path):
     rewritten = tmp_path / f"{corpus_model}.rewritten.tflite"
     rewritten.write_bytes(workbench.dump(workbench.load(model_path)))
+    if corpus_model in corpus.INPUT_SHAPES or corpus_model in corpus.STATEFUL:
+        # inputs resized before allocation / state carried over several invokes: both files run the
+        # same steps on one interpreter each
+        steps = _stepped_inputs(model_path, corpus_model, 5 if corpus_model in corpus.STATEFUL else 1)
+        shapes = corpus.INPUT_SHAPES.get(corpus_model)
+        a = litert_steps.run_steps(model_path.read_bytes(), steps, input_shapes=shapes)
+        b = litert_steps.run_steps(rewritten.read_bytes(), steps, input_shapes=shapes)
+        assert len(a) == len(b) == len(steps) and a[0]
+        for x, y in zip(a, b):
+            assert_bitwise_equal({f"output_{k}": v for k, v in enumerate(x)},
+                                 {f"output_{k}": v for k, v in enumerate(y)})
+        return
     inputs = tmp_path / "inputs.npz"
     a = litert_runner.run(model_path, inputs, tmp_path / "original_out.npz", seed=_seed(corpus_model))
     if corpus_model in LITERT_CANNOT_RUN:

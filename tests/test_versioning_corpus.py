@@ -45,6 +45,19 @@ EXPECTED_DIFFERENCES: dict[str, dict[tuple[str, int, int], tuple[int, str]]] = {
     "selfie_segmentation_landscape": {("DEQUANTIZE", 2, 3): (110, FLOAT16_DEQUANTIZE),
                                       ("RESIZE_BILINEAR", 1, 3): (3, HALF_PIXEL_BILINEAR)},
     "sine_float": {},
+    # written by recent converters that run UpdateOpVersion: computed == stored for every operator
+    "basic_pitch_nmp": {},
+    "microwakeword_alexa": {},
+    "microwakeword_hey_jarvis": {},
+    "microwakeword_hey_mycroft": {},
+    "microwakeword_okay_nabu": {},
+    "openwakeword_alexa": {},
+    "openwakeword_embedding_model": {},
+    "openwakeword_hey_jarvis": {},
+    "openwakeword_hey_mycroft": {},
+    "openwakeword_hey_rhasspy": {},
+    "openwakeword_melspectrogram": {},
+    "openwakeword_okay_nabu": {},
 }
 
 # model → (min_runtime_version metadata, min runtime from stored versions, from computed versions)
@@ -64,6 +77,19 @@ EXPECTED_MIN_RUNTIME: dict[str, tuple[str | None, str, str]] = {
     "selfie_segmentation": (None, "1.15.0", "2.2.0"),
     "selfie_segmentation_landscape": (None, "1.15.0", "2.2.0"),
     "sine_float": ("1.5.0", "1.5.0", "1.5.0"),
+    "basic_pitch_nmp": ("2.2.0", "2.2.0", "2.2.0"),
+    # resource variables: VAR_HANDLE, READ_VARIABLE and ASSIGN_VARIABLE v1 need runtime 2.6.0
+    "microwakeword_alexa": ("2.6.0", "2.6.0", "2.6.0"),
+    "microwakeword_hey_jarvis": ("2.6.0", "2.6.0", "2.6.0"),
+    "microwakeword_hey_mycroft": ("2.6.0", "2.6.0", "2.6.0"),
+    "microwakeword_okay_nabu": ("2.6.0", "2.6.0", "2.6.0"),
+    "openwakeword_alexa": ("1.14.0", "1.14.0", "1.14.0"),
+    "openwakeword_embedding_model": ("1.14.0", "1.14.0", "1.14.0"),
+    "openwakeword_hey_jarvis": ("1.15.0", "1.15.0", "1.15.0"),
+    "openwakeword_hey_mycroft": ("1.14.0", "1.14.0", "1.14.0"),
+    "openwakeword_hey_rhasspy": ("1.14.0", "1.14.0", "1.14.0"),
+    "openwakeword_melspectrogram": ("2.3.0", "2.3.0", "2.3.0"),
+    "openwakeword_okay_nabu": ("1.14.0", "1.14.0", "1.14.0"),
 }
 
 

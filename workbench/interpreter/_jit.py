@@ -2,11 +2,35 @@
 
 With ``WORKBENCH_JIT=0`` (see :mod:`workbench.config`) the decorated function stays plain Python,
 so ``import workbench`` never imports numba and a debugger can step into every kernel.
+
+A jitted function may call another ``@njit`` function, or a :func:`native` operation, of the
+project: when it is compiled, the lazy objects it names as globals are swapped for what numba can
+call (keep caller and callee in the same file: numba's disk cache only notices changes to the
+caller's own file).
 """
 
 from __future__ import annotations
 
+import os
+import types
+
 from .. import config
+
+
+def _resolved(func):
+    """``func`` with the lazy jit / native globals it uses replaced by their compiled forms."""
+    names = set(func.__code__.co_names)
+    swap = {k: v.compile() for k, v in func.__globals__.items()
+            if k in names and isinstance(v, (LazyJit, LazyNative))}
+    if not swap:
+        return func
+    glb = dict(func.__globals__)
+    glb.update(swap)
+    new = types.FunctionType(func.__code__, glb, func.__name__, func.__defaults__, func.__closure__)
+    new.__qualname__ = func.__qualname__
+    new.__module__ = func.__module__
+    new.__doc__ = func.__doc__
+    return new
 
 
 class LazyJit:
@@ -28,7 +52,7 @@ class LazyJit:
             if config.JIT:
                 import numba
 
-                self._impl = numba.njit(cache=True, **self.options)(self.py_func)
+                self._impl = numba.njit(cache=True, **self.options)(_resolved(self.py_func))
             else:
                 self._impl = self.py_func
         return self._impl
@@ -53,3 +77,83 @@ def njit(func=None, **options):
     if func is None:
         return lambda f: LazyJit(f, options)
     return LazyJit(func, options)
+
+
+class LazyNative:
+    """An operation written directly in LLVM IR (a numba ``@intrinsic``), built on first use.
+
+    ``builder()`` imports numba and returns the intrinsic; jitted callers get it when they are
+    compiled.  Called from Python (``WORKBENCH_JIT=0``, tests), ``py_func`` runs: plain numpy code
+    that computes the same thing, so the arithmetic can be read and checked.
+    """
+
+    __slots__ = ("py_func", "builder", "_impl", "__name__", "__wrapped__", "__dict__")
+
+    def __init__(self, py_func, builder):
+        self.py_func = py_func
+        self.builder = builder
+        self._impl = None
+        self.__name__ = py_func.__name__
+        self.__doc__ = py_func.__doc__
+        self.__wrapped__ = py_func
+
+    def compile(self):
+        if self._impl is None:
+            self._impl = self.builder()
+        return self._impl
+
+    def __call__(self, *args):
+        return self.py_func(*args)
+
+    def __repr__(self) -> str:
+        return f"<lazy native {self.__name__}>"
+
+
+def native(builder):
+    """``@native(builder)`` on a Python twin: see :class:`LazyNative`."""
+    return lambda f: LazyNative(f, builder)
+
+
+# ----------------------------------------------------------------------------------------------
+# sharing a kernel's rows among threads
+
+_pool = None
+MIN_PARALLEL_WORK = 1 << 19     # below ~half a million multiply-adds a thread hand-off costs more than it saves
+
+
+def cpu_count() -> int:
+    """CPUs this process may run on."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+def run_rows(fn, total: int, threads: int, *args, align: int = 1, work: int | None = None) -> None:
+    """``fn(*args, r0, r1)`` over rows 0..total.
+
+    With ``threads`` > 1 (capped at the CPUs and at one piece per ``2·align`` rows) the rows are cut
+    into that many pieces of a multiple of ``align`` rows, run at the same time on a small thread
+    pool (``fn`` must be a jitted kernel declared ``nogil=True``, writing disjoint rows) while the
+    calling thread runs the first piece.  With 1 thread, or less ``work`` (multiply-adds, when
+    given) than ``MIN_PARALLEL_WORK``, one plain call: nothing else happens.
+    """
+    global _pool
+    if work is not None and work < MIN_PARALLEL_WORK:
+        threads = 1
+    threads = min(int(threads), cpu_count(), max(1, total // (2 * align)))
+    if threads <= 1:
+        fn(*args, 0, total)
+        return
+    step = -(-total // threads)
+    step = -(-step // align) * align
+    if _pool is None or _pool._max_workers < threads - 1:
+        from concurrent.futures import ThreadPoolExecutor
+
+        _pool = ThreadPoolExecutor(max_workers=threads - 1, thread_name_prefix="workbench-rows")
+    jobs = [_pool.submit(fn, *args, r0, min(total, r0 + step)) for r0 in range(step, total, step)]
+    try:
+        fn(*args, 0, min(total, step))
+    finally:
+        for job in jobs:
+            job.result()

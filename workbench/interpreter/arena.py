@@ -82,3 +82,41 @@ def materialize(p: ArenaPlan, shapes, dtypes) -> tuple[np.ndarray, dict[int, np.
         dt = np.dtype(dtypes[a.tensor])
         views[a.tensor] = arena[a.offset:a.offset + a.nbytes].view(dt).reshape(shapes[a.tensor])
     return arena, views
+
+
+class Scratch:
+    """One buffer that the temporary arrays of every node share (TFLite's scratch buffers).
+
+    A node needs its scratch (im2col matrix, sums, padded input) only while it runs, so one buffer
+    as large as the largest request serves every node of the subgraph.  ``prepare`` calls
+    :meth:`reserve` with the arrays it will need and keeps the returned layout in its OpData;
+    ``invoke`` calls :meth:`views` for numpy views of them.  The contents do not survive from one
+    node (or one invoke) to the next.
+    """
+
+    def __init__(self):
+        self.nbytes = 0
+        self._buf = None
+
+    def reserve(self, *arrays) -> tuple:
+        """``arrays`` = (shape, dtype) pairs → a layout ((offset, shape, dtype), ...), 64-byte aligned."""
+        layout, top = [], 0
+        for shape, dtype in arrays:
+            dt = np.dtype(dtype)
+            shape = tuple(int(d) for d in shape)
+            layout.append((top, shape, dt))
+            top += _align(max(1, int(np.prod(shape, dtype=np.int64)) * dt.itemsize))
+        self.nbytes = max(self.nbytes, top)
+        return tuple(layout)
+
+    def views(self, layout) -> list:
+        """The arrays of a layout from :meth:`reserve`, as views of the shared buffer."""
+        if self._buf is None or len(self._buf) < self.nbytes + ALIGNMENT:
+            self._buf = np.empty(self.nbytes + ALIGNMENT, np.uint8)
+        base = (-self._buf.ctypes.data) % ALIGNMENT
+        out = []
+        for offset, shape, dt in layout:
+            start = base + offset
+            n = int(np.prod(shape, dtype=np.int64)) * dt.itemsize
+            out.append(self._buf[start:start + n].view(dt).reshape(shape))
+        return out

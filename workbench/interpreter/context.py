@@ -31,7 +31,9 @@ from typing import Any
 import numpy as np
 
 from ..errors import ModelError, TensorError, UnsupportedOpError
+from ..schema.strings import empty_strings, unpack_strings
 from ..schema.types import NUMPY_DTYPE, buffer_bytes, tensor_data
+from .arena import Scratch
 
 
 class Slots(tuple):
@@ -121,12 +123,47 @@ def _check_shape(shape: tuple, path: str) -> None:
 
 
 _RESOURCE = 13   # TensorType.RESOURCE: the tensor holds a resource id (int32), as in TFLite
+_STRING = 5      # TensorType.STRING: an object array of Python bytes (workbench.schema.strings)
+STRING_DTYPE = np.dtype(object)
 
 
 def _dtype_of(tensor) -> np.dtype | None:
     if int(tensor.type) == _RESOURCE:
         return np.dtype(np.int32)
+    if int(tensor.type) == _STRING:
+        return STRING_DTYPE
     return NUMPY_DTYPE.get(tensor.type)
+
+
+def is_string(dtype) -> bool:
+    """True for the dtype the interpreter gives STRING tensors (``object``: Python bytes)."""
+    return dtype is not None and np.dtype(dtype) == STRING_DTYPE
+
+
+def new_array(shape, dtype) -> np.ndarray:
+    """A fresh tensor array: zeros, or ``b""`` everywhere for a STRING tensor.
+
+    STRING tensors are not fixed-size (TFLite keeps them outside its arena, as dynamic tensors
+    whose buffer is rewritten by every kernel that writes them); here each one is its own object
+    array, never a view of the memory plan.
+    """
+    if is_string(dtype):
+        return empty_strings(shape)
+    return np.zeros(shape, dtype)
+
+
+def _string_constant(model, subgraph: int, t: int, raw: np.ndarray) -> np.ndarray:
+    """A STRING constant decoded from TFLite's packed string buffer (every offset checked)."""
+    meta = model.subgraphs[subgraph].tensors[t]
+    shape = tuple(int(d) for d in (meta.shape or ()))
+    path = f"model.subgraphs[{subgraph}].tensors[{t}] (buffer {meta.buffer})"
+    _check_shape(shape, path)
+    values = unpack_strings(raw, math.prod(shape), path)
+    arr = np.empty(len(values), dtype=object)
+    arr[:] = values
+    arr = arr.reshape(shape)
+    arr.flags.writeable = False
+    return arr
 
 
 class Context:
@@ -151,6 +188,7 @@ class Context:
         self.runtime_values = False         # True while a node is prepared during invoke
         self.reads: list[int] = []          # run-time tensors whose values that prepare read
         self.interpreter = None             # the Interpreter (for control flow and resource variables)
+        self.scratch = Scratch()            # temporary arrays the nodes share (see arena.Scratch)
         self._file_constants: list = [None] * n
         for t, meta in enumerate(self.meta):
             self.dtypes[t] = _dtype_of(meta)
@@ -160,7 +198,12 @@ class Context:
                 except ModelError:
                     raise
                 if value is not None:
-                    if meta.sparsity is not None and self.dtypes[t] is not None:
+                    if int(meta.type) == _STRING:
+                        if meta.sparsity is not None:
+                            raise ModelError("a STRING tensor cannot be sparse (TFLite densifies numbers only)",
+                                             f"model.subgraphs[{subgraph}].tensors[{t}].sparsity")
+                        value = _string_constant(model, subgraph, t, value)
+                    elif meta.sparsity is not None and self.dtypes[t] is not None:
                         raw = buffer_bytes(model, meta.buffer)
                         value = np.frombuffer(raw, self.dtypes[t])  # the stored (compressed) values
                     self._file_constants[t] = value
@@ -281,7 +324,7 @@ class Context:
         if arr is None or arr.shape != shape or arr.dtype != self.dtypes[t]:
             _check_bytes(self.name(t), shape, self.dtypes[t])
             try:
-                arr = np.zeros(shape, self.dtypes[t])
+                arr = new_array(shape, self.dtypes[t])
             except (MemoryError, ValueError) as exc:
                 raise TensorError(f"tensor '{self.name(t)}' of shape {list(shape)} cannot be allocated: {exc}") from None
             self.tensors[t] = arr
@@ -296,8 +339,8 @@ class Context:
         dt = self.dtypes[t]
         allowed = tuple(np.dtype(a) for a in allowed)
         if dt not in allowed:
-            names = "/".join(str(a) for a in allowed)
-            got = self.type_name(t) if dt is None else str(dt)
+            names = "/".join("string" if is_string(a) else str(a) for a in allowed)
+            got = self.type_name(t) if dt is None else "STRING (an object array of bytes)" if is_string(dt) else str(dt)
             raise UnsupportedOpError(f"{node.op_name} v{node.version} (node {node.index}): {what} "
                                      f"'{self.name(t)}' is {got}; this kernel handles {names}")
         return dt

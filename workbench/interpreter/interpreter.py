@@ -53,9 +53,10 @@ from ..errors import ModelError, TensorError, UnsupportedOpError, WorkbenchError
 from ..options import options_table_for, parse as parse_options
 from ..schema import load
 from ..schema.enums import BuiltinOperator
+from ..schema.strings import string_array
 from ..schema.types import builtin_code, op_name
 from . import _blas, arena
-from .context import Context, DynamicValueNeeded, Node, Slots
+from .context import Context, DynamicValueNeeded, Node, Slots, is_string, new_array
 from .registry import BuiltinOpResolver, OpResolver
 from .trace import StepEvent, build_profile
 
@@ -105,7 +106,10 @@ def _details(ctx: Context, t: int) -> dict:
         "index": t,
         "shape": np.asarray(shape, np.int32),
         "shape_signature": np.asarray(sig, np.int32),
-        "dtype": (np.object_ if int(meta.type) in (13, 14) else dt.type) if dt is not None else np.bytes_,
+        # litert: STRING tensors report np.bytes_ (get_tensor returns an object array of bytes),
+        # RESOURCE and VARIANT np.object_
+        "dtype": (np.bytes_ if int(meta.type) == 5 else np.object_ if int(meta.type) in (13, 14) else dt.type)
+                 if dt is not None else np.bytes_,
         "quantization": legacy,
         "quantization_parameters": {"scales": scales, "zero_points": zps,
                                     "quantized_dimension": int(q.quantized_dimension) if q is not None else 0,
@@ -166,6 +170,23 @@ def _check_structure(model, index: int, ctx: Context) -> None:
             writer[t] = i
 
 
+def reset_variable(ctx: Context, t: int) -> None:
+    """Give variable tensor ``t`` its start value, as TFLite's ResetVariableTensor does: every byte 0,
+    except an int8 tensor, whose bytes are all its zero point (so it starts at the real value 0).
+    This is what litert does at allocate_tensors and at reset_all_variables."""
+    value = ctx.tensors[t]
+    if is_string(ctx.dtypes[t]):
+        value[...] = b""
+        return
+    fill = 0
+    if ctx.dtypes[t] == np.int8:
+        q = ctx.meta[t].quantization
+        zps = getattr(q, "zero_point", None) if q is not None else None
+        if zps is not None and len(zps):
+            fill = int(zps[0])
+    value[...] = fill
+
+
 class _Deferred:
     """How a node prepared during invoke runs (it reads a dynamic tensor or needs a run-time value).
 
@@ -186,7 +207,8 @@ class _Deferred:
 
     def _key(self, ctx, node) -> tuple:
         return (tuple(None if t < 0 else ctx.shapes[t] for t in node.inputs),
-                tuple(ctx.tensors[t].tobytes() for t in self.reads))
+                tuple(tuple(ctx.tensors[t].reshape(-1).tolist()) if is_string(ctx.tensors[t].dtype)
+                      else ctx.tensors[t].tobytes() for t in self.reads))
 
     def __call__(self, ctx, node, _data) -> None:
         if self.key is None or self._key(ctx, node) != self.key:
@@ -355,7 +377,7 @@ class _Subgraph:
             if self._foldable(node, kernel):
                 try:
                     for t in node.outputs:
-                        ctx.tensors[t] = np.zeros(ctx.shapes[t], ctx.dtypes[t])
+                        ctx.tensors[t] = new_array(ctx.shapes[t], ctx.dtypes[t])
                     fn(ctx, node, data)
                 except (MemoryError, ValueError) as exc:
                     if isinstance(exc, WorkbenchError):
@@ -397,11 +419,17 @@ class _Subgraph:
                 touch(t, -1)
                 touch(t, n)
         nbytes = {}
+        strings = []        # STRING tensors: variable-size, each its own object array (not in the plan)
         for t in life:
             if ctx.dtypes[t] is None:
                 raise UnsupportedOpError(f"tensor '{ctx.name(t)}' has type {ctx.type_name(t)}, which this "
                                          f"interpreter cannot hold")
+            if is_string(ctx.dtypes[t]):
+                strings.append(t)
+                continue
             nbytes[t] = math.prod(ctx.shapes[t]) * ctx.dtypes[t].itemsize      # Python ints: no wrap-around
+        for t in strings:
+            del life[t]
         self.arena_plan = arena.plan({t: tuple(v) for t, v in life.items()}, nbytes,
                                      reuse=not self.interp.keep_intermediates)
         try:
@@ -411,6 +439,11 @@ class _Subgraph:
                               f"cannot be allocated ({exc})") from None
         for t, view in views.items():
             ctx.tensors[t] = view
+        for t in strings:
+            ctx.tensors[t] = new_array(ctx.shapes[t], ctx.dtypes[t])
+        for t, meta in enumerate(ctx.meta):
+            if meta.is_variable and ctx.tensors[t] is not None:
+                reset_variable(ctx, t)
         for t in ctx.dynamic:
             if ctx.constants[t] is None:
                 ctx.tensors[t] = None
@@ -566,7 +599,10 @@ class _Subgraph:
                 continue
             if t not in feed:
                 raise TensorError(f"invoke_node({node_index}): no value for input tensor {t} ('{ctx.name(t)}')")
-            np.copyto(ctx.tensors[t], np.asarray(feed[t], ctx.dtypes[t]))
+            v = feed[t]
+            if is_string(ctx.dtypes[t]):
+                v = string_array(v, f"invoke_node: tensor {t}")
+            np.copyto(ctx.tensors[t], np.asarray(v, ctx.dtypes[t]))
         fn(ctx, node, data)
         return tuple(np.array(ctx.tensors[t]) for t in node.outputs)
 
@@ -703,8 +739,13 @@ class Interpreter:
         if ctx.constants[t] is not None:
             raise TensorError(f"set_tensor: tensor {t} ('{ctx.name(t)}') is a constant of the model; it cannot be set")
         target = ctx.tensors[t]
+        if is_string(expected_dtype) and value.dtype.kind in "SUO":
+            # litert takes bytes and str (written as UTF-8) for a STRING tensor
+            value = string_array(value, f"set_tensor: tensor {t} ('{ctx.name(t)}')")
         if value.dtype != expected_dtype or tuple(value.shape) != expected_shape:
             what = "type" if value.dtype != expected_dtype else "shape"
+            if is_string(expected_dtype):
+                expected_dtype = "STRING (an array of bytes or str)"
             hint = ""
             if what == "shape" and t in sg.inputs:
                 hint = " (call resize_tensor_input() and allocate_tensors() to change an input's shape)"
@@ -765,7 +806,8 @@ class Interpreter:
         raise ValueError(f"no signature {signature_key!r}; the model has {[s.signature_key for s in sigs]}")
 
     def reset_all_variables(self, resource_variables: bool = False) -> None:
-        """Zero every variable tensor (``is_variable``), as litert does.
+        """Reset every variable tensor (``is_variable``) as litert does: zeros, except that an int8
+        variable is filled with its zero point (TFLite's ResetVariableTensor), i.e. the real value 0.
 
         Like litert this leaves *resource* variables (VAR_HANDLE / ASSIGN_VARIABLE) alone.
         ``resource_variables=True`` (not in litert) also forgets them and re-arms every CALL_ONCE,
@@ -775,7 +817,7 @@ class Interpreter:
             ctx = sg.context
             for t, meta in enumerate(ctx.meta):
                 if meta.is_variable and ctx.tensors[t] is not None:
-                    ctx.tensors[t][...] = 0
+                    reset_variable(ctx, t)
         if resource_variables:
             self.resources.clear()
             self.initialized.clear()

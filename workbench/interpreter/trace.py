@@ -33,10 +33,15 @@ class StepEvent:
                                     # subgraph, outermost first; () for the subgraph steps() was called on
 
     def __repr__(self) -> str:
-        shapes = lambda arrs: ", ".join("-" if a is None else f"{a.dtype}{list(a.shape)}" for a in arrs)  # noqa: E731
+        shapes = lambda arrs: ", ".join("-" if a is None else f"{_dtype_label(a)}{list(a.shape)}" for a in arrs)  # noqa: E731
         via = "".join(f" via {s}:{n}" for s, n in reversed(self.callers))
         return (f"StepEvent({self.subgraph}:{self.node}{via} {self.op} v{self.version} [{self.kernel}] "
                 f"({shapes(self.inputs)}) -> ({shapes(self.outputs)}) {self.elapsed_ms:.3f} ms)")
+
+
+def _dtype_label(a) -> str:
+    """numpy's name of an array's dtype, except that string tensors (object arrays of bytes) say so."""
+    return "string" if a.dtype == object else str(a.dtype)
 
 
 @dataclass(frozen=True)

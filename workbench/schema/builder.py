@@ -20,12 +20,15 @@ import numpy as np
 from ..errors import ModelError
 from .declare import CLASSES, UNIONS
 from .enums import BuiltinOperator, BuiltinOptions, BuiltinOptions2, TensorType
+from .strings import pack_strings, string_array
 from .types import NUMPY_DTYPE, PLACEHOLDER_FOR_GREATER_OP_CODES
 
 _DTYPE_TO_TYPE = {v: k for k, v in NUMPY_DTYPE.items()}
 
 
 def tensor_type_of(dtype) -> TensorType:
+    if np.dtype(dtype).kind in "SUO":      # bytes / str / object arrays: TFLite's STRING
+        return TensorType.STRING
     dt = np.dtype(dtype).newbyteorder("<") if np.dtype(dtype).itemsize > 1 else np.dtype(dtype)
     try:
         return _DTYPE_TO_TYPE[dt]
@@ -80,7 +83,14 @@ class ModelBuilder:
         return len(self.buffers) - 1
 
     def constant(self, name: str, array, dtype=None, *, quantization=None) -> int:
-        arr = np.ascontiguousarray(array if dtype is None else np.asarray(array, dtype))
+        """A constant tensor; an array of bytes/str (numpy 'S', 'U' or object) becomes a STRING
+        tensor in TFLite's packed string format (``workbench.schema.strings``)."""
+        if dtype is None and np.asarray(array).dtype.kind in "SUO":
+            arr = string_array(array, f"constant '{name}'")
+            buf = self.add_buffer(pack_strings(arr.reshape(-1)))
+            return self.tensor(name, arr.shape, TensorType.STRING, quantization=quantization, buffer=buf)
+        # np.asarray(order="C"), not np.ascontiguousarray: that one turns a 0-d array into shape [1]
+        arr = np.asarray(array if dtype is None else np.asarray(array, dtype), order="C")
         le = arr.astype(arr.dtype.newbyteorder("<"), copy=False)
         buf = self.add_buffer(le.tobytes())
         return self.tensor(name, arr.shape, arr.dtype, quantization=quantization, buffer=buf)

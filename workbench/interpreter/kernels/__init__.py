@@ -40,3 +40,17 @@ for _name in CONTROL_FLOW_MODULES:
 
 # MediaPipe custom ops (face_landmark_with_attention)
 import_module(f"{__name__}.mediapipe_ops")
+
+# ops of "models we don't have": detectors, keyword spotters, recurrent audio/text models
+MODEL_OPS_MODULES = (
+    "bidirectional_sequence_lstm", "bidirectional_sequence_rnn", "detection_postprocess", "lstm", "rnn",
+    "svdf", "unidirectional_sequence_lstm", "unidirectional_sequence_rnn",
+    "add_n", "atan2", "bitwise_xor", "broadcast_args", "bucketize", "dynamic_update_slice", "embedding_lookup",
+    "local_response_normalization", "matrix_diag", "matrix_set_diag", "one_hot", "rank", "reverse_sequence",
+    "rfft2d", "right_shift", "scatter_nd", "segment_sum", "sign", "sparse_to_dense", "topk_v2", "unique",
+    "unsorted_segment_max", "unsorted_segment_min", "unsorted_segment_prod", "unsorted_segment_sum",
+    "non_max_suppression_v4", "non_max_suppression_v5",
+)
+
+for _name in MODEL_OPS_MODULES:
+    import_module(f"{__name__}.{_name}")

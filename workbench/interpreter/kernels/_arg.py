@@ -1,6 +1,10 @@
 """What ARG_MAX and ARG_MIN share: inputs (input, axis), output type from the options (runtime
 TfLiteType 2 = int32, 4 = int64; anything else -- e.g. an absent options table, which leaves 0 --
-is refused, as TFLite does: "Unknown index output data type")."""
+is refused, as TFLite does: "Unknown index output data type").
+
+Inputs: float32, int32, uint8, bool (v3), int8 (v2) — TFLite has no int16 or int64 input.  A
+quantized input is compared as raw integers: the scale is positive, so the order of the integers is
+the order of the real values."""
 
 import numpy as np
 
@@ -24,7 +28,7 @@ class ArgKernel(Kernel):
 
     def prepare(self, context, node):
         x = node.inputs[0]
-        context.expect_dtype(node, x, (F32, I32, I64, np.dtype(np.uint8), BOOL))
+        context.expect_dtype(node, x, (F32, I32, np.dtype(np.uint8), np.dtype(np.int8), BOOL))
         shape = context.shape(x)
         axes = const_ints(context, node, 1, "the axis")
         if len(axes) != 1:

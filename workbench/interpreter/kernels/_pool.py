@@ -1,7 +1,10 @@
 """What AVERAGE_POOL_2D and MAX_POOL_2D share: Pool2DOptions → a prepared window.
 
-int8 (version 2): input and output share scale and zero point, so no rescaling happens; the
-fused activation becomes an int clamp (TFLITE_FACTS §4.8).
+Quantized pools (uint8 version 1, int8 version 2, int16 version 3 — op_version.cc gives uint8 the
+float version): input and output share scale and zero point, so no rescaling happens; the fused
+activation becomes an integer clamp in the type's range (TFLITE_FACTS §4.8).  TFLite only
+DCHECKs the equal quantization (release builds would silently reuse the input's numbers); the
+workbench refuses a mismatch instead of producing numbers that mean something else.
 """
 
 from __future__ import annotations
@@ -15,6 +18,9 @@ from .. import quant
 from ._common import F32, PADDING_NAMES, activation_name, activation_range, check_rank, window
 
 I8 = np.dtype(np.int8)
+U8 = np.dtype(np.uint8)
+I16 = np.dtype(np.int16)
+QUANTIZED = (U8, I8, I16)
 
 
 @opdata
@@ -34,7 +40,8 @@ class Pool2DData(OpData):
 
 
 @opdata
-class Pool2DInt8Data(OpData):
+class Pool2DQuantizedData(OpData):
+    dtype: str
     padding: str
     stride_h: int
     stride_w: int
@@ -53,26 +60,33 @@ class Pool2DInt8Data(OpData):
     impl: str = "numba"
 
 
-def prepare_pool(context, node):
+Pool2DInt8Data = Pool2DQuantizedData     # the name before uint8/int16 were added
+
+
+def prepare_pool(context, node, dtypes=(F32,) + QUANTIZED):
     p = node.params
     x_t = node.inputs[0]
-    dt = context.expect_dtype(node, x_t, (F32, I8))
+    dt = context.expect_dtype(node, x_t, dtypes)
+    if context.dtype(node.outputs[0]) != dt:
+        raise UnsupportedOpError(f"{node.op_name} (node {node.index}): input is {dt} but output "
+                                 f"'{context.name(node.outputs[0])}' is {context.dtype(node.outputs[0])}; "
+                                 f"TFLite needs them equal")
     n, h, w, c = check_rank(node, context, x_t, 4)
     fh, fw, sh, sw = p["filter_height"], p["filter_width"], p["stride_h"], p["stride_w"]
     if fh <= 0 or fw <= 0:
         raise KernelError(f"{node.op_name} (node {node.index}): filter {fh}x{fw} must be positive")
     oh, ow, pt, pl = window(node, p["padding"], h, w, fh, fw, sh, sw, 1, 1)
-    if dt == I8:
+    if dt in QUANTIZED:
         in_s, in_zp = quant.tensor_scale_zp(context, x_t)
         out_s, out_zp = quant.tensor_scale_zp(context, node.outputs[0])
         if in_zp != out_zp or abs(in_s - out_s) > 1e-6:
-            raise UnsupportedOpError(f"{node.op_name} (node {node.index}): int8 input and output must share scale "
+            raise UnsupportedOpError(f"{node.op_name} (node {node.index}): {dt} input and output must share scale "
                                      f"and zero point (got {in_s}/{in_zp} and {out_s}/{out_zp})")
         code = p["fused_activation_function"]
-        lo, hi = quant.activation_range_quantized(code, out_s, out_zp)
-        context.set_output(node.outputs[0], (n, oh, ow, c), I8)
-        return Pool2DInt8Data(PADDING_NAMES[p["padding"]], sh, sw, fh, fw, pt, pl, (n, oh, ow, c),
-                              activation_name(code), in_s, in_zp, out_s, out_zp, lo, hi)
+        lo, hi = quant.activation_range_quantized(code, out_s, out_zp, *quant.quantized_range(dt))
+        context.set_output(node.outputs[0], (n, oh, ow, c), dt)
+        return Pool2DQuantizedData(str(dt), PADDING_NAMES[p["padding"]], sh, sw, fh, fw, pt, pl, (n, oh, ow, c),
+                                   activation_name(code), in_s, in_zp, out_s, out_zp, lo, hi)
     context.set_output(node.outputs[0], (n, oh, ow, c), F32)
     lo, hi = activation_range(p["fused_activation_function"])
     return Pool2DData(PADDING_NAMES[p["padding"]], sh, sw, fh, fw, pt, pl, (n, oh, ow, c),

@@ -2,8 +2,11 @@
 
 Padding never counts: a corner window of a SAME pool averages fewer values (TFLITE_FACTS §3.3).
 
-int8 (version 2): sum the raw int8 taps in int32, divide by the number of in-image taps rounding
-half away from zero ((sum ± count/2) / count with C's truncating division), clamp (§4.8).
+Quantized (uint8 v1, int8 v2, int16 v3): sum the raw integer taps in int32, divide by the number of
+in-image taps rounding half away from zero ((sum ± count/2) / count with C's truncating division),
+clamp to the fused activation's range (§4.8).  TFLite runs three different routines (optimized
+uint8 with a uint32 accumulator, optimized int8, reference int16); for values that cannot be
+negative (uint8) the two roundings coincide, so one formula covers all three.
 """
 
 from __future__ import annotations
@@ -13,13 +16,13 @@ import numpy as np
 from ...schema.enums import BuiltinOperator
 from .._jit import njit
 from ..registry import Kernel, kernel
-from ._pool import Pool2DInt8Data, prepare_pool
+from ._pool import Pool2DQuantizedData, prepare_pool
 
 
-def reference_int8(x, d) -> np.ndarray:
+def reference_quantized(x, d) -> np.ndarray:
     n, h, w, c = x.shape
     _, oh, ow, _ = d.output_shape
-    out = np.empty(d.output_shape, np.int8)
+    out = np.empty(d.output_shape, x.dtype)
     xi = x.astype(np.int64)
     for oy in range(oh):
         y0 = oy * d.stride_h - d.pad_top
@@ -36,7 +39,7 @@ def reference_int8(x, d) -> np.ndarray:
 
 
 @njit
-def average_pool_int8_numba(x, out, fh, fw, sh, sw, pt, pl, lo, hi):
+def average_pool_quantized_numba(x, out, fh, fw, sh, sw, pt, pl, lo, hi):
     n_b, h, w, c = x.shape
     _, oh, ow, _ = out.shape
     acc = np.empty(c, np.int32)
@@ -123,7 +126,7 @@ def average_pool_numba(x, out, fh, fw, sh, sw, pt, pl, lo, hi):
                     out[b, oy, ox, k] = v
 
 
-@kernel(BuiltinOperator.AVERAGE_POOL_2D, versions=(1, 2))
+@kernel(BuiltinOperator.AVERAGE_POOL_2D, versions=(1, 2, 3))
 class AveragePool2D(Kernel):
     name = "average_pool_2d"
 
@@ -131,18 +134,18 @@ class AveragePool2D(Kernel):
         return prepare_pool(context, node)
 
     def invoke(self, context, node, d):
-        if type(d) is Pool2DInt8Data:
-            average_pool_int8_numba(context.tensors[node.inputs[0]], context.tensors[node.outputs[0]], d.filter_h,
-                                    d.filter_w, d.stride_h, d.stride_w, d.pad_top, d.pad_left,
-                                    d.output_activation_min, d.output_activation_max)
+        if type(d) is Pool2DQuantizedData:
+            average_pool_quantized_numba(context.tensors[node.inputs[0]], context.tensors[node.outputs[0]],
+                                         d.filter_h, d.filter_w, d.stride_h, d.stride_w, d.pad_top, d.pad_left,
+                                         d.output_activation_min, d.output_activation_max)
             return
         average_pool_numba(context.tensors[node.inputs[0]], context.tensors[node.outputs[0]], d.filter_h,
                            d.filter_w, d.stride_h, d.stride_w, d.pad_top, d.pad_left,
                            np.float32(d.output_activation_min), np.float32(d.output_activation_max))
 
     def invoke_reference(self, context, node, d):
-        if type(d) is Pool2DInt8Data:
-            context.tensors[node.outputs[0]][...] = reference_int8(context.tensors[node.inputs[0]], d)
+        if type(d) is Pool2DQuantizedData:
+            context.tensors[node.outputs[0]][...] = reference_quantized(context.tensors[node.inputs[0]], d)
             return
         context.tensors[node.outputs[0]][...] = reference(
             context.tensors[node.inputs[0]], (d.filter_h, d.filter_w), (d.stride_h, d.stride_w),

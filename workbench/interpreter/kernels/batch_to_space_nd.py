@@ -1,12 +1,15 @@
 """BATCH_TO_SPACE_ND: the inverse of SPACE_TO_BATCH_ND: spread batch blocks back into the spatial
 dims, then crop (crops [M, 2]).  Input batch index (by * bw + bx) * N + n.  Rank 4 or 3 (v3);
-block_shape and crops are constants.  float32 (v1, v3); int32/int64 move as well."""
+block_shape and crops are constants.  Versions: float32/int32/int64/uint8 → 1, int8 → 2, rank 3 → 3,
+int16 → 4.  Quantized tensors: the same zero-point checks as SPACE_TO_BATCH_ND (equal input and
+output zero points; 0 for int16); the integers are moved as they are."""
 
 import numpy as np
 
 from ...schema.enums import BuiltinOperator
 from ..registry import Kernel, OpData, kernel, opdata
 from ._elementwise import const_ints, fail
+from .space_to_batch_nd import TYPES, check_zero_points
 
 
 @opdata
@@ -33,13 +36,14 @@ def reference(x, block, crops):
     return y[idx]
 
 
-@kernel(BuiltinOperator.BATCH_TO_SPACE_ND, versions=(1, 3))
+@kernel(BuiltinOperator.BATCH_TO_SPACE_ND, versions=(1, 2, 3, 4))
 class BatchToSpaceND(Kernel):
     name = "batch_to_space_nd"
     value_inputs = (0, 1, 2)
 
     def prepare(self, context, node):
         x = node.inputs[0]
+        dt = context.expect_dtype(node, x, TYPES)
         shape = context.shape(x)
         if len(shape) not in (3, 4):
             fail(node, f"input rank {len(shape)}; TFLite handles rank 3 and 4")
@@ -59,7 +63,8 @@ class BatchToSpaceND(Kernel):
                 fail(node, f"spatial dim {i}: crops ({c0}, {c1}) exceed the size {shape[1 + i] * b}")
             out.append(size)
         out = tuple(out) + tuple(shape[1 + m:])
-        context.set_output(node.outputs[0], out, context.dtype(x))
+        check_zero_points(context, node, dt)
+        context.set_output(node.outputs[0], out, dt)
         return BatchToSpaceNDData(tuple(block), crops, out)
 
     def invoke(self, context, node, d):

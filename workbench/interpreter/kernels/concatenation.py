@@ -3,16 +3,31 @@
 The options carry a fused activation, but TFLite's kernel refuses anything but NONE
 (``params->activation != kTfLiteActNone`` fails in Prepare), and so does this one.
 
-int8 (version 2): TFLite's int8 kernel does not rescale — Prepare requires every input to have the
-output's scale and zero point — so the values are copied as they are.
+Types and versions (op_version.cc): float32, uint8, int32, int64, bool → 1; int8 → 2; int16 → 3;
+uint32 → 4; float16 → 6 (LiteRT's newer rules; a plain copy).  int4 (5) is a type this
+interpreter cannot hold.  What TFLite does with quantized inputs differs per type:
+
+* uint8 — the only type that rescales (``ConcatenationWithScaling``).  An input whose scale and
+  zero point equal the output's is copied; any other input goes through float32 arithmetic:
+  scale = in_scale · (1 / out_scale), bias = −in_zp · scale, out = round(x · scale + bias) + out_zp
+  (round half away from zero), clamped to [0, 255].
+* int8 — Prepare requires every input to have the output's scale and zero point: a plain copy.
+* int16 — Prepare requires zero point 0 everywhere but does NOT compare scales: the raw integers
+  are copied even when the scales differ (the numbers then mean something else; TFLite does
+  exactly this, so the workbench does too, and says so in ``ConcatenationData.rescaled``).
 """
 
 import numpy as np
 
 from ...errors import UnsupportedOpError
 from ...schema.enums import BuiltinOperator
+from .. import quant
 from ..registry import Kernel, OpData, kernel, opdata
 from ._common import activation_name, activation_range, apply_activation, normalize_axis
+
+U8, I8, I16 = np.dtype(np.uint8), np.dtype(np.int8), np.dtype(np.int16)
+TYPES = tuple(np.dtype(t) for t in (np.float32, np.float16, np.uint8, np.int8, np.int16, np.int32, np.int64,
+                                    np.bool_, np.uint32))
 
 
 @opdata
@@ -22,9 +37,43 @@ class ConcatenationData(OpData):
     activation: str
     output_activation_min: float
     output_activation_max: float
+    # quantized inputs (uint8 / int8 / int16); empty for other types
+    input_scales: tuple = ()
+    input_zero_points: tuple = ()
+    output_scale: float = 0.0
+    output_zero_point: int = 0
+    rescaled: tuple = ()          # per input: True when the uint8 values are requantized
+    scale: tuple = ()             # per input: float32 in_scale · (1/out_scale) (uint8 only)
+    bias: tuple = ()              # per input: float32 −in_zp · scale (uint8 only)
 
 
-@kernel(BuiltinOperator.CONCATENATION, versions=(1, 2))
+def requantize_uint8(x: np.ndarray, scale, bias, out_zp: int) -> np.ndarray:
+    """round(x·scale + bias) + out_zp in float32, clamped to uint8 (the fast, vectorised form)."""
+    v = (x.astype(np.float32) * np.float32(scale)).astype(np.float32) + np.float32(bias)
+    r = quant.round_half_away(v.astype(np.float32)).astype(np.int64) + out_zp
+    return np.clip(r, 0, 255).astype(np.uint8)
+
+
+def reference_uint8(inputs, d) -> np.ndarray:
+    """ConcatenationWithScaling written out: for every outer index, every input's block in turn,
+    value by value."""
+    outer = int(np.prod(d.output_shape[:d.axis], dtype=np.int64))
+    out = []
+    for k in range(outer):
+        for i, x in enumerate(inputs):
+            block = x.reshape(outer, -1)[k]
+            if not d.rescaled[i]:
+                out.extend(int(v) for v in block)
+                continue
+            s, b = np.float32(d.scale[i]), np.float32(d.bias[i])
+            for v in block:
+                f = np.float32(np.float32(v) * s) + b
+                q = int(np.copysign(np.floor(abs(float(f)) + 0.5), float(f))) + d.output_zero_point
+                out.append(min(max(q, 0), 255))
+    return np.array(out, np.uint8).reshape(d.output_shape)
+
+
+@kernel(BuiltinOperator.CONCATENATION, versions=(1, 2, 3, 4, 6))
 class Concatenation(Kernel):
     name = "concatenation"
 
@@ -33,7 +82,10 @@ class Concatenation(Kernel):
         dtypes = {context.dtype(t) for t in node.inputs}
         if len(dtypes) != 1:
             raise UnsupportedOpError(f"CONCATENATION (node {node.index}): inputs of different types {dtypes}")
-        dt = dtypes.pop()
+        dt = context.expect_dtype(node, node.inputs[0], TYPES)
+        if context.dtype(node.outputs[0]) != dt:
+            raise UnsupportedOpError(f"CONCATENATION (node {node.index}): inputs are {dt} but the output is "
+                                     f"{context.dtype(node.outputs[0])}; TFLite needs them equal")
         rank = len(shapes[0])
         if rank == 0:
             raise UnsupportedOpError(f"CONCATENATION (node {node.index}): scalar inputs cannot be concatenated")
@@ -49,20 +101,51 @@ class Concatenation(Kernel):
         if code != 0:
             raise UnsupportedOpError(f"CONCATENATION (node {node.index}): fused activation {activation_name(code)}; "
                                      f"TFLite's kernel only accepts NONE")
-        if dt == np.int8:
-            from .. import quant
-            so, zo = quant.tensor_scale_zp(context, node.outputs[0])
-            for t in node.inputs:
-                si, zi = quant.tensor_scale_zp(context, t)
-                if np.float32(si) != np.float32(so) or zi != zo:
-                    raise UnsupportedOpError(f"CONCATENATION (node {node.index}): int8 input '{context.name(t)}' has "
-                                             f"scale {si} / zero point {zi}, the output {so} / {zo}; TFLite's int8 "
-                                             f"kernel requires them equal (no rescaling)")
         context.set_output(node.outputs[0], out, dt)
-        return ConcatenationData(axis, tuple(out), activation_name(code), lo, hi)
+        if dt not in (U8, I8, I16):
+            return ConcatenationData(axis, tuple(out), activation_name(code), lo, hi)
+        so, zo = quant.tensor_scale_zp(context, node.outputs[0])
+        scales, zps = [], []
+        for t in node.inputs:
+            si, zi = quant.tensor_scale_zp(context, t)
+            scales.append(si)
+            zps.append(zi)
+            if dt == I8 and (np.float32(si) != np.float32(so) or zi != zo):
+                raise UnsupportedOpError(f"CONCATENATION (node {node.index}): int8 input '{context.name(t)}' has "
+                                         f"scale {si} / zero point {zi}, the output {so} / {zo}; TFLite's int8 "
+                                         f"kernel requires them equal (no rescaling)")
+            if dt == I16 and zi != 0:
+                raise UnsupportedOpError(f"CONCATENATION (node {node.index}): int16 input '{context.name(t)}' has "
+                                         f"zero point {zi}; TFLite's int16 kernel requires 0")
+        if dt == I16 and zo != 0:
+            raise UnsupportedOpError(f"CONCATENATION (node {node.index}): int16 output has zero point {zo}; TFLite's "
+                                     f"int16 kernel requires 0")
+        rescaled, sc, bi = [], [], []
+        inverse = np.float32(1.0) / np.float32(so)
+        for si, zi in zip(scales, zps):
+            r = dt == U8 and not (zi == zo and np.float32(si) == np.float32(so))
+            s = np.float32(np.float32(si) * inverse)
+            rescaled.append(bool(r))
+            sc.append(float(s) if r else 0.0)
+            bi.append(float(np.float32(np.float32(-zi) * s)) if r else 0.0)
+        return ConcatenationData(axis, tuple(out), activation_name(code), lo, hi, tuple(scales), tuple(zps), so, zo,
+                                 tuple(rescaled), tuple(sc), tuple(bi))
 
     def invoke(self, context, node, d):
         t = context.tensors
         out = t[node.outputs[0]]
+        if any(d.rescaled):
+            parts = [requantize_uint8(t[i], d.scale[k], d.bias[k], d.output_zero_point) if d.rescaled[k] else t[i]
+                     for k, i in enumerate(node.inputs)]
+            np.concatenate(parts, axis=d.axis, out=out)
+            return
         np.concatenate([t[i] for i in node.inputs], axis=d.axis, out=out)
-        apply_activation(out, d.output_activation_min, d.output_activation_max)
+        if out.dtype.kind == "f":
+            apply_activation(out, d.output_activation_min, d.output_activation_max)
+
+    def invoke_reference(self, context, node, d):
+        t = context.tensors
+        if any(d.rescaled):
+            t[node.outputs[0]][...] = reference_uint8([t[i] for i in node.inputs], d)
+            return
+        self.invoke(context, node, d)

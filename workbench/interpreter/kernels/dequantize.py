@@ -3,10 +3,11 @@ per tensor (v1 uint8, v2 int8, v3 int16) or per channel along ``quantized_dimens
 
 Constant inputs (float16 weights) are dequantized once, in ``allocate_tensors``.
 
-int8 per tensor, as litert runs it on x86 (the NEON code of ``optimized_ops::Dequantize`` compiled
-through NEON_2_SSE): 8 values at a time as ``x * scale + (-zero_point * scale)`` in float32 (two
-roundings), the last ``size % 8`` values as ``(float)(scale * (x - zero_point))`` (one rounding).
-The two differ in the last bit for some values.
+int8, uint8 and int16 per tensor, as litert runs them on x86 (the NEON code of
+``optimized_ops::Dequantize`` compiled through NEON_2_SSE): 8 values at a time as
+``x * scale + (-zero_point * scale)`` in float32 (two roundings), the last ``size % 8`` values as
+``(float)(scale * (x - zero_point))`` (one rounding).  The two differ in the last bit for some
+values.  An int16 input must have zero point 0 (``dequantize.cc`` checks it).
 """
 
 from __future__ import annotations
@@ -33,8 +34,9 @@ def reference(q, scale, zero_point):
     return (np.float32(1) * scale * (q.astype(np.int32) - zero_point)).astype(np.float32)
 
 
-def int8_per_tensor(q, scale, zero_point) -> np.ndarray:
-    """litert's x86 int8 DEQUANTIZE: 8-wide part x*s + (-zp*s) in float32, tail (float)(s*(x-zp))."""
+def per_tensor_8wide(q, scale, zero_point) -> np.ndarray:
+    """litert's x86 per-tensor DEQUANTIZE (int8 / uint8 / int16): 8-wide part x*s + (-zp*s) in
+    float32, tail (float)(s*(x-zp))."""
     flat = np.asarray(q).reshape(-1)
     n_vec = flat.size // 8 * 8
     s = np.float32(scale)
@@ -72,6 +74,9 @@ class Dequantize(Kernel):
             scales, zps = scales.reshape(bshape), zps.reshape(bshape)
         else:
             scales, zps = scales[0], zps[0]
+            if dt == np.int16 and zps != 0:
+                raise UnsupportedOpError(f"DEQUANTIZE (node {node.index}): int16 input zero point is {int(zps)}; "
+                                         f"TFLite needs 0")
         return DequantizeData(str(dt), scales, zps, axis)
 
     def invoke(self, context, node, d):
@@ -79,15 +84,15 @@ class Dequantize(Kernel):
         out = context.tensors[node.outputs[0]]
         if d.scale is None:
             out[...] = x
-        elif d.input_type == "int8" and np.ndim(d.scale) == 0:
-            out[...] = int8_per_tensor(x, d.scale, d.zero_point)
+        elif np.ndim(d.scale) == 0:
+            out[...] = per_tensor_8wide(x, d.scale, d.zero_point)
         else:
             np.subtract(x, d.zero_point, out=out, casting="unsafe")
             out *= d.scale
 
     def invoke_reference(self, context, node, d):
         x = context.tensors[node.inputs[0]]
-        if d.input_type == "int8" and np.ndim(d.scale) == 0:
-            context.tensors[node.outputs[0]][...] = int8_per_tensor(x, d.scale, d.zero_point)
+        if d.scale is not None and np.ndim(d.scale) == 0:
+            context.tensors[node.outputs[0]][...] = per_tensor_8wide(x, d.scale, d.zero_point)
             return
         context.tensors[node.outputs[0]][...] = reference(x, d.scale, d.zero_point)

@@ -1,11 +1,22 @@
-"""ELU (float32): x for x >= 0, exp(x) - 1 below (expm1, as TFLite's optimized kernel)."""
+"""ELU: x for x >= 0, exp(x) - 1 below — float32 (expm1, as TFLite's optimized kernel) and int8
+(version 1 both).
+
+int8: a 256-entry LUT built in prepare (``activations.cc`` EluPrepare: ``LUTPopulate<int8_t>`` of
+value < 0 ? expm1f(value) : value, float32).  TFLite has no uint8 / int16 ELU."""
 
 import numpy as np
 
 from ...schema.enums import BuiltinOperator
 from ..registry import kernel
-from ._common import F32  # noqa: F401
-from ._elementwise import MathUnaryKernel
+from .. import quant
+from ._common import F32
+from ._unary import I8, UnaryKernel, invoke_quantized
+
+
+def elu_f32(d: np.ndarray) -> np.ndarray:
+    """value < 0 ? expm1f(value) : value, in float32."""
+    d = np.asarray(d, np.float32)
+    return np.where(d < 0, quant.libm_apply("expm1f", np.minimum(d, 0)), d).astype(np.float32)
 
 
 def reference(x: np.ndarray) -> np.ndarray:
@@ -13,7 +24,18 @@ def reference(x: np.ndarray) -> np.ndarray:
 
 
 @kernel(BuiltinOperator.ELU, versions=(1,))
-class Elu(MathUnaryKernel):
+class Elu(UnaryKernel):
     name = "elu"
     dtypes = (F32,)
-    fn = staticmethod(reference)
+    qtypes = (I8,)
+    lut = staticmethod(elu_f32)
+
+    def invoke(self, context, node, d):
+        if invoke_quantized(self, context, node, d):
+            return
+        context.tensors[node.outputs[0]][...] = reference(context.tensors[node.inputs[0]])
+
+    def invoke_reference(self, context, node, d):
+        if invoke_quantized(self, context, node, d, reference=True):
+            return
+        context.tensors[node.outputs[0]][...] = reference(context.tensors[node.inputs[0]])

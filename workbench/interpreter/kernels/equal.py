@@ -1,20 +1,25 @@
-"""EQUAL: a == b -> bool, with broadcasting (float32, int32, int64, bool)."""
+"""EQUAL: ``a == b`` -> bool, with broadcasting.
+
+Types and versions: float32, float16, int32, int64, bool (v1); int8 (v2) and uint8 (v1) rescaled;
+string (v3); int16 (v4 in older converters, v5 today), rescaled when quantized, raw when not.
+
+How each type is compared (the int8/uint8 rescaling, int16) is in ``_compare.py``.
+"""
 
 import numpy as np
 
 from ...schema.enums import BuiltinOperator
 from ..registry import kernel
-from ._common import F32  # noqa: F401
-from ._elementwise import BOOL, I32, I64, MathBinaryKernel
+from ._compare import EQUALITY, ComparisonKernel
 
 
-def reference(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+def reference(a, b):
     return np.asarray(np.equal(a, b), dtype=np.bool_)
 
 
-@kernel(BuiltinOperator.EQUAL, versions=(1,))
-class Equal(MathBinaryKernel):
+@kernel(BuiltinOperator.EQUAL, versions=range(1, 6))
+class Equal(ComparisonKernel):
     name = "equal"
-    dtypes = (F32, I32, I64, BOOL)
-    out_dtype = BOOL
+    dtypes = EQUALITY
+    int16 = "rescale if quantized"
     fn = staticmethod(reference)

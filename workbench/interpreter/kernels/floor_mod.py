@@ -2,7 +2,8 @@
 
 TFLite computes the truncated remainder r (``%`` for ints, ``std::fmod`` for floats) and adds the
 divisor when r != 0 and r, b have different signs.  int32/int64 refuse a zero divisor at run
-time; float32 gives NaN for it."""
+time; float32 gives NaN for it.  int8 / int16 (v2) compute on the stored integers the same way
+(quantization parameters, if any, are ignored, as litert does) and refuse a zero divisor too."""
 
 import numpy as np
 
@@ -19,10 +20,10 @@ def reference(a: np.ndarray, b: np.ndarray) -> np.ndarray:
         return np.where(fix, r + b, r).astype(a.dtype)
 
 
-@kernel(BuiltinOperator.FLOOR_MOD, versions=(1,))
+@kernel(BuiltinOperator.FLOOR_MOD, versions=(1, 2))
 class FloorMod(MathBinaryKernel):
     name = "floor_mod"
-    dtypes = (F32, I32, I64)
+    dtypes = (F32, I32, I64, np.dtype(np.int8), np.dtype(np.int16))
     fn = staticmethod(reference)
 
     def check(self, context, node, a, b):

@@ -2,15 +2,23 @@
 dimensions shared by params and indices (GatherOptions; TFLite sets axis = batch_dims = 0 when
 the options table is absent).  Output shape: params[:axis] + indices[batch_dims:] + params[axis+1:].
 
-Indices are int32/int64 (int16 is v6, not here).  An index below 0 or past the axis is an error
-at run time, as in TFLite ("gather index out of bounds") -- never numpy's wrap-around.
-Versions: float32/int32/int64 v1, bool v3, batch_dims != 0 v5."""
+Indices are int16, int32 or int64.  An index below 0 or past the axis is an error at run time, as
+in TFLite ("gather index out of bounds") -- never numpy's wrap-around.  Params are copied as stored
+(quantized int8/uint8/int16 pass through, no rescaling): float32, float16, int32, int64, uint8 (v1),
+int8 (v2), bool (v3), int16 (v4), and string (v1) when params are 1-D (TFLite gathers strings from a
+vector only).  batch_dims != 0 is v5, int16 indices v6 (int4 params, v7, are not implemented).
+Versions: 1-6."""
 
 import numpy as np
 
 from ...schema.enums import BuiltinOperator
+from ..context import STRING_DTYPE, is_string
 from ..registry import Kernel, OpData, kernel, opdata
-from ._elementwise import I32, I64, fail
+from ._elementwise import I32, I64, fail, refuse
+
+PARAMS = tuple(np.dtype(t) for t in (np.float32, np.float16, np.int32, np.int64, np.uint8, np.int8, np.bool_,
+                                     np.int16)) + (STRING_DTYPE,)
+INDICES = (np.dtype(np.int16), I32, I64)
 
 
 @opdata
@@ -39,16 +47,20 @@ def reference(params: np.ndarray, indices: np.ndarray, axis: int, batch_dims: in
     return out
 
 
-@kernel(BuiltinOperator.GATHER, versions=(1, 3, 5))
+@kernel(BuiltinOperator.GATHER, versions=range(1, 7))
 class Gather(Kernel):
     name = "gather"
 
     def prepare(self, context, node):
         p, i = node.inputs[0], node.inputs[1]
         ps, is_ = context.shape(p), context.shape(i)
-        context.expect_dtype(node, i, (I32, I64), "indices")
-        if context.dtype(p) is None:
-            fail(node, "params has a type this interpreter cannot hold")
+        context.expect_dtype(node, i, INDICES, "indices")
+        if context.dtype(p) not in PARAMS:
+            refuse(node, f"params '{context.name(p)}' is {context.type_name(p)}; TFLite gathers "
+                         f"float32/float16/int32/int64/uint8/int8/bool/int16/string")
+        if is_string(context.dtype(p)) and len(ps) != 1:
+            refuse(node, f"string params '{context.name(p)}' have shape {list(ps)}; TFLite gathers strings from "
+                         f"a 1-D tensor only")
         axis = int(node.params.get("axis", 0))
         bd = int(node.params.get("batch_dims", 0))
         if axis < 0:

@@ -1,10 +1,12 @@
-"""HARD_SWISH (float32): x * min(6, max(0, x + 3)) / 6.
+"""HARD_SWISH: x * min(6, max(0, x + 3)) / 6 — float32, uint8 and int8 (all version 1).
 
-int8: TFLite's bespoke 16-bit fixed-point kernel (``reference_ops::HardSwish``; the tests show
+uint8 / int8: TFLite's bespoke 16-bit fixed-point kernel (``reference_ops::HardSwish``; the tests show
 litert's x86 build gives the reference results for every element).  The input is moved to a "hi-res" scale (·2^7), multiplied by an int16 output
 multiplier, and by a "relu-ish" factor in [0, 1] (x rescaled so that 3.0 ↦ 32768, saturated, mapped
 to [0, 1]); then shifted to the output scale and moved by the output zero point.
 """
+
+import dataclasses
 
 import numpy as np
 
@@ -13,20 +15,23 @@ from ..registry import kernel
 from ...errors import UnsupportedOpError
 from .. import quant
 from ..registry import OpData, opdata
-from ._unary import UnaryKernel
-
-I8 = np.dtype(np.int8)
+from ._unary import I8, U8, UnaryKernel, clamp_to, invoke_quantized
 
 
 @opdata
-class HardSwishInt8Data(OpData):
+class HardSwishData(OpData):
+    """``HardSwishParams`` (uint8 / int8)."""
+
     shape: tuple
+    dtype: str
     input_zero_point: int
     output_zero_point: int
     output_multiplier_fixedpoint_int16: int
     output_multiplier_exponent: int
     reluish_multiplier_fixedpoint_int16: int
     reluish_multiplier_exponent: int
+    table: object = dataclasses.field(default=None, repr=False)
+    impl: str = "table"
 
 
 def _int16_multiplier(real: float) -> tuple[int, int]:
@@ -49,7 +54,7 @@ def _srdhm16(a, b):
     return np.where((a == -32768) & (b == -32768), 32767, q)
 
 
-def hard_swish_int8(x, d, vector: bool = False) -> np.ndarray:
+def hard_swish_quantized(x, d, vector: bool = False) -> np.ndarray:
     """The reference kernel (rounding shifts with ties away from zero, doubling high multiply
     truncating toward zero).  ``vector=True`` is what a NEON build would do instead (ties up, and
     vqdmulh rounding down) — kept to show the difference; litert on x86 matches ``vector=False``."""
@@ -76,11 +81,7 @@ def hard_swish_int8(x, d, vector: bool = False) -> np.ndarray:
         out = (pre + (1 << (oe - 1))) >> oe if vector else quant.rounding_divide_by_pot_array(pre, oe)
     else:
         out = pre
-    return np.clip(out + d.output_zero_point, -128, 127).astype(np.int8)
-
-
-def invoke_hard_swish_int8(x, d) -> np.ndarray:
-    return hard_swish_int8(x, d, False)
+    return clamp_to(out + d.output_zero_point, d.dtype)
 
 
 def reference(x):
@@ -91,11 +92,10 @@ def reference(x):
 @kernel(BuiltinOperator.HARD_SWISH, versions=(1,))
 class HardSwish(UnaryKernel):
     name = "hard_swish"
+    qtypes = (U8, I8)
 
-    def prepare(self, context, node):
+    def prepare_quantized(self, context, node, dt):
         x, y = node.inputs[0], node.outputs[0]
-        if context.dtype(x) != I8:
-            return super().prepare(context, node)
         in_s, in_zp = quant.tensor_scale_zp(context, x)
         out_s, out_zp = quant.tensor_scale_zp(context, y)
         hires = np.float32(np.float32(1.0 / 128.0) * np.float32(in_s))
@@ -104,12 +104,13 @@ class HardSwish(UnaryKernel):
             raise UnsupportedOpError(f"HARD_SWISH (node {node.index}): output multiplier exponent {oe} > 0 "
                                      f"(TFLite refuses it too)")
         rm, re = _int16_multiplier(float(np.float32(hires / np.float32(3.0 / 32768.0))))
-        context.set_output(y, context.shape(x), I8)
-        return HardSwishInt8Data(context.shape(x), in_zp, out_zp, om, oe, rm, re)
+        return HardSwishData(context.shape(x), str(dt), in_zp, out_zp, om, oe, rm, re)
+
+    def reference_quantized(self, x, d):
+        return hard_swish_quantized(x, d)
 
     def invoke(self, context, node, d):
-        if type(d) is HardSwishInt8Data:
-            context.tensors[node.outputs[0]][...] = invoke_hard_swish_int8(context.tensors[node.inputs[0]], d)
+        if invoke_quantized(self, context, node, d):
             return
         x = context.tensors[node.inputs[0]]
         out = context.tensors[node.outputs[0]]
@@ -119,7 +120,6 @@ class HardSwish(UnaryKernel):
         out /= np.float32(6)
 
     def invoke_reference(self, context, node, d):
-        if type(d) is HardSwishInt8Data:
-            context.tensors[node.outputs[0]][...] = invoke_hard_swish_int8(context.tensors[node.inputs[0]], d)
+        if invoke_quantized(self, context, node, d, reference=True):
             return
         context.tensors[node.outputs[0]][...] = reference(context.tensors[node.inputs[0]])

@@ -1,15 +1,29 @@
-"""L2_NORMALIZATION (float32) over the last axis: x / max(sqrt(sum(x^2)), 1e-6).
+"""L2_NORMALIZATION over the last axis: x / max(sqrt(sum(x^2)), 1e-6).
 
-TFLite's float kernel only accepts fused activation NONE (checked in Prepare); so does this one."""
+TFLite's kernel only accepts fused activation NONE (checked in Prepare); so does this one.
+
+Versions: float32 and uint8 → 1, int8 → 2 (no int16 in TFLite).  A quantized output must have scale
+exactly 1/128 and zero point 0 (int8) or 128 (uint8): values in [−1, 1) as q/128.  Per row of the
+last axis, all in integers:
+  d = x − in_zp;  acc = Σ d² (int32);
+  (inv, shift) = GetInvSqrtQuantizedMultiplierExp(acc, −1) — 1/sqrt(acc) as a fixed-point multiplier
+  and a (right) shift, from five Newton-Raphson steps (:func:`quant.inv_sqrt_quantized_multiplier_exp`);
+  int8:  out = clamp(MBQM(d, inv, shift + 7), −128, 127)        (· 128 folded into the shift)
+  uint8: out = clamp(128 + MBQM_SmallerThanOne(128·d, inv, shift), 0, 255)
+The input scale never enters: normalising removes it.  No epsilon either: a row of zeros has acc 0,
+which the inverse square root treats as 1 (the outputs are then 0).
+"""
 
 import numpy as np
 
 from ...schema.enums import BuiltinOperator
+from .. import quant
 from ..registry import Kernel, OpData, kernel, opdata
 from ._common import F32, activation_name
 from ._elementwise import refuse
 
 EPSILON = 1e-6
+U8, I8 = np.dtype(np.uint8), np.dtype(np.int8)
 
 
 @opdata
@@ -18,26 +32,92 @@ class L2NormalizationData(OpData):
     epsilon: float
 
 
+@opdata
+class L2NormalizationQuantizedData(OpData):
+    shape: tuple
+    dtype: str
+    input_zero_point: int
+    input_scale: float
+    output_scale: float
+    output_zero_point: int
+
+
 def reference(x: np.ndarray) -> np.ndarray:
     v = x.astype(np.float64)
     norm = np.sqrt((v * v).sum(axis=-1, keepdims=True))
     return (v / np.maximum(norm, EPSILON)).astype(np.float32)
 
 
-@kernel(BuiltinOperator.L2_NORMALIZATION, versions=(1,))
+def _row_multipliers(acc: np.ndarray):
+    pairs = [quant.inv_sqrt_quantized_multiplier_exp(int(a), -1) for a in acc.reshape(-1)]
+    return (np.array([p[0] for p in pairs], np.int64).reshape(acc.shape),
+            np.array([p[1] for p in pairs], np.int64).reshape(acc.shape))
+
+
+def l2norm_quantized(x: np.ndarray, d) -> np.ndarray:
+    diff = x.astype(np.int64) - d.input_zero_point
+    acc = (((diff * diff).sum(axis=-1, keepdims=True) + (1 << 31)) & 0xFFFFFFFF) - (1 << 31)   # int32
+    inv, shift = _row_multipliers(acc)
+    if x.dtype == I8:
+        v = quant.multiply_by_quantized_multiplier_array(diff, inv, shift + 7)
+        return np.clip(v, -128, 127).astype(np.int8)
+    v = quant.rounding_divide_by_pot_array(quant.srdhm_array(128 * diff, inv), -shift)
+    return np.clip(128 + v, 0, 255).astype(np.uint8)
+
+
+def reference_quantized(x: np.ndarray, d) -> np.ndarray:
+    """Row by row, value by value, with the scalar functions of quant.py."""
+    rows = x.reshape(-1, x.shape[-1])
+    out = np.empty(rows.shape, x.dtype)
+    for r, row in enumerate(rows):
+        diffs = [int(v) - d.input_zero_point for v in row]
+        acc = quant._wrap_int32(sum(v * v for v in diffs))
+        inv, shift = quant.inv_sqrt_quantized_multiplier_exp(acc, -1)
+        for k, v in enumerate(diffs):
+            if x.dtype == I8:
+                out[r, k] = min(max(quant.multiply_by_quantized_multiplier(v, inv, shift + 7), -128), 127)
+            else:
+                q = quant.rounding_divide_by_pot(quant.saturating_rounding_doubling_high_mul(128 * v, inv), -shift)
+                out[r, k] = min(max(128 + q, 0), 255)
+    return out.reshape(x.shape)
+
+
+@kernel(BuiltinOperator.L2_NORMALIZATION, versions=(1, 2))
 class L2Normalization(Kernel):
     name = "l2_normalization"
 
     def prepare(self, context, node):
         x = node.inputs[0]
-        context.expect_dtype(node, x, (F32,))
+        dt = context.expect_dtype(node, x, (F32, U8, I8))
         act = int(node.params.get("fused_activation_function", 0))
         if act != 0:
             refuse(node, f"fused activation {activation_name(act)}; TFLite's kernel only accepts NONE")
         if len(context.shape(x)) == 0:
             refuse(node, "the input must have at least one dimension")
-        context.set_output(node.outputs[0], context.shape(x), F32)
-        return L2NormalizationData(context.shape(x), EPSILON)
+        if context.dtype(node.outputs[0]) != dt:
+            refuse(node, f"the input is {dt} but the output is {context.dtype(node.outputs[0])}; TFLite needs them "
+                         f"equal")
+        context.set_output(node.outputs[0], context.shape(x), dt)
+        if dt == F32:
+            return L2NormalizationData(context.shape(x), EPSILON)
+        in_s, in_zp = quant.tensor_scale_zp(context, x)
+        out_s, out_zp = quant.tensor_scale_zp(context, node.outputs[0])
+        want = 128 if dt == U8 else 0
+        if float(np.float32(out_s)) != 1.0 / 128.0 or out_zp != want:
+            refuse(node, f"a {dt} output needs scale 1/128 and zero point {want}, got {out_s} / {out_zp} "
+                         f"(TFLite's Prepare checks both)")
+        return L2NormalizationQuantizedData(context.shape(x), str(dt), in_zp, in_s, out_s, out_zp)
 
     def invoke(self, context, node, d):
-        context.tensors[node.outputs[0]][...] = reference(context.tensors[node.inputs[0]])
+        x = context.tensors[node.inputs[0]]
+        if type(d) is L2NormalizationQuantizedData:
+            context.tensors[node.outputs[0]][...] = l2norm_quantized(x, d)
+            return
+        context.tensors[node.outputs[0]][...] = reference(x)
+
+    def invoke_reference(self, context, node, d):
+        x = context.tensors[node.inputs[0]]
+        if type(d) is L2NormalizationQuantizedData:
+            context.tensors[node.outputs[0]][...] = reference_quantized(x, d)
+            return
+        context.tensors[node.outputs[0]][...] = reference(x)

@@ -1,11 +1,15 @@
 """L2_POOL_2D (float32): sqrt(mean of x^2 over the in-image taps of each window), then the fused
-activation.  Windows, padding and output size as AVERAGE_POOL_2D (TFLITE_FACTS §3.3)."""
+activation.  Windows, padding and output size as AVERAGE_POOL_2D (TFLITE_FACTS §3.3).
+
+TFLite has no quantized L2 pool (its Prepare refuses uint8/int8 and its Eval int16), and neither does
+this kernel: only float32, version 1."""
 
 import numpy as np
 
 from ...schema.enums import BuiltinOperator
 from ..registry import Kernel, kernel
 from ._common import apply_activation, tap_range
+from ._common import F32
 from ._pool import prepare_pool
 
 
@@ -33,7 +37,7 @@ class L2Pool2D(Kernel):
 
     def prepare(self, context, node):
         import dataclasses
-        return dataclasses.replace(prepare_pool(context, node), impl="numpy")
+        return dataclasses.replace(prepare_pool(context, node, (F32,)), impl="numpy")
 
     def invoke(self, context, node, d):
         context.tensors[node.outputs[0]][...] = reference(context.tensors[node.inputs[0]], d)

@@ -1,10 +1,22 @@
-"""LEAKY_RELU (float32): x if x > 0 else alpha * x (``alpha`` from LeakyReluOptions; 0 when absent)."""
+"""LEAKY_RELU: x if x > 0 else alpha * x — float32, uint8 and int8 (v1), int16 (v2, zero points 0).
+
+``alpha`` comes from LeakyReluOptions (0 when the table is absent).
+
+Quantized (``activations.cc`` LeakyReluPrepare, ``reference_ops::QuantizeLeakyRelu``): two
+multipliers, both float32 products turned into (multiplier, shift) by QuantizeMultiplier —
+identity = in_scale/out_scale and alpha = in_scale·alpha/out_scale.  Per element v = x − in_zp:
+out = out_zp + MBQM(v, identity) for v >= 0, out_zp ± MBQM(v, |alpha|) otherwise (the sign of a
+negative alpha applied after the multiplication), clamped to the type.
+"""
+
+import dataclasses
 
 import numpy as np
 
 from ...schema.enums import BuiltinOperator
-from ..registry import Kernel, OpData, kernel, opdata
-from ._common import F32
+from ..registry import OpData, kernel, opdata
+from .. import quant
+from ._unary import I8, I16, U8, UnaryKernel, clamp_to, invoke_quantized, require_zero_points
 
 
 @opdata
@@ -12,25 +24,69 @@ class LeakyReluData(OpData):
     alpha: float
 
 
+@opdata
+class LeakyReluQuantizedData(OpData):
+    """TFLM's ``LeakyReluOpData`` (uint8 / int8 / int16)."""
+
+    shape: tuple
+    dtype: str
+    alpha: float
+    input_zero_point: int
+    output_zero_point: int
+    output_multiplier_alpha: int
+    output_shift_alpha: int
+    output_multiplier_identity: int
+    output_shift_identity: int
+    table: object = dataclasses.field(default=None, repr=False)
+    impl: str = "table"
+
+
 def reference(x, alpha):
     return np.where(x > 0, x, x * np.float32(alpha)).astype(np.float32)
 
 
-@kernel(BuiltinOperator.LEAKY_RELU, versions=(1,))
-class LeakyRelu(Kernel):
-    name = "leaky_relu"
+def leaky_relu_quantized(x: np.ndarray, d: LeakyReluQuantizedData) -> np.ndarray:
+    v = x.astype(np.int64) - d.input_zero_point
+    ident = quant.multiply_by_quantized_multiplier_array(v, d.output_multiplier_identity, d.output_shift_identity)
+    scaled = quant.multiply_by_quantized_multiplier_array(v, abs(d.output_multiplier_alpha), d.output_shift_alpha)
+    if d.output_multiplier_alpha < 0:
+        scaled = -scaled
+    return clamp_to(d.output_zero_point + np.where(v >= 0, ident, scaled), d.dtype)
 
-    def prepare(self, context, node):
-        x = node.inputs[0]
-        context.expect_dtype(node, x, (F32,))
-        context.set_output(node.outputs[0], context.shape(x), F32)
+
+@kernel(BuiltinOperator.LEAKY_RELU, versions=(1, 2))
+class LeakyRelu(UnaryKernel):
+    name = "leaky_relu"
+    qtypes = (U8, I8, I16)
+
+    def prepare_float(self, context, node, dt):
         return LeakyReluData(float(node.params["alpha"]))
 
+    def prepare_quantized(self, context, node, dt):
+        x, y = node.inputs[0], node.outputs[0]
+        in_s, in_zp = quant.tensor_scale_zp(context, x)
+        out_s, out_zp = quant.tensor_scale_zp(context, y)
+        if dt == I16:
+            require_zero_points(node, "int16", ("input", in_zp), ("output", out_zp))
+        alpha = np.float32(node.params["alpha"])
+        real_alpha = float(np.float32(np.float32(np.float32(in_s) * alpha) / np.float32(out_s)))
+        real_identity = float(np.float32(in_s) / np.float32(out_s))
+        ma, sa = quant.quantize_multiplier(real_alpha)
+        mi, si = quant.quantize_multiplier(real_identity)
+        return LeakyReluQuantizedData(context.shape(x), str(dt), float(alpha), in_zp, out_zp, ma, sa, mi, si)
+
+    def reference_quantized(self, x, d):
+        return leaky_relu_quantized(x, d)
+
     def invoke(self, context, node, d):
+        if invoke_quantized(self, context, node, d):
+            return
         x = context.tensors[node.inputs[0]]
         out = context.tensors[node.outputs[0]]
         np.multiply(x, np.float32(d.alpha), out=out)
         np.copyto(out, x, where=x > 0)
 
     def invoke_reference(self, context, node, d):
+        if invoke_quantized(self, context, node, d, reference=True):
+            return
         context.tensors[node.outputs[0]][...] = reference(context.tensors[node.inputs[0]], d.alpha)

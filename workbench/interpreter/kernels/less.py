@@ -1,20 +1,25 @@
-"""LESS: a < b -> bool, with broadcasting (float32, int32, int64)."""
+"""LESS: ``a < b`` -> bool, with broadcasting.
+
+Types and versions: float32, float16, int32, int64 (v1); int8 (v2) and uint8 (v1) rescaled; int16
+(v3), raw values.
+
+How each type is compared (the int8/uint8 rescaling, int16) is in ``_compare.py``.
+"""
 
 import numpy as np
 
 from ...schema.enums import BuiltinOperator
 from ..registry import kernel
-from ._common import F32  # noqa: F401
-from ._elementwise import BOOL, I32, I64, MathBinaryKernel
+from ._compare import ORDERED, ComparisonKernel
 
 
-def reference(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+def reference(a, b):
     return np.asarray(np.less(a, b), dtype=np.bool_)
 
 
-@kernel(BuiltinOperator.LESS, versions=(1,))
-class Less(MathBinaryKernel):
+@kernel(BuiltinOperator.LESS, versions=range(1, 4))
+class Less(ComparisonKernel):
     name = "less"
-    dtypes = (F32, I32, I64)
-    out_dtype = BOOL
+    dtypes = ORDERED
+    int16 = "plain"
     fn = staticmethod(reference)

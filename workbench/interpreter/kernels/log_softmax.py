@@ -1,15 +1,43 @@
-"""LOG_SOFTMAX (float32) over the last axis: x - max - log(sum(exp(x - max)))."""
+"""LOG_SOFTMAX over the last axis — float32 (v1), uint8 (v1), int8 (v2).
+
+float32: x − max − log(Σ exp(x − max)).
+
+uint8 / int8 (``activations.cc`` LogSoftmaxPrepare / ``optimized_ops::LogSoftmax``, TFLite's
+default kernel): the output must have scale 16/256 and zero point 255 (uint8) / 127 (int8).  Prepare
+fills the softmax float table T[255 − k] = expf(−in_scale·k) (beta 1).  Per row, in float32:
+sum = Σ T[255 − max + x]; log_sum = logf(sum); scale = in_scale/out_scale;
+precomputed = (in_scale·max + log_sum) / out_scale; q = rint(scale·x − precomputed) + out_zp
+(rint: ties to even), clamped.
+"""
+
+from __future__ import annotations
 
 import numpy as np
 
+from ...errors import UnsupportedOpError
 from ...schema.enums import BuiltinOperator
 from ..registry import Kernel, OpData, kernel, opdata
+from .. import quant
 from ._common import F32
+from ._unary import I8, U8, TYPE_RANGE, check_same_type
+from .softmax import softmax_table
 
 
 @opdata
 class LogSoftmaxData(OpData):
     shape: tuple
+
+
+@opdata
+class LogSoftmaxQuantizedData(OpData):
+    """TFLite's ``LogSoftmaxOpData`` on its optimized path (``SoftmaxParams`` table / scale / zero_point)."""
+
+    shape: tuple
+    dtype: str
+    input_scale: float
+    output_scale: float
+    output_zero_point: int
+    table: object              # float32 [256]: table[255 - k] = expf(-input_scale * k)
 
 
 def reference(x: np.ndarray) -> np.ndarray:
@@ -18,15 +46,56 @@ def reference(x: np.ndarray) -> np.ndarray:
     return (v - m - np.log(np.exp(v - m).sum(axis=-1, keepdims=True))).astype(np.float32)
 
 
-@kernel(BuiltinOperator.LOG_SOFTMAX, versions=(1,))
+def log_softmax_quantized(x: np.ndarray, d: LogSoftmaxQuantizedData, row_by_row: bool = False) -> np.ndarray:
+    x2 = x.reshape(-1, x.shape[-1]).astype(np.int64)
+    mx = x2.max(axis=1, keepdims=True)
+    t = d.table[255 - mx + x2]
+    s = np.zeros(x2.shape[0], np.float32)
+    if row_by_row:
+        for j in range(x2.shape[1]):                  # float32, left to right, as the C loop
+            s = (s + t[:, j]).astype(np.float32)
+    else:
+        s = np.cumsum(t, axis=1, dtype=np.float32)[:, -1]
+    log_sum = quant.libm_apply("logf", s)
+    in_s, out_s = np.float32(d.input_scale), np.float32(d.output_scale)
+    scale = np.float32(in_s / out_s)
+    pre = (((in_s * mx[:, 0].astype(np.float32)).astype(np.float32) + log_sum).astype(np.float32) / out_s)
+    lp = ((scale * x2.astype(np.float32)).astype(np.float32) - pre.astype(np.float32)[:, None]).astype(np.float32)
+    q = np.rint(lp).astype(np.float64) + d.output_zero_point
+    lo, hi = TYPE_RANGE[np.dtype(d.dtype)]
+    return np.clip(q, lo, hi).astype(d.dtype).reshape(x.shape)
+
+
+@kernel(BuiltinOperator.LOG_SOFTMAX, versions=(1, 2))
 class LogSoftmax(Kernel):
     name = "log_softmax"
 
     def prepare(self, context, node):
-        x = node.inputs[0]
-        context.expect_dtype(node, x, (F32,))
-        context.set_output(node.outputs[0], context.shape(x), F32)
-        return LogSoftmaxData(context.shape(x))
+        x, y = node.inputs[0], node.outputs[0]
+        dt = context.expect_dtype(node, x, (F32, U8, I8))
+        if dt == F32:
+            context.set_output(y, context.shape(x), F32)
+            return LogSoftmaxData(context.shape(x))
+        check_same_type(context, node, dt)
+        in_s, _ = quant.tensor_scale_zp(context, x)
+        out_s, out_zp = quant.tensor_scale_zp(context, y)
+        want_zp = 255 if dt == U8 else 127
+        if float(np.float32(out_s)) != 16.0 / 256 or out_zp != want_zp:
+            raise UnsupportedOpError(f"LOG_SOFTMAX (node {node.index}): a {dt} output needs scale 16/256 and zero "
+                                     f"point {want_zp} (got {out_s:g}, {out_zp})")
+        context.set_output(y, context.shape(x), dt)
+        return LogSoftmaxQuantizedData(context.shape(x), str(dt), in_s, out_s, out_zp, softmax_table(in_s, 1.0))
 
     def invoke(self, context, node, d):
-        context.tensors[node.outputs[0]][...] = reference(context.tensors[node.inputs[0]])
+        x = context.tensors[node.inputs[0]]
+        if type(d) is LogSoftmaxQuantizedData:
+            context.tensors[node.outputs[0]][...] = log_softmax_quantized(x, d)
+            return
+        context.tensors[node.outputs[0]][...] = reference(x)
+
+    def invoke_reference(self, context, node, d):
+        x = context.tensors[node.inputs[0]]
+        if type(d) is LogSoftmaxQuantizedData:
+            context.tensors[node.outputs[0]][...] = log_softmax_quantized(x, d, row_by_row=True)
+            return
+        context.tensors[node.outputs[0]][...] = reference(x)

@@ -1,5 +1,8 @@
-"""MAX_POOL_2D (float32; int8 version 2): maximum over each window's taps inside the image (padding
-never wins); int8 then clamps to the fused activation's int range (TFLITE_FACTS §4.8)."""
+"""MAX_POOL_2D: maximum over each window's taps inside the image (padding never wins).
+
+float32 and uint8 (version 1), int8 (version 2), int16 (version 3).  A quantized pool compares the
+raw integers (input and output share scale and zero point) and then clamps to the fused
+activation's integer range (TFLITE_FACTS §4.8)."""
 
 from __future__ import annotations
 
@@ -8,11 +11,11 @@ import numpy as np
 from ...schema.enums import BuiltinOperator
 from .._jit import njit
 from ..registry import Kernel, kernel
-from ._pool import Pool2DInt8Data, prepare_pool
+from ._pool import Pool2DQuantizedData, prepare_pool
 
 
 @njit
-def max_pool_int8_numba(x, out, fh, fw, sh, sw, pt, pl, lo, hi):
+def max_pool_quantized_numba(x, out, fh, fw, sh, sw, pt, pl, lo, hi, lowest):
     n_b, h, w, c = x.shape
     _, oh, ow, _ = out.shape
     acc = np.empty(c, np.int32)
@@ -26,7 +29,7 @@ def max_pool_int8_numba(x, out, fh, fw, sh, sw, pt, pl, lo, hi):
                 kx0 = max(0, -x0)
                 kx1 = min(fw, w - x0)
                 for k in range(c):
-                    acc[k] = -128
+                    acc[k] = lowest
                 for ky in range(ky0, ky1):
                     for kx in range(kx0, kx1):
                         for k in range(c):
@@ -89,7 +92,7 @@ def max_pool_numba(x, out, fh, fw, sh, sw, pt, pl, lo, hi):
                     out[b, oy, ox, k] = v
 
 
-@kernel(BuiltinOperator.MAX_POOL_2D, versions=(1, 2))
+@kernel(BuiltinOperator.MAX_POOL_2D, versions=(1, 2, 3))
 class MaxPool2D(Kernel):
     name = "max_pool_2d"
 
@@ -97,21 +100,23 @@ class MaxPool2D(Kernel):
         return prepare_pool(context, node)
 
     def invoke(self, context, node, d):
-        if type(d) is Pool2DInt8Data:
-            max_pool_int8_numba(context.tensors[node.inputs[0]], context.tensors[node.outputs[0]], d.filter_h,
-                                d.filter_w, d.stride_h, d.stride_w, d.pad_top, d.pad_left, d.output_activation_min,
-                                d.output_activation_max)
+        if type(d) is Pool2DQuantizedData:
+            x = context.tensors[node.inputs[0]]
+            max_pool_quantized_numba(x, context.tensors[node.outputs[0]], d.filter_h, d.filter_w, d.stride_h,
+                                     d.stride_w, d.pad_top, d.pad_left, d.output_activation_min,
+                                     d.output_activation_max, int(np.iinfo(x.dtype).min))
             return
         max_pool_numba(context.tensors[node.inputs[0]], context.tensors[node.outputs[0]], d.filter_h, d.filter_w,
                        d.stride_h, d.stride_w, d.pad_top, d.pad_left, np.float32(d.output_activation_min),
                        np.float32(d.output_activation_max))
 
     def invoke_reference(self, context, node, d):
-        if type(d) is Pool2DInt8Data:
-            x = context.tensors[node.inputs[0]].astype(np.float32)
-            r = reference(x, (d.filter_h, d.filter_w), (d.stride_h, d.stride_w), (d.pad_top, d.pad_left),
-                          d.output_shape[1:3], (d.output_activation_min, d.output_activation_max))
-            context.tensors[node.outputs[0]][...] = r.astype(np.int8)
+        if type(d) is Pool2DQuantizedData:
+            x = context.tensors[node.inputs[0]]
+            r = reference(x.astype(np.float32), (d.filter_h, d.filter_w), (d.stride_h, d.stride_w),
+                          (d.pad_top, d.pad_left), d.output_shape[1:3],
+                          (d.output_activation_min, d.output_activation_max))
+            context.tensors[node.outputs[0]][...] = r.astype(x.dtype)     # integers up to 2^16: exact in float32
             return
         context.tensors[node.outputs[0]][...] = reference(
             context.tensors[node.inputs[0]], (d.filter_h, d.filter_w), (d.stride_h, d.stride_w),

@@ -1,4 +1,8 @@
-"""MAXIMUM: a > b ? a : b with broadcasting (float32, int32, int64; v3 = broadcast rank > 4)."""
+"""MAXIMUM: a > b ? a : b with broadcasting — float32, int32, int64 and uint8 (v1), int8 (v2),
+broadcasting beyond rank 4 (v3), int16 (v4).
+
+TFLite compares the stored integers of quantized tensors and ignores their quantization
+parameters (``maximum_minimum.cc``; the converter gives inputs and output the same ones)."""
 
 import numpy as np
 
@@ -6,14 +10,16 @@ from ...schema.enums import BuiltinOperator
 from ..registry import kernel
 from ._common import F32  # noqa: F401
 from ._elementwise import I32, I64, MathBinaryKernel
+from ._unary import I8, I16, U8
 
 
 def reference(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.asarray(np.where(a > b, a, b), dtype=a.dtype)
 
 
-@kernel(BuiltinOperator.MAXIMUM, versions=(1, 3))
+@kernel(BuiltinOperator.MAXIMUM, versions=(1, 2, 3, 4))
 class Maximum(MathBinaryKernel):
     name = "maximum"
-    dtypes = (F32, I32, I64)
+    dtypes = (F32, I32, I64, U8, I8, I16)
     fn = staticmethod(reference)
+

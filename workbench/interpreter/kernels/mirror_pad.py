@@ -1,6 +1,7 @@
 """MIRROR_PAD: pad by mirroring (MirrorPadOptions.mode: 0 REFLECT excludes the edge, 1 SYMMETRIC
 repeats it).  Paddings: constant int32/int64 [rank, 2]; REFLECT allows at most dim - 1 per side,
-SYMMETRIC at most dim, as TFLite.  float32/int32/int64 (v1)."""
+SYMMETRIC at most dim, as TFLite.  float32/int32/int64/uint8 (v1), int8 (v2), int16 (v3): pure data
+movement, quantized values are copied as they are (TFLite does not compare the quantizations)."""
 
 import numpy as np
 
@@ -9,6 +10,7 @@ from ..registry import Kernel, OpData, kernel, opdata
 from ._elementwise import const_ints, fail
 
 MODES = {0: "reflect", 1: "symmetric"}
+TYPES = tuple(np.dtype(t) for t in (np.float32, np.float16, np.uint8, np.int8, np.int16, np.int32, np.int64))
 
 
 @opdata
@@ -18,13 +20,14 @@ class MirrorPadData(OpData):
     output_shape: tuple
 
 
-@kernel(BuiltinOperator.MIRROR_PAD, versions=(1,))
+@kernel(BuiltinOperator.MIRROR_PAD, versions=(1, 2, 3))
 class MirrorPad(Kernel):
     name = "mirror_pad"
     value_inputs = (0, 1)
 
     def prepare(self, context, node):
         x = node.inputs[0]
+        context.expect_dtype(node, x, TYPES)
         shape = context.shape(x)
         flat = const_ints(context, node, 1, "the paddings")
         if len(flat) != 2 * len(shape):

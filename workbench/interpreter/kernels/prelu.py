@@ -1,11 +1,28 @@
-"""PRELU (float32): x if x >= 0 else alpha * x, ``alpha`` (input 1) broadcast against x."""
+"""PRELU: x if x >= 0 else alpha * x, ``alpha`` (input 1) broadcast against x — float32, uint8,
+int8 and int16 (all version 1).  alpha has the input's type, except for int16 inputs, whose alpha
+is int8 (the 16x8 scheme).  litert reads any other alpha type's bytes as that type (garbage), so
+this kernel refuses such models instead.
+
+Quantized (``activations.cc`` PreluPrepare, ``reference_ops::Prelu`` / ``BroadcastPrelu4DSlow``):
+alpha has its own scale and zero point; two multipliers from float32 products —
+output_multiplier_1 = in_scale/out_scale, output_multiplier_2 = in_scale·alpha_scale/out_scale.
+Per element v = x − in_zp: out = MBQM(v, multiplier_1) for v >= 0, else
+MBQM(v·(alpha − alpha_zp), multiplier_2); + out_zp, clamped.  The fast path for 8-bit types is a
+table of every (x, alpha) pair."""
+
+from __future__ import annotations
+
+import dataclasses
 
 import numpy as np
 
 from ...errors import UnsupportedOpError
 from ...schema.enums import BuiltinOperator
 from ..registry import Kernel, OpData, kernel, opdata
+from .. import quant
+from ._binary import pair_lookup, pair_table
 from ._common import F32
+from ._unary import I8, I16, U8, TYPE_RANGE
 
 
 @opdata
@@ -13,8 +30,38 @@ class PreluData(OpData):
     output_shape: tuple
 
 
+@opdata
+class PreluQuantizedData(OpData):
+    """TFLite's ``PreluParams``."""
+
+    output_shape: tuple
+    dtype: str
+    requires_broadcast: bool
+    input_offset: int
+    alpha_offset: int
+    output_offset: int
+    output_multiplier_1: int
+    output_shift_1: int
+    output_multiplier_2: int
+    output_shift_2: int
+    real_multiplier_1: float
+    real_multiplier_2: float
+    table: object = dataclasses.field(default=None, repr=False)
+    impl: str = "numpy"
+
+
 def reference(x, alpha):
     return np.where(x >= 0, x, x * alpha).astype(np.float32)
+
+
+def prelu_quantized(x, alpha, d) -> np.ndarray:
+    v = np.asarray(x).astype(np.int64) + d.input_offset
+    a = np.asarray(alpha).astype(np.int64) + d.alpha_offset
+    mb = quant.multiply_by_quantized_multiplier_array
+    pos = mb(v, d.output_multiplier_1, d.output_shift_1)
+    neg = mb(quant.wrap_bits(v * a, 32), d.output_multiplier_2, d.output_shift_2)
+    lo, hi = TYPE_RANGE[np.dtype(d.dtype)]
+    return np.clip(np.where(v >= 0, pos, neg) + d.output_offset, lo, hi).astype(d.dtype)
 
 
 @kernel(BuiltinOperator.PRELU, versions=(1,))
@@ -22,23 +69,51 @@ class Prelu(Kernel):
     name = "prelu"
 
     def prepare(self, context, node):
-        x, a = node.inputs[0], node.inputs[1]
-        context.expect_dtype(node, x, (F32,))
-        context.expect_dtype(node, a, (F32,), "alpha")
+        x, a, y = node.inputs[0], node.inputs[1], node.outputs[0]
+        dt = context.expect_dtype(node, x, (F32, U8, I8, I16))
+        context.expect_dtype(node, a, (I8 if dt == I16 else dt,), "alpha")
         try:
             out = tuple(np.broadcast_shapes(context.shape(x), context.shape(a)))
         except ValueError:
             raise UnsupportedOpError(f"PRELU (node {node.index}): alpha {list(context.shape(a))} does not broadcast "
                                      f"against {list(context.shape(x))}") from None
-        context.set_output(node.outputs[0], out, F32)
-        return PreluData(out)
+        if out != tuple(context.shape(x)):
+            raise UnsupportedOpError(f"PRELU (node {node.index}): alpha {list(context.shape(a))} would change the "
+                                     f"output shape {list(context.shape(x))} (TFLite needs it unchanged)")
+        if dt == F32:
+            context.set_output(y, out, F32)
+            return PreluData(out)
+        if context.dtype(y) != dt:
+            raise UnsupportedOpError(f"PRELU (node {node.index}): {dt} input with a {context.dtype(y)} output")
+        s_in, z_in = quant.tensor_scale_zp(context, x)
+        s_a, z_a = quant.tensor_scale_zp(context, a)
+        s_out, z_out = quant.tensor_scale_zp(context, y)
+        r1 = float(np.float32(s_in) / np.float32(s_out))
+        r2 = float(np.float32(np.float32(s_in) * np.float32(s_a)) / np.float32(s_out))
+        m1, sh1 = quant.quantize_multiplier(r1)
+        m2, sh2 = quant.quantize_multiplier(r2)
+        context.set_output(y, out, dt)
+        d = PreluQuantizedData(out, str(dt), context.shape(x) != context.shape(a), -z_in, -z_a, z_out, m1, sh1, m2,
+                               sh2, r1, r2)
+        if dt.itemsize == 1:
+            d = dataclasses.replace(d, table=pair_table(dt, lambda v, w: prelu_quantized(v, w, d)), impl="table")
+        return d
 
     def invoke(self, context, node, d):
         t = context.tensors
-        x, out = t[node.inputs[0]], t[node.outputs[0]]
-        np.multiply(x, t[node.inputs[1]], out=out)
+        x, alpha, out = t[node.inputs[0]], t[node.inputs[1]], t[node.outputs[0]]
+        if type(d) is PreluQuantizedData:
+            if d.table is not None:
+                pair_lookup(*np.broadcast_arrays(x, alpha), d.table, out)
+            else:
+                out[...] = prelu_quantized(x, alpha, d)
+            return
+        np.multiply(x, alpha, out=out)
         np.copyto(out, x, where=x >= 0)
 
     def invoke_reference(self, context, node, d):
         t = context.tensors
+        if type(d) is PreluQuantizedData:
+            t[node.outputs[0]][...] = prelu_quantized(t[node.inputs[0]], t[node.inputs[1]], d)
+            return
         t[node.outputs[0]][...] = reference(t[node.inputs[0]], t[node.inputs[1]])

@@ -1,6 +1,8 @@
 """REDUCE_MAX: maximum over the axes; an empty reduction gives the lowest finite value
 (TFLite's initial value); axes from input 1, ``keep_dims`` from
-ReducerOptions (see _reduce.py)."""
+ReducerOptions (see _reduce.py).  float32, int32, int64, uint8 → version 1, int8 → 2, int16 → 3; a
+quantized input must share the output's scale and zero point (the integers are compared as they
+are)."""
 
 import numpy as np
 
@@ -8,7 +10,7 @@ from ...schema.enums import BuiltinOperator
 from ..registry import kernel
 from ._common import F32
 from ._elementwise import I32, I64, reduced_shape
-from ._reduce import ReduceKernel
+from ._reduce import QUANTIZED, ReduceKernel
 
 
 def _initial(dt: np.dtype):
@@ -21,8 +23,9 @@ def reference(x: np.ndarray, axes: tuple, keep: bool) -> np.ndarray:
     return np.max(x, axis=axes, keepdims=keep)
 
 
-@kernel(BuiltinOperator.REDUCE_MAX, versions=(1,))
+@kernel(BuiltinOperator.REDUCE_MAX, versions=(1, 2, 3))
 class ReduceMax(ReduceKernel):
     name = "reduce_max"
-    dtypes = (F32, I32, I64)
+    dtypes = (F32, I32, I64) + QUANTIZED
+    same_quantization = True
     reduce = staticmethod(reference)

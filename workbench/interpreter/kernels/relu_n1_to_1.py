@@ -1,11 +1,14 @@
-"""RELU_N1_TO_1 (float32): clamp to [-1, 1]."""
+"""RELU_N1_TO_1: clamp to [-1, 1] — float32, uint8 and int8 (all version 1; TFLite has no int16).
+
+Quantized: requantize by in_scale/out_scale and clamp to the output's quantized [−1, 1] (see the
+RELU family in ``_unary.py``; TFLite's ``Relu1Eval``)."""
 
 import numpy as np
 
 from ...schema.enums import BuiltinOperator
 from ..registry import kernel
-from ._common import F32  # noqa: F401
-from ._elementwise import MathUnaryKernel
+from ._common import F32
+from ._unary import I8, U8, UnaryKernel, invoke_quantized
 
 
 def reference(x: np.ndarray) -> np.ndarray:
@@ -13,7 +16,18 @@ def reference(x: np.ndarray) -> np.ndarray:
 
 
 @kernel(BuiltinOperator.RELU_N1_TO_1, versions=(1,))
-class ReluN1To1(MathUnaryKernel):
+class ReluN1To1(UnaryKernel):
     name = "relu_n1_to_1"
     dtypes = (F32,)
-    fn = staticmethod(reference)
+    qtypes = (U8, I8)
+    relu_range = (-1.0, 1.0)
+
+    def invoke(self, context, node, d):
+        if invoke_quantized(self, context, node, d):
+            return
+        context.tensors[node.outputs[0]][...] = reference(context.tensors[node.inputs[0]])
+
+    def invoke_reference(self, context, node, d):
+        if invoke_quantized(self, context, node, d, reference=True):
+            return
+        context.tensors[node.outputs[0]][...] = reference(context.tensors[node.inputs[0]])

@@ -4,6 +4,10 @@ Source index of output index o (TFLite's reference, in float32):
   scale as RESIZE_BILINEAR; offset = 0.5 with half_pixel_centers else 0;
   src = round-half-away((o + offset) * scale) with align_corners, else floor(...);
   clamped to [0, in - 1].
+
+Types: float32, int32, uint8 (version 1), int8 (v2), int16 (v4); version 3 = half_pixel_centers or
+align_corners.  Quantized values are copied as they are (input and output share the quantization in
+TFLite's converter; the kernel does not rescale).
 """
 
 from __future__ import annotations
@@ -53,12 +57,12 @@ def reference(x, out_hw, align_corners, half_pixel):
     return out
 
 
-@kernel(BuiltinOperator.RESIZE_NEAREST_NEIGHBOR, versions=(1, 3))
+@kernel(BuiltinOperator.RESIZE_NEAREST_NEIGHBOR, versions=(1, 2, 3, 4))
 class ResizeNearestNeighbor(_ResizeBase):
     name = "resize_nearest_neighbor"
 
     def prepare(self, context, node):
-        context.expect_dtype(node, node.inputs[0], ("float32", "int32"))
+        context.expect_dtype(node, node.inputs[0], ("float32", "int32", "uint8", "int8", "int16"))
         (n, h, w, c), (oh, ow) = self.out_size(context, node)
         ac, hp = bool(node.params["align_corners"]), bool(node.params["half_pixel_centers"])
         context.set_output(node.outputs[0], (n, oh, ow, c), context.dtype(node.inputs[0]))

@@ -1,4 +1,7 @@
-"""SIN (float32)."""
+"""SIN: float32 (v1) and float16 (v2).  float16 is computed in float32 and rounded to half (every
+one of the 65536 half values checked against litert, bit for bit).  NaN results come out as Eigen's
+float → half conversion writes them, 0x7e00 with a sign: a NaN input keeps its sign (its payload
+is dropped), ±inf gives x86's default NaN, which is negative (0xfe00)."""
 
 import numpy as np
 
@@ -8,12 +11,25 @@ from ._common import F32  # noqa: F401
 from ._elementwise import MathUnaryKernel
 
 
+F16 = np.dtype(np.float16)
+
+
+def half_result(x: np.ndarray, y32: np.ndarray) -> np.ndarray:
+    """``y32`` (computed in float32 from the half input ``x``) rounded to half, with litert's NaNs."""
+    bits = np.asarray(y32).astype(F16).view(np.uint16)
+    xb = x.view(np.uint16)
+    bits = np.where(np.isnan(x), (xb & 0x8000) | 0x7E00, np.where(np.isinf(x), 0xFE00, bits))
+    return bits.astype(np.uint16).view(F16)
+
+
 def reference(x: np.ndarray) -> np.ndarray:
-    return np.asarray(np.sin(x), dtype=x.dtype)
+    with np.errstate(invalid="ignore"):
+        y = np.sin(x.astype(np.float32))
+    return half_result(x, y) if x.dtype == F16 else np.asarray(y, dtype=x.dtype)
 
 
-@kernel(BuiltinOperator.SIN, versions=(1,))
+@kernel(BuiltinOperator.SIN, versions=(1, 2))
 class Sin(MathUnaryKernel):
     name = "sin"
-    dtypes = (F32,)
+    dtypes = (F32, F16)
     fn = staticmethod(reference)

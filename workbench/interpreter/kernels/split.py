@@ -1,7 +1,11 @@
 """SPLIT: inputs (axis, value); ``num_splits`` equal pieces along the axis (SplitOptions).  The
-axis is a constant scalar; the dimension must divide evenly.  float32 (v1), int32 (v3); other
-plain dtypes move as well."""
+axis is a constant scalar; the dimension must divide evenly.  Versions: float32/uint8 (v1), int8
+(v2), int32 (v3), int16 (v4).  Pure data movement: quantized values are copied as they are (TFLite
+does not compare the input's and outputs' quantization)."""
 
+import numpy as np
+
+from ...errors import UnsupportedOpError
 from ...schema.enums import BuiltinOperator
 from ..registry import Kernel, OpData, kernel, opdata
 from ._elementwise import const_ints, fail, norm_axes
@@ -20,7 +24,7 @@ def split_outputs(context, node, d, x):
         context.tensors[t][...] = x[tuple(idx)]
         start += s
 
-@kernel(BuiltinOperator.SPLIT, versions=(1, 3))
+@kernel(BuiltinOperator.SPLIT, versions=(1, 2, 3, 4))
 class Split(Kernel):
     name = "split"
     value_inputs = (0, 1)
@@ -28,6 +32,9 @@ class Split(Kernel):
     def prepare(self, context, node):
         x = node.inputs[1]
         shape = context.shape(x)
+        if context.dtype(x) == np.dtype(object):
+            raise UnsupportedOpError(f"{node.op_name} v{node.version} (node {node.index}): STRING tensors are not "
+                                     f"supported (TFLite's kernel refuses them)")
         if not shape:
             fail(node, "the input is a scalar; there is no axis to split")
         axes = const_ints(context, node, 0, "the axis")

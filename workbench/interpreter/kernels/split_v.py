@@ -1,13 +1,17 @@
 """SPLIT_V: inputs (value, size_splits, axis); pieces of the given sizes (one may be -1: the rest).
-float32/int32/int64 (v1); other plain dtypes move as well."""
+float32/int32/int64/uint8/int16 (v1), int8 (v2): pure data movement, quantized values are copied as
+they are."""
 
+import numpy as np
+
+from ...errors import UnsupportedOpError
 from ...schema.enums import BuiltinOperator
 from ..registry import Kernel, kernel
 from ._elementwise import const_ints, fail, norm_axes
 from .split import SplitData, split_outputs
 
 
-@kernel(BuiltinOperator.SPLIT_V, versions=(1,))
+@kernel(BuiltinOperator.SPLIT_V, versions=(1, 2))
 class SplitV(Kernel):
     name = "split_v"
     value_inputs = (0, 1, 2)
@@ -15,6 +19,9 @@ class SplitV(Kernel):
     def prepare(self, context, node):
         x = node.inputs[0]
         shape = context.shape(x)
+        if context.dtype(x) == np.dtype(object):
+            raise UnsupportedOpError(f"{node.op_name} v{node.version} (node {node.index}): STRING tensors are not "
+                                     f"supported (TFLite's kernel refuses them)")
         sizes = const_ints(context, node, 1, "size_splits")
         axes = const_ints(context, node, 2, "the axis")
         if len(axes) != 1:

@@ -1,19 +1,84 @@
-"""SQRT (float32): element-wise square root (NaN for negative inputs, as std::sqrt)."""
+"""SQRT: element-wise square root — float32 (v1; NaN for negative inputs, as std::sqrt), int8 and
+int16 (v2; int16 zero points 0).
+
+Quantized: every input must stand for a non-negative number (x >= input zero point; litert stops
+with "Sqrt is only defined for non-negative values" otherwise, and so does this kernel).  Then,
+in float32: r = sqrtf(in_scale·(x − in_zp)); q = (int32)(r / out_scale) + out_zp, clamped — the
+cast TRUNCATES (no rounding, no lookup table).  The quantized SQRT is newer than the TFLite sources
+read for this project; this arithmetic was established against litert (every int8 value and
+every non-negative int16 value agree).
+"""
+
+import dataclasses
 
 import numpy as np
 
 from ...schema.enums import BuiltinOperator
-from ..registry import kernel
-from ._common import F32  # noqa: F401
-from ._elementwise import MathUnaryKernel
+from ..registry import OpData, kernel, opdata
+from .. import quant
+from ._common import F32
+from ._elementwise import fail
+from ._unary import I8, I16, UnaryKernel, clamp_to, invoke_quantized, require_zero_points
+
+
+@opdata
+class SqrtQuantizedData(OpData):
+    shape: tuple
+    dtype: str
+    input_scale: float
+    input_zero_point: int
+    output_scale: float
+    output_zero_point: int
+    table: object = dataclasses.field(default=None, repr=False)
+    impl: str = "table"
 
 
 def reference(x: np.ndarray) -> np.ndarray:
-    return np.asarray(np.sqrt(x), dtype=x.dtype)
+    with np.errstate(invalid="ignore"):
+        return np.asarray(np.sqrt(x), dtype=x.dtype)
 
 
-@kernel(BuiltinOperator.SQRT, versions=(1,))
-class Sqrt(MathUnaryKernel):
+def sqrt_quantized(x: np.ndarray, d: SqrtQuantizedData) -> np.ndarray:
+    v = np.maximum(x.astype(np.int64) - d.input_zero_point, 0)
+    deq = (np.float32(d.input_scale) * v.astype(np.float32)).astype(np.float32)
+    r = quant.libm_apply("sqrtf", deq)
+    q = quant.float_to_int32((r / np.float32(d.output_scale)).astype(np.float32)) + d.output_zero_point
+    return clamp_to(q, d.dtype)
+
+
+def check_non_negative(node, x: np.ndarray, zero_point: int, what: str) -> None:
+    if x.size and int(x.min()) < zero_point:
+        fail(node, f"{what} is only defined for non-negative values: an input is {int(x.min())}, below the "
+                   f"zero point {zero_point} (TFLite stops too)")
+
+
+@kernel(BuiltinOperator.SQRT, versions=(1, 2))
+class Sqrt(UnaryKernel):
     name = "sqrt"
     dtypes = (F32,)
-    fn = staticmethod(reference)
+    qtypes = (I8, I16)
+
+    def prepare_quantized(self, context, node, dt):
+        x, y = node.inputs[0], node.outputs[0]
+        in_s, in_zp = quant.tensor_scale_zp(context, x)
+        out_s, out_zp = quant.tensor_scale_zp(context, y)
+        if dt == I16:
+            require_zero_points(node, "int16", ("input", in_zp), ("output", out_zp))
+        return SqrtQuantizedData(context.shape(x), str(dt), in_s, in_zp, out_s, out_zp)
+
+    def reference_quantized(self, x, d):
+        return sqrt_quantized(x, d)
+
+    def invoke(self, context, node, d):
+        if getattr(d, "table", None) is not None:
+            check_non_negative(node, context.tensors[node.inputs[0]], d.input_zero_point, "Sqrt")
+        if invoke_quantized(self, context, node, d):
+            return
+        context.tensors[node.outputs[0]][...] = reference(context.tensors[node.inputs[0]])
+
+    def invoke_reference(self, context, node, d):
+        if getattr(d, "table", None) is not None:
+            check_non_negative(node, context.tensors[node.inputs[0]], d.input_zero_point, "Sqrt")
+        if invoke_quantized(self, context, node, d, reference=True):
+            return
+        context.tensors[node.outputs[0]][...] = reference(context.tensors[node.inputs[0]])

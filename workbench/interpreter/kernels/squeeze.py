@@ -1,4 +1,7 @@
-"""SQUEEZE: drop size-1 axes (those in ``squeeze_dims``, or all of them when it is empty)."""
+"""SQUEEZE: drop size-1 axes (those in ``squeeze_dims``, or all of them when it is empty).
+
+Pure data movement, any element type: version 1, and version 2 for STRING tensors (numpy object
+arrays of bytes; the copy below moves them as they are)."""
 
 from ...errors import UnsupportedOpError
 from ...schema.enums import BuiltinOperator
@@ -12,7 +15,7 @@ class SqueezeData(OpData):
     output_shape: tuple
 
 
-@kernel(BuiltinOperator.SQUEEZE, versions=(1,))
+@kernel(BuiltinOperator.SQUEEZE, versions=(1, 2))
 class Squeeze(Kernel):
     name = "squeeze"
 

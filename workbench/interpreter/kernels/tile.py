@@ -1,5 +1,6 @@
 """TILE: repeat the input ``multiples[i]`` times along each axis (multiples: constant int32/int64).
-float32, int32, int64, bool (v1)."""
+float32, int32, int64, bool, uint8, int16 (v1), STRING (v2: numpy object arrays move as they are),
+int8 (v3).  Pure data movement: quantized values are copied as they are."""
 
 import numpy as np
 
@@ -14,7 +15,7 @@ class TileData(OpData):
     output_shape: tuple
 
 
-@kernel(BuiltinOperator.TILE, versions=(1,))
+@kernel(BuiltinOperator.TILE, versions=(1, 2, 3))
 class Tile(Kernel):
     name = "tile"
     value_inputs = (0, 1)

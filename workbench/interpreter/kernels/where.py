@@ -1,7 +1,8 @@
 """WHERE (one input): the coordinates of the true (non-zero) elements, as an int64 [count, rank]
 tensor in row-major order.  The output size depends on the values: a constant condition is
 evaluated at allocation; a run-time one makes the output dynamic (sized while invoking).  Condition bool
-(v1) or float32/int32/int64/uint8/int8 compared with 0 (v2)."""
+(v1) or float32/int32/int64/uint32/uint8/int8 compared with 0 (v2); TFLite refuses float16, float64,
+int16, uint16, complex64 and string conditions."""
 
 import numpy as np
 
@@ -24,7 +25,8 @@ class Where(Kernel):
         c = node.inputs[0]
         if len(node.inputs) > 1 and any(t >= 0 for t in node.inputs[1:]):
             refuse(node, "the three-input form (x, y) is SELECT_V2's job; TFLite's WHERE takes one input")
-        context.expect_dtype(node, c, (BOOL, F32, I32, I64, np.dtype(np.uint8), np.dtype(np.int8)), "condition")
+        context.expect_dtype(node, c, (BOOL, F32, I32, I64, np.dtype(np.uint32), np.dtype(np.uint8), np.dtype(np.int8)),
+                             "condition")
         v = context.value(c)
         if v is None:
             # the output size depends on values computed at run time: a dynamic output, sized in

@@ -1,0 +1,286 @@
+"""int8 matrix products on the CPU's 8-bit dot-product instruction (x86 AVX-512 VNNI).
+
+An int8 CONV_2D (or FULLY_CONNECTED) is a matrix product of int8 data summed in int32:
+``acc[m, n] = Σ_k (x[m, k] − input_zero_point) · w[n, k]`` (``m`` an output pixel, ``n`` an
+output channel, ``k`` runs over the filter window × input channels).  The general path of the
+kernels does it with a float BLAS product that is provably exact; this module does it with the
+instruction built for it, ``vpdpbusd``: in each 32-bit lane it multiplies 4 *unsigned* bytes by 4
+*signed* bytes and adds the four products to the lane — 64 multiply-adds per instruction, on 1 byte
+per value instead of 4.  The sums are integers throughout, so the result is exact by construction.
+
+Two small tricks make TFLite's arithmetic fit the instruction:
+
+* **unsigned inputs.** ``vpdpbusd`` wants one operand unsigned.  The input byte ``x`` (int8) is
+  stored as ``u = x + 128`` (uint8, 0..255: the same bits with the top bit flipped), so
+  Σ u·w = Σ (x − zp)·w + (zp + 128)·Σ w.  The constant ``(zp + 128)·Σ_k w[n, k]`` is subtracted
+  from the bias once, in prepare (``bias_folded``).  A padded tap holds ``zp + 128`` and therefore
+  adds (zp − zp)·w = 0, as TFLite's zero-point padding does.
+* **packed filter.** The filter is rearranged once so that 64 consecutive bytes hold 16 output
+  channels × 4 consecutive k: ``packed[block, g, 4·j + i] = w[16·block + j, 4·g + i]`` (zero
+  where n or k runs past the filter).  One 64-byte load then feeds one ``vpdpbusd`` with the same
+  4 input bytes broadcast to all 16 lanes; 16 lanes = 16 output channels, no horizontal sums.
+
+The micro-kernel (:func:`tile`) keeps a 4-row × 64-channel block of sums in 16 registers while it
+walks k, written in LLVM IR through numba's ``@intrinsic`` (:func:`workbench.interpreter._jit.native`);
+its Python twin :func:`tile` computes the same block with numpy.  :func:`conv_rows` builds the
+unsigned input rows (im2col with the zero-point border), calls the micro-kernel and requantizes
+each block straight away (the same arithmetic as :func:`workbench.interpreter.quant.requantize_rows_jit`).
+
+Overflow: |Σ u·w| ≤ 255·128·K < 2^31 needs K ≤ 65 000 (checked by :func:`fits`).
+Used only where the CPU has AVX-512 VNNI and numba compiles for this CPU (:func:`available`),
+for products of at least ``MIN_MACS`` multiply-adds; elsewhere, and with ``WORKBENCH_VNNI=0`` in the
+environment, the kernels keep their float BLAS path.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from .. import config
+from ._jit import native, njit, run_rows
+
+ROWS = 4            # rows of the micro-kernel's block (4 × 4 accumulators of 16 lanes = 16 registers)
+BLOCKS = 4          # 16-channel blocks of the micro-kernel's block
+CHUNK = 32          # input rows converted at a time (stay in the L1/L2 cache while they are used)
+MIN_MACS = 1 << 18  # smaller products stay on the plain BLAS path (nothing to win there)
+
+_available: bool | None = None
+
+
+def available() -> bool:
+    """True when numba compiles for a CPU with AVX-512 VNNI (and ``WORKBENCH_VNNI`` is not 0)."""
+    global _available
+    if _available is None:
+        _available = _detect()
+    return _available
+
+
+def _detect() -> bool:
+    if not config.JIT or os.environ.get("WORKBENCH_VNNI", "1").strip().lower() in ("0", "false", "no", "off"):
+        return False
+    if os.environ.get("NUMBA_CPU_NAME") or os.environ.get("NUMBA_CPU_FEATURES"):
+        return False            # numba compiles for another CPU than this one: do not guess
+    if os.environ.get("NUMBA_DISABLE_JIT", "0").strip() not in ("", "0"):
+        return False            # numba runs Python: the LLVM micro-kernel cannot
+    try:
+        import platform
+
+        if platform.machine().lower() not in ("x86_64", "amd64"):
+            return False
+        from llvmlite import binding
+
+        feats = binding.get_host_cpu_features()
+        return all(feats.get(f, False) for f in ("avx512f", "avx512bw", "avx512vnni"))
+    except Exception:           # no llvmlite, or it cannot tell: stay on the portable path
+        return False
+
+
+def fits(k: int) -> bool:
+    """int32 sums cannot overflow: 255 · 128 · K < 2^31."""
+    return 0 < k and 255 * 128 * k < 2 ** 31
+
+
+def worth_it(m: int, k: int, n: int) -> bool:
+    return available() and fits(k) and m * k * n >= MIN_MACS
+
+
+def pack_filter(w2d: np.ndarray) -> np.ndarray:
+    """[N, K] int8 filter → [ceil(N/16), ceil(K/4), 64] int8 (see the module docstring)."""
+    n, k = w2d.shape
+    n16, k4 = -(-n // 16) * 16, -(-k // 4) * 4
+    padded = np.zeros((n16, k4), np.int8)
+    padded[:n, :k] = w2d
+    return np.ascontiguousarray(padded.reshape(n16 // 16, 16, k4 // 4, 4).transpose(0, 2, 1, 3)).reshape(
+        n16 // 16, k4 // 4, 64)
+
+
+def unpack_filter(packed: np.ndarray, n: int, k: int) -> np.ndarray:
+    """Inverse of :func:`pack_filter` (for tests and notebooks)."""
+    nb, kg, _ = packed.shape
+    return packed.reshape(nb, kg, 16, 4).transpose(0, 2, 1, 3).reshape(nb * 16, kg * 4)[:n, :k]
+
+
+def folded_bias(bias, w2d: np.ndarray, input_zero_point: int) -> np.ndarray:
+    """int64 [N]: bias − (input_zero_point + 128) · Σ_k w[n, k]."""
+    return np.asarray(bias, np.int64) - (int(input_zero_point) + 128) * w2d.sum(axis=1, dtype=np.int64)
+
+
+# ----------------------------------------------------------------------------------------------
+# the micro-kernel
+
+
+def _build_tile():
+    from llvmlite import ir
+    from numba import types
+    from numba.core import cgutils
+    from numba.extending import intrinsic
+
+    @intrinsic
+    def tile_native(typingctx, a, r0, packed, nb0, kg, out, rows, blocks):
+        ok = (isinstance(a, types.Array) and a.ndim == 2 and a.layout == "C" and a.dtype == types.uint8
+              and isinstance(packed, types.Array) and packed.ndim == 3 and packed.layout == "C"
+              and packed.dtype == types.int8 and isinstance(out, types.Array) and out.ndim == 2
+              and out.layout == "C" and out.dtype == types.int32)
+        if not ok:
+            return None
+        sig = types.void(a, r0, packed, nb0, kg, out, rows, blocks)
+
+        def codegen(context, builder, signature, args):
+            i32, i64 = ir.IntType(32), ir.IntType(64)
+            v16 = ir.VectorType(i32, 16)
+            tys = signature.args
+            a_v, r0_v, p_v, nb0_v, kg_v, o_v, rows_v, blocks_v = args
+
+            def as_i64(v, ty):
+                return context.cast(builder, v, ty, types.int64)
+
+            def data(v, ty):
+                return builder.ptrtoint(context.make_array(ty)(context, builder, v).data, i64)
+
+            r0_, nb0_, kg_ = as_i64(r0_v, tys[1]), as_i64(nb0_v, tys[3]), as_i64(kg_v, tys[4])
+            rows_, blocks_ = as_i64(rows_v, tys[6]), as_i64(blocks_v, tys[7])
+            lda = builder.mul(kg_, ir.Constant(i64, 4))
+            wstride = builder.mul(kg_, ir.Constant(i64, 64))
+            a0 = builder.add(data(a_v, tys[0]), builder.mul(r0_, lda))
+            w0 = builder.add(data(p_v, tys[2]), builder.mul(nb0_, wstride))
+            o0 = data(o_v, tys[5])
+            one = ir.Constant(i64, 1)
+
+            def clamped(i, count):        # rows / blocks past the end re-read the last one (no stores)
+                c = ir.Constant(i64, i)
+                return builder.select(builder.icmp_signed("<", c, count), c, builder.sub(count, one))
+
+            arow = [builder.add(a0, builder.mul(clamped(r, rows_), lda)) for r in range(ROWS)]
+            wcol = [builder.add(w0, builder.mul(clamped(c, blocks_), wstride)) for c in range(BLOCKS)]
+            dp = cgutils.get_or_insert_function(builder.module, ir.FunctionType(v16, [v16, v16, v16]),
+                                                "llvm.x86.avx512.vpdpbusd.512")
+            accs = [[cgutils.alloca_once_value(builder, ir.Constant(v16, None)) for _ in range(BLOCKS)]
+                    for _ in range(ROWS)]
+            with cgutils.for_range(builder, kg_) as loop:
+                g = loop.index
+                ws = [builder.load(builder.inttoptr(builder.add(wcol[c], builder.mul(g, ir.Constant(i64, 64))),
+                                                    v16.as_pointer()), align=1) for c in range(BLOCKS)]
+                for r in range(ROWS):
+                    four = builder.load(builder.inttoptr(builder.add(arow[r], builder.mul(g, ir.Constant(i64, 4))),
+                                                         i32.as_pointer()), align=1)
+                    vec = builder.insert_element(ir.Constant(v16, ir.Undefined), four, ir.Constant(i32, 0))
+                    vec = builder.shuffle_vector(vec, ir.Constant(v16, ir.Undefined), ir.Constant(v16, None))
+                    for c in range(BLOCKS):
+                        builder.store(builder.call(dp, [builder.load(accs[r][c]), vec, ws[c]]), accs[r][c])
+            for r in range(ROWS):
+                for c in range(BLOCKS):
+                    keep = builder.and_(builder.icmp_signed("<", ir.Constant(i64, r), rows_),
+                                        builder.icmp_signed("<", ir.Constant(i64, c), blocks_))
+                    with builder.if_then(keep, likely=True):
+                        ptr = builder.inttoptr(builder.add(o0, ir.Constant(i64, 4 * (r * 16 * BLOCKS + 16 * c))),
+                                               v16.as_pointer())
+                        builder.store(builder.load(accs[r][c]), ptr, align=1)
+            return context.get_dummy_value()
+
+        return sig, codegen
+
+    return tile_native
+
+
+@native(_build_tile)
+def tile(a, r0, packed, nb0, kg, out, rows, blocks):
+    """out[r, 16·c + j] = Σ_k a[r0 + r, k] · w[16·(nb0 + c) + j, k] for r < rows, c < blocks.
+
+    ``a`` uint8 [*, 4·kg] (rows of unsigned inputs), ``packed`` from :func:`pack_filter`, ``out``
+    int32 [ROWS, 16·BLOCKS] (exactly: the compiled version writes by address), all C-contiguous.
+    Compiled, this is the ``vpdpbusd`` loop; here, numpy.
+    """
+    x = a[r0:r0 + rows, :4 * kg].astype(np.int64)
+    for c in range(blocks):
+        w = packed[nb0 + c].reshape(kg, 16, 4).transpose(1, 0, 2).reshape(16, 4 * kg).astype(np.int64)
+        out[:rows, 16 * c:16 * c + 16] = x @ w.T
+
+
+# ----------------------------------------------------------------------------------------------
+# the whole int8 convolution, rows m0..m1 of the output
+
+
+@njit(nogil=True)
+def conv_rows(x, packed, bias, mult, shift, out_zp, lo, hi, half_up, out, pad, oh, ow, kh, kw, sh, sw, dh, dw,
+              pt, pl, m0, m1):
+    """Output rows m0..m1 (pixels in N·OH·OW order) of an int8 convolution into ``out`` int8 [M, O].
+
+    For every chunk of rows: write the rows of unsigned inputs (im2col: tap by tap, C bytes each;
+    ``pad`` = input_zero_point + 128 outside the image), then for every 4-row × 64-channel block
+    call :func:`tile` and requantize the block at once: ``bias`` is :func:`folded_bias`, then
+    MultiplyByQuantizedMultiplier with ``mult`` / ``shift`` (ties of the final rounding shift up
+    when ``half_up``, else away from zero), + ``out_zp``, clamped to [lo, hi].
+    """
+    _, h, w, c = x.shape
+    nblocks, kg, _ = packed.shape
+    o = out.shape[1]
+    left = np.empty(o, np.int64)
+    right = np.empty(o, np.int64)
+    mask = np.empty(o, np.int64)
+    nudge = np.empty(o, np.int64)
+    for n in range(o):
+        s = shift[n]
+        left[n] = s if s > 0 else 0
+        right[n] = -s if s < 0 else 0
+        mask[n] = (np.int64(1) << right[n]) - 1
+        nudge[n] = mask[n] - (mask[n] >> 1)        # 2^(right-1), or 0 when right == 0
+    a = np.zeros((CHUNK, 4 * kg), np.uint8)
+    acc = np.empty((ROWS, 16 * BLOCKS), np.int32)
+    per_image = oh * ow
+    for start in range(m0, m1, CHUNK):
+        rows = min(CHUNK, m1 - start)
+        for i in range(rows):
+            m = start + i
+            b = m // per_image
+            oy = (m % per_image) // ow
+            ox = m % ow
+            k = 0
+            for ky in range(kh):
+                iy = oy * sh - pt + ky * dh
+                for kx in range(kw):
+                    ix = ox * sw - pl + kx * dw
+                    dst = a[i, k:k + c]
+                    if 0 <= iy < h and 0 <= ix < w:
+                        src = x[b, iy, ix, :]
+                        for ch in range(c):
+                            dst[ch] = np.uint8(np.int32(src[ch]) + 128)
+                    else:
+                        dst[:] = pad
+                    k += c
+        for nb0 in range(0, nblocks, BLOCKS):
+            blocks = min(BLOCKS, nblocks - nb0)
+            first = 16 * nb0
+            end = min(first + 16 * blocks, o)
+            bias_, mult_, left_, right_ = bias[first:end], mult[first:end], left[first:end], right[first:end]
+            mask_, nudge_ = mask[first:end], nudge[first:end]
+            for r0 in range(0, rows, ROWS):
+                count = min(ROWS, rows - r0)
+                tile(a, r0, packed, nb0, kg, acc, count, blocks)
+                for r in range(count):
+                    sums = acc[r]
+                    dst = out[start + r0 + r, first:end]
+                    if half_up:
+                        for j in range(end - first):
+                            v = (np.int64(sums[j]) + bias_[j]) << left_[j]
+                            v = (v * mult_[j] + 1073741824) >> 31
+                            v = ((v + nudge_[j]) >> right_[j]) + out_zp
+                            dst[j] = min(max(v, lo), hi)
+                    else:
+                        for j in range(end - first):
+                            v = (np.int64(sums[j]) + bias_[j]) << left_[j]
+                            v = (v * mult_[j] + 1073741824) >> 31
+                            v = (v >> right_[j]) + ((v & mask_[j]) > ((mask_[j] >> 1) + (v < 0))) + out_zp
+                            dst[j] = min(max(v, lo), hi)
+
+
+def conv(x, packed, bias, mult, shift, out_zp, lo, hi, half_up, out2d, geometry, threads: int = 1) -> None:
+    """Run :func:`conv_rows` over all output rows, split between ``threads`` threads when > 1
+    (:func:`workbench.interpreter._jit.run_rows`).
+
+    ``geometry`` = (oh, ow, kh, kw, sh, sw, dh, dw, pad_top, pad_left, pad byte).
+    """
+    oh, ow, kh, kw, sh, sw, dh, dw, pt, pl, pad = geometry
+    run_rows(conv_rows, out2d.shape[0], threads, x, packed, bias, mult, shift, out_zp, lo, hi, half_up, out2d, pad,
+             oh, ow, kh, kw, sh, sw, dh, dw, pt, pl, align=ROWS, work=out2d.size * kh * kw * x.shape[3])

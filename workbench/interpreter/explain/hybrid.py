@@ -1,0 +1,179 @@
+"""Hybrid matrix ops (float input quantized at run time, int8 weights, float output): FULLY_CONNECTED,
+CONV_2D, DEPTHWISE_CONV_2D and BATCH_MATMUL."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import quant
+from ._steps import _Work, _activation_note, _bcast_index, _flat, _short, _wrap32
+from .matrix import _conv_operands, _depthwise_operands
+from .result import _show
+
+
+# ----------------------------------------------------------------------------------------------
+# hybrid matrix ops: float input quantized at run time, int8 weights, float output
+
+
+def _quantize_row_steps(w: _Work, row: np.ndarray, asymmetric: bool, what: str):
+    """The run-time quantization of one float row (SymmetricQuantizeFloats / AsymmetricQuantizeFloats)."""
+    row = np.asarray(row, np.float32).reshape(1, -1)
+    if asymmetric:
+        q, sf, zp = quant.asymmetric_quantize_rows(row)
+        rmin = min(np.float32(0.0), row.min()) if row.size else np.float32(0)
+        rmax = max(np.float32(0.0), row.max()) if row.size else np.float32(0)
+        w.step(f"{what}: range", f"[min(0, min x), max(0, max x)] over {row.size} values", (rmin, rmax))
+        w.step("scaling factor", f"float32(({_show(rmax)} − ({_show(rmin)})) / 255)", sf[0])
+        w.step("zero point", "from the end with the smaller error, rounded, in [−128, 127]", int(zp[0]))
+        w.step("quantized row", "round(x / scaling factor) + zero point (first 8·⌊K/8⌋ NEON-style)", _short(q[0]))
+        return q[0].astype(np.int64), sf[0], int(zp[0])
+    q, sf = quant.symmetric_quantize_rows(row)
+    rng = np.float32(max(abs(row.min()), abs(row.max()))) if row.size else np.float32(0)
+    w.step(f"{what}: range", f"max |x| over {row.size} values", rng)
+    w.step("scaling factor", f"float32({_show(rng)} / 127)" if rng else "an all-zero row: 1", sf[0])
+    w.step("quantized row", "round(x · 127 / range), in [−127, 127] (first 8·⌊K/8⌋ NEON-style)", _short(q[0]))
+    return q[0].astype(np.int64), sf[0], 0
+
+
+def _float_clamp(w: _Work, v, lo, hi, order: str = "max-min"):
+    """The float activation clamp in the kernel's order (std::max / std::min keep v on equality)."""
+    v = np.float32(v)
+    lo, hi = np.float32(lo), np.float32(hi)
+    if order == "max-min":
+        r = quant.std_min(quant.std_max(np.array([v]), lo), hi)[0]
+        formula = f"min(max({_show(v)}, {_show(lo)}), {_show(hi)})"
+    else:
+        r = quant.std_max(quant.std_min(np.array([v]), hi), lo)[0]
+        formula = f"max(min({_show(v)}, {_show(hi)}), {_show(lo)})"
+    return w.step(_activation_note(w.d), formula, np.float32(r))
+
+
+def _explain_hybrid_fc(w: _Work):
+    d = w.d
+    w.kind = "hybrid"
+    x = np.asarray(w.get(w.input_slot(0)), np.float32).reshape(d.batch, d.depth)
+    filt = w.get(w.input_slot(1)).astype(np.int64)
+    row = _flat(w.pos[:-1], w.out.shape[:-1]) if len(w.pos) > 1 else 0
+    u = w.pos[-1]
+    fs = np.asarray(d.filter_scale, np.float32)
+    f_s = fs[u] if len(fs) > 1 else fs[0]
+    bias = np.float32(d.bias[u]) if d.bias is not None else None
+    real = float(x[row].astype(np.float64) @ (filt[u].astype(np.float64) * float(f_s))) + \
+        (float(bias) if bias is not None else 0.0)
+    w.recipe = (f"hybrid FULLY_CONNECTED: {'asymmetric' if d.asymmetric_quantize_inputs else 'symmetric'} rows, "
+                f"int8 dot product, float32 scaling")
+    if not x.any():
+        base = w.step("the input is all zeros", "TFLite skips the products (IsZeroVector): the output is the bias",
+                      bias if bias is not None else np.float32(0))
+        v = quant.apply_float_activation(np.array([base], np.float32), d.activation_code)[0]
+        return w.step(f"activation ({d.activation})", f"of {_show(base)}", np.float32(v)), real
+    q, sf, zp = _quantize_row_steps(w, x[row], d.asymmetric_quantize_inputs, f"input row {row}")
+    acc = w.step("integer dot product", f"Σ q·w over {d.depth} values (weight row {u})", int(q @ filt[u]))
+    if zp:
+        rs = int(d.row_sums[u])
+        acc = w.step("remove the zero point", f"{acc} − ({zp})·{rs}  (row sum of weight row {u}, int32)",
+                     _wrap32(acc - zp * rs))
+    scale = w.step("product scale", f"float32({_show(sf)} · {_show(f_s)})", np.float32(np.float32(sf) * f_s))
+    prod = w.step("scale", f"float32({acc}) · {_show(scale)}", np.float32(np.float32(acc) * scale))
+    v = prod
+    if bias is not None:
+        v = w.step("add bias", f"{_show(bias)} + {_show(prod)}", np.float32(bias + prod))
+    if d.activation_code:
+        v = w.step(f"activation ({d.activation})", f"of {_show(v)}",
+                   np.float32(quant.apply_float_activation(np.array([v], np.float32), d.activation_code)[0]))
+    return v, real
+
+
+def _explain_hybrid_conv(w: _Work):
+    d = w.d
+    w.kind = "hybrid"
+    x = np.asarray(w.get(w.input_slot(0)), np.float32)
+    filt = w.get(w.input_slot(1)).astype(np.int64)
+    b, oy, ox, c = w.pos
+    fs = np.asarray(d.filter_scale, np.float32)
+    asym = bool(d.per_channel)
+    w.recipe = ("hybrid CONV_2D per channel: asymmetric images, zero-point border, row sums" if asym else
+                "hybrid CONV_2D per tensor: symmetric images, zero border")
+    q, sf, zp = _quantize_row_steps(w, x[b].reshape(-1), asym, f"image {b}")
+    qimg = q.reshape(x.shape[1:])
+    xv, wv, n_in, outside = _conv_operands(w, qimg[None], filt, 1, image=0)
+    acc = int(xv @ wv)
+    if asym and len(outside):
+        border = int(outside.sum()) * zp
+        acc = w.step("integer sums", f"Σ w·q over {n_in} in-image products + Σ w·({zp}) over {len(outside)} border "
+                                     f"values", acc + border)
+    else:
+        acc = w.step("integer sums", f"Σ w·q over {n_in} in-image products", acc)
+    if asym:
+        if zp:
+            rs = int(d.row_sums[c])
+            acc = w.step("remove the zero point", f"{acc} − ({zp})·{rs}  (sum of filter {c}, int32)",
+                         _wrap32(acc - zp * rs))
+        scale = w.step("product scale", f"float32({_show(fs[c])} · {_show(sf)})", np.float32(fs[c] * np.float32(sf)))
+    else:
+        scale = w.step("product scale", f"float32({_show(sf)} · {_show(fs[0])})", np.float32(np.float32(sf) * fs[0]))
+    v = w.step("scale", f"float32({acc}) · {_show(scale)}", np.float32(np.float32(acc) * scale))
+    if d.bias is not None:
+        v = w.step("add bias", f"{_show(v)} + {_show(d.bias[c])}", np.float32(v + d.bias[c]))
+    by_hand = _float_clamp(w, v, d.output_activation_min, d.output_activation_max, "min-max" if asym else "max-min")
+    xr, wr, _, _ = _conv_operands(w, x, filt, 1, np.float64)
+    real = float(xr @ (wr * float(fs[c] if len(fs) > 1 else fs[0])))
+    return by_hand, real + (float(d.bias[c]) if d.bias is not None else 0.0)
+
+
+def _explain_hybrid_depthwise(w: _Work):
+    d = w.d
+    w.kind = "hybrid"
+    x = np.asarray(w.get(w.input_slot(0)), np.float32)
+    filt = w.get(w.input_slot(1)).astype(np.int64)
+    b, oy, ox, c = w.pos
+    fs = np.asarray(d.filter_scale, np.float32)
+    w.recipe = "hybrid DEPTHWISE_CONV_2D: asymmetric images, int32 sums, float32 scaling in litert's order"
+    q, sf, zp = _quantize_row_steps(w, x[b].reshape(-1), True, f"image {b}")
+    xv, wv = _depthwise_operands(w, q.reshape(x.shape[1:])[None], filt, image=0)
+    acc = w.step("integer sum", f"Σ w·(q − ({zp})) over {len(xv)} in-image taps", _wrap32(((xv - zp) * wv).sum()))
+    sf = np.float32(sf)
+    if c < d.vector_channels:
+        t = w.step("× filter scale", f"float32({acc}) · {_show(fs[c])}  (4-wide vector loop)",
+                   np.float32(np.float32(acc) * fs[c]))
+        v = w.step("× scaling factor", f"{_show(t)} · {_show(sf)}", np.float32(t * sf))
+    else:
+        t = w.step("× scaling factor", f"float32({acc}) · {_show(sf)}  (leftover channel)",
+                   np.float32(np.float32(acc) * sf))
+        v = w.step("× filter scale", f"{_show(t)} · {_show(fs[c])}", np.float32(t * fs[c]))
+    v = w.step("add bias", f"{_show(v)} + {_show(d.bias[c])}", np.float32(v + d.bias[c]))
+    by_hand = _float_clamp(w, v, d.output_activation_min, d.output_activation_max)
+    xr, wr = _depthwise_operands(w, x, filt, np.float64)
+    return by_hand, float(xr @ (wr * float(fs[c]))) + float(d.bias[c])
+
+
+def _explain_hybrid_bmm(w: _Work):
+    d = w.d
+    w.kind = "hybrid"
+    a = np.asarray(w.get(w.input_slot(0)), np.float32)
+    b = w.get(w.input_slot(1))
+    if d.adj_x:
+        a = np.swapaxes(a, -1, -2)
+    if d.adj_y:
+        b = np.swapaxes(b, -1, -2)
+    batch, m, n = w.pos[:-2], w.pos[-2], w.pos[-1]
+    a_idx = _bcast_index(batch, a.shape[:-2]) + (m,)
+    b_idx = _bcast_index(batch, b.shape[:-2])
+    row = _flat(a_idx, a.shape[:-1])
+    w.recipe = (f"hybrid BATCH_MATMUL: {'asymmetric' if d.asymmetric_quantize_inputs else 'symmetric'} lhs rows, "
+                f"float32 correction and scaling (TFLite's reference kernel)")
+    q, sf, zp = _quantize_row_steps(w, a[a_idx], d.asymmetric_quantize_inputs, f"lhs row {row}")
+    col = b[b_idx + (slice(None), n)].astype(np.int64)
+    dot = w.step("integer dot product", f"Σ q·w over {len(col)} values (rhs column {n})", int(q @ col))
+    rs = int(d.row_sums[b_idx + (n,)])
+    prod = w.step("zero point · row sum", f"float32({rs}) · float32({zp})",
+                  np.float32(np.float32(rs) * np.float32(zp)))
+    total = w.step("correct, truncate", f"(int32)(float32({dot}) − {_show(prod)})",
+                   np.float32(np.trunc(np.float32(np.float32(dot) - prod))))
+    fs = np.asarray(d.filter_scale, np.float32)
+    f_s = fs[n] if d.per_channel else fs[0]
+    scale = w.step("product scale", f"float32({_show(np.float32(sf))} · {_show(f_s)})",
+                   np.float32(np.float32(sf) * f_s))
+    v = w.step("scale", f"{_show(scale)} · {_show(total)}", np.float32(np.float32(0) + np.float32(scale * total)))
+    real = float(a[a_idx].astype(np.float64) @ (col.astype(np.float64) * float(f_s)))
+    return v, real

@@ -1,0 +1,222 @@
+"""Table-based ops: SOFTMAX (int8 / uint8 float table, int16 LUTs), LOG_SOFTMAX, the 256- and
+513-entry LUT activations (LOGISTIC, TANH, ELU, EXP, LOG, RSQRT, GELU, ...) and int16 LOGISTIC / TANH."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .. import quant
+from ._steps import _RANGE, _Work, _finish, _flat, _mbqm, _real, _short, _wrap16
+from .result import _show
+
+
+# ----------------------------------------------------------------------------------------------
+# SOFTMAX and the table activations
+
+
+def _lut16_steps(w: _Work, x: int, lut, name: str) -> int:
+    """TFLite's int16 LUTLookup: entry 256 + (x >> 7) and its neighbour, interpolated on the low 7 bits."""
+    x = int(x)
+    i = w.step(f"{name}: table index", f"256 + ({x} >> 7)", 256 + (x >> 7))
+    off = x & 0x7F
+    base, nxt = int(lut[i]), int(lut[i + 1])
+    w.step(f"{name}: entries", f"lut[{i}], lut[{i + 1}]", (base, nxt))
+    v = base + (((nxt - base) * off + 64) >> 7)
+    return w.step(f"{name}: interpolate", f"{base} + (({nxt} − {base})·{off} + 64) >> 7", _wrap16(v))
+
+
+def _explain_softmax8(w: _Work):
+    d = w.d
+    x = w.get(w.input_slot(0)).astype(np.int64)
+    n = x.shape[-1]
+    rows = x.reshape(-1, n)
+    r = _flat(w.pos, x.shape) // n
+    j = w.pos[-1]
+    row = rows[r]
+    mx = int(row.max())
+    w.recipe = (f"{d.dtype} → {d.output_dtype} SOFTMAX: TFLite's float table "
+                f"T[k] = expf(−in_scale·beta·(255 − k))"
+                + ("; uint8 output: +0.5 and truncate, zero point ignored" if d.output_dtype == "uint8" else ""))
+    w.step("row maximum", f"max of {n} values {_short(row)}", mx)
+    xi = int(row[j])
+    t = w.step("table entry", f"T[255 − {mx} + {xi}] = "
+                              f"expf(−{_show(np.float32(d.input_scale))}·{d.beta:g}·{mx - xi})",
+               d.table[255 - mx + xi])
+    s = np.float32(0)
+    for v in row:
+        s = np.float32(s + d.table[255 - mx + int(v)])
+    s = w.step("sum (float32)", "Σ T[255 − max + x] over the row, left to right", s)
+    inv = w.step("inverse", f"1 / ({_show(s)} · {_show(np.float32(d.output_scale))})",
+                 np.float32(np.float32(1.0) / np.float32(s * np.float32(d.output_scale))))
+    p = w.step("probability / out_scale", f"{_show(t)} · {_show(inv)}", np.float32(t * inv))
+    lo, hi = _RANGE[d.output_dtype]
+    if d.output_dtype == "uint8":
+        q = w.step("add 0.5 and truncate", f"(int)({_show(p)} + 0.5)", int(np.float32(p + np.float32(0.5))))
+        by_hand = w.step("clamp", f"clamp({q}, {lo}, {hi})", min(max(q, lo), hi))
+    else:
+        q = w.step("round", f"round({_show(p)}), halves away from 0", int(quant.round_half_away(np.array([p]))[0]))
+        by_hand = _finish(w, q, d.output_zero_point, lo, hi)
+    e = np.exp(d.input_scale * d.beta * (row.astype(np.float64) - mx))
+    return by_hand, float(e[j] / e.sum())
+
+
+def _explain_softmax16(w: _Work):
+    d = w.d
+    x = w.get(w.input_slot(0)).astype(np.int64)
+    n = x.shape[-1]
+    row = x.reshape(-1, n)[_flat(w.pos, x.shape) // n]
+    j = w.pos[-1]
+    w.recipe = "int16 SOFTMAX: exp and 1/(1+x) from 513-entry int16 tables with interpolation (reference kernel)"
+    mx = w.step("row maximum", f"max of {n} values {_short(row)}", int(row.max()))
+    diff = w.step("difference", f"{int(row[j])} − {mx}", int(row[j]) - mx)
+    w.step("input multiplier", f"in_scale·beta / (10/65535) = {d.input_multiplier}·2^({d.input_left_shift}−31)",
+           (d.input_multiplier, d.input_left_shift))
+    scaled = _mbqm(w, diff, d.input_multiplier, d.input_left_shift)
+    idx = w.step("onto the exp table's input",
+                 f"clamp({scaled} + 32767, −32768, 32767)  ([−10, 0] ↦ [−32767, 32767])",
+                 min(max(scaled + 32767, -32768), 32767))
+    e = _lut16_steps(w, idx, d.exp_lut, "exp")
+    all_scaled = quant.multiply_by_quantized_multiplier_array(row - mx, d.input_multiplier, d.input_left_shift)
+    all_e = quant.lut_lookup_int16(np.clip(all_scaled + 32767, -32768, 32767), d.exp_lut).astype(np.int64)
+    total = w.step("sum of the exps", f"Σ over the {n} values of the row (int32)", int(all_e.sum()))
+    h = w.step("leading zeros", f"CLZ32({total})", int(quant.count_leading_zeros32(total)))
+    shifted = w.step("normalise to [1, 2) in Q0.15", f"(({total} << {h - 1}) + 2^13) >> 14",
+                     ((total << (h - 1)) + (1 << 13)) >> 14)
+    ri = w.step("onto the 1/(1+x) table's input", f"clamp({shifted} − 2^15 − 2^16, −32768, 32767)",
+                min(max(shifted - (1 << 15) - (1 << 16), -32768), 32767))
+    recip = _lut16_steps(w, ri, d.one_over_one_plus_x_lut, "1/(1+x)")
+    right = 31 - h
+    v = w.step("exp · reciprocal", f"({e} · {recip} + 2^{right - 1}) >> {right}",
+               (e * recip + (1 << (right - 1))) >> right)
+    by_hand = w.step("clamp", f"clamp({v}, 0, 32767)", min(max(v, 0), 32767))
+    ex = np.exp(d.input_scale * d.beta * (row.astype(np.float64) - mx))
+    return by_hand, float(ex[j] / ex.sum())
+
+
+_FLOAT_FUNCTIONS = {
+    "LOGISTIC": lambda v: 1.0 / (1.0 + math.exp(-v)) if v > -700 else 0.0,
+    "TANH": math.tanh,
+    "EXP": lambda v: math.exp(v) if v < 700 else math.inf,
+    "ELU": lambda v: v if v > 0 else math.expm1(v),
+    "LOG": lambda v: math.log(v) if v > 0 else (-math.inf if v == 0 else math.nan),
+    "RSQRT": lambda v: 1.0 / math.sqrt(v) if v > 0 else (math.inf if v == 0 else math.nan),
+    "SQRT": lambda v: math.sqrt(v) if v >= 0 else math.nan,
+}
+
+
+_LUT_TRANSFORMS = {"LOGISTIC": quant.logistic_f32, "TANH": quant.tanh_f32}
+
+
+def _explain_lut(w: _Work):
+    d = w.d
+    x = int(w.get(w.input_slot(0))[w.pos])
+    op = w.n.op_name
+    fn = _FLOAT_FUNCTIONS.get(op)
+    real_in = _real(d.input_scale, x, d.input_zero_point)
+    real = float(fn(real_in)) if fn is not None else math.nan
+    if d.dtype == "int16":
+        w.recipe = f"int16 {op}: a 513-entry table of {d.function} built in prepare, read with linear interpolation"
+        return _lut16_steps(w, x, d.lut, d.function), real
+    idx = w.step("table index", f"the byte of {x} read as uint8", x & 0xFF)
+    entry = int(d.lut[idx])
+    w.recipe = f"{d.dtype} {op}: a 256-entry table of {d.function} built in prepare (LUTPopulate)"
+    transform = _LUT_TRANSFORMS.get(op)
+    if transform is None:
+        return w.step("table entry", f"lut[{idx}] = round({d.function}(in_scale·({x} − {d.input_zero_point})) / "
+                                     f"out_scale) + {d.output_zero_point}", entry), real
+    w.step("table entry (read)", f"lut[{idx}]", entry)
+    deq = w.step("the entry, worked out: input", f"float32({_show(np.float32(d.input_scale))} · ({x} − "
+                                                 f"({d.input_zero_point})))",
+                 np.float32(np.float32(d.input_scale) * np.float32(x - d.input_zero_point)))
+    y = w.step(f"{d.function}(·) in float32", f"{d.function}({_show(deq)})", np.float32(transform(np.array([deq]))[0]))
+    t = w.step("÷ output scale", f"{_show(y)} · (1 / {_show(np.float32(d.output_scale))})",
+               np.float32(y * (np.float32(1.0) / np.float32(d.output_scale))))
+    r = w.step("round", f"round({_show(t)}), halves away from 0", int(quant.round_half_away(np.array([t]))[0]))
+    lo, hi = _RANGE[d.dtype]
+    return _finish(w, r, d.output_zero_point, lo, hi), real
+
+
+_SIGMOID = quant.sigmoid_table_uint16()
+
+
+def _explain_logistic_tanh16(w: _Work):
+    d = w.d
+    x = int(w.get(w.input_slot(0))[w.pos])
+    tanh = w.n.op_name == "TANH"
+    real = math.tanh(d.input_scale * x) if tanh else 1.0 / (1.0 + math.exp(-d.input_scale * x))
+    if d.power_of_two:
+        w.recipe = f"int16 {w.n.op_name}: gemmlowp fixed point (input Q3.12, output Q0.15)"
+        a = x
+        if tanh and d.input_left_shift == 1:
+            a = w.step("double (saturating)", f"{x} · 2, within int16 (scale 2^-13 → 2^-12)",
+                       int(quant.fp_sat_mul_pot(np.array([x]), 1, 16)[0]))
+        w.step("read as Q3.12", f"{a} / 4096", a / 4096)
+        if a == 0:
+            return w.step("zero", "the function's value at 0", 0 if tanh else 16384), real
+        neg = -abs(a)
+        if tanh:
+            e = w.step("exp(−2|a|) (Q0.15)", f"exp_on_negative_values({_wrap16(neg)} as Q4.11)",
+                       int(quant.fp_exp_on_negative_values(np.array([_wrap16(neg)]), 4, 16)[0]))
+            t = w.step("(1 − e) / (1 + e) (Newton-Raphson)", f"one_minus_x_over_one_plus_x({e})",
+                       int(quant.fp_one_minus_x_over_one_plus_x(np.array([e]), 16)[0]))
+            v = t if a > 0 else _wrap16(-t)
+            return w.step("sign of x", f"{'+' if a > 0 else '−'}{t}", v), real
+        e = w.step("exp(−|a|) (Q0.15)", f"exp_on_negative_values({_wrap16(neg)} as Q3.12)",
+                   int(quant.fp_exp_on_negative_values(np.array([_wrap16(neg)]), 3, 16)[0]))
+        p = w.step("1 / (1 + e) (Newton-Raphson)", f"one_over_one_plus_x({e})",
+                   int(quant.fp_one_over_one_plus_x(np.array([e]), 16)[0]))
+        if a > 0:
+            return p, real
+        return w.step("x < 0: 1 − that", f"32767 − {p}", _wrap16(32767 - p)), real
+    w.recipe = f"int16 {w.n.op_name}: TFLite's sigmoid table (256 entries of sigmoid(i/24)) with interpolation"
+    m, ls = d.input_multiplier, d.input_left_shift
+    if m == 0:
+        m, ls = 3 << ls, 0
+    rnd = (1 << (ls - 1)) if ls > 0 else 0
+    v = w.step("onto the 1/(3·4096) grid", f"({x} · {m} + {rnd}) >> {ls}", (x * m + rnd) >> ls)
+    frac = 8 if tanh else 9
+    a = abs(v)
+    uh, ut = a >> frac, a & ((1 << frac) - 1)
+    w.step("table position", f"|{v}| = {uh}·2^{frac} + {ut}", (uh, ut))
+    if uh >= 255:
+        res = w.step("beyond the table", "saturated", (0xFFFF << 8) if tanh else (0x7FFF << 10))
+    else:
+        ua, ub = int(_SIGMOID[uh]), int(_SIGMOID[uh + 1])
+        w.step("entries", f"sigmoid_table[{uh}], [{uh + 1}]", (ua, ub))
+        res = w.step("interpolate", f"({ua} << {frac}) + {ut}·({ub} − {ua})", (ua << frac) + ut * (ub - ua))
+    if tanh:
+        res = w.step("2·sigmoid − 1, rounded", ("r − 2^23 + 2^7" if v >= 0 else "−r + 2^23 + 2^7 − 1"),
+                     res - (1 << 23) + (1 << 7) if v >= 0 else -res + (1 << 23) + (1 << 7) - 1)
+        return w.step("to Q0.15", f"{res} >> 8", _wrap16(res >> 8)), real
+    res = w.step("sign", "r + 2^9" if v >= 0 else "2^25 − r + 2^9 − 1",
+                 res + (1 << 9) if v >= 0 else (1 << 25) - res + (1 << 9) - 1)
+    return w.step("to Q0.15", f"{res} >> 10", _wrap16(res >> 10)), real
+
+
+def _explain_log_softmax(w: _Work):
+    d = w.d
+    x = w.get(w.input_slot(0)).astype(np.int64)
+    n = x.shape[-1]
+    row = x.reshape(-1, n)[_flat(w.pos, x.shape) // n]
+    j = w.pos[-1]
+    w.recipe = f"{d.dtype} LOG_SOFTMAX: TFLite's float table T[k] = expf(−in_scale·(255 − k)), float32 arithmetic"
+    mx = w.step("row maximum", f"max of {n} values {_short(row)}", int(row.max()))
+    total = np.float32(0)
+    for v in row:
+        total = np.float32(total + d.table[255 - mx + int(v)])
+    total = w.step("sum (float32)", "Σ T[255 − max + x] over the row, left to right", total)
+    log_sum = w.step("logf", f"logf({_show(total)})", np.float32(quant.libm_apply("logf", np.array([total]))[0]))
+    in_s, out_s = np.float32(d.input_scale), np.float32(d.output_scale)
+    scale = np.float32(in_s / out_s)
+    pre = w.step("precomputed", f"({_show(in_s)}·{mx} + {_show(log_sum)}) / {_show(out_s)}",
+                 np.float32(np.float32(np.float32(in_s * np.float32(mx)) + log_sum) / out_s))
+    xi = int(row[j])
+    lp = w.step("scaled log-probability", f"{_show(scale)}·{xi} − {_show(pre)}",
+                np.float32(np.float32(scale * np.float32(xi)) - pre))
+    r = w.step("round half to even", f"rint({_show(lp)})", int(np.rint(lp)))
+    lo, hi = _RANGE[d.dtype]
+    v = row.astype(np.float64) * d.input_scale
+    real = float(v[j] - v.max() - np.log(np.exp(v - v.max()).sum()))
+    return _finish(w, r, d.output_zero_point, lo, hi), real

@@ -1,0 +1,132 @@
+"""What NON_MAX_SUPPRESSION_V4 and NON_MAX_SUPPRESSION_V5 share: TFLite's single-class (soft) NMS.
+
+Boxes [N, 4] hold two opposite corners (y1, x1, y2, x2) in either order; scores [N].
+  * candidates: boxes with score > score_threshold, in a max-priority queue on the score
+    (C++ std::priority_queue; equal scores come out in the order its binary heap gives, emulated
+    here step for step as libstdc++ does it);
+  * repeatedly take the best candidate and compare it with the boxes selected since it was last
+    looked at, newest first: IoU >= iou_threshold drops it (hard suppression); otherwise, with
+    soft_nms_sigma > 0, its score is multiplied by exp(-0.5 / sigma * IoU^2), and comparing stops
+    once the score is <= score_threshold;
+  * a candidate whose score did not change is selected; one still above the threshold goes back
+    into the queue (with its decayed score);
+  * at most min(max_output_size, number of candidates) boxes are selected.
+IoU is float32: corners sorted, areas, intersection clipped at 0; union 0 (or an area <= 0) gives 0.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def iou(boxes: np.ndarray, i: int, j: int) -> np.float32:
+    a, b = boxes[i], boxes[j]
+    ay0, ay1 = min(a[0], a[2]), max(a[0], a[2])
+    ax0, ax1 = min(a[1], a[3]), max(a[1], a[3])
+    by0, by1 = min(b[0], b[2]), max(b[0], b[2])
+    bx0, bx1 = min(b[1], b[3]), max(b[1], b[3])
+    area_a = np.float32((ay1 - ay0) * (ax1 - ax0))
+    area_b = np.float32((by1 - by0) * (bx1 - bx0))
+    if area_a <= 0 or area_b <= 0:
+        return np.float32(0)
+    inter = np.float32(max(min(ay1, by1) - max(ay0, by0), np.float32(0)) *
+                       max(min(ax1, bx1) - max(ax0, bx0), np.float32(0)))
+    union = np.float32(area_a + area_b - inter)
+    if union == 0:
+        return np.float32(0)
+    return np.float32(inter / union)
+
+
+class _Heap:
+    """std::priority_queue<Candidate> (a max-heap on the score) with libstdc++'s push_heap / pop_heap."""
+
+    def __init__(self):
+        self.c: list = []            # [index, score, suppress_begin_index]
+
+    @staticmethod
+    def _less(a, b) -> bool:
+        return a[1] < b[1]
+
+    def push(self, item) -> None:
+        c = self.c
+        c.append(item)
+        hole = len(c) - 1
+        parent = (hole - 1) // 2
+        while hole > 0 and self._less(c[parent], item):
+            c[hole] = c[parent]
+            hole = parent
+            parent = (hole - 1) // 2
+        c[hole] = item
+
+    def pop(self):
+        c = self.c
+        top = c[0]
+        last = c.pop()
+        n = len(c)
+        if n:
+            self._adjust(0, n, last)
+        return top
+
+    def _adjust(self, hole: int, n: int, value) -> None:
+        c = self.c
+        top = hole
+        child = hole
+        while child < (n - 1) // 2:
+            child = 2 * (child + 1)
+            if self._less(c[child], c[child - 1]):
+                child -= 1
+            c[hole] = c[child]
+            hole = child
+        if n % 2 == 0 and child == (n - 2) // 2:
+            child = 2 * (child + 1)
+            c[hole] = c[child - 1]
+            hole = child - 1
+        parent = (hole - 1) // 2
+        while hole > top and self._less(c[parent], value):
+            c[hole] = c[parent]
+            hole = parent
+            parent = (hole - 1) // 2
+        c[hole] = value
+
+    def __len__(self) -> int:
+        return len(self.c)
+
+
+def nms(boxes, scores, max_output_size, iou_threshold, score_threshold, soft_nms_sigma=0.0):
+    """(selected indices, their (possibly decayed) scores)."""
+    thr = np.float32(score_threshold)
+    iou_thr = np.float32(iou_threshold)
+    heap = _Heap()
+    for i, s in enumerate(scores):
+        if s > thr:
+            heap.push([i, np.float32(s), 0])
+    num_outputs = min(len(heap), max_output_size)
+    sigma = np.float32(soft_nms_sigma)
+    scale = np.float32(-0.5) / sigma if sigma > 0 else np.float32(0)
+    selected, sel_scores = [], []
+    while len(selected) < num_outputs and len(heap):
+        cand = heap.pop()
+        original = cand[1]
+        hard = False
+        for j in range(len(selected) - 1, cand[2] - 1, -1):
+            v = iou(boxes, cand[0], selected[j])
+            if v >= iou_thr:
+                hard = True
+                break
+            if sigma > 0:
+                cand[1] = np.float32(cand[1] * np.float32(np.exp(np.float32(scale * v * v))))
+            if cand[1] <= thr:
+                break
+        cand[2] = len(selected)
+        if not hard:
+            if cand[1] == original:
+                selected.append(cand[0])
+                sel_scores.append(cand[1])
+            if cand[1] > thr:
+                heap.push(cand)
+    return selected, sel_scores
+
+
+def scalar(context, node, slot, what, dtype) -> float:
+    v = np.asarray(context.tensors[node.inputs[slot]]).reshape(-1)
+    return dtype(v[0])

@@ -1,0 +1,162 @@
+"""BIDIRECTIONAL_SEQUENCE_RNN (float32 v1; hybrid v2, v3): forward and backward basic RNN cells (``_rnn.py``).
+
+Inputs: 0 input; 1-3 forward weights, recurrent weights, bias; 4 forward hidden state; 5-7 the
+backward ones; 8 backward hidden state (states are variable tensors); 9 aux_input, 10 forward and
+11 backward aux weights (optional).  Outputs: fw_output and bw_output, or one output holding both
+(forward first) when ``merge_outputs``.  The backward cell walks the time steps from last to
+first.  Aux input as in BIDIRECTIONAL_SEQUENCE_LSTM: with aux weights both cells add
+W_aux·aux_input; without them the backward cell reads aux_input instead of the input -- but only
+when time_major: TFLite's batch-major loop reads ``input`` for the backward cell whatever the mode,
+and this kernel does the same (so there aux_input without aux weights is ignored).  TFLite's
+time-major loop steps through aux_input with the *input's* row length, so time-major aux weights
+are refused unless aux_input has as many features as the input.
+Options (BidirectionalSequenceRNNOptions): time_major, fused_activation_function, merge_outputs,
+asymmetric_quantize_inputs.
+
+Hybrid (dynamic range; v2, v3 with asymmetric_quantize_inputs): int8 weights, recurrent weights and
+aux weights (one scale each), float32 everything else; each step is TFLite's quantized RnnBatchStep
+(``_rnn.hybrid_step``), bitwise equal to litert -- including what litert's hybrid loops do
+differently from the float ones:
+  * time-major: TFLite's hybrid kernel wraps the forward and backward sweeps in one more loop over
+    the time steps, so one invoke runs the whole sequence max_time times through both cells (the
+    states carry from sweep to sweep) and the outputs are those of the last sweep;
+  * batch-major: as the float kernel, the backward cell reads ``input`` (aux_input without aux
+    weights is ignored);
+  * aux_input is stepped through with the input's row length in both layouts, so aux weights are
+    refused unless aux_input has as many features as the input.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...schema.enums import BuiltinOperator
+from ..registry import Kernel, OpData, kernel, opdata
+from . import _rnn
+from ._common import F32
+from ._elementwise import refuse
+
+
+@opdata
+class BidirectionalSequenceRNNData(OpData):
+    time_major: bool
+    merge_outputs: bool
+    max_time: int
+    n_batch: int
+    fw_num_units: int
+    bw_num_units: int
+    activation: str
+    activation_code: int
+    aux_mode: str
+    hybrid: bool = False
+    asymmetric_quantize_inputs: bool = False
+    fw_weight_scales: dict = None
+    fw_row_sums: dict = None
+    bw_weight_scales: dict = None
+    bw_row_sums: dict = None
+
+
+@kernel(BuiltinOperator.BIDIRECTIONAL_SEQUENCE_RNN, versions=(1, 2, 3))
+class BidirectionalSequenceRNN(Kernel):
+    name = "bidirectional_sequence_rnn"
+    foldable = False
+
+    def prepare(self, context, node):
+        p = node.params
+        merge = bool(p.get("merge_outputs", False))
+        if len(node.inputs) != 12 or len(node.outputs) != (1 if merge else 2):
+            refuse(node, f"expects 12 inputs and {1 if merge else 2} outputs; it has {len(node.inputs)} and "
+                         f"{len(node.outputs)}")
+        x = node.inputs[0]
+        context.expect_dtype(node, x, (F32,), "input")
+        shape = context.shape(x)
+        if len(shape) != 3:
+            refuse(node, f"input '{context.name(x)}' has shape {list(shape)}; expected rank 3")
+        tm = bool(p.get("time_major", False))
+        max_time, n_batch = (shape[0], shape[1]) if tm else (shape[1], shape[0])
+        code = int(p.get("fused_activation_function", 0))
+        _rnn.check_activation(node, code)
+        aux, fw_aux, bw_aux = node.input(9), node.input(10), node.input(11)
+        n_aux = 0
+        if aux >= 0:
+            context.expect_dtype(node, aux, (F32,), "aux_input")
+            a = context.shape(aux)
+            if len(a) != 3 or tuple(a[:2]) != tuple(shape[:2]):
+                refuse(node, f"aux_input has shape {list(a)}; expected rank 3 with the input's first two dimensions")
+            n_aux = a[2]
+        if (fw_aux >= 0) != (bw_aux >= 0) or (fw_aux >= 0 and aux < 0):
+            refuse(node, "aux weights need aux_input, and forward and backward aux weights go together")
+        mode = "none" if aux < 0 else ("aux weights" if fw_aux >= 0 else "backward reads aux_input")
+        if mode == "backward reads aux_input" and not tm:
+            mode = "ignored (batch-major: the backward cell reads the input)"
+        if mode == "aux weights" and tm and n_aux != shape[2]:
+            refuse(node, f"time-major aux_input with {n_aux} features but input with {shape[2]}: TFLite steps "
+                         f"through aux_input with the input's row length (not supported)")
+        hybrid = _rnn.is_hybrid(context, node.inputs[1])
+        if mode == "aux weights" and hybrid and n_aux != shape[2]:
+            refuse(node, f"hybrid aux_input with {n_aux} features but input with {shape[2]}: TFLite steps through "
+                         f"aux_input with the input's row length (not supported)")
+        fw_units = _rnn.check_cell(node, context, *node.inputs[1:5], shape[2], n_batch, "forward ", fw_aux, n_aux,
+                                   hybrid=hybrid)
+        if mode == "backward reads aux_input" and n_aux != shape[2]:
+            refuse(node, f"the backward cell reads aux_input, which has {n_aux} features; TFLite checks its weights "
+                         f"against the input's {shape[2]}, so they must be equal")
+        bw_in = shape[2]
+        bw_units = _rnn.check_cell(node, context, *node.inputs[5:9], bw_in, n_batch, "backward ", bw_aux, n_aux,
+                                   hybrid=hybrid)
+        lead = (shape[0], shape[1])
+        if merge:
+            context.set_output(node.outputs[0], lead + (fw_units + bw_units,), F32)
+        else:
+            context.set_output(node.outputs[0], lead + (fw_units,), F32)
+            context.set_output(node.outputs[1], lead + (bw_units,), F32)
+        if not hybrid:
+            return BidirectionalSequenceRNNData(tm, merge, max_time, n_batch, fw_units, bw_units,
+                                                _rnn.ACTIVATIONS[code], code, mode)
+        fw_s, fw_sums = _rnn.hybrid_scales(node, context, {"weights": node.inputs[1], "recurrent weights": node.inputs[2],
+                                                           "aux weights": fw_aux})
+        bw_s, bw_sums = _rnn.hybrid_scales(node, context, {"weights": node.inputs[5], "recurrent weights": node.inputs[6],
+                                                           "aux weights": bw_aux})
+        return BidirectionalSequenceRNNData(tm, merge, max_time, n_batch, fw_units, bw_units, _rnn.ACTIVATIONS[code],
+                                            code, mode, True, bool(p.get("asymmetric_quantize_inputs", False)),
+                                            fw_s, fw_sums, bw_s, bw_sums)
+
+    def _run(self, context, node, d, reference):
+        t = context.tensors
+
+        def tm(a):
+            return a if d.time_major else a.transpose(1, 0, 2)
+
+        x = tm(t[node.inputs[0]])
+        aux = tm(t[node.input(9)]) if d.aux_mode in ("aux weights", "backward reads aux_input") else None
+        with_w = d.aux_mode == "aux weights"
+        fw_h = t[node.inputs[4]].reshape(d.n_batch, d.fw_num_units)
+        bw_h = t[node.inputs[8]].reshape(d.n_batch, d.bw_num_units)
+        bw_x = aux if d.aux_mode == "backward reads aux_input" else x
+        if d.hybrid:
+            sweeps = d.max_time if d.time_major else 1       # litert's hybrid time-major loop (see above)
+            for _ in range(sweeps):
+                yf = _rnn.run_hybrid(x, aux if with_w else None, t[node.inputs[1]], t[node.inputs[2]],
+                                     t[node.inputs[3]], t[node.input(10)] if with_w else None, fw_h,
+                                     d.activation_code, d.fw_weight_scales, d.fw_row_sums,
+                                     d.asymmetric_quantize_inputs, d.time_major, False, reference)
+                yb = _rnn.run_hybrid(bw_x, aux if with_w else None, t[node.inputs[5]], t[node.inputs[6]],
+                                     t[node.inputs[7]], t[node.input(11)] if with_w else None, bw_h,
+                                     d.activation_code, d.bw_weight_scales, d.bw_row_sums,
+                                     d.asymmetric_quantize_inputs, d.time_major, True, reference)
+        else:
+            yf = _rnn.run(x, aux if with_w else None, t[node.inputs[1]], t[node.inputs[2]], t[node.inputs[3]],
+                          t[node.input(10)] if with_w else None, fw_h, d.activation_code, False, reference)
+            yb = _rnn.run(bw_x, aux if with_w else None, t[node.inputs[5]], t[node.inputs[6]], t[node.inputs[7]],
+                          t[node.input(11)] if with_w else None, bw_h, d.activation_code, True, reference)
+        if d.merge_outputs:
+            t[node.outputs[0]][...] = tm(np.concatenate([yf, yb], axis=2))
+        else:
+            t[node.outputs[0]][...] = tm(yf)
+            t[node.outputs[1]][...] = tm(yb)
+
+    def invoke(self, context, node, d):
+        self._run(context, node, d, False)
+
+    def invoke_reference(self, context, node, d):
+        self._run(context, node, d, True)

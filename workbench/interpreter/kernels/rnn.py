@@ -1,0 +1,75 @@
+"""RNN (float32, version 1): one basic RNN step, h' = g(b + W·x + R·h) (see ``_rnn.py``).
+
+Inputs: 0 input [n_batch, n_input], 1 weights [num_units, n_input], 2 recurrent weights
+[num_units, num_units], 3 bias [num_units], 4 hidden state [n_batch, num_units] (a variable tensor,
+carried to the next invoke).  Output [n_batch, num_units] = the new hidden state.  Options
+(RNNOptions): fused_activation_function, asymmetric_quantize_inputs.  Versions 2 and 3 are the
+hybrid kind (int8 weights and recurrent weights with one scale each, float everything else; v3
+quantizes the rows asymmetrically): see ``_rnn.py``, bitwise equal to litert.
+"""
+
+from __future__ import annotations
+
+from ...schema.enums import BuiltinOperator
+from ..registry import Kernel, OpData, kernel, opdata
+from . import _rnn
+from ._common import F32
+from ._elementwise import refuse
+
+
+@opdata
+class RNNData(OpData):
+    n_batch: int
+    n_input: int
+    num_units: int
+    activation: str
+    activation_code: int
+    hybrid: bool = False
+    asymmetric_quantize_inputs: bool = False
+    weight_scales: dict = None
+    row_sums: dict = None
+
+
+@kernel(BuiltinOperator.RNN, versions=(1, 2, 3))
+class RNN(Kernel):
+    name = "rnn"
+    foldable = False
+
+    def prepare(self, context, node):
+        if len(node.inputs) != 5 or len(node.outputs) != 1:
+            refuse(node, f"expects 5 inputs and 1 output; it has {len(node.inputs)} and {len(node.outputs)}")
+        x = node.inputs[0]
+        context.expect_dtype(node, x, (F32,), "input")
+        shape = context.shape(x)
+        if len(shape) != 2:
+            refuse(node, f"input '{context.name(x)}' has shape {list(shape)}; expected [n_batch, n_input]")
+        code = int(node.params.get("fused_activation_function", 0))
+        _rnn.check_activation(node, code)
+        hybrid = _rnn.is_hybrid(context, node.inputs[1])
+        units = _rnn.check_cell(node, context, *node.inputs[1:5], shape[1], shape[0], hybrid=hybrid)
+        context.set_output(node.outputs[0], (shape[0], units), F32)
+        if not hybrid:
+            return RNNData(shape[0], shape[1], units, _rnn.ACTIVATIONS[code], code)
+        scales, sums = _rnn.hybrid_scales(node, context, {"weights": node.inputs[1],
+                                                          "recurrent weights": node.inputs[2]})
+        return RNNData(shape[0], shape[1], units, _rnn.ACTIVATIONS[code], code, True,
+                       bool(node.params.get("asymmetric_quantize_inputs", False)), scales, sums)
+
+    def _run(self, context, node, d, reference):
+        t = context.tensors
+        h = t[node.inputs[4]].reshape(d.n_batch, d.num_units)
+        if d.hybrid:
+            y = _rnn.run_hybrid(t[node.inputs[0]][None], None, t[node.inputs[1]], t[node.inputs[2]], t[node.inputs[3]],
+                                None, h, d.activation_code, d.weight_scales, d.row_sums, d.asymmetric_quantize_inputs,
+                                reference=reference)
+            t[node.outputs[0]][...] = y[0]
+            return
+        y = _rnn.run(t[node.inputs[0]][None], None, t[node.inputs[1]], t[node.inputs[2]], t[node.inputs[3]], None,
+                     h, d.activation_code, reference=reference)
+        t[node.outputs[0]][...] = y[0]
+
+    def invoke(self, context, node, d):
+        self._run(context, node, d, False)
+
+    def invoke_reference(self, context, node, d):
+        self._run(context, node, d, True)
