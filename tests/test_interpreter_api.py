@@ -317,7 +317,8 @@ def test_builtin_resolver_registers_what_the_kernels_implement():
     assert ops["CONV_2D"] == "1-3, 5-6, 8"         # v2/v5 hybrid, v3 int8, v6 grouped, v8 16x8; no v4 (16x8
                                                    # without int64 bias rules), no v7 (int4 weights)
     assert ops["DEPTHWISE_CONV_2D"] == "1-3, 6"    # v3 int8, v6 per-channel hybrid (v4 is refused by litert)
-    assert ops["FULLY_CONNECTED"] == "1, 3-6, 9, 11-12"   # v3 hybrid, v4 int8, v11 16x8, v12 hybrid per-channel
+    assert ops["FULLY_CONNECTED"] == "1, 3-9, 11-12"   # v3 hybrid, v4 int8, v7 int16 weights, v8 sparse,
+                                                       # v11 16x8, v12 hybrid per-channel; no v2 (shuffled)
     assert ops["Convolution2DTransposeBias"] == "1"
 
 

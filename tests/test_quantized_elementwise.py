@@ -27,7 +27,7 @@ import pytest
 
 import litert_runner
 from workbench import dump
-from workbench.errors import UnsupportedOpError
+from workbench.errors import ModelError, UnsupportedOpError
 from workbench.interpreter import Interpreter, quant
 from workbench.interpreter.kernels._elementwise import KernelError
 from workbench.schema import (
@@ -606,6 +606,27 @@ TIE_CASES_8BIT = {
 CASES.update(TIE_CASES)
 CASES.update(TIE_CASES_8BIT)
 
+# parameters at the edge of what the kernels accept, bit-exact with litert: int16 LOGISTIC / TANH
+# input scales whose multiplier makes the kernel's int32 product x·multiplier wrap; SUB output
+# multipliers far above one (litert writes the zero point ± the sign); SOFTMAX with beta 0,
+# negative or huge; LEAKY_RELU with alpha 0
+EDGE_CASES = {
+    "logistic_int16_wrapping_multiplier": unary(B.LOGISTIC, I16, (100.0, 0), SM16),
+    "tanh_int16_wrapping_multiplier": unary(B.TANH, I16, (1e5, 0), SM16),
+    "sub_int8_output_multiplier_2_pow_15": binary(B.SUB, I8, None, None, (0.05, 3), (0.05, -7),
+                                                  (float(np.float32(0.1 / 2 ** 20 / (0.75 * 2 ** 15))), 2),
+                                                  SubOptions()),
+    "sub_int16_output_multiplier_2_pow_31": binary(B.SUB, I16, (3, 200), (200,), (0.001, 0), (0.001, 0),
+                                                   (float(np.float32(0.002 / 2 ** 15 / (0.75 * 2 ** 31))), 0),
+                                                   SubOptions(pot_scale_int16=False)),
+    "softmax_uint8_beta_zero": unary(B.SOFTMAX, U8, (0.05, 128), (1 / 256, 0), SoftmaxOptions(beta=0.0), shape=(3, 20)),
+    "softmax_int8_beta_huge": unary(B.SOFTMAX, I8, (0.05, 3), (1 / 256, -128), SoftmaxOptions(beta=1e30),
+                                    shape=(3, 20)),
+    "softmax_int16_beta_negative": unary(B.SOFTMAX, I16, (0.001, 0), SM16, SoftmaxOptions(beta=-1.0), shape=(3, 20)),
+    "leaky_relu_int8_alpha_zero": unary(B.LEAKY_RELU, I8, (0.05, -10), (0.03, 5), LeakyReluOptions(alpha=0.0)),
+}
+CASES.update(EDGE_CASES)
+
 
 # per case: the rounding steps whose ties the inputs must meet (on negative and positive values, and
 # once more in the scalar tail of a flat case)
@@ -884,6 +905,77 @@ REFUSED = {
 def test_refusals_are_typed(what):
     with pytest.raises(UnsupportedOpError):
         Interpreter(model=REFUSED[what]).allocate_tensors()
+
+
+# ------------------------------------------------------------------------------------------------
+# option values and scales a kernel cannot compute with (the interpreter fuzzer writes NaN, inf and
+# 1e30 into float options): a typed error naming the node and the value, never a raw ValueError /
+# OverflowError from turning them into integers
+
+NAN, INF = float("nan"), float("inf")
+SOFTMAX_OUT = {U8: (1 / 256, 0), I8: (1 / 256, -128), I16: SM16}
+
+
+def _pairs_with_outputs():
+    for dt in (U8, I8, I16):
+        yield dt, dt, SOFTMAX_OUT[dt]
+    for dt in (U8, I8):
+        yield dt, I16, SM16
+
+
+BAD_PARAMETERS = {
+    **{f"softmax {dt}→{out} beta {v}": (refusal_model(B.SOFTMAX, dt, (0.05, 0), qo, SoftmaxOptions(beta=v), out_dt=out),
+                                        ModelError, f"beta is {v!r}")
+       for dt, out, qo in _pairs_with_outputs() for v in (NAN, INF, -INF)},
+    "softmax int16 beta 1e30": (refusal_model(B.SOFTMAX, I16, (0.001, 0), SM16, SoftmaxOptions(beta=1e30)),
+                                ModelError, "input multiplier"),
+    "softmax int8 input scale · beta beyond float32": (refusal_model(B.SOFTMAX, I8, (1e30, 0), (1 / 256, -128),
+                                                                     SoftmaxOptions(beta=1e30)), ModelError, "beta"),
+    **{f"leaky_relu {dt} alpha {v}": (refusal_model(B.LEAKY_RELU, dt, (0.05, 0), (0.03, 0), LeakyReluOptions(alpha=v)),
+                                      ModelError, f"alpha \\(as float32\\) is {v!r}")
+       for dt in (U8, I8, I16) for v in (NAN, INF, -INF)},
+    "leaky_relu int8 alpha 1e30": (refusal_model(B.LEAKY_RELU, I8, (0.05, 0), (0.03, 0), LeakyReluOptions(alpha=1e30)),
+                                   ModelError, "alpha multiplier"),
+    "leaky_relu int8 input scale 3e38": (refusal_model(B.LEAKY_RELU, I8, (3e38, 0), (0.03, 0),
+                                                       LeakyReluOptions(alpha=0.2)), ModelError, "multiplier"),
+    "leaky_relu int16 output scale 1e-45": (refusal_model(B.LEAKY_RELU, I16, (0.05, 0), (1e-45, 0),
+                                                          LeakyReluOptions(alpha=0.2)), ModelError, "multiplier"),
+    "hard_swish uint8 output scale 1e-45": (refusal_model(B.HARD_SWISH, U8, (0.05, 3), (1e-45, 3)), ModelError,
+                                            "output multiplier"),
+    "mul int8 input scale 3e38": (refusal_model(B.MUL, I8, (3e38, 0), (0.03, 0), MulOptions(), b=(I8, (0.05, 0))),
+                                  ModelError, "output multiplier"),
+    "mul int16 output scale 1e-30": (refusal_model(B.MUL, I16, (0.05, 0), (1e-30, 0), MulOptions(), b=(I16, (0.05, 0))),
+                                     ModelError, "output multiplier"),
+    "sub int8 input scale 3e38": (refusal_model(B.SUB, I8, (3e38, 0), (0.03, 0), SubOptions(), b=(I8, (0.05, 0))),
+                                  UnsupportedOpError, "overflows float32"),
+    "sub int16 output multiplier 2^40": (refusal_model(B.SUB, I16, (0.001, 0), (2e-20, 0), SubOptions(pot_scale_int16=False),
+                                                       b=(I16, (0.001, 0))), ModelError, "output multiplier"),
+    "logistic int16 input scale 1e6": (refusal_model(B.LOGISTIC, I16, (1e6, 0), SM16), ModelError, "beyond int32"),
+    "tanh int16 input scale 1e-30": (refusal_model(B.TANH, I16, (1e-30, 0), SM16), ModelError, "truncates to 0"),
+    "log_softmax int8 input scale 3e38": (refusal_model(B.LOG_SOFTMAX, I8, (3e38, 0), (16 / 256, 127)), ModelError,
+                                          "input scale"),
+}
+
+
+@pytest.mark.parametrize("what", sorted(BAD_PARAMETERS))
+def test_unusable_parameters_are_refused_naming_the_node(what):
+    model, error, match = BAD_PARAMETERS[what]
+    with pytest.raises(error, match=match) as info:
+        Interpreter(model=model).allocate_tensors()
+    assert "(node 0)" in str(info.value)
+
+
+def test_litert_computes_on_with_a_nan_beta(tmp_path):
+    """What the refusal replaces: litert runs an int16 SOFTMAX with beta = NaN and writes the same
+    value everywhere (its NaN multiplier conversions are undefined in C), so there is nothing to be
+    bit-exact with."""
+    model, _, _ = BAD_PARAMETERS["softmax int16→int16 beta nan"]
+    x = random_ints(rng_for("nan beta"), I16, (2, 8))
+    (tmp_path / "m.tflite").write_bytes(dump(model))
+    np.savez(tmp_path / "in.npz", input_0=x)
+    result = litert_runner.run(tmp_path / "m.tflite", tmp_path / "in.npz", tmp_path / "out.npz")
+    assert result.ok, result.describe()
+    assert np.unique(result.outputs["output_0"]).size == 1
 
 
 def test_pot_int16_add_does_not_broadcast():

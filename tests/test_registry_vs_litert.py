@@ -81,7 +81,8 @@ KNOWN_GAPS: dict[tuple[str, int], str] = {
     ("CONCATENATION", 7): NO_RULE,
     ("CONV_2D", 4): "c: trap row — the int16×int16 rule tests outputs[1], which a CONV_2D does not have",
     ("CONV_2D", 7): INT4 + " (int8 × int4 weights)",
-    ("DEPTHWISE_CONV_2D", 4): "c: per-tensor hybrid depthwise — litert's prepare refuses it (one scale for C channels)",
+    ("DEPTHWISE_CONV_2D", 4): "c: per-tensor hybrid depthwise — litert's prepare refuses it (one scale, C "
+                              "channels)",
     ("DEPTHWISE_CONV_2D", 5): "c: trap row — the int16×int16 rule tests outputs[1], which a DEPTHWISE has not",
     ("DEPTHWISE_CONV_2D", 7): INT4 + " (int8 × int4 weights)",
     ("DEQUANTIZE", 4): "c: no rule ever produces DEQUANTIZE v4 (TFLITE_FACTS §2.4)",

@@ -73,7 +73,7 @@ def values(rng, dt, shape) -> np.ndarray:
 def one_op(op, inputs, outputs, options=None, version=1):
     """inputs: [(name, shape, dtype, quantization, value or None for a graph input)], outputs: [(shape, dtype, q)]."""
     b = ModelBuilder()
-    ins, feeds = [], []
+    ins = []
     for name, shape, dt, qp, value in inputs:
         if value is None:
             ins.append(b.input(name, shape, dt, quantization=qp))

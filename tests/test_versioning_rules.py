@@ -186,6 +186,7 @@ for pool in (B.MAX_POOL_2D, B.AVERAGE_POOL_2D):
     case(f"{pool.name.lower()}_int8_v2", pool, 2, ins=[I8], outs=[I8], n_in=1)
 
 PERM = Tn(I32, (4,))
+case("transpose_float16_v9", B.TRANSPOSE, 9, ins=[F16, PERM], n_in=2)
 case("transpose_rank7_v8", B.TRANSPOSE, 8, ins=[Tn(F32, (1,) * 7), PERM], n_in=2)
 case("transpose_bfloat16_v8", B.TRANSPOSE, 8, ins=[BF16, PERM], n_in=2)
 case("transpose_int4_v7", B.TRANSPOSE, 7, ins=[I4, PERM], n_in=2)
@@ -217,6 +218,7 @@ case("sparse_to_dense_int8_values_v3", B.SPARSE_TO_DENSE, 3, ins=[I32, I32, I8, 
 case("sparse_to_dense_uint8_values_v3", B.SPARSE_TO_DENSE, 3, ins=[I32, I32, U8, U8], n_in=4)
 case("sparse_to_dense_int64_values_v2", B.SPARSE_TO_DENSE, 2, ins=[I32, I32, I64, I64], n_in=4)
 
+case("slice_float16_v8", B.SLICE, 8, ins=[F16])
 case("slice_int4_v7", B.SLICE, 7, ins=[I4])
 case("slice_uint32_v6", B.SLICE, 6, ins=[U32])
 case("slice_rank5_v5", B.SLICE, 5, ins=[Tn(F32, (1,) * 5)])
@@ -350,7 +352,11 @@ for pad in (B.PAD, B.PADV2):
     case(f"{n}_int16_v3", pad, 3, ins=[I16, Tn(I32, (4, 2))], n_in=2)
     case(f"{n}_int8_v2", pad, 2, ins=[I8, Tn(I32, (4, 2))], n_in=2)
 
+case("concatenation_float16_v6", B.CONCATENATION, 6, ins=[F16, F16], n_in=2)
 case("concatenation_int4_v5", B.CONCATENATION, 5, ins=[I4, I4], n_in=2)
+case("softmax_float16_v4", B.SOFTMAX, 4, ins=[F16], n_in=1)
+case("sin_float16_v2", B.SIN, 2, ins=[F16], n_in=1)
+case("cos_float16_v2", B.COS, 2, ins=[F16], n_in=1)
 case("concatenation_uint32_v4", B.CONCATENATION, 4, ins=[U32, U32], n_in=2)
 case("concatenation_int16_v3", B.CONCATENATION, 3, ins=[I16, I16], n_in=2)
 case("concatenation_int8_v2", B.CONCATENATION, 2, ins=[I8, I8], n_in=2)

@@ -32,9 +32,12 @@ persist across invokes.  ``steps()`` yields the nodes of called subgraphs too, e
 its subgraph and its callers.
 
 Threads: ``num_threads`` (default 1) is the number of OpenBLAS threads numpy's matrix products may
-use during invoke, capped at the CPUs this process may run on.  More is not always faster: on a
-2-vCPU VM OpenBLAS with 2 threads measured 8x slower than 1 thread for these small products, so the
-default stays 1 (litert's default lets TFLite choose).
+use during invoke, capped at the CPUs this process may run on; the numba kernels that can (int8
+CONV_2D / FULLY_CONNECTED on the VNNI path, DEPTHWISE_CONV_2D) also share their output rows among
+that many threads (``_jit.run_rows``; nodes under ~0.5 M multiply-adds stay on one thread).  With 1
+nothing else runs.  More is not always faster: on a 2-vCPU VM shared with other work OpenBLAS with
+2 threads measured 8x slower than 1 thread for these small products, so the default stays 1
+(litert's default lets TFLite choose).
 """
 
 from __future__ import annotations

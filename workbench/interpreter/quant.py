@@ -752,6 +752,32 @@ def count_leading_sign_bits32(x) -> np.ndarray:
     return np.where(x >= 0, count_leading_zeros32(x) - 1, count_leading_zeros32(~x) - 1)
 
 
+def require_finite(node, what: str, value) -> float:
+    """A real number a kernel's prepare works with — an option (SOFTMAX's ``beta``, LEAKY_RELU's
+    ``alpha``) or a float made from the scales — must be finite.  TFLite computes on with a NaN or
+    an infinity (its float → int conversions are then undefined, litert writes whatever x86 makes of
+    them); the workbench refuses with a ModelError that names the node and the value."""
+    v = float(value)
+    if not math.isfinite(v):
+        from ..errors import ModelError
+        raise ModelError(f"{node.op_name} (node {node.index}): {what} is {v!r}; it must be a finite number")
+    return v
+
+
+def checked_quantize_multiplier(node, what: str, real) -> tuple[int, int]:
+    """:func:`quantize_multiplier` of a kernel's real multiplier, refusing what its integer arithmetic
+    cannot apply: a NaN or infinite value (a NaN / inf option, or float32 scale products that
+    overflow) and a shift above 31 (a multiplier of 2^31 or more: TFLite would shift an int32 left
+    by 32 or more, undefined in C)."""
+    real = require_finite(node, what, real)
+    m, shift = quantize_multiplier(real)
+    if shift > 31:
+        from ..errors import ModelError
+        raise ModelError(f"{node.op_name} (node {node.index}): {what} {real:.6g} is 2^{shift - 1} or more; the "
+                         f"integer kernel cannot apply it (a left shift by {shift} of an int32)")
+    return m, shift
+
+
 # gemmlowp fixed point, vectorised.  A raw value is an int64 array holding a ``bits``-bit signed
 # integer (16 or 32); a fixed-point number with m integer bits stands for raw / 2^(bits − 1 − m).
 

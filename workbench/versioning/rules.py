@@ -17,6 +17,9 @@ concrete values they saw::
 
 Facts only were taken from upstream (tensorflow/compiler/mlir/lite/tools/versioning/op_version.cc,
 TFLITE_FACTS §2.3/§2.4); the traps found there are ported faithfully and listed in :data:`TRAPS`.
+The float16 rows of SIN, COS, TRANSPOSE, SLICE, CONCATENATION and SOFTMAX come from LiteRT's newer
+copy of the same file (google-ai-edge/LiteRT tflite/converter/tools/versioning/op_version.cc
+@119ae633), whose kernels ai-edge-litert 2.3 registers.
 CUSTOM operators get no computed version: their version belongs to the op's author.
 """
 
@@ -487,7 +490,7 @@ RULES: dict[B, tuple[Rule, ...]] = {
     B.MAX_POOL_2D: _POOL,
     B.AVERAGE_POOL_2D: _POOL,
     B.TRANSPOSE: (
-        R(8, rank(0, ">", 6) | in0(BF16)), R(7, in0(I4)), R(6, rank(0, ">", 5)), R(5, in0(I16)),
+        R(9, in0(F16)), R(8, rank(0, ">", 6) | in0(BF16)), R(7, in0(I4)), R(6, rank(0, ">", 5)), R(5, in0(I16)),
         R(4, rank(0, ">", 4)), R(3, in0(BOOL)), R(2, in0(I8)),
     ),
     B.TRANSPOSE_CONV: (
@@ -505,7 +508,7 @@ RULES: dict[B, tuple[Rule, ...]] = {
     B.SPLIT: (R(4, in1(I16)), R(3, in1(I32)), R(2, in1(I8))),
     B.SPARSE_TO_DENSE: (R(3, in2(I8, U8)), R(2, in2(I64))),
     B.SLICE: (
-        R(7, in0(I4)), R(6, in0(U32)), R(5, rank(0, ">", 4)), R(4, in0(I16)), R(3, in0(STR)), R(2, in0(I8)),
+        R(8, in0(F16)), R(7, in0(I4)), R(6, in0(U32)), R(5, rank(0, ">", 4)), R(4, in0(I16)), R(3, in0(STR)), R(2, in0(I8)),
     ),
     B.UNPACK: (
         R(2, in0(I8, U8)), R(3, in0(BOOL)), R(4, io_int16), R(5, in0(F16, BF16)),
@@ -573,8 +576,10 @@ RULES: dict[B, tuple[Rule, ...]] = {
     ),
     B.PAD: _PAD,
     B.PADV2: _PAD,
-    B.CONCATENATION: (R(5, in0(I4)), R(4, in0(U32)), R(3, in0(I16)), R(2, in0(I8))),
-    B.SOFTMAX: _SOFTMAX_LIKE,
+    B.CONCATENATION: (R(6, in0(F16)), R(5, in0(I4)), R(4, in0(U32)), R(3, in0(I16)), R(2, in0(I8))),
+    B.SOFTMAX: (R(4, in0(F16)),) + _SOFTMAX_LIKE,
+    B.SIN: (R(2, in0(F16)),),
+    B.COS: (R(2, in0(F16)),),
     B.MEAN: _SOFTMAX_LIKE,
     B.MIRROR_PAD: _SOFTMAX_LIKE,
     B.REDUCE_MAX: _SOFTMAX_LIKE,

@@ -39,6 +39,8 @@ METADATA_SIZE = 16  # the MLIR exporter's kByteStringSize
 # --------------------------------------------------------------------------------------------
 # The table.  One line per op in the order of upstream's runtime_version.cc (@03f49db5):
 # the releases of versions 1, 2, 3, ...; "-" marks a version the table does not list.
+# Six float16 entries come from LiteRT's newer copy (google-ai-edge/LiteRT @119ae633), matching the
+# float16 rows of rules.py: CONCATENATION 6, SOFTMAX 4, TRANSPOSE 9, SLICE 8, COS 2, SIN 2 (2.23.0).
 # --------------------------------------------------------------------------------------------
 _TABLE_TEXT = """
 AVERAGE_POOL_2D 1.5.0 1.14.0 2.3.0
@@ -54,7 +56,7 @@ DENSIFY 2.2.0
 DIV 1.6.0 2.3.0
 BATCH_TO_SPACE_ND 1.6.0 1.14.0 2.3.0 2.12.0
 CAST 1.5.0 2.7.0 2.8.0 2.9.0 2.12.0 2.15.0 2.17.0 2.21.0
-CONCATENATION 1.5.0 1.14.0 2.3.0 2.14.0 2.21.0
+CONCATENATION 1.5.0 1.14.0 2.3.0 2.14.0 2.21.0 2.23.0
 DEPTH_TO_SPACE 2.1.0 2.5.0
 EMBEDDING_LOOKUP 1.13.0 1.14.0 1.14.0 2.18.0 2.21.0
 EMBEDDING_LOOKUP_SPARSE 1.5.0
@@ -77,9 +79,9 @@ PAD 1.5.0 1.14.0 2.4.0 2.6.0 2.20.0
 TILE 1.10.1 2.2.0 2.8.0
 PADV2 1.9.0 1.14.0 2.4.0 2.6.0 2.20.0
 RESHAPE 1.5.0
-SOFTMAX 1.5.0 1.14.0 2.3.0
+SOFTMAX 1.5.0 1.14.0 2.3.0 2.23.0
 SPACE_TO_DEPTH 1.5.0 1.14.0
-TRANSPOSE 1.6.0 1.14.0 1.15.0 2.3.0 2.4.0 2.12.0 2.14.4 2.22.0
+TRANSPOSE 1.6.0 1.14.0 1.15.0 2.3.0 2.4.0 2.12.0 2.14.4 2.22.0 2.23.0
 LSTM 1.7.0 1.10.0 1.14.0 2.3.0
 UNIDIRECTIONAL_SEQUENCE_LSTM 1.13.1 1.14.0 2.3.0 2.12.0
 BIDIRECTIONAL_SEQUENCE_LSTM 1.14.0 1.14.0 1.14.0
@@ -107,7 +109,7 @@ SPARSE_TO_DENSE 1.9.0 1.14.0 1.15.0
 EXPAND_DIMS 1.10.0
 PACK 1.11.0 1.14.0 2.3.0 2.13.0
 SHAPE 1.10.0
-SLICE 1.14.0 1.14.0 1.14.0 2.4.0 2.5.0 2.14.0 2.21.0
+SLICE 1.14.0 1.14.0 1.14.0 2.4.0 2.5.0 2.14.0 2.21.0 2.23.0
 TANH 1.14.0 1.14.0 2.3.0
 ONE_HOT 1.11.0
 UNPACK 1.11.0 1.14.0 2.2.0 2.3.0 2.22.0
@@ -146,7 +148,7 @@ RELU_N1_TO_1 1.5.0
 RELU_0_TO_1 2.10.0
 PRELU 1.8.0
 EXP 1.7.0 2.12.0
-COS 1.14.0
+COS 1.14.0 2.23.0
 NEG 1.9.0
 POW 1.10.0
 LOGICAL_OR 1.11.0
@@ -154,7 +156,7 @@ LOGICAL_AND 1.11.0
 LOGICAL_NOT 1.11.0
 FLOOR_MOD 1.13.0 2.13.0
 RANGE 1.13.0 2.14.0
-SIN 1.9.0
+SIN 1.9.0 2.23.0
 LOG 1.14.0 2.15.0
 SQRT 1.10.0 2.21.0
 RSQRT 1.10.0 2.5.0 2.15.0

@@ -10,8 +10,11 @@ uint8 and int16:
   ADD computes the multipliers in double, SUB 2·max in float32; ADD refuses an output
   multiplier ≥ 1 (TFLite's ``QuantizeMultiplierSmallerThanOneExp`` aborts), SUB accepts it but
   still applies it with ``MultiplyByQuantizedMultiplierSmallerThanOneExp``, i.e. a rounding
-  shift by a negative count — undefined in C; this kernel reproduces what litert's x86 build
-  computes (:func:`quant.rounding_divide_by_pot_x86`), usually ±1 around the zero point.
+  shift by a negative count — undefined in C.  litert's x86 build then writes the output zero
+  point ± 1: +1 where the high product SRDHM(sum, multiplier) is ≥ 0, −1 where it is negative,
+  whatever the shift (measured on every int8 pair and all int16 values for shifts 1 to 40; the
+  x86 shift-count rule of :func:`quant.rounding_divide_by_pot_x86` agrees only for shifts up to
+  about 2).
 * int16 ADD / SUB with ``pot_scale_int16`` (the AddOptions / SubOptions default when the table is
   present) and power-of-two scales: the LSTM path.  Zero points 0; the input whose scale is
   smaller is rounding-shifted right by log2(s_out/s_i), added (SUB: subtracted) with int16
@@ -124,10 +127,13 @@ def add_sub_general(a, b, d, sign: int) -> np.ndarray:
     y = (np.asarray(b).astype(np.int64) + d.input2_offset) << d.left_shift
     sx = mb(x, d.input1_multiplier, d.input1_shift)
     sy = mb(y, d.input2_multiplier, d.input2_shift)
-    # MultiplyByQuantizedMultiplierSmallerThanOneExp: no left shift even when SUB's output shift is
-    # positive (multiplier > 1); the rounding shift by a negative count is then what x86 makes of it
     total = quant.srdhm_array(quant.wrap_bits(sx + sign * sy, 32), d.output_multiplier)
-    raw = quant.rounding_divide_by_pot_x86(total, -d.output_shift) + d.output_offset
+    if d.output_shift > 0:
+        # MultiplyByQuantizedMultiplierSmallerThanOneExp with SUB's multiplier > 1: a rounding shift by a
+        # negative count (undefined in C).  litert's x86 build then writes the sign of the high product,
+        # +1 for ≥ 0 and −1 below, whatever the count (measured for shifts 1 to 40)
+        return _clamp(np.where(total >= 0, 1, -1) + d.output_offset, d)
+    raw = quant.rounding_divide_by_pot_array(total, -d.output_shift) + d.output_offset
     return _clamp(raw, d)
 
 
@@ -398,8 +404,9 @@ def prepare_quantized(kernel, context, node, out, sa, sb, dt) -> BinaryQuantized
         require_zero_points(node, "int16", ("input 1", z1), ("input 2", z2), ("output", zo))
 
     if kind == "mul":
-        real = float(np.float32(np.float32(s1) * np.float32(s2)) / np.float32(so))   # float32, then widened
-        m, sh = quant.quantize_multiplier(real)
+        with np.errstate(over="ignore"):
+            real = float(np.float32(np.float32(s1) * np.float32(s2)) / np.float32(so))   # float32, then widened
+        m, sh = quant.checked_quantize_multiplier(node, "output multiplier (s1 · s2 / s_out, float32)", real)
         return cls(**common, output_multiplier=m, output_shift=sh, real_output_multiplier=real)
 
     if dt == I16 and node.params.get("pot_scale_int16", False):
@@ -420,7 +427,11 @@ def prepare_quantized(kernel, context, node, out, sa, sb, dt) -> BinaryQuantized
     if kind == "add":
         twice_max = 2.0 * float(max(np.float32(s1), np.float32(s2)))
     else:
-        twice_max = float(np.float32(2) * max(np.float32(s1), np.float32(s2)))
+        with np.errstate(over="ignore"):
+            twice_max = float(np.float32(2) * max(np.float32(s1), np.float32(s2)))
+        if not np.isfinite(twice_max):
+            raise UnsupportedOpError(f"SUB (node {node.index}): 2·max(input scales) overflows float32 ({s1:g}, "
+                                     f"{s2:g}); TFLite's kernel aborts on it")
     r1 = float(np.float32(s1)) / twice_max
     r2 = float(np.float32(s2)) / twice_max
     ro = twice_max / float(np.float32((1 << left) * np.float32(so)))
@@ -430,7 +441,10 @@ def prepare_quantized(kernel, context, node, out, sa, sb, dt) -> BinaryQuantized
         raise UnsupportedOpError(f"{node.op_name} (node {node.index}): output multiplier {ro:.6g} ≥ 1 (the output "
                                  f"scale is too small for the input scales); TFLite's kernel aborts on it")
     try:
-        mo, sho = quant.quantize_multiplier_smaller_than_one_exp(ro) if ro < 1.0 else quant.quantize_multiplier(ro)
+        if ro < 1.0:
+            mo, sho = quant.quantize_multiplier_smaller_than_one_exp(ro)
+        else:           # SUB only; int16 was measured to follow the sign rule up to a shift of 32
+            mo, sho = quant.checked_quantize_multiplier(node, "output multiplier", ro)
     except ValueError:
         raise UnsupportedOpError(f"{node.op_name} (node {node.index}): output multiplier {ro:.6g} rounds to 1; "
                                  f"TFLite's kernel aborts on it") from None

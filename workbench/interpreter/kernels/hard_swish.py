@@ -99,11 +99,16 @@ class HardSwish(UnaryKernel):
         in_s, in_zp = quant.tensor_scale_zp(context, x)
         out_s, out_zp = quant.tensor_scale_zp(context, y)
         hires = np.float32(np.float32(1.0 / 128.0) * np.float32(in_s))
-        om, oe = _int16_multiplier(float(np.float32(hires / np.float32(out_s))))
+        with np.errstate(over="ignore"):
+            real_output = quant.require_finite(node, "output multiplier (input scale / 128 / output scale)",
+                                               np.float32(hires / np.float32(out_s)))
+            real_reluish = quant.require_finite(node, "relu-ish multiplier (input scale / 128 / (3/32768))",
+                                                np.float32(hires / np.float32(3.0 / 32768.0)))
+        om, oe = _int16_multiplier(real_output)
         if oe > 0:
             raise UnsupportedOpError(f"HARD_SWISH (node {node.index}): output multiplier exponent {oe} > 0 "
                                      f"(TFLite refuses it too)")
-        rm, re = _int16_multiplier(float(np.float32(hires / np.float32(3.0 / 32768.0))))
+        rm, re = _int16_multiplier(real_reluish)
         return HardSwishData(context.shape(x), str(dt), in_zp, out_zp, om, oe, rm, re)
 
     def reference_quantized(self, x, d):

@@ -6,7 +6,9 @@ Quantized (``activations.cc`` LeakyReluPrepare, ``reference_ops::QuantizeLeakyRe
 multipliers, both float32 products turned into (multiplier, shift) by QuantizeMultiplier —
 identity = in_scale/out_scale and alpha = in_scale·alpha/out_scale.  Per element v = x − in_zp:
 out = out_zp + MBQM(v, identity) for v >= 0, out_zp ± MBQM(v, |alpha|) otherwise (the sign of a
-negative alpha applied after the multiplication), clamped to the type.
+negative alpha applied after the multiplication), clamped to the type.  A NaN or infinite alpha, or a
+multiplier that is not finite or is 2^31 or more (TFLite would shift an int32 left by 32 or more), is
+refused with a ModelError naming the node.
 """
 
 import dataclasses
@@ -68,11 +70,15 @@ class LeakyRelu(UnaryKernel):
         out_s, out_zp = quant.tensor_scale_zp(context, y)
         if dt == I16:
             require_zero_points(node, "int16", ("input", in_zp), ("output", out_zp))
-        alpha = np.float32(node.params["alpha"])
-        real_alpha = float(np.float32(np.float32(np.float32(in_s) * alpha) / np.float32(out_s)))
-        real_identity = float(np.float32(in_s) / np.float32(out_s))
-        ma, sa = quant.quantize_multiplier(real_alpha)
-        mi, si = quant.quantize_multiplier(real_identity)
+        with np.errstate(over="ignore"):
+            alpha = np.float32(node.params["alpha"])            # TFLite keeps it as a float
+            quant.require_finite(node, "alpha (as float32)", alpha)
+            real_alpha = float(np.float32(np.float32(np.float32(in_s) * alpha) / np.float32(out_s)))
+            real_identity = float(np.float32(in_s) / np.float32(out_s))
+        ma, sa = quant.checked_quantize_multiplier(node, "alpha multiplier (input scale · alpha / output scale)",
+                                                   real_alpha)
+        mi, si = quant.checked_quantize_multiplier(node, "identity multiplier (input scale / output scale)",
+                                                   real_identity)
         return LeakyReluQuantizedData(context.shape(x), str(dt), float(alpha), in_zp, out_zp, ma, sa, mi, si)
 
     def reference_quantized(self, x, d):

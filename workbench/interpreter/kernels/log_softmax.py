@@ -83,6 +83,9 @@ class LogSoftmax(Kernel):
         if float(np.float32(out_s)) != 16.0 / 256 or out_zp != want_zp:
             raise UnsupportedOpError(f"LOG_SOFTMAX (node {node.index}): a {dt} output needs scale 16/256 and zero "
                                      f"point {want_zp} (got {out_s:g}, {out_zp})")
+        with np.errstate(over="ignore"):        # the float32 arithmetic below must stay finite
+            quant.require_finite(node, "input scale · 255 (float32)", np.float32(in_s) * np.float32(255))
+            quant.require_finite(node, "input scale / output scale (float32)", np.float32(in_s) / np.float32(out_s))
         context.set_output(y, context.shape(x), dt)
         return LogSoftmaxQuantizedData(context.shape(x), str(dt), in_s, out_s, out_zp, softmax_table(in_s, 1.0))
 

@@ -24,7 +24,7 @@ import dataclasses
 
 import numpy as np
 
-from ...errors import UnsupportedOpError
+from ...errors import ModelError, UnsupportedOpError
 from ...schema.enums import BuiltinOperator
 from ..registry import OpData, kernel, opdata
 from .. import quant
@@ -64,7 +64,19 @@ def int16_scaling(context, node, max_left_shift: int):
         while mult <= 32767.0 / 2.0 and shift <= 30:
             shift += 1
             mult *= 2.0
+        if not mult < 2.0 ** 31:
+            # static_cast<int32_t> of a double beyond the int32 range is undefined in C; what litert
+            # then computes is no rule the workbench can state, so such a scale is refused
+            raise ModelError(f"{node.op_name} (node {node.index}): int16 input scale {in_s:g} makes the input "
+                             f"multiplier {mult:.6g}, beyond int32 (TFLite's conversion of it is undefined)")
+        # below 2^31 the kernel's int32 product x·multiplier can still wrap (input scales above about
+        # 5.3): the lookups below compute it in int32 as the C code does
         multiplier = int(mult)
+        if multiplier == 0:
+            # the kernel would take 0 for "power-of-two scale" and shift by 31; litert's results then
+            # follow no stated rule
+            raise ModelError(f"{node.op_name} (node {node.index}): int16 input scale {in_s:g} is so small that the "
+                             f"input multiplier truncates to 0 even after a left shift of 31")
     ok, out_log2 = quant.checked_log2(out_s)
     if not ok or out_log2 != -15:
         raise UnsupportedOpError(f"{node.op_name} (node {node.index}): int16 output scale {out_s:g} must be "
@@ -77,7 +89,7 @@ def sigmoid_int16_reference(x: np.ndarray, multiplier: int, left_shift: int) -> 
     if multiplier == 0:
         multiplier, left_shift = 3 << left_shift, 0
     rnd = (1 << (left_shift - 1)) if left_shift > 0 else 0
-    v = (x.astype(np.int64) * multiplier + rnd) >> left_shift
+    v = quant.wrap_bits(x.astype(np.int64) * multiplier + rnd, 32) >> left_shift      # int32 arithmetic
     a = np.abs(v)
     uh = a >> 9
     ut = a & 0x1FF

@@ -1,6 +1,10 @@
 """SOFTMAX over the last axis — float32 and uint8 (v1), int8 (v2), int16 (v3), float16 (v4).
 
 ``beta`` comes from TFLite's parser view: an absent options table makes it 0 (every output equal).
+A NaN or infinite ``beta`` on a quantized softmax (or an input scale · beta that overflows float32,
+or an int16 input multiplier of 2^31 or more) is refused with a ModelError naming the node: litert
+computes on with it (its float → int conversions of NaN are undefined in C) and writes a constant
+row.  Float softmax computes with it as IEEE arithmetic does (NaN outputs).
 
 Quantized types: uint8 → uint8, uint8 → int16, int8 → int8, int8 → int16 and int16 → int16 (the
 pairs ``activations.cc`` SoftmaxEval takes).
@@ -268,6 +272,9 @@ class Softmax(Kernel):
                                      f"{' / '.join(str(t) for t in PAIRS[dt])} outputs for {dt} inputs")
         in_s, in_zp = quant.tensor_scale_zp(context, x_t)
         out_s, out_zp = quant.tensor_scale_zp(context, y_t)
+        quant.require_finite(node, "beta", beta)
+        with np.errstate(over="ignore"):
+            quant.require_finite(node, "input scale · beta (float32)", np.float32(in_s) * np.float32(beta))
         context.set_output(y_t, shape, out_dt)
         if dt == out_dt == I8:
             if out_zp != -128 or abs(np.float32(out_s) - np.float32(1 / 256)) > 0.001 / 256:
@@ -282,7 +289,7 @@ class Softmax(Kernel):
                 raise UnsupportedOpError(f"SOFTMAX (node {node.index}): TFLite's int16 softmax takes inputs of rank "
                                          f"1 to 4, got {len(shape)}")
             real = float(np.float32(np.float32(in_s) * np.float32(beta))) / (10.0 / 65535.0)
-            m, sh = quant.quantize_multiplier(real)
+            m, sh = quant.checked_quantize_multiplier(node, "input multiplier (input scale · beta / (10/65535))", real)
             exp_lut = quant.lut_int16(10.0 / 65535, 32767, 2.0 / 65535, 0, _exp_double, double=True)
             inv_lut = quant.lut_int16(1.0 / 65535, -32768, 2.0 / 65535, 0, _one_over_one_plus_x_double, double=True)
             return SoftmaxInt16Data(beta, len(shape) - 1, in_s, m, sh, exp_lut, inv_lut)

@@ -44,7 +44,7 @@ def tanh_int16_reference(x: np.ndarray, multiplier: int, left_shift: int) -> np.
     if multiplier == 0:
         multiplier, left_shift = 3 << left_shift, 0
     rnd = (1 << (left_shift - 1)) if left_shift > 0 else 0
-    v = (x.astype(np.int64) * multiplier + rnd) >> left_shift
+    v = quant.wrap_bits(x.astype(np.int64) * multiplier + rnd, 32) >> left_shift      # int32 arithmetic
     a = np.abs(v)
     uh = a >> 8
     ut = a & 0xFF
