@@ -18,25 +18,16 @@ from workbench.schema import op_name
 CASES = [("tidl", "tidl"), ("tidl", "tflite"), ("xnnpack", "tflite"), ("old-delegate", "tflite"),
          ("edgetpu", "edgetpu")]
 
-# Defects the wake-word corpus shows in the partitioner (reported; not this file's to fix), kept as data
-# so that they stay in view: each case must still fail exactly so, and the entry goes once it is fixed.
-#   compile: the tidl strategy builds partitions that are convex over the data edges but not over the
-#     control edges between resource-variable operators (READ_VARIABLE/ASSIGN_VARIABLE of one variable,
-#     in graph order): e.g. microwakeword_alexa's partition 2 (nodes 7..28) feeds STRIDED_SLICE 12 →
-#     ASSIGN_VARIABLE 13 → (control) READ_VARIABLE 15 → CONCATENATION 16, back into partition 2.
-#   run: the old-delegate target (every builtin op at version 1) takes CALL_ONCE and IF into a partition,
-#     and the partition's sub-model carries one subgraph, so their init / then / else subgraphs are gone.
-#     (Its partitions also split VAR_HANDLE from the READ/ASSIGN_VARIABLE of that handle.)
-# (model, target, strategy) → (stage, text of the WorkbenchError)
-_CYCLE = ("compile", "the partitions form a cycle once each becomes one operator")
-_CALL_ONCE = ("run", "CALL_ONCE (node 0): init subgraph 1 is not another subgraph of this model (1 subgraphs)")
-KNOWN_DEFECTS = {
-    ("microwakeword_alexa", "tidl", "tidl"): _CYCLE,
-    ("microwakeword_hey_mycroft", "tidl", "tidl"): _CYCLE,
-    ("microwakeword_okay_nabu", "tidl", "tidl"): _CYCLE,
-    **{(name, "old-delegate", "tflite"): _CALL_ONCE for name in sorted(corpus.STATEFUL)},
-    ("openwakeword_hey_jarvis", "old-delegate", "tflite"): ("run", "IF (node 25): then subgraph 2 does not exist"),
-}
+# Defects the corpus once showed, kept as data so that a regression is named: (model, target, strategy) →
+# (stage, text of the WorkbenchError).  Empty now — the wake-word models found three, all fixed:
+#   * the tidl strategy made partitions convex over data edges but not over the control edges between
+#     resource-variable operators (microwakeword_alexa: partition 2 → STRIDED_SLICE 12 → ASSIGN_VARIABLE 13
+#     ⇒ READ_VARIABLE 15 → back into partition 2): every plan is now checked for a cycle
+#     (``test_no_strategy_makes_a_cycle_on_the_corpus``), and the walk follows control edges;
+#   * old-delegate offloaded CALL_ONCE and IF without their subgraphs, and split VAR_HANDLE from the
+#     READ/ASSIGN_VARIABLE of its variable: ops that call subgraphs are refused unless the target runs
+#     them, and a variable's nodes go to one place (``test_partition_rules.py``).
+KNOWN_DEFECTS: dict = {}
 STEPS = 5  # invokes compared on a stateful model
 
 
@@ -105,11 +96,11 @@ def test_compiled_model_roundtrips_shrinks_and_matches_bit_for_bit(corpus_model,
         extra = len(inner.subgraphs[0].operators) - len(doc["nodes"])   # weights unpacked again inside
         names = [op_name(inner.operator_codes[op.opcode_index]) for op in inner.subgraphs[0].operators]
         assert extra >= 0 and set(names[:extra]) <= {"DEQUANTIZE", "DENSIFY"}
+    shapes = corpus.INPUT_SHAPES.get(corpus_model)
     try:   # face_landmark_with_attention needs MediaPipe custom kernels: compare only when we have them
-        Interpreter(model=m).allocate_tensors()
+        _run(m, [], shapes)
     except UnsupportedOpError as exc:
         pytest.skip(f"our interpreter cannot run {corpus_model} yet: {exc}")
-    shapes = corpus.INPUT_SHAPES.get(corpus_model)
     x = _inputs(m, shapes, STEPS if corpus_model in corpus.STATEFUL else 1)
     if _expect_known_defect((corpus_model, target, strategy), "run", lambda: _run(data, x, shapes)):
         return

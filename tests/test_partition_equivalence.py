@@ -20,17 +20,23 @@ from workbench import load
 from workbench.options import parse as parse_options
 from workbench.partition import GraphView, partition, strategies
 from workbench.partition.target import _opts
-from workbench.schema import BuiltinOperator as B, ModelBuilder, TensorType
+from workbench.schema import CLASSES, BuiltinOperator as B, ModelBuilder, TensorType
 from workbench.schema.types import TENSOR_ITEMSIZE
 
 # ------------------------------------------------------------------------------------------------
 # the literal walk, pass by pass (the strategy's first implementation, kept as the twin)
 
 
-def naive_tidl(g, target, why, max_partitions, min_nodes):
+def naive_tidl(g, target, why, max_partitions, min_nodes, follow_control=True):
+    """Tensors carry the walk; a way back into the subgraph may also go through a control edge
+    (``follow_control=False``: the walk as first written, blind to them — it makes cycles)."""
     n = g.num_nodes
     limit = max_partitions if max_partitions > 0 else strategies.TIDL_DEFAULT_MAX_SUBGRAPHS
-    succ = [sorted({c for t in x.outputs if t >= 0 for c in g.consumers[t]}) for x in g.nodes]
+    data = [sorted({c for t in x.outputs if t >= 0 for c in g.consumers[t]}) for x in g.nodes]
+    succ = [list(cs) for cs in data]
+    if follow_control:
+        for a, b in g.control_edges:
+            succ[a] = sorted({*succ[a], b})
     is_output = [False] * n
     for t in g.outputs:
         if 0 <= t < g.num_tensors and g.producer[t] >= 0:
@@ -49,7 +55,7 @@ def naive_tidl(g, target, why, max_partitions, min_nodes):
         reaches = [False] * n
         for i in range(n - 1, -1, -1):
             cs = succ[i]
-            if group[i] >= 0 or not (is_output[i] or any(walked[c] for c in cs)):
+            if group[i] >= 0 or not (is_output[i] or any(walked[c] for c in data[i])):
                 reaches[i] = any(reaches[c] for c in cs)
                 continue
             walked[i] = True
@@ -84,16 +90,34 @@ def naive_tidl(g, target, why, max_partitions, min_nodes):
     return result, reason
 
 
-def random_model(rng: random.Random, n: int):
+def random_model(rng: random.Random, n: int, variables: bool = False):
     """A random DAG of MUL (supported) / ADD (not) nodes: fan-out, 1-2 outputs per node, several
-    graph outputs, dead branches (no path to an output)."""
+    graph outputs, dead branches (no path to an output).  ``variables``: also READ_VARIABLE /
+    ASSIGN_VARIABLE of two resource variables here and there (CPU nodes chained by control edges)."""
     b = ModelBuilder()
     avail = [b.input("x", [1, 4])]
     if rng.random() < 0.5:
         avail.append(b.input("x2", [1, 4]))
     avail.append(b.constant("c", np.ones((1, 4), np.float32)))
     produced = []
+    handles = []
+    if variables:
+        for name in ("u", "v"):
+            h = b.tensor(f"h_{name}", [], TensorType.RESOURCE)
+            b.op(B.VAR_HANDLE, [], [h], CLASSES["VarHandleOptions"](container="", shared_name=name))
+            b.op(B.ASSIGN_VARIABLE, [h, avail[0]], [])
+            handles.append(h)
     for k in range(n):
+        if handles and rng.random() < 0.25:
+            h = rng.choice(handles)
+            if rng.random() < 0.5:
+                b.op(B.ASSIGN_VARIABLE, [h, rng.choice(avail[-6:])], [])
+            else:
+                r = b.tensor(f"r{k}", [1, 4])
+                b.op(B.READ_VARIABLE, [h], [r])
+                avail.append(r)
+                produced.append(r)
+            continue
         recent = avail[-6:] if rng.random() < 0.7 else avail
         ins = [rng.choice(recent), rng.choice(avail)]
         outs = [b.tensor(f"t{k}", [1, 4])]
@@ -128,7 +152,7 @@ def _plans(model, target, monkeypatch, **knobs):
 @pytest.mark.parametrize("seed", range(120))
 def test_tidl_one_sweep_equals_the_pass_by_pass_walk(seed, mul_target, monkeypatch):
     rng = random.Random(seed)
-    model = random_model(rng, rng.randint(1, 60))
+    model = random_model(rng, rng.randint(1, 60), variables=seed % 3 == 1)
     knobs = {"max_partitions": rng.choice([0, 0, 1, 2, 3, 5]), "min_nodes": rng.choice([0, 0, 2, 3])}
     if seed % 4 == 0:
         knobs["deny"] = [rng.randrange(len(model.subgraphs[0].operators))]

@@ -9,12 +9,16 @@ Tiny one-op models built in code, each run three ways:
   * inputs cover every value of 8-bit types (every pair for 8-bit binary ops) plus odd-sized tails,
     so the vector loops litert runs in blocks and its scalar tails are both exercised; scales are
     chosen to make multipliers above and below 1, zero points sit at the ends of the ranges, and
-    some output scales are small enough to overflow litert's int16 intermediates.
+    some output scales are small enough to overflow litert's int16 intermediates;
+  * int16 ADD / SUB / MUL (and 8-bit ones with the same scales) on inputs searched so that every
+    rounding step meets exact ties (a pre-rounding value of exactly k + ½, on both signs), in
+    litert's vector loops and in their scalar tails — where one rounding and two roundings part.
 
 Further tests: op versions (op_version.cc's rules as the workbench stamps them, and the
 registry's refusal of a version no kernel implements), OpData field names, typed refusals of
-what TFLite refuses, run-time errors (a zero divisor, a negative square root) and a few numeric
-checks of the fixed-point helpers.
+what TFLite refuses, typed refusals of option values and scales no integer arithmetic can use
+(NaN / inf beta and alpha, multipliers that overflow), run-time errors (a zero divisor, a negative
+square root) and a few numeric checks of the fixed-point helpers.
 """
 
 from __future__ import annotations
@@ -619,6 +623,15 @@ EDGE_CASES = {
     "sub_int16_output_multiplier_2_pow_31": binary(B.SUB, I16, (3, 200), (200,), (0.001, 0), (0.001, 0),
                                                    (float(np.float32(0.002 / 2 ** 15 / (0.75 * 2 ** 31))), 0),
                                                    SubOptions(pot_scale_int16=False)),
+    "sub_int16_output_multiplier_2_pow_15_runs_of_22": binary(
+        B.SUB, I16, (2, 3, 22), (22,), (0.001, 0), (0.001, 0),
+        (float(np.float32(0.002 / 2 ** 15 / (0.75 * 2 ** 15))), 0), SubOptions(pot_scale_int16=False)),
+    "sub_int16_output_multiplier_2_pow_15_last_dim_broadcast": binary(
+        B.SUB, I16, (3, 21), (3, 1), (0.001, 0), (0.001, 0),
+        (float(np.float32(0.002 / 2 ** 15 / (0.75 * 2 ** 15))), 0), SubOptions(pot_scale_int16=False)),
+    "sub_uint8_output_multiplier_2_pow_15_broadcast": binary(
+        B.SUB, U8, (2, 3, 22), (22,), (0.05, 130), (0.05, 120), (float(np.float32(0.1 / 2 ** 20 / (0.75 * 2 ** 15))), 128),
+        SubOptions()),
     "softmax_uint8_beta_zero": unary(B.SOFTMAX, U8, (0.05, 128), (1 / 256, 0), SoftmaxOptions(beta=0.0), shape=(3, 20)),
     "softmax_int8_beta_huge": unary(B.SOFTMAX, I8, (0.05, 3), (1 / 256, -128), SoftmaxOptions(beta=1e30),
                                     shape=(3, 20)),
@@ -691,6 +704,33 @@ def test_tie_cases_meet_every_rounding_step(case):
     for reference in (False, True):
         got = run_ours(model, inputs, reference)[0]
         assert got.shape == want.shape and int((got != want).sum()) == 0, f"reference={reference}"
+
+
+def test_sub_with_an_output_multiplier_above_one_marks_its_vectorised_outputs():
+    """SUB's output multiplier ≥ 1 is where litert's compiler-vectorised loop (4 lanes) and its scalar
+    loop part: the OpData marks the vectorised outputs, and on these cases both kinds occur and
+    differ somewhere (so test_bit_exact_with_litert checks both rules)."""
+    def kinds(case):
+        model, inputs = build_case(case)
+        it = Interpreter(model=model)
+        it.allocate_tensors()
+        d = it.prepared()[0][2]
+        a, b = np.broadcast_arrays(inputs["a"], inputs["b"])
+        from workbench.interpreter.kernels._binary import add_sub_general
+        scalar, vector = add_sub_general(a, b, d, -1), add_sub_general(a, b, d, -1, vectorized=True)
+        mask = np.zeros(a.shape, bool) if d.vector_mask is None else d.vector_mask
+        return d, mask, scalar != vector
+
+    d, mask, differ = kinds("sub_int8_output_multiplier_2_pow_15")        # 65549 values: the last one is scalar
+    assert d.output_shift == 15 and mask.sum() == 65548 and not mask.reshape(-1)[-1]
+    assert differ[~mask].any() and differ[mask].any()
+    d, mask, differ = kinds("sub_int16_output_multiplier_2_pow_15_runs_of_22")     # runs of 22: 20 + 2
+    runs = mask.reshape(-1, 22)
+    assert runs[:, :20].all() and not runs[:, 20:].any() and differ[~mask].any()
+    for case in ("sub_int16_output_multiplier_2_pow_15_last_dim_broadcast", "sub_uint8_output_multiplier_2_pow_15_broadcast"):
+        d, mask, differ = kinds(case)
+        assert d.vector_mask is None and differ.any(), case        # all scalar
+    assert prepared("sub_int16_general")[2].vector_mask is None          # multiplier < 1: no difference
 
 
 def test_int16_add_vector_loop_is_only_emulated_without_broadcast():
@@ -856,9 +896,9 @@ def test_unregistered_versions_fail_at_allocate():
     x = b.input("x", (2, 3), np.int16, quantization=q(0.1, 0))
     y = b.input("y", (2, 3), np.int16, quantization=q(0.1, 0))
     o = b.tensor("o", (2, 3), np.int16, quantization=q(0.1, 0))
-    b.op(B.ADD, [x, y], [o], AddOptions(), version=4)          # v4 = int64 ADD, not implemented here
+    b.op(B.ADD, [x, y], [o], AddOptions(), version=7)          # TFLite's ADD has versions 1 to 6
     b.output(o)
-    with pytest.raises(Unsupported, match="version 4"):
+    with pytest.raises(Unsupported, match="version 7"):
         Interpreter(model=b.build()).allocate_tensors()
 
 

@@ -73,7 +73,7 @@ def run(model, inputs, reference=False, threads=1):
 
 @pytest.fixture
 def split_everything(monkeypatch):
-    """Share rows between threads however small the node (normally only from ~0.5 M multiply-adds)."""
+    """Share rows between threads however small the node (normally only from ~2 M multiply-adds)."""
     monkeypatch.setattr(_jit, "MIN_PARALLEL_WORK", 0)
 
 

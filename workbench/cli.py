@@ -691,12 +691,18 @@ def _cmd_partition(args) -> int:
 def _register_run(sub) -> None:
     p = sub.add_parser("run", help="run a model with workbench.Interpreter (seeded or given inputs)",
                        description="Run MODEL once with workbench.Interpreter and summarize its outputs. "
-                                   "Inputs are seeded random values unless given as NAME=FILE.npy. A model "
+                                   "Inputs are seeded random values unless given as NAME=FILE.npy. An input "
+                                   "stored with -1 dimensions in its shape signature (e.g. audio of any "
+                                   "length) runs at its stored shape unless resized, like litert's "
+                                   "resize_tensor_input: by a given array's shape or by --shape. A model "
                                    "compiled by `workbench partition -o` runs as it is (the offload op is "
                                    "known to the default resolver).")
     p.add_argument("model", help="path of a .tflite file")
     p.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy",
-                   help="an input array (by tensor name or input position); repeatable")
+                   help="an input array (by tensor name or input position); repeatable. An input whose shape "
+                        "signature has -1 dimensions is resized to the array's shape first")
+    p.add_argument("--shape", action="append", default=[], metavar="NAME=D0,D1,...",
+                   help=SHAPE_HELP)
     p.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
     p.add_argument("--steps", action="store_true", help="print one line per executed node")
     p.add_argument("--profile", type=_nonnegative, default=0, metavar="RUNS",
@@ -706,22 +712,87 @@ def _register_run(sub) -> None:
     p.set_defaults(run=_cmd_run)
 
 
-def _feed(it, specs: list[str], seed: int) -> list:
+SHAPE_HELP = ("resize an input before allocating (by tensor name or input position), e.g. --shape x=1,1280; "
+              "only the -1 dimensions of its shape signature may change; a seeded input gets this shape; "
+              "repeatable")
+
+
+def _input_position(details, key: str, flag: str) -> int:
+    pos = next((i for i, d in enumerate(details) if d["name"] == key), None)
+    if pos is None and key.isdigit() and int(key) < len(details):
+        pos = int(key)
+    if pos is None:
+        names = ", ".join(d["name"] for d in details)
+        raise WorkbenchError(f"{flag} {key!r}: the model has no such input (inputs: {names})")
+    return pos
+
+
+def _parse_shape(spec: str) -> tuple[str, tuple]:
+    key, sep, dims = spec.partition("=")
+    try:
+        shape = tuple(int(v) for v in dims.replace("x", ",").split(",") if v.strip() != "") if sep else None
+    except ValueError:
+        shape = None
+    if not sep or shape is None or any(d < 0 for d in shape):
+        raise WorkbenchError(f"--shape {spec!r}: expected NAME=D0,D1,... with dimensions >= 0 (e.g. x=1,1280)")
+    return key, shape
+
+
+def _resize(it, d, shape: tuple, why: str) -> None:
+    """Resize input ``d`` to ``shape`` if it differs, as litert's resize_tensor_input(strict=True) allows."""
+    current = tuple(int(v) for v in d["shape"])
+    if shape == current:
+        return
+    sig = tuple(int(v) for v in d["shape_signature"])
+    if len(shape) != len(sig):
+        raise WorkbenchError(f"{why}: input '{d['name']}' has rank {len(sig)} (shape {list(current)}, shape "
+                             f"signature {list(sig)}); {list(shape)} has rank {len(shape)}")
+    fixed = [k for k, (s, v) in enumerate(zip(sig, shape)) if s != -1 and s != v]
+    if fixed:
+        k = fixed[0]
+        raise WorkbenchError(f"{why}: input '{d['name']}' has shape {list(current)} and shape signature {list(sig)}: "
+                             f"dimension {k} is fixed at {sig[k]} and cannot become {shape[k]} (only -1 dimensions "
+                             f"can be resized)")
+    it.resize_tensor_input(d["index"], list(shape), strict=True)
+
+
+def _allocate_and_feed(it, input_specs: list[str], shape_specs: list[str], seed: int) -> list:
+    """Resize the inputs asked for (``--shape``, or a given array's shape), allocate, then set every input:
+    the given arrays, seeded random values for the others."""
     from .bench import random_inputs
 
     details = it.get_input_details()
-    values = random_inputs(details, seed) if len(specs) < len(details) else [None] * len(details)
-    for spec in specs:
+    arrays, shapes = {}, {}
+    for spec in shape_specs:
+        key, shape = _parse_shape(spec)
+        shapes[_input_position(details, key, "--shape")] = (shape, f"--shape {spec}")
+    for spec in input_specs:
         key, sep, path = spec.partition("=")
         if not sep:
             raise WorkbenchError(f"--input {spec!r}: expected NAME=FILE.npy")
-        pos = next((i for i, d in enumerate(details) if d["name"] == key), None)
-        if pos is None and key.isdigit() and int(key) < len(details):
-            pos = int(key)
-        if pos is None:
-            names = ", ".join(d["name"] for d in details)
-            raise WorkbenchError(f"--input {key!r}: the model has no such input (inputs: {names})")
-        values[pos] = np.load(path, allow_pickle=False)
+        pos = _input_position(details, key, "--input")
+        arrays[pos] = np.load(path, allow_pickle=False)
+        shape = tuple(arrays[pos].shape)
+        if pos in shapes and shapes[pos][0] != shape:
+            raise WorkbenchError(f"--input {spec!r}: the array has shape {list(shape)}, but {shapes[pos][1]} asks "
+                                 f"for {list(shapes[pos][0])}")
+        shapes[pos] = (shape, f"--input {key} (an array of shape {list(shape)})")
+    for pos, (shape, why) in shapes.items():
+        _resize(it, details[pos], shape, why)
+    try:
+        it.allocate_tensors()
+    except WorkbenchError as exc:
+        unsized = [d for k, d in enumerate(details) if k not in shapes and -1 in [int(v) for v in d["shape_signature"]]]
+        if not unsized:
+            raise
+        hint = "; ".join(f"input '{d['name']}' has shape signature {[int(v) for v in d['shape_signature']]} and "
+                         f"runs at its stored shape {[int(v) for v in d['shape']]} unless resized with --shape "
+                         f"{d['name']}=... or an --input array" for d in unsized)
+        raise WorkbenchError(f"{exc} (hint: {hint})") from None
+    details = it.get_input_details()
+    values = random_inputs(details, seed) if len(arrays) < len(details) else [None] * len(details)
+    for k, a in arrays.items():
+        values[k] = a
     for d, v in zip(details, values):
         it.set_tensor(d["index"], v)
     return values
@@ -745,8 +816,7 @@ def _cmd_run(args) -> int:
     from .interpreter import Interpreter
 
     it = Interpreter(model_path=args.model)
-    it.allocate_tensors()
-    _feed(it, args.input, args.seed)
+    _allocate_and_feed(it, args.input, args.shape, args.seed)
     steps = []
     if args.steps:
         for e in it.steps():
@@ -788,6 +858,7 @@ def _register_bench(sub) -> None:
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--runs", type=_nonnegative, default=30)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--shape", action="append", default=[], metavar="NAME=D0,D1,...", help=SHAPE_HELP)
     p.add_argument("--vs-litert", action="store_true", help="measure ai-edge-litert too (needs it installed)")
     p.add_argument("--json", action="store_true", help="print one JSON document instead of text")
     p.set_defaults(run=_cmd_bench)
@@ -798,8 +869,10 @@ def _cmd_bench(args) -> int:
     from .interpreter import Interpreter
 
     it = Interpreter(model_path=args.model, num_threads=args.threads)
-    it.allocate_tensors()
-    _feed(it, [], args.seed)
+    if args.vs_litert and args.shape:
+        raise WorkbenchError("--vs-litert with --shape: the ai-edge-litert measurement cannot resize inputs yet "
+                             "(workbench.bench.litert_median runs the stored shapes); drop one of them")
+    _allocate_and_feed(it, [], args.shape, args.seed)
     rows = {"workbench": median_ms(it.invoke, args.runs)}
     if args.vs_litert:
         rows["litert builtin (no XNNPACK)"] = litert_median(args.model, args.threads, args.runs, False, args.seed)
@@ -807,12 +880,14 @@ def _cmd_bench(args) -> int:
     ours = rows["workbench"]["median_ms"]
     for r in rows.values():
         r["ours_over_this"] = ours / r["median_ms"] if r["median_ms"] else None
-    doc = {"file": args.model, "threads": args.threads, "runs": args.runs, "results": rows}
+    inputs = {d["name"]: [int(v) for v in d["shape"]] for d in it.get_input_details()}
+    doc = {"file": args.model, "threads": args.threads, "runs": args.runs, "inputs": inputs, "results": rows}
     if args.json:
         json.dump(doc, sys.stdout, indent=1, allow_nan=False)
         sys.stdout.write("\n")
         return EXIT_OK
-    out = [f"{args.model}: {args.threads} thread(s), median of {args.runs} invokes",
+    shapes = f", inputs {', '.join(f'{k} {v}' for k, v in inputs.items())}" if args.shape else ""
+    out = [f"{args.model}: {args.threads} thread(s), median of {args.runs} invokes{shapes}",
            f"{'':32}{'median ms':>11}{'min ms':>10}{'ours / this':>13}"]
     for name, r in rows.items():
         out.append(f"{name:32}{r['median_ms']:>11.2f}{r['min_ms']:>10.2f}{r['ours_over_this']:>13.2f}")

@@ -118,7 +118,7 @@ def native(builder):
 # sharing a kernel's rows among threads
 
 _pool = None
-MIN_PARALLEL_WORK = 1 << 19     # below ~half a million multiply-adds a thread hand-off costs more than it saves
+MIN_PARALLEL_WORK = 1 << 21     # below ~2 million multiply-adds a thread hand-off costs more than it saves
 
 
 def cpu_count() -> int:

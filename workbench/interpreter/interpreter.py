@@ -34,7 +34,7 @@ its subgraph and its callers.
 Threads: ``num_threads`` (default 1) is the number of OpenBLAS threads numpy's matrix products may
 use during invoke, capped at the CPUs this process may run on; the numba kernels that can (int8
 CONV_2D / FULLY_CONNECTED on the VNNI path, DEPTHWISE_CONV_2D) also share their output rows among
-that many threads (``_jit.run_rows``; nodes under ~0.5 M multiply-adds stay on one thread).  With 1
+that many threads (``_jit.run_rows``; nodes under ~2 M multiply-adds stay on one thread).  With 1
 nothing else runs.  More is not always faster: on a 2-vCPU VM shared with other work OpenBLAS with
 2 threads measured 8x slower than 1 thread for these small products, so the default stays 1
 (litert's default lets TFLite choose).
@@ -603,9 +603,22 @@ class _Subgraph:
             if t not in feed:
                 raise TensorError(f"invoke_node({node_index}): no value for input tensor {t} ('{ctx.name(t)}')")
             v = feed[t]
+            if ctx.dtypes[t] is None:
+                raise TensorError(f"invoke_node({node_index}): input tensor {t} ('{ctx.name(t)}') has type "
+                                  f"{ctx.type_name(t)}, which this interpreter cannot hold")
             if is_string(ctx.dtypes[t]):
                 v = string_array(v, f"invoke_node: tensor {t}")
-            np.copyto(ctx.tensors[t], np.asarray(v, ctx.dtypes[t]))
+            v = np.asarray(v, ctx.dtypes[t])
+            if t in ctx.dynamic:
+                # made while invoking (READ_VARIABLE, a RESHAPE to a run-time shape, ...): it may have no
+                # array yet, or another shape; the value given decides, as the producing node would
+                target = ctx.resize_output(t, v.shape)
+            else:
+                target = ctx.tensors[t]
+                if tuple(v.shape) != tuple(target.shape):
+                    raise TensorError(f"invoke_node({node_index}): input tensor {t} ('{ctx.name(t)}') has shape "
+                                      f"{list(target.shape)}; the value given has shape {list(v.shape)}")
+            np.copyto(target, v)
         fn(ctx, node, data)
         return tuple(np.array(ctx.tensors[t]) for t in node.outputs)
 

@@ -13,12 +13,12 @@ Targets are data (``targets/*.json``); strategies know nothing about kernels (Gr
 from .compiler import OFFLOAD_OP, compile, submodel
 from .delegate import Delegate, DelegateError, NodeSignature, SimulatedAccelerator
 from .graph import GraphView
-from .plan import Partition, Placement, Plan, PlanDiff, node_macs
+from .plan import Partition, Placement, Plan, PlanDiff, PlanError, execution_order, node_macs
 from .strategies import STRATEGIES, boundary, partition
 from .subsets import NodeSubset, partition_graph
 from .target import Target, TargetError, list_targets, load_target, parse_target
 
-__all__ = ["GraphView", "Plan", "Placement", "Partition", "PlanDiff", "partition", "STRATEGIES", "boundary",
+__all__ = ["GraphView", "Plan", "Placement", "Partition", "PlanDiff", "PlanError", "execution_order", "partition", "STRATEGIES", "boundary",
            "NodeSubset", "partition_graph", "Target", "TargetError", "load_target", "list_targets", "parse_target",
            "node_macs", "compile", "submodel", "OFFLOAD_OP", "Delegate", "DelegateError", "NodeSignature",
            "SimulatedAccelerator"]

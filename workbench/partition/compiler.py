@@ -13,6 +13,7 @@ Custom options (FlexBuffer map)::
 
     {"format": "workbench-offload/1", "target": "tidl", "strategy": "tidl", "partition": 0,
      "nodes": [original node indices], "model": <bytes of the sub-model>,
+     "variables": "private" | "shared",    # shared: the sub-model uses the outer interpreter's variables
      "boundary": [{"role": "input", "name": ..., "dtype": "FLOAT32", "shape": [...],
                    "scale": [...], "zero_point": [...], "calibrated": bool}, ...]}
 
@@ -24,15 +25,14 @@ a calibration pass would have to fill them in.
 from __future__ import annotations
 
 import dataclasses
-import heapq
 
 from flatbuffers import flexbuffers
 
-from ..errors import WorkbenchError
 from ..schema import CLASSES, dump
 from ..schema.enums import BuiltinOperator, CustomOptionsFormat, TensorType
 from ..schema.types import PLACEHOLDER_FOR_GREATER_OP_CODES
 from ..versioning.runtime import min_runtime, write_min_runtime_metadata
+from .plan import execution_order
 
 __all__ = ["compile", "submodel", "OFFLOAD_OP", "FORMAT"]
 
@@ -47,8 +47,39 @@ def _remap(seq, m):
     return None if seq is None else tuple(-1 if t < 0 else m[t] for t in seq)
 
 
+def _with_calls_remapped(model, op, smap: dict):
+    """``op`` with the subgraph indices in its options renumbered by ``smap`` (old → new)."""
+    from .graph import _options_table, subgraph_fields
+
+    table = _options_table(model, op)
+    fields = subgraph_fields(table)
+    if not fields:
+        return op
+    new = {}
+    for f in fields:
+        v = getattr(table, f)
+        if isinstance(v, (tuple, list)):
+            new[f] = tuple(smap.get(int(x), int(x)) for x in v)
+        elif v is not None:
+            new[f] = smap.get(int(v), int(v))
+    table = dataclasses.replace(table, **new)
+    from ..schema.declare import FlatTable
+
+    if isinstance(op.builtin_options, FlatTable):
+        return dataclasses.replace(op, builtin_options=table)
+    if isinstance(op.builtin_options_2, FlatTable):
+        return dataclasses.replace(op, builtin_options_2=table)
+    from ..schema.builder import _union_tag   # the options were defaulted: store them, with their union tag
+
+    attr, tag = _union_tag(table)
+    return dataclasses.replace(op, **{attr: table, attr + "_type": tag})
+
+
 def submodel(plan, k: int):
-    """The sub-model of partition ``k``: its operators, tensors, buffers; inputs = runtime inputs."""
+    """The sub-model of partition ``k``: its operators, tensors, buffers; inputs = runtime inputs.
+
+    Subgraphs the partition's operators call (a target that takes IF / WHILE / CALL_ONCE with their
+    subgraphs) come along, renumbered from 1, with their tensors, buffers and operator codes."""
     model, sg = plan.model, plan.model.subgraphs[plan.subgraph]
     part = plan.partitions[k]
     g = plan.graph
@@ -62,32 +93,48 @@ def submodel(plan, k: int):
             extra.add(i)
             stack.extend(u for u in g.nodes[i].inputs if u >= 0 and g.static[u] and not g.constant[u])
     ops = [sg.operators[i] for i in sorted(extra)] + [sg.operators[i] for i in part.nodes]
-    used = sorted({t for op in ops for t in (*(op.inputs or ()), *(op.outputs or ()), *(op.intermediates or ()))
-                   if t >= 0})
-    tmap = {t: j for j, t in enumerate(used)}
+    called: list[int] = []
+    for i in part.nodes:
+        for s in g.reachable_subgraphs(i):
+            if s not in called:
+                called.append(s)
+    smap = {s: j + 1 for j, s in enumerate(called)}
     buffers = [Buffer()]
     bmap: dict[int, int] = {}
-    tensors = []
-    for t in used:
-        meta = sg.tensors[t]
-        if meta.buffer:
-            if meta.buffer not in bmap:
-                bmap[meta.buffer] = len(buffers)
-                buffers.append(model.buffers[meta.buffer])
-            meta = dataclasses.replace(meta, buffer=bmap[meta.buffer])
-        tensors.append(meta)
     codes, cmap = [], {}
-    new_ops = []
-    for op in ops:
-        if op.opcode_index not in cmap:
-            cmap[op.opcode_index] = len(codes)
-            codes.append(model.operator_codes[op.opcode_index])
-        new_ops.append(dataclasses.replace(op, opcode_index=cmap[op.opcode_index], inputs=_remap(op.inputs, tmap),
-                                           outputs=_remap(op.outputs, tmap),
-                                           intermediates=_remap(op.intermediates, tmap)))
-    sub = SubGraph(tensors=tuple(tensors), inputs=tuple(tmap[t] for t in part.runtime_inputs),
-                   outputs=tuple(tmap[t] for t in part.outputs), operators=tuple(new_ops), name=f"partition_{k}")
-    return Model(version=3, operator_codes=tuple(codes), subgraphs=(sub,),
+
+    def rebuild(src, src_ops, used, inputs, outputs, name):
+        tmap = {t: j for j, t in enumerate(used)}
+        tensors = []
+        for t in used:
+            meta = src.tensors[t]
+            if meta.buffer:
+                if meta.buffer not in bmap:
+                    bmap[meta.buffer] = len(buffers)
+                    buffers.append(model.buffers[meta.buffer])
+                meta = dataclasses.replace(meta, buffer=bmap[meta.buffer])
+            tensors.append(meta)
+        new_ops = []
+        for op in src_ops:
+            if op.opcode_index not in cmap:
+                cmap[op.opcode_index] = len(codes)
+                codes.append(model.operator_codes[op.opcode_index])
+            if smap:
+                op = _with_calls_remapped(model, op, smap)
+            new_ops.append(dataclasses.replace(op, opcode_index=cmap[op.opcode_index], inputs=_remap(op.inputs, tmap),
+                                               outputs=_remap(op.outputs, tmap),
+                                               intermediates=_remap(op.intermediates, tmap)))
+        return SubGraph(tensors=tuple(tensors), inputs=tuple(tmap[t] for t in inputs),
+                        outputs=tuple(tmap[t] for t in outputs), operators=tuple(new_ops), name=name)
+
+    used = sorted({t for op in ops for t in (*(op.inputs or ()), *(op.outputs or ()), *(op.intermediates or ()))
+                   if t >= 0})
+    subgraphs = [rebuild(sg, ops, used, part.runtime_inputs, part.outputs, f"partition_{k}")]
+    for s in called:   # whole, as they are: every tensor, in the same order
+        other = model.subgraphs[s]
+        subgraphs.append(rebuild(other, other.operators or (), range(len(other.tensors or ())), other.inputs or (),
+                                 other.outputs or (), other.name))
+    return Model(version=3, operator_codes=tuple(codes), subgraphs=tuple(subgraphs),
                  description=f"{plan.target.name} partition {k} (workbench)", buffers=tuple(buffers))
 
 
@@ -110,51 +157,20 @@ def _options(plan, k: int) -> bytes:
     boundary = ([_boundary_entry(sg.tensors[t], "input") for t in part.runtime_inputs]
                 + [_boundary_entry(sg.tensors[t], "output") for t in part.outputs])
     doc = {"format": FORMAT, "target": plan.target.name, "strategy": plan.strategy, "partition": k,
-           "nodes": [int(i) for i in part.nodes], "model": blob, "boundary": boundary}
+           "nodes": [int(i) for i in part.nodes], "model": blob, "boundary": boundary,
+           "variables": getattr(plan.target, "variables", "private")}
     return bytes(flexbuffers.Dumps(doc))
 
 
 def _order(plan) -> list:
-    """Items ('n', node) / ('p', partition) in a dependency order, ties broken by original position."""
-    g = plan.graph
-    owner = {}
+    """Items ('n', node) / ('p', partition) in a dependency order, ties broken by original position
+    (a :class:`PlanError` naming the cycle if a partition is not convex over data and control edges)."""
+    where = [None] * plan.graph.num_nodes
     for p in plan.partitions:
         for i in p.nodes:
-            owner[i] = ("p", p.index)
-    items = {}
-    for i in range(g.num_nodes):
-        it = owner.get(i, ("n", i))
-        items.setdefault(it, i)      # key: first original index
-    deps = {it: set() for it in items}
-    users: dict = {it: [] for it in items}
-    for i in range(g.num_nodes):
-        it = owner.get(i, ("n", i))
-        for t in g.nodes[i].inputs:
-            if t >= 0 and g.producer[t] >= 0:
-                src = owner.get(g.producer[t], ("n", g.producer[t]))
-                if src != it and src not in deps[it]:
-                    deps[it].add(src)
-                    users[src].append(it)
-    for a, b in g.control_edges:
-        ia, ib = owner.get(a, ("n", a)), owner.get(b, ("n", b))
-        if ia != ib and ia not in deps[ib]:
-            deps[ib].add(ia)
-            users[ia].append(ib)
-    count = {it: len(d) for it, d in deps.items()}
-    heap = [(items[it], it) for it, c in count.items() if c == 0]
-    heapq.heapify(heap)
-    out = []
-    while heap:
-        _, it = heapq.heappop(heap)
-        out.append(it)
-        for u in users[it]:
-            count[u] -= 1
-            if count[u] == 0:
-                heapq.heappush(heap, (items[u], u))
-    if len(out) != len(items):
-        raise WorkbenchError("the partitions form a cycle once each becomes one operator (the plan is not "
-                             "convex); this strategy produced an invalid plan")
-    return out
+            where[i] = p.index
+    extra = tuple(plan.knobs.get("control_edges") or ()) if isinstance(plan.knobs, dict) else ()
+    return execution_order(plan.graph, where, extra, f"plan {plan.name}")
 
 
 def compile(plan, custom_op_name: str = OFFLOAD_OP):

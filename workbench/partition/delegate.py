@@ -253,7 +253,7 @@ class SimulatedAccelerator(Delegate):
             return f"{sig.name}: not supported"
         from .target import _check
 
-        return _check(sig.graph, sig.node, {k: v for k, v in c.items() if k != "max_version"})
+        return _check(sig.graph, sig.node, {k: v for k, v in c.items() if k != "max_version"}, self._target)
 
     def prepare(self, model, subgraph: int = 0) -> Plan:
         self._maybe_fail("prepare", "DelegatePrepare")

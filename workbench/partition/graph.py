@@ -6,6 +6,8 @@
     g.order                               # execution order (the operators' order in the file)
     g.is_constant(t)                      # has data in a buffer and is not a variable
     g.control_edges                       # (a, b): b must run after a (side effects keep their order)
+    g.calls                               # node → subgraphs it calls (IF / WHILE / CALL_ONCE ...)
+    g.resource_links()                    # node → resource variables it touches, and who else does
 
 Nothing here knows about kernels or targets; everything is plain lists so the strategies stay fast
 on 100k-node graphs.
@@ -20,7 +22,8 @@ from typing import NamedTuple
 from ..schema.enums import BuiltinOperator, TensorType
 from ..schema.types import TENSOR_ITEMSIZE, builtin_code, op_name
 
-__all__ = ["GraphView", "NodeInfo", "SIDE_EFFECT_OPS", "gc_paused"]
+__all__ = ["GraphView", "NodeInfo", "SIDE_EFFECT_OPS", "CALLING_OPS", "ResourceLinks", "called_subgraphs",
+           "gc_paused"]
 
 # ops that "might have side effects" keep their relative order (subgraph.cc OpMightHaveSideEffect:
 # RESOURCE tensors, IF / WHILE / CALL_ONCE; the variable ops touch RESOURCE tensors anyway)
@@ -31,6 +34,62 @@ SIDE_EFFECT_OPS = frozenset({
 
 
 _UNPACK_OPS = frozenset({BuiltinOperator.DEQUANTIZE, BuiltinOperator.DENSIFY})
+
+# ops whose options name other subgraphs of the model (then/else, cond/body, init, bodies of StableHLO ops)
+CALLING_OPS = frozenset({
+    BuiltinOperator.IF, BuiltinOperator.WHILE, BuiltinOperator.CALL_ONCE, BuiltinOperator.CALL,
+    BuiltinOperator.STABLEHLO_WHILE, BuiltinOperator.STABLEHLO_REDUCE, BuiltinOperator.STABLEHLO_REDUCE_WINDOW,
+    BuiltinOperator.STABLEHLO_SORT, BuiltinOperator.STABLEHLO_SCATTER, BuiltinOperator.STABLEHLO_COMPOSITE,
+    BuiltinOperator.STABLEHLO_CASE,
+})
+
+
+def _options_table(model, op):
+    """The operator's options table: the stored one, else the schema defaults (None: the op has none)."""
+    from ..schema.declare import FlatTable
+
+    for p in (op.builtin_options, op.builtin_options_2):
+        if isinstance(p, FlatTable):
+            return p
+    from .target import _default_params
+
+    return _default_params(builtin_code(model.operator_codes[op.opcode_index]))
+
+
+def subgraph_fields(table) -> list:
+    """Names of the fields of an options table that hold subgraph indices."""
+    if table is None:
+        return []
+    return [f for f in table.__dataclass_fields__
+            if f.endswith(("_subgraph_index", "_subgraph_indices")) or (f == "subgraph" and
+                                                                        type(table).__name__ == "CallOptions")]
+
+
+def called_subgraphs(model, op) -> tuple:
+    """The subgraph indices an operator calls (in field order, without repeats); () for other ops."""
+    if builtin_code(model.operator_codes[op.opcode_index]) not in CALLING_OPS:
+        return ()
+    table = _options_table(model, op)
+    out: list[int] = []
+    for f in subgraph_fields(table):
+        v = getattr(table, f)
+        for k in (v if isinstance(v, (tuple, list)) else (v,)) if v is not None else ():
+            if int(k) not in out:
+                out.append(int(k))
+    return tuple(out)
+
+
+class ResourceLinks(NamedTuple):
+    """Which nodes of a subgraph touch which resource (variable): the nodes that must stay together.
+
+    ``keys[i]``: the resources node ``i`` touches (through a RESOURCE tensor it reads or writes, or
+    through a subgraph it calls that names the variable); ``nodes[key]``: every node touching it;
+    ``names[key]``: what to call it in a reason ("stream_6/states", or the tensor's name).
+    """
+
+    keys: dict
+    nodes: dict
+    names: dict
 
 
 class NodeInfo(NamedTuple):
@@ -137,6 +196,14 @@ class GraphView:
         self.static = static
         self._nbytes = None
         self.control_edges = self._control_edges()
+        calls = {}
+        ops = sg.operators or ()
+        for nd in nodes:
+            if nd.op in CALLING_OPS:
+                calls[nd.index] = called_subgraphs(model, ops[nd.index])
+        self.calls = calls
+        self._links = None
+        self._views: dict = {}
 
     # -- structure -------------------------------------------------------------------------------
     def is_constant(self, t: int) -> bool:
@@ -176,6 +243,99 @@ class GraphView:
         else:
             chain = [nd.index for nd in self.nodes if nd.op in SIDE_EFFECT_OPS]
         return tuple(zip(chain, chain[1:]))
+
+    # -- subgraphs and resources -------------------------------------------------------------------
+    def view(self, subgraph: int) -> "GraphView":
+        """The GraphView of another subgraph of the same model (built once)."""
+        if subgraph == self.subgraph:
+            return self
+        v = self._views.get(subgraph)
+        if v is None:
+            v = self._views[subgraph] = GraphView(self.model, subgraph)
+            v._views = self._views
+            self._views[self.subgraph] = self
+        return v
+
+    def reachable_subgraphs(self, i: int, checked: bool = True) -> list:
+        """Every subgraph node ``i`` calls, directly or through the subgraphs it calls (breadth first).
+
+        ``checked``: leave out indices that are not subgraphs of the model, and this subgraph itself
+        (whose calls are already known); with ``checked=False`` they are listed (and not followed)."""
+        out: list[int] = []
+        todo = list(self.calls.get(i, ()))
+        n = len(self.model.subgraphs)
+        while todo:
+            s = todo.pop(0)
+            if s in out:
+                continue
+            valid = 0 <= s < n and s != self.subgraph
+            if valid or not checked:
+                out.append(s)
+            if valid:
+                v = self.view(s)
+                for k in sorted(v.calls):
+                    todo.extend(v.calls[k])
+        return out
+
+    def resource_links(self) -> ResourceLinks:
+        """The resources each node touches (computed once; empty for graphs without any)."""
+        if self._links is None:
+            self._links = self._resource_links()
+        return self._links
+
+    @staticmethod
+    def _var_key(model, op) -> tuple:
+        table = _options_table(model, op)
+        container = (getattr(table, "container", None) or "") if table is not None else ""
+        name = (getattr(table, "shared_name", None) or "") if table is not None else ""
+        return ("var", container, name)
+
+    def _resource_links(self) -> ResourceLinks:
+        model = self.model
+        keys: dict = {}
+        names: dict = {}
+        if not self._resource and not self.calls:
+            return ResourceLinks({}, {}, {})
+        ops = model.subgraphs[self.subgraph].operators or ()
+        # the key of each RESOURCE tensor: the variable a VAR_HANDLE names, else the tensor itself
+        tkey = {}
+        for t in self._resource:
+            p = self.producer[t]
+            if p >= 0 and self.nodes[p].op == BuiltinOperator.VAR_HANDLE:
+                k = self._var_key(model, ops[p])
+                names[k] = f"{k[1]}/{k[2]}" if k[1] else k[2]
+            else:
+                k = ("tensor", self.subgraph, t)
+                names[k] = self.tensors[t].name or f"tensor {t}"
+            tkey[t] = k
+        # the variables each called subgraph names (its own VAR_HANDLEs), however deep
+        sub_vars: dict = {}
+        for i in sorted(self.calls):
+            found = []
+            for s in self.reachable_subgraphs(i):
+                if s not in sub_vars:
+                    v = self.view(s)
+                    sops = model.subgraphs[s].operators or ()
+                    sub_vars[s] = [self._var_key(model, sops[n.index]) for n in v.nodes
+                                   if n.op == BuiltinOperator.VAR_HANDLE]
+                for k in sub_vars[s]:
+                    names.setdefault(k, f"{k[1]}/{k[2]}" if k[1] else k[2])
+                    if k not in found:
+                        found.append(k)
+            if found:
+                keys[i] = found
+        for nd in self.nodes:
+            for t in (*nd.inputs, *nd.outputs):
+                k = tkey.get(t)
+                if k is not None:
+                    mine = keys.setdefault(nd.index, [])
+                    if k not in mine:
+                        mine.append(k)
+        nodes: dict = {}
+        for i in sorted(keys):
+            for k in keys[i]:
+                nodes.setdefault(k, []).append(i)
+        return ResourceLinks({i: tuple(ks) for i, ks in keys.items()}, {k: tuple(v) for k, v in nodes.items()}, names)
 
     # -- sizes -------------------------------------------------------------------------------------
     def shape(self, t: int) -> tuple:

@@ -3,12 +3,19 @@
 Registered as the custom op ``workbench-offload`` (version 1) in the interpreter's builtin
 registry, so ``workbench.Interpreter(model_path=compiled)`` resolves it like any other kernel.  On a
 real device this is where the accelerator API would be called (TIDL: Init / Prepare / Eval / Free).
+
+Resource variables: with ``"variables": "shared"`` in the options (a target like XNNPACK, which works
+on the interpreter's own variables) the embedded interpreter uses the outer interpreter's variable
+table, so a VAR_HANDLE on either side names the same variable; otherwise the partition keeps its
+variables to itself (the partitioner put every node of each of them inside).  The kernel is never
+folded at allocate time: a partition may read or write state.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
 from flatbuffers import flexbuffers
 
 from ..errors import UnsupportedOpError
@@ -41,6 +48,7 @@ class OffloadData:
 @kernel(OFFLOAD_OP, versions=(1,), custom=True)
 class Offload(Kernel):
     name = "workbench_offload"
+    foldable = False
 
     def prepare(self, context, node):
         from ..interpreter import Interpreter
@@ -50,6 +58,10 @@ class Offload(Kernel):
             raise UnsupportedOpError(f"{OFFLOAD_OP} (node {node.index}) has no custom options")
         doc = read_options(raw)
         inner = Interpreter(model_content=bytes(doc["model"]))
+        if doc.get("variables") == "shared":
+            outer = context.interpreter
+            inner.resource_ids = outer.resource_ids
+            inner.resources = outer.resources
         ins = tuple(d["index"] for d in inner.get_input_details())
         outs = tuple(d["index"] for d in inner.get_output_details())
         if len(ins) != len(node.inputs) or len(outs) != len(node.outputs):
@@ -62,7 +74,10 @@ class Offload(Kernel):
                 inner.resize_tensor_input(k, list(shape))
         inner.allocate_tensors()
         for d, t in zip(inner.get_output_details(), node.outputs):
-            context.set_output(t, tuple(int(x) for x in d["shape"]), d["dtype"])
+            dtype = d["dtype"]
+            if dtype is np.object_:    # RESOURCE (reported as object, like litert) is held as an int32 id
+                dtype = inner.get_tensor(d["index"]).dtype
+            context.set_output(t, tuple(int(x) for x in d["shape"]), dtype)
         return OffloadData(inner, ins, outs, int(doc.get("partition", 0)), str(doc.get("target", "")))
 
     def invoke(self, context, node, data) -> None:

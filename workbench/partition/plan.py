@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
+import heapq
 import html
 from dataclasses import dataclass, field
 
-__all__ = ["Plan", "Placement", "Partition", "PlanDiff", "node_macs"]
+from ..errors import WorkbenchError
+
+__all__ = ["Plan", "Placement", "Partition", "PlanDiff", "PlanError", "node_macs", "execution_order"]
+
+
+class PlanError(WorkbenchError):
+    """A plan that cannot run: once each partition becomes one operator, the graph has a cycle."""
 
 
 @dataclass(frozen=True)
@@ -71,6 +78,88 @@ def node_macs(g, i: int) -> int:
                 B.STRIDED_SLICE, B.TRANSPOSE, B.DEPTH_TO_SPACE, B.SPACE_TO_DEPTH, B.SHAPE):
         return 0
     return out
+
+
+def execution_order(g, where, extra_edges=(), name: str = "the plan") -> list:
+    """The plan's operators in a dependency order: ``('n', node)`` for a CPU node, ``('p', k)`` for
+    partition k (``where[i]``: node i's partition, None on the CPU).  Ties go to the item whose first
+    node comes first in the file.
+
+    Edges: data (a tensor's producer → its readers) and control (``g.control_edges``: side-effect ops
+    keep their order; plus ``extra_edges``).  A partition must be convex over both — no path may
+    leave it and come back — otherwise the contracted graph has a cycle, and this raises a
+    :class:`PlanError` that spells the cycle out node by node.
+    """
+    n = g.num_nodes
+    k_max = max((w for w in where if w is not None), default=-1)
+    m = n + k_max + 1
+    item = [i if w is None else n + w for i, w in enumerate(where)]
+    first = [-1] * m
+    for i in range(n - 1, -1, -1):
+        first[item[i]] = i
+    succ: list[list] = [[] for _ in range(m)]
+    pred: list[list] = [[] for _ in range(m)]
+    indeg = [0] * m
+    producer = g.producer
+
+    def edge(a: int, b: int, kind: str) -> None:
+        u, v = item[a], item[b]
+        if u != v:
+            succ[u].append(v)
+            pred[v].append((u, a, b, kind))
+            indeg[v] += 1
+
+    for b, nd in enumerate(g.nodes):
+        for t in nd.inputs:
+            if t >= 0 and producer[t] >= 0:
+                edge(producer[t], b, "data")
+    for a, b in (*g.control_edges, *extra_edges):
+        edge(a, b, "control")
+    heap = [(first[u], u) for u in range(m) if first[u] >= 0 and indeg[u] == 0]
+    heapq.heapify(heap)
+    order = []
+    while heap:
+        _, u = heapq.heappop(heap)
+        order.append(("n", u) if u < n else ("p", u - n))
+        for v in succ[u]:
+            indeg[v] -= 1
+            if indeg[v] == 0:
+                heapq.heappush(heap, (first[v], v))
+    if len(order) != sum(1 for u in range(m) if first[u] >= 0):
+        raise PlanError(_cycle_message(g, item, pred, indeg, n, name))
+    return order
+
+
+def _cycle_message(g, item, pred, indeg, n, name) -> str:
+    # every item left over has a predecessor left over: walk backwards until one repeats
+    u = next(v for v in range(len(indeg)) if indeg[v] > 0)
+    path, seen = [], {}
+    while u not in seen:
+        seen[u] = len(path)
+        step = next(p for p in pred[u] if indeg[p[0]] > 0)
+        path.append(step)
+        u = step[0]
+    cycle = list(reversed(path[seen[u]:]))      # forward: each step (from item, node a, node b, kind)
+
+    def label(node: int) -> str:
+        nd = g.nodes[node]
+        where = item[node]
+        return f"node {node} {nd.name}" + (f" (in partition {where - n})" if where >= n else "")
+
+    start = next((k for k, step in enumerate(cycle) if step[0] >= n), 0)   # begin where a partition is left
+    cycle = cycle[start:] + cycle[:start]
+    parts = [label(cycle[0][1])]
+    last = cycle[0][1]
+    for _, a, b, kind in cycle:
+        if a != last:
+            parts.append(f"… {label(a)}")
+        parts.append(("→ " if kind == "data" else "⇒ ") + label(b))
+        last = b
+    bad = sorted({x - n for x in (s[0] for s in cycle) if x >= n})
+    return (f"{name} is invalid: partition{'s' if len(bad) > 1 else ''} {', '.join(map(str, bad))} "
+            f"cannot run as one operator — the graph would have a cycle: {' '.join(parts)} "
+            f"(→ data edge, ⇒ control edge: side-effect ops keep their order); a partition must be convex over "
+            f"data and control edges")
 
 
 @dataclass

@@ -7,12 +7,26 @@
   cannot be mapped and everything after it run on the CPU (§5.5).
 * ``tidl``    — the TI paper's walk: from the graph outputs up through producers; stop at unsupported
   nodes, whose inputs become the boundary; repeat up to ``max_partitions`` subgraphs (§5.6).
+
+Whatever the strategy, two rules hold (checked in :func:`partition`):
+
+* a partition is convex over data AND control edges (``GraphView.control_edges``: ops with side
+  effects — resource variables, IF / WHILE / CALL_ONCE — keep their order).  The contracted graph
+  (each partition one operator) must have no cycle; :func:`plan.execution_order` raises a
+  :class:`PlanError` naming the cycle if a strategy ever made one.
+* resource variables (the target's ``variables``): ``"private"`` — every node touching a variable goes
+  to the same place (one partition, or the CPU): the device keeps the variable, whose id means nothing
+  elsewhere.  If a node of the variable is refused, the others are too ("shares resource variable 'x'
+  with node 0 (CALL_ONCE), which stays on the CPU"); if the strategy splits them, they are refused and
+  the strategy runs again.  ``"shared"`` (XNNPACK) — the delegate uses the interpreter's variables, so
+  they may be split; a VAR_HANDLE goes along only when a READ/ASSIGN_VARIABLE of its variable does.
 """
 
 from __future__ import annotations
 
+from ..schema.enums import BuiltinOperator
 from .graph import GraphView, gc_paused
-from .plan import Partition, Placement, Plan, node_macs
+from .plan import Partition, Placement, Plan, execution_order, node_macs
 from .subsets import partition_graph
 from .target import Target, load_target
 
@@ -69,6 +83,7 @@ def _support(g: GraphView, target: Target, deny, check=None) -> list:
     dn, dops = _deny_sets(deny)
     check = target.check if check is None else check
     out = []
+    unpackers = []
     for i, n in enumerate(g.nodes):
         if i in dn:
             out.append(f"{n.name}: node {i} denied by the policy")
@@ -76,6 +91,15 @@ def _support(g: GraphView, target: Target, deny, check=None) -> list:
             out.append(f"{n.name}: op type denied by the policy")
         else:
             out.append(check(g, i))
+            if out[-1] is None and n.outputs and all(t >= 0 and g.static[t] for t in n.outputs):
+                c = target.constraints(n.name, n.op == BuiltinOperator.CUSTOM)
+                if c is not None and c.get("unpack_with_consumers"):
+                    unpackers.append(i)
+    for i in reversed(unpackers):    # last first: an unpacker feeding another one is decided after it
+        reader = next((c for t in g.nodes[i].outputs for c in g.consumers[t] if out[c] is not None), None)
+        if reader is not None:
+            out[i] = (f"{g.nodes[i].name}: unpacks constant weights that node {reader} ({g.nodes[reader].name}), "
+                      f"which stays on the CPU, reads too; the delegate unpacks weights only for its own nodes")
     return out
 
 
@@ -145,6 +169,10 @@ def _tidl(g, target, why, max_partitions, min_nodes):
     the first pass).  A walked, supported, undecided node joins subgraph k unless one of its
     consumers outside subgraph k leads back into it — it is then cut, and tried again in pass k + 1.
 
+    "Consumers" here include control successors (``g.control_edges``): a path that leaves subgraph k
+    through a tensor and comes back through a side-effect ordering edge (ASSIGN_VARIABLE before the
+    next READ_VARIABLE) makes a cycle just as well.  Only tensors carry the walk itself.
+
     Pass k's decision at node i needs only pass k's decisions at the nodes after i and the earlier
     passes' decisions at i, so all passes run together, last node to first, one bit per pass:
     ``reach[i]`` has bit k when i belongs to subgraph k or has a path to it; a consumer c "leads
@@ -159,6 +187,9 @@ def _tidl(g, target, why, max_partitions, min_nodes):
     full = (1 << limit) - 1
     producer, consumers, nodes = g.producer, g.consumers, g.nodes
     nt = g.num_tensors
+    after: dict[int, list] = {}      # control successors: a path through them leads back just as well
+    for a, b in g.control_edges:
+        after.setdefault(a, []).append(b)
     is_output = [False] * n
     for t in g.outputs:
         if 0 <= t < nt and producer[t] >= 0:
@@ -180,6 +211,9 @@ def _tidl(g, target, why, max_partitions, min_nodes):
                             w = True
                         r |= reach[c]
                         cut |= back[c]
+        for c in after.get(i, ()):
+            r |= reach[c]
+            cut |= back[c]
         if not w:
             reach[i] = back[i] = r
             continue
@@ -235,26 +269,93 @@ def partition(model, target="xnnpack", strategy: str = "tflite", *, subgraph: in
                           control_edges, graph, check)
 
 
+def _couple_refused(g: GraphView, links, why: list) -> list:
+    """Resource rule, before partitioning: a node sharing a variable with a refused node is refused too
+    (transitively, breadth first, so each reason names the node it depends on)."""
+    if not links.nodes:
+        return why
+    why = list(why)
+    todo = [i for i in sorted(links.keys) if why[i] is not None]
+    while todo:
+        r = todo.pop(0)
+        for k in links.keys[r]:
+            for i in links.nodes[k]:
+                if why[i] is None:
+                    why[i] = (f"{g.nodes[i].name}: shares resource variable '{links.names[k]}' with node {r} "
+                              f"({g.nodes[r].name}), which stays on the CPU")
+                    todo.append(i)
+    return why
+
+
+def _shared_handles(g: GraphView, links, why: list) -> list:
+    """``variables: shared`` (XNNPACK's PrepareOpsToDelegate): a VAR_HANDLE is taken only when some
+    READ_VARIABLE / ASSIGN_VARIABLE of its variable is."""
+    from ..schema.enums import BuiltinOperator as B
+
+    why = list(why)
+    for i in sorted(links.keys):
+        nd = g.nodes[i]
+        if nd.op != B.VAR_HANDLE or why[i] is not None:
+            continue
+        for k in links.keys[i]:
+            users = [j for j in links.nodes[k] if g.nodes[j].op in (B.READ_VARIABLE, B.ASSIGN_VARIABLE)]
+            if not any(why[j] is None for j in users):
+                why[i] = (f"VAR_HANDLE: no READ_VARIABLE / ASSIGN_VARIABLE of '{links.names[k]}' is taken, so its "
+                          f"handle stays on the CPU")
+    return why
+
+
+def _split_resources(g: GraphView, links, where: list, why: list, strategy: str) -> dict:
+    """Resource rule, after partitioning: node → reason, for every node of a variable whose nodes the
+    strategy did not put all in one place (they all go to the CPU, and the strategy runs again)."""
+    out: dict = {}
+    for k, members in links.nodes.items():
+        places = {where[i] for i in members}
+        if len(places) < 2:
+            continue
+        for i in members:
+            if why[i] is not None or i in out:
+                continue
+            j = next(j for j in members if where[j] != where[i])
+            here = "outside the partition" if where[i] is not None else f"in partition {where[j]}"
+            out[i] = (f"{g.nodes[i].name}: shares resource variable '{links.names[k]}' with node {j} "
+                      f"({g.nodes[j].name}) {here}; the {strategy} strategy cannot place them together, so the "
+                      f"variable stays on the CPU")
+    return out
+
+
 def _partition(model, target, strategy, subgraph, deny, max_partitions, min_nodes, greedy, control_edges, graph,
                check):
     g = graph if graph is not None else GraphView(model, subgraph)
-    why = _support(g, target, deny, check)
-    if strategy == "tflite":
-        groups, reason, _ = _tflite(g, target, why, max_partitions, min_nodes, greedy, control_edges)
-    elif strategy == "edgetpu":
-        groups, reason = _edgetpu(g, target, why, max_partitions, min_nodes)
-    elif strategy == "tidl":
-        groups, reason = _tidl(g, target, why, max_partitions, min_nodes)
-    else:
+    if strategy not in STRATEGIES:
         from ..errors import WorkbenchError
 
         raise WorkbenchError(f"no strategy {strategy!r} (there are: {', '.join(STRATEGIES)})")
-    partitions = []
-    where = [None] * g.num_nodes
-    for k, (nodes, ins, outs) in enumerate(groups):
-        partitions.append(_make_partition(g, target, k, nodes, ins, outs))
-        for i in nodes:
-            where[i] = k
+    why = _support(g, target, deny, check)
+    links = g.resource_links()
+    private = target.variables != "shared"
+    why = _couple_refused(g, links, why) if private else _shared_handles(g, links, why)
+    while True:
+        if strategy == "tflite":
+            groups, reason, _ = _tflite(g, target, why, max_partitions, min_nodes, greedy, control_edges)
+        elif strategy == "edgetpu":
+            groups, reason = _edgetpu(g, target, why, max_partitions, min_nodes)
+        else:
+            groups, reason = _tidl(g, target, why, max_partitions, min_nodes)
+        where = [None] * g.num_nodes
+        for k, (nodes, _, _) in enumerate(groups):
+            for i in nodes:
+                where[i] = k
+        split = _split_resources(g, links, where, why, strategy) if links.nodes and private else {}
+        if not split:
+            break
+        for i, r in split.items():
+            why[i] = r
+        why = _couple_refused(g, links, why)
+    # every strategy's plan must run once each partition is one operator (convex over data + control edges)
+    extra = tuple(control_edges or ()) if strategy == "tflite" else ()
+    execution_order(g, where, extra, f"plan {target.name}/{strategy}")
+    partitions = [_make_partition(g, target, k, nodes, ins, outs) for k, (nodes, ins, outs) in enumerate(groups)]
     placements = []
     for i, nd in enumerate(g.nodes):
         if where[i] is not None:

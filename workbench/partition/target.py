@@ -24,7 +24,30 @@ max_tensor_bytes       largest tensor (bytes) the node reads or writes
 max_nonunit_dims       only the N innermost dimensions may be > 1 (Edge TPU)
 const_inputs           input slots that must be static: constants, or DEQUANTIZE/DENSIFY of constants
 reduce_axes            MEAN/SUM/PAD...: the (constant) axes must be among these
+min_inputs/max_inputs  how many inputs the node may have (XNNPACK: CONCATENATION of 2 to 5 tensors)
+dtype_pairs            allowed [input 0, output 0] type pairs (QUANTIZE: FLOAT32→INT8 yes, INT8→UINT8 no)
+unpack_with_consumers  (per op) true: a DEQUANTIZE / DENSIFY of constants (weights the delegate unpacks
+                       itself) is taken only when every node reading its output is taken (XNNPACK)
+subgraphs              (per op) true: the target also runs the subgraphs the op calls (IF / WHILE /
+                       CALL_ONCE ...); they travel into the partition's sub-model, and every node in
+                       them must pass the target's checks.  Without it such an op is refused: the
+                       delegate sees one subgraph only ("calls subgraph 1 which the delegate would not
+                       see"), as TFLite's delegates do unless they handle the called subgraphs
 =====================  ==============================================================================
+
+``"variables"`` (top level) says where a target keeps resource variables:
+
+* ``"private"`` (default): in the device's own memory.  A variable's id only means something where
+  it was made, so every node touching it — VAR_HANDLE, READ_VARIABLE, ASSIGN_VARIABLE, and a
+  CALL_ONCE whose init subgraph assigns it — goes to one place, a partition or the CPU ("shares
+  resource variable 'x' with node 0 (CALL_ONCE), which stays on the CPU").
+* ``"shared"``: the delegate reads and writes the interpreter's own variables, so a variable may be
+  used on both sides (LiteRT's XNNPACK: a delegated READ_VARIABLE sees what a CALL_ONCE on the CPU
+  assigned).  As in XNNPACK, a VAR_HANDLE is taken only when a READ/ASSIGN_VARIABLE of its variable
+  is; the compiled partition's sub-model runs on the outer interpreter's variables.
+
+Whatever the target, a partition is convex over data AND control edges (side-effect ops keep their
+order; see :mod:`workbench.partition.strategies`).
 
 Loading validates everything and names the place: ``tidl.json: ops.CONV_2D.max_filter: expected
 [height, width] ...``.  :meth:`Target.check` returns None for a node the target takes, or the exact
@@ -52,12 +75,14 @@ class TargetError(WorkbenchError):
 
 CONSTRAINT_KEYS = {
     "max_version", "dtypes", "fused_activations", "max_filter", "max_stride", "max_dilation", "max_rank",
-    "max_tensor_bytes", "max_nonunit_dims", "const_inputs", "reduce_axes",
+    "max_tensor_bytes", "max_nonunit_dims", "const_inputs", "reduce_axes", "min_inputs", "max_inputs",
+    "dtype_pairs",
 }
-OP_KEYS = CONSTRAINT_KEYS | {"custom", "note"}
+OP_KEYS = CONSTRAINT_KEYS | {"custom", "note", "subgraphs", "unpack_with_consumers"}
 COST_KEYS = {"macs_per_cycle": True, "clock_mhz": True, "bandwidth_mb_s": True, "op_overhead_us": False,
              "transfer_overhead_us": False, "cpu_macs_per_cycle": False, "cpu_clock_mhz": False}
-TOP_KEYS = {"name", "description", "source", "defaults", "ops", "cost", "dtype_note"}
+TOP_KEYS = {"name", "description", "source", "defaults", "ops", "cost", "dtype_note", "variables"}
+VARIABLES = ("private", "shared")
 
 _FILTER_OPS = {BuiltinOperator.AVERAGE_POOL_2D, BuiltinOperator.MAX_POOL_2D, BuiltinOperator.L2_POOL_2D}
 _WEIGHT_OPS = {BuiltinOperator.CONV_2D, BuiltinOperator.DEPTHWISE_CONV_2D, BuiltinOperator.TRANSPOSE_CONV}
@@ -80,6 +105,7 @@ class Target:
     defaults: dict
     cost: dict
     path: str = ""
+    variables: str = "private"   # "shared": the delegate reads and writes the interpreter's own resource variables
     _cache: dict = field(default_factory=dict, repr=False, compare=False, hash=False)
 
     # -- lookup --------------------------------------------------------------------------------
@@ -109,7 +135,7 @@ class Target:
         c = self.constraints(n.name, is_custom)
         if c is None:
             return f"{n.name}: not supported"
-        return _check(graph, n, c)
+        return _check(graph, n, c, self)
 
     def __repr__(self) -> str:
         return f"Target({self.name!r}: {len(self.ops)} ops, {self.description})"
@@ -175,11 +201,50 @@ def _type_name(t) -> str:
     return name
 
 
-def _check(graph, n, c: dict) -> str | None:
+def _plural(what: str, items) -> str:
+    items = list(items)
+    return f"{what}{'s' if len(items) != 1 else ''} {', '.join(str(x) for x in items)}"
+
+
+def _check_calls(graph, n, c: dict, target) -> str | None:
+    """The rule for ops that call subgraphs: refused unless the target runs them too (``subgraphs``)."""
+    called = graph.calls.get(n.index, ())
+    if not called:
+        return None
+    if not c.get("subgraphs") or target is None:
+        return f"{n.name}: calls {_plural('subgraph', sorted(called))} which the delegate would not see"
+    count = len(graph.model.subgraphs)
+    for s in graph.reachable_subgraphs(n.index, checked=False):
+        if s == graph.subgraph:
+            return f"{n.name}: calls subgraph {s}, the one being partitioned"
+        if not 0 <= s < count:
+            return f"{n.name}: calls subgraph {s}, which this model does not have ({count} subgraphs)"
+        v = graph.view(s)
+        for j in range(v.num_nodes):
+            why = target.check(v, j)
+            if why is not None:
+                return f"{n.name}: calls subgraph {s}, whose node {j} the target does not take ({why})"
+    return None
+
+
+def _check(graph, n, c: dict, target=None) -> str | None:
     name = n.name
     mv = c.get("max_version")
     if mv is not None and n.version > mv:
         return f"{name} v{n.version} > max version {mv}"
+    why = _check_calls(graph, n, c, target)
+    if why is not None:
+        return why
+    lo, hi = c.get("min_inputs"), c.get("max_inputs")
+    if (lo is not None and len(n.inputs) < lo) or (hi is not None and len(n.inputs) > hi):
+        limits = f"{lo or 0} to {hi}" if hi is not None else f"at least {lo}"
+        return f"{name}: {len(n.inputs)} inputs, the target takes {limits}"
+    pairs = c.get("dtype_pairs")
+    if pairs is not None and n.inputs and n.outputs and n.inputs[0] >= 0 and n.outputs[0] >= 0:
+        pair = (_type_name(graph.tensors[n.inputs[0]].type), _type_name(graph.tensors[n.outputs[0]].type))
+        if pair not in pairs:
+            return (f"{name}: {pair[0]} → {pair[1]} not among the type pairs it takes "
+                    f"({', '.join(f'{a} → {b}' for a, b in pairs)})")
     static = graph.static
     dts = c.get("dtypes")
     if dts is not None:
@@ -280,7 +345,8 @@ def _validate_constraints(where: str, prefix: str, raw: dict, allowed: set) -> d
             close = difflib.get_close_matches(k, sorted(allowed), 1)
             _fail(where, key, "unknown constraint" + (f" (did you mean {close[0]!r}?)" if close else
                                                       f"; known: {', '.join(sorted(allowed))}"))
-        if k in ("max_version", "max_stride", "max_dilation", "max_rank", "max_tensor_bytes", "max_nonunit_dims"):
+        if k in ("max_version", "max_stride", "max_dilation", "max_rank", "max_tensor_bytes", "max_nonunit_dims",
+                 "min_inputs", "max_inputs"):
             if not isinstance(v, int) or isinstance(v, bool) or v < 1:
                 _fail(where, key, f"expected a positive integer, got {v!r}")
         elif k == "dtypes":
@@ -307,7 +373,18 @@ def _validate_constraints(where: str, prefix: str, raw: dict, allowed: set) -> d
                                                    for x in v):
                 _fail(where, key, f"expected a list of non-negative integers, got {v!r}")
             v = tuple(v)
-        elif k == "custom":
+        elif k == "dtype_pairs":
+            if (not isinstance(v, list) or not v
+                    or not all(isinstance(p, list) and len(p) == 2 for p in v)):
+                _fail(where, key, f"expected a non-empty list of [input type, output type] pairs, got {v!r}")
+            for p in v:
+                for d in p:
+                    if d not in TensorType.__members__:
+                        close = difflib.get_close_matches(str(d), list(TensorType.__members__), 1)
+                        _fail(where, key, f"{d!r} is not a TensorType" + (f" (did you mean {close[0]!r}?)" if close
+                                                                          else ""))
+            v = tuple(tuple(p) for p in v)
+        elif k in ("custom", "subgraphs", "unpack_with_consumers"):
             if not isinstance(v, bool):
                 _fail(where, key, f"expected true or false, got {v!r}")
         elif k == "note":
@@ -359,7 +436,11 @@ def parse_target(doc, where: str = "<target>") -> Target:
             _fail(where, f"cost.{k}", "missing")
     cost.setdefault("op_overhead_us", 0.0)
     cost.setdefault("transfer_overhead_us", 0.0)
-    return Target(name, str(doc.get("description", "")), str(doc.get("source", "")), ops, defaults, cost, where)
+    variables = doc.get("variables", "private")
+    if variables not in VARIABLES:
+        _fail(where, "variables", f"expected one of {', '.join(map(repr, VARIABLES))}, got {variables!r}")
+    return Target(name, str(doc.get("description", "")), str(doc.get("source", "")), ops, defaults, cost, where,
+                  variables)
 
 
 def load_target(spec) -> Target:

@@ -54,7 +54,7 @@ def _explain_binary(w: _Work):
         r = w.step("clamp", f"clamp({r}, {lo} − {off}, {hi} − {off})", min(max(r, lo - off), hi - off))
         return w.step("add output zero point", f"{r} + {off}", r + off), real
     vector = d.vector_mask is not None and bool(np.asarray(d.vector_mask)[w.pos])
-    if vector:
+    if vector and kind != "sub" and d.dtype != "int16":
         return _binary_vector(w, kind, a, b), real
     w.recipe = f"{d.dtype} {w.n.op_name}: TFLite's reference arithmetic"
     if kind == "mul":
@@ -70,10 +70,19 @@ def _explain_binary(w: _Work):
     xo, yo = a + d.input1_offset, b + d.input2_offset
     w.step("offsets", f"({a} + {d.input1_offset}), ({b} + {d.input2_offset})", (xo, yo))
     ls = d.left_shift
-    sx = quant.multiply_by_quantized_multiplier(xo << ls, d.input1_multiplier, d.input1_shift)
-    w.step("rescale input 1", f"MBQM({xo}·2^{ls}, {d.input1_multiplier}, {d.input1_shift})", sx)
-    sy = quant.multiply_by_quantized_multiplier(yo << ls, d.input2_multiplier, d.input2_shift)
-    w.step("rescale input 2", f"MBQM({yo}·2^{ls}, {d.input2_multiplier}, {d.input2_shift})", sy)
+    if vector and kind == "add":          # int16: litert's vector loop folds each input's shift into the left shift
+        w.recipe = "int16 ADD: litert's vector loop (one rounding per input rescale)"
+        srdhm = quant.saturating_rounding_doubling_high_mul
+        e1, e2 = ls + d.input1_shift, ls + d.input2_shift
+        sx = srdhm(_wrap32(xo << e1 if e1 >= 0 else xo >> -e1), d.input1_multiplier)
+        w.step("rescale input 1", f"SRDHM({xo}·2^({ls} + {d.input1_shift}), {d.input1_multiplier})", sx)
+        sy = srdhm(_wrap32(yo << e2 if e2 >= 0 else yo >> -e2), d.input2_multiplier)
+        w.step("rescale input 2", f"SRDHM({yo}·2^({ls} + {d.input2_shift}), {d.input2_multiplier})", sy)
+    else:
+        sx = quant.multiply_by_quantized_multiplier(xo << ls, d.input1_multiplier, d.input1_shift)
+        w.step("rescale input 1", f"MBQM({xo}·2^{ls}, {d.input1_multiplier}, {d.input1_shift})", sx)
+        sy = quant.multiply_by_quantized_multiplier(yo << ls, d.input2_multiplier, d.input2_shift)
+        w.step("rescale input 2", f"MBQM({yo}·2^{ls}, {d.input2_multiplier}, {d.input2_shift})", sy)
     raw = w.step("sum" if sign > 0 else "difference", f"{sx} {'+' if sign > 0 else '−'} {sy}", sx + sign * sy)
     if _wrap32(raw) != raw:
         raw = w.step("int32 wrap-around", f"{raw} mod 2^32", _wrap32(raw))
@@ -85,6 +94,9 @@ def _explain_binary(w: _Work):
     if e >= 0:
         v = w.step("rounding shift (ties away)", f"round({high} / 2^{e}), halves away from 0",
                    quant.rounding_divide_by_pot(high, e))
+    elif vector:  # SUB with a multiplier > 1, in the compiler's 4-lane vectorisation: the whole count
+        v = w.step("rounding shift by a negative count (vectorised)", f"RoundingDivideByPOT({high}, {e}): undefined "
+                   f"in C; litert's vectorised loop leaves the sign", 1 if high >= 0 else -1)
     else:       # MultiplyByQuantizedMultiplierSmallerThanOneExp with a multiplier > 1 (SUB accepts it)
         v = w.step("rounding shift by a negative count", f"RoundingDivideByPOT({high}, {e}): undefined in C; x86 "
                    f"takes the shift count mod 32 and cuts the mask to 32 bits",

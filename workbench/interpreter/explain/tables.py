@@ -8,7 +8,7 @@ import math
 import numpy as np
 
 from .. import quant
-from ._steps import _RANGE, _Work, _finish, _flat, _mbqm, _real, _short, _wrap16
+from ._steps import _RANGE, _Work, _finish, _flat, _mbqm, _real, _short, _wrap16, _wrap32
 from .result import _show
 
 
@@ -145,7 +145,7 @@ def _explain_logistic_tanh16(w: _Work):
     d = w.d
     x = int(w.get(w.input_slot(0))[w.pos])
     tanh = w.n.op_name == "TANH"
-    real = math.tanh(d.input_scale * x) if tanh else 1.0 / (1.0 + math.exp(-d.input_scale * x))
+    real = math.tanh(d.input_scale * x) if tanh else 0.5 + 0.5 * math.tanh(0.5 * d.input_scale * x)   # no overflow
     if d.power_of_two:
         w.recipe = f"int16 {w.n.op_name}: gemmlowp fixed point (input Q3.12, output Q0.15)"
         a = x
@@ -175,7 +175,7 @@ def _explain_logistic_tanh16(w: _Work):
     if m == 0:
         m, ls = 3 << ls, 0
     rnd = (1 << (ls - 1)) if ls > 0 else 0
-    v = w.step("onto the 1/(3·4096) grid", f"({x} · {m} + {rnd}) >> {ls}", (x * m + rnd) >> ls)
+    v = w.step("onto the 1/(3·4096) grid", f"({x} · {m} + {rnd}) >> {ls}, in int32", _wrap32(x * m + rnd) >> ls)
     frac = 8 if tanh else 9
     a = abs(v)
     uh, ut = a >> frac, a & ((1 << frac) - 1)

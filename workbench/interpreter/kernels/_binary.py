@@ -10,11 +10,11 @@ uint8 and int16:
   ADD computes the multipliers in double, SUB 2·max in float32; ADD refuses an output
   multiplier ≥ 1 (TFLite's ``QuantizeMultiplierSmallerThanOneExp`` aborts), SUB accepts it but
   still applies it with ``MultiplyByQuantizedMultiplierSmallerThanOneExp``, i.e. a rounding
-  shift by a negative count — undefined in C.  litert's x86 build then writes the output zero
-  point ± 1: +1 where the high product SRDHM(sum, multiplier) is ≥ 0, −1 where it is negative,
-  whatever the shift (measured on every int8 pair and all int16 values for shifts 1 to 40; the
-  x86 shift-count rule of :func:`quant.rounding_divide_by_pot_x86` agrees only for shifts up to
-  about 2).
+  shift by a negative count — undefined in C.  litert's x86 build computes it two ways: its
+  scalar loop takes the count mod 32 (:func:`quant.rounding_divide_by_pot_x86`), the compiler's
+  4-lane vectorisation of the loop leaves the sign (output zero point + 1 where SRDHM(difference,
+  multiplier) is ≥ 0, − 1 below); :func:`sub_vector_mask` says which outputs go which way.  The
+  multiplier must stay below 2^31 (shift ≤ 31).
 * int16 ADD / SUB with ``pot_scale_int16`` (the AddOptions / SubOptions default when the table is
   present) and power-of-two scales: the LSTM path.  Zero points 0; the input whose scale is
   smaller is rounding-shifted right by log2(s_out/s_i), added (SUB: subtracted) with int16
@@ -120,21 +120,55 @@ def _clamp(v, d) -> np.ndarray:
     return np.clip(v, d.output_activation_min, d.output_activation_max).astype(d.output_dtype)
 
 
-def add_sub_general(a, b, d, sign: int) -> np.ndarray:
-    """reference ``AddElementwise`` / ``SubElementwise`` (and the broadcast versions)."""
+def add_sub_general(a, b, d, sign: int, vectorized: bool = False) -> np.ndarray:
+    """reference ``AddElementwise`` / ``SubElementwise`` (and the broadcast versions).
+
+    SUB's output multiplier may be ≥ 1 (output shift > 0); ``MultiplyByQuantizedMultiplierSmaller
+    ThanOneExp`` then shifts right by a negative count, undefined in C.  What litert's x86 build
+    makes of it depends on where the value is computed: the scalar loop's ``sar`` takes the count
+    mod 32 (:func:`quant.rounding_divide_by_pot_x86`); the compiler's 4-lane vectorisation of the
+    loop (``vectorized=True``, see :func:`sub_vector_mask`) shifts by the whole count, which leaves
+    the sign: the output is the zero point + 1 where the high product is ≥ 0 and − 1 below."""
     mb = quant.multiply_by_quantized_multiplier_array
     x = (np.asarray(a).astype(np.int64) + d.input1_offset) << d.left_shift
     y = (np.asarray(b).astype(np.int64) + d.input2_offset) << d.left_shift
     sx = mb(x, d.input1_multiplier, d.input1_shift)
     sy = mb(y, d.input2_multiplier, d.input2_shift)
     total = quant.srdhm_array(quant.wrap_bits(sx + sign * sy, 32), d.output_multiplier)
-    if d.output_shift > 0:
-        # MultiplyByQuantizedMultiplierSmallerThanOneExp with SUB's multiplier > 1: a rounding shift by a
-        # negative count (undefined in C).  litert's x86 build then writes the sign of the high product,
-        # +1 for ≥ 0 and −1 below, whatever the count (measured for shifts 1 to 40)
+    if d.output_shift > 0 and vectorized:
         return _clamp(np.where(total >= 0, 1, -1) + d.output_offset, d)
-    raw = quant.rounding_divide_by_pot_array(total, -d.output_shift) + d.output_offset
+    raw = quant.rounding_divide_by_pot_x86(total, -d.output_shift) + d.output_offset
     return _clamp(raw, d)
+
+
+# the lanes of the compiler's vectorisation of litert's reference SUB loops (SSE, int32 × 4)
+SUB_LANES = 4
+
+
+def sub_vector_mask(shape_a, shape_b, int16: bool):
+    """Which outputs of a SUB litert computes in its compiler-vectorised loop (where only an output
+    multiplier > 1 makes a difference).  Equal shapes (after padding with leading 1s): the whole
+    tensor is one run.  A broadcast: none for uint8 / int8; for int16 every run of the trailing
+    dimensions the two inputs share (their product; 1 when the last dimension is broadcast).  In
+    each run the first ⌊run/4⌋·4 values are vectorised, the rest go through the scalar loop.
+    Measured on ai-edge-litert 2.3.0 (tests/test_quantized_elementwise.py)."""
+    n = max(len(shape_a), len(shape_b))
+    ea = (1,) * (n - len(shape_a)) + tuple(shape_a)
+    eb = (1,) * (n - len(shape_b)) + tuple(shape_b)
+    out = tuple(max(x, y) for x, y in zip(ea, eb))
+    size = int(np.prod(out, dtype=np.int64))
+    if ea == eb:
+        run = size
+    elif not int16:
+        return None
+    else:
+        run = 1
+        for x, y in zip(reversed(ea), reversed(eb)):
+            if x != y:
+                break
+            run *= x
+    pos = np.arange(size, dtype=np.int64) % max(run, 1)
+    return (pos < run // SUB_LANES * SUB_LANES).reshape(out)
 
 
 def add_sub_int8(a, b, d, sign: int) -> np.ndarray:
@@ -322,10 +356,18 @@ def quantized_reference(kind: str, a, b, d) -> np.ndarray:
         return add_sub_pot_int16(a, b, d, 1 if kind == "add" else -1)
     if d.path == "int16→8bit":
         return mul_int16_to_8bit(a, b, d)
+    if d.vector_mask is not None and kind == "add" and d.dtype == "int16":
+        # no broadcast, and the vector loop takes a prefix: compute each part once
+        n = int(np.count_nonzero(d.vector_mask))
+        x, y = (np.asarray(v).reshape(-1) for v in np.broadcast_arrays(a, b))
+        out = np.empty(x.size, np.dtype(d.output_dtype))
+        out[:n] = add_int16_vector(x[:n], y[:n], d)
+        out[n:] = add_sub_general(x[n:], y[n:], d, 1)
+        return out.reshape(d.vector_mask.shape)
     exact = mul_general(a, b, d) if kind == "mul" else add_sub_general(a, b, d, 1 if kind == "add" else -1)
     if d.vector_mask is not None:
-        if d.dtype == "int16":
-            vec = add_int16_vector(a, b, d)
+        if kind == "sub":
+            vec = add_sub_general(a, b, d, -1, vectorized=True)
         else:
             vec = vector_8bit(kind, a, b, d, d.vector_scalar_broadcast)
         return np.where(d.vector_mask, np.broadcast_to(vec, exact.shape), exact).astype(exact.dtype)
@@ -506,6 +548,13 @@ class BinaryKernel(Kernel):
                 mask = int16_add_vector_mask(sa, sb)
                 if mask is not None and mask.any():
                     d = dataclasses.replace(d, vector_mask=mask)
+            if self.int8_kind == "sub" and d.path == "general" and d.output_shift > 0:
+                mask = sub_vector_mask(sa, sb, dt == I16)
+                if mask is not None and mask.any():
+                    d = dataclasses.replace(d, vector_mask=mask)
+                    if d.table is not None:
+                        d = dataclasses.replace(d, vector_table=pair_table(
+                            dt, lambda x, y: add_sub_general(x, y, d, -1, vectorized=True)))
             return d
         code = node.params.get("fused_activation_function", 0)
         lo, hi = activation_range(code)
@@ -530,7 +579,8 @@ class BinaryKernel(Kernel):
             else:
                 out[...] = quantized_reference(self.int8_kind, a, b, d)
             return
-        self.ufunc(a, b, out=out)
+        with np.errstate(over="ignore", invalid="ignore"):      # float inf / nan silently, as TFLite
+            self.ufunc(a, b, out=out)
         apply_activation(out, d.output_activation_min, d.output_activation_max)
 
     def invoke_reference(self, context, node, d):
@@ -540,5 +590,6 @@ class BinaryKernel(Kernel):
         if isinstance(d, BinaryQuantizedData):
             out[...] = quantized_reference(self.int8_kind, a, b, d)
             return
-        self.ufunc(a, b, out=out)
+        with np.errstate(over="ignore", invalid="ignore"):      # float inf / nan silently, as TFLite
+            self.ufunc(a, b, out=out)
         apply_activation(out, d.output_activation_min, d.output_activation_max)

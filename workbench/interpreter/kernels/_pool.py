@@ -15,7 +15,7 @@ import numpy as np
 from ...errors import UnsupportedOpError
 from ._elementwise import KernelError
 from .. import quant
-from ._common import F32, PADDING_NAMES, activation_name, activation_range, check_rank, window
+from ._common import F32, PADDING_NAMES, activation_name, activation_range, check_rank, pool_window
 
 I8 = np.dtype(np.int8)
 U8 = np.dtype(np.uint8)
@@ -73,9 +73,11 @@ def prepare_pool(context, node, dtypes=(F32,) + QUANTIZED):
                                  f"TFLite needs them equal")
     n, h, w, c = check_rank(node, context, x_t, 4)
     fh, fw, sh, sw = p["filter_height"], p["filter_width"], p["stride_h"], p["stride_w"]
+    # TensorFlow's pooling.cc refuses a filter below 1; litert 2.3.0 no longer checks it and gives an
+    # empty output (_common.pool_window).  The workbench keeps the refusal: such a pool means nothing.
     if fh <= 0 or fw <= 0:
         raise KernelError(f"{node.op_name} (node {node.index}): filter {fh}x{fw} must be positive")
-    oh, ow, pt, pl = window(node, p["padding"], h, w, fh, fw, sh, sw, 1, 1)
+    oh, ow, pt, pl = pool_window(node, p["padding"], h, w, fh, fw, sh, sw)
     if dt in QUANTIZED:
         in_s, in_zp = quant.tensor_scale_zp(context, x_t)
         out_s, out_zp = quant.tensor_scale_zp(context, node.outputs[0])

@@ -1,9 +1,11 @@
 """ADD_N: the elementwise sum of N inputs of one shape and type (float32, int32), added in input
 order (TFLite: no broadcasting)."""
 
+import numpy as np
+
 from ...schema.enums import BuiltinOperator
 from ..registry import Kernel, OpData, kernel, opdata
-from ._common import F32
+from ._common import F32, FLOAT_MAX
 from ._elementwise import I32, refuse
 
 
@@ -34,6 +36,9 @@ class AddN(Kernel):
     def invoke(self, context, node, d):
         t = context.tensors
         acc = t[node.inputs[0]].copy()
-        for i in node.inputs[1:]:
-            acc += t[i]
+        with np.errstate(over="ignore", invalid="ignore"):      # float inf / nan silently, as TFLite
+            for i in node.inputs[1:]:
+                acc += t[i]
+                if acc.dtype == F32:        # litert adds pairwise through ADD's kernel: ±inf → ±FLT_MAX
+                    np.clip(acc, -FLOAT_MAX, FLOAT_MAX, out=acc)
         t[node.outputs[0]][...] = acc

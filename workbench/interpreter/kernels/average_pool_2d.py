@@ -74,9 +74,12 @@ def average_pool_quantized_numba(x, out, fh, fw, sh, sw, pt, pl, lo, hi):
                     out[b, oy, ox, k] = v
 
 
+@np.errstate(over="ignore", invalid="ignore")           # float inf / nan silently, as TFLite
 def reference(x, filt, stride, pad, out_hw, act_range) -> np.ndarray:
     n, h, w, c = x.shape
     (fh, fw), (sh, sw), (pt, pl), (oh, ow) = filt, stride, pad, out_hw
+    if n * oh * ow * c == 0:            # an empty output (VALID, input smaller than the window)
+        return np.zeros((n, oh, ow, c), np.float32)
     hp = max(pt + h, (oh - 1) * sh + fh)
     wp = max(pl + w, (ow - 1) * sw + fw)
     xp = np.zeros((n, hp, wp, c), np.float64)

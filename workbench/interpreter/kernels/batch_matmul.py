@@ -76,7 +76,8 @@ def operands(a, b, adj_x, adj_y):
 
 def reference(a, b, adj_x, adj_y):
     a, b = operands(a, b, adj_x, adj_y)
-    return np.matmul(a.astype(np.float64), b.astype(np.float64)).astype(np.float32)
+    with np.errstate(over="ignore", invalid="ignore"):      # float inf / nan silently, as TFLite
+        return np.matmul(a.astype(np.float64), b.astype(np.float64)).astype(np.float32)
 
 
 def requantize(acc, d, out, jit: bool) -> None:
@@ -186,7 +187,8 @@ class BatchMatMul(Kernel):
                 acc = np.matmul(a.astype(d.float_dtype) - za, b.astype(d.float_dtype) - zb)
             requantize(acc, d, out, jit=True)
             return
-        out[...] = np.matmul(a, b)
+        with np.errstate(over="ignore", invalid="ignore"):      # float inf / nan silently, as TFLite
+            out[...] = np.matmul(a, b)
 
     def invoke_reference(self, context, node, d):
         t = context.tensors

@@ -23,7 +23,7 @@ from ...errors import UnsupportedOpError
 from ...schema.enums import BuiltinOperator
 from .. import quant
 from ..registry import Kernel, OpData, kernel, opdata
-from ._common import activation_name, activation_range, apply_activation, normalize_axis
+from ._common import activation_name, activation_range, apply_activation, clamps, normalize_axis
 
 U8, I8, I16 = np.dtype(np.uint8), np.dtype(np.int8), np.dtype(np.int16)
 TYPES = tuple(np.dtype(t) for t in (np.float32, np.float16, np.uint8, np.int8, np.int16, np.int32, np.int64,
@@ -140,7 +140,7 @@ class Concatenation(Kernel):
             np.concatenate(parts, axis=d.axis, out=out)
             return
         np.concatenate([t[i] for i in node.inputs], axis=d.axis, out=out)
-        if out.dtype.kind == "f":
+        if out.dtype.kind == "f" and clamps(d.output_activation_min, d.output_activation_max):
             apply_activation(out, d.output_activation_min, d.output_activation_max)
 
     def invoke_reference(self, context, node, d):

@@ -98,12 +98,15 @@ def padded_shape(x_shape, f_h, f_w, oh, ow, sh, sw, dh, dw, pt, pl) -> tuple:
     return n, max(pt + h, need_h), max(pl + w, need_w), c
 
 
+@np.errstate(over="ignore", invalid="ignore")           # float inf / nan silently, as TFLite
 def reference(x, filt, bias, stride, dilation, pad, out_hw, act_range) -> np.ndarray:
     """The slow, obvious conv: zero-pad, then for every filter tap add (window slice) @ W_tap^T."""
     n, h, w, c = x.shape
     o, kh, kw, ci = filt.shape
     groups = c // ci
     (sh, sw), (dh, dw), (pt, pl), (oh, ow) = stride, dilation, pad, out_hw
+    if n * oh * ow * o == 0:            # an empty output (VALID, input smaller than the window)
+        return np.zeros((n, oh, ow, o), np.float32)
     xp = np.zeros(padded_shape(x.shape, kh, kw, oh, ow, sh, sw, dh, dw, pt, pl), np.float32)
     xp[:, pt:pt + h, pl:pl + w, :] = x
     out = np.zeros((n, oh, ow, o), np.float32)
@@ -213,6 +216,8 @@ def reference_int8(x, filt, bias, stride, dilation, pad, out_hw, d) -> np.ndarra
     o, kh, kw, ci = filt.shape
     groups = c // ci
     (sh, sw), (dh, dw), (pt, pl), (oh, ow) = stride, dilation, pad, out_hw
+    if n * oh * ow * o == 0:            # an empty output
+        return np.zeros((n, oh, ow, o), np.int8)
     xp = np.zeros(padded_shape(x.shape, kh, kw, oh, ow, sh, sw, dh, dw, pt, pl), np.int64)
     xp[:, pt:pt + h, pl:pl + w, :] = x.astype(np.int64) - d.input_zero_point
     acc = np.zeros((n, oh, ow, o), np.int64)
@@ -384,6 +389,8 @@ def conv_sums_int64(x, filt, stride, dilation, pad, out_hw) -> np.ndarray:
     o, kh, kw, ci = filt.shape
     groups = c // ci
     (sh, sw), (dh, dw), (pt, pl), (oh, ow) = stride, dilation, pad, out_hw
+    if n * oh * ow * o == 0:            # an empty output
+        return np.zeros((n, oh, ow, o), np.int64)
     xp = np.zeros(padded_shape(x.shape, kh, kw, oh, ow, sh, sw, dh, dw, pt, pl), np.int64)
     xp[:, pt:pt + h, pl:pl + w, :] = x
     acc = np.zeros((n, oh, ow, o), np.int64)
@@ -583,6 +590,7 @@ class Conv2D(Kernel):
                           activation_name(p["fused_activation_function"]), lo, hi, impl, weights,
                           None if bias_v is None else np.ascontiguousarray(bias_v, np.float32), padded, cols, scratch)
 
+    @np.errstate(over="ignore", invalid="ignore")       # float inf / nan silently, as TFLite
     def invoke(self, context, node, d):
         if type(d) is Conv2DHybridData:
             return invoke_hybrid(context, node, d)
@@ -682,6 +690,8 @@ def _padded_sums(xp, f, groups, stride, dilation, out_hw) -> np.ndarray:
     n = xp.shape[0]
     o, kh, kw, ci = f.shape
     (sh, sw), (dh, dw), (oh, ow) = stride, dilation, out_hw
+    if n * oh * ow * o == 0:            # an empty output
+        return np.zeros((n, oh, ow, o), np.int64)
     acc = np.zeros((n, oh, ow, o), np.int64)
     per_group = o // groups
     for g in range(groups):

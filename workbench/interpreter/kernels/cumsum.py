@@ -19,7 +19,8 @@ class CumsumData(OpData):
 
 def reference(x, axis, exclusive, reverse):
     v = np.flip(x, axis) if reverse else x
-    s = np.cumsum(v, axis=axis, dtype=x.dtype)
+    with np.errstate(over="ignore", invalid="ignore"):      # float inf / nan silently, as TFLite
+        s = np.cumsum(v, axis=axis, dtype=x.dtype)
     if exclusive:
         s = np.concatenate([np.zeros_like(np.take(s, [0], axis=axis)), np.take(s, range(s.shape[axis] - 1), axis=axis)],
                            axis=axis) if s.shape[axis] else s

@@ -65,12 +65,15 @@ class DepthwiseConv2DData(DepthwiseGeometry):
     bias: object = None        # float32 [C*M]
 
 
+@np.errstate(over="ignore", invalid="ignore")           # float inf / nan silently, as TFLite
 def reference(x, filt, bias, stride, dilation, pad, out_hw, act_range) -> np.ndarray:
     """Zero-pad, repeat each input channel M times, then add every tap's shifted window x weight."""
     n, h, w, c = x.shape
     _, kh, kw, co = filt.shape
     mult = co // c
     (sh, sw), (dh, dw), (pt, pl), (oh, ow) = stride, dilation, pad, out_hw
+    if n * oh * ow * co == 0:           # an empty output (VALID, input smaller than the window)
+        return np.zeros((n, oh, ow, co), np.float32)
     need_h = (oh - 1) * sh + (kh - 1) * dh + 1
     need_w = (ow - 1) * sw + (kw - 1) * dw + 1
     xp = np.zeros((n, max(pt + h, need_h), max(pl + w, need_w), c), np.float32)
@@ -189,6 +192,8 @@ def reference_int8(x, filt, bias, stride, dilation, pad, out_hw, d) -> np.ndarra
     _, kh, kw, co = filt.shape
     mult = co // c
     (sh, sw), (dh, dw), (pt, pl), (oh, ow) = stride, dilation, pad, out_hw
+    if n * oh * ow * co == 0:           # an empty output
+        return np.zeros((n, oh, ow, co), np.int8)
     need_h = (oh - 1) * sh + (kh - 1) * dh + 1
     need_w = (ow - 1) * sw + (kw - 1) * dw + 1
     xp = np.zeros((n, max(pt + h, need_h), max(pl + w, need_w), c), np.int64)
@@ -366,6 +371,8 @@ def depthwise_sums_int64(x, filt, stride, dilation, pad, out_hw) -> np.ndarray:
     _, kh, kw, co = filt.shape
     mult = co // c
     (sh, sw), (dh, dw), (pt, pl), (oh, ow) = stride, dilation, pad, out_hw
+    if n * oh * ow * co == 0:           # an empty output
+        return np.zeros((n, oh, ow, co), np.int64)
     need_h = (oh - 1) * sh + (kh - 1) * dh + 1
     need_w = (ow - 1) * sw + (kw - 1) * dw + 1
     xp = np.zeros((n, max(pt + h, need_h), max(pl + w, need_w), c), np.int64)
@@ -651,6 +658,8 @@ def depthwise_sums_offsets(x, filt, in_offsets, w_zp, d) -> np.ndarray:
     mult = co // c
     (sh, sw), (dh, dw), (pt, pl), (oh, ow) = ((d.stride_h, d.stride_w), (d.dilation_h, d.dilation_w),
                                              (d.pad_top, d.pad_left), d.output_shape[1:3])
+    if n * oh * ow * co == 0:           # an empty output
+        return np.zeros((n, oh, ow, co), np.int64)
     need_h = (oh - 1) * sh + (kh - 1) * dh + 1
     need_w = (ow - 1) * sw + (kw - 1) * dw + 1
     xp = np.zeros((n, max(pt + h, need_h), max(pl + w, need_w), c), np.int64)

@@ -2,7 +2,8 @@
 differ in shape beyond rank 4), and quantized uint8, int8 and int16 (v1).
 
 Quantized (``div.cc``): a divisor equal to its zero point (a real 0) stops litert ("data[i] !=
-zero_point was not true"), and this kernel raises :class:`KernelError`.
+zero_point was not true"), and this kernel raises :class:`KernelError`.  float32: x/0 is ±inf and
+0/0 nan, silently as in TFLite (no numpy RuntimeWarning).
 output_multiplier / output_shift come from s1 / (s2·s_out) (float32 arithmetic).
 
 Per element (``DivElementwise``, for every type and with or without broadcasting): a = x − zp1,
@@ -118,7 +119,9 @@ class Div(BinaryKernel):
 
     def invoke(self, context, node, d):
         if type(d) is not DivQuantizedData:
-            return super().invoke(context, node, d)
+            # float32: x/0 = ±inf and 0/0 = nan, silently as in TFLite (no numpy RuntimeWarning)
+            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+                return super().invoke(context, node, d)
         t = context.tensors
         a, b, out = t[node.inputs[0]], t[node.inputs[1]], t[node.outputs[0]]
         check_divisor(node, b, -d.input2_offset)
@@ -129,7 +132,8 @@ class Div(BinaryKernel):
 
     def invoke_reference(self, context, node, d):
         if type(d) is not DivQuantizedData:
-            return super().invoke_reference(context, node, d)
+            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+                return super().invoke_reference(context, node, d)
         t = context.tensors
         a, b = t[node.inputs[0]], t[node.inputs[1]]
         check_divisor(node, b, -d.input2_offset)

@@ -67,10 +67,11 @@ class FullyConnectedData(OpData):
 
 def reference(x, w, b, act_range):
     k = w.shape[1]
-    y = x.reshape(-1, k).astype(np.float64) @ w.astype(np.float64).T
-    if b is not None:
-        y = y + b
-    return np.clip(y, *act_range).astype(np.float32)
+    with np.errstate(over="ignore", invalid="ignore"):      # float inf / nan silently, as TFLite
+        y = x.reshape(-1, k).astype(np.float64) @ w.astype(np.float64).T
+        if b is not None:
+            y = y + b
+        return np.clip(y, *act_range).astype(np.float32)
 
 
 @opdata
@@ -363,12 +364,13 @@ class FullyConnected(Kernel):
             return
         out2d = t[node.outputs[0]].reshape(d.batch, d.units)
         wt = d.weights_t if d.weights_t is not None else t[node.inputs[1]].T
-        np.matmul(t[node.inputs[0]].reshape(d.batch, d.depth), wt, out=out2d)
         b_t = node.input(2)
-        if d.bias is not None:
-            out2d += d.bias
-        elif b_t >= 0:
-            out2d += t[b_t]
+        with np.errstate(over="ignore", invalid="ignore"):      # float inf / nan silently, as TFLite
+            np.matmul(t[node.inputs[0]].reshape(d.batch, d.depth), wt, out=out2d)
+            if d.bias is not None:
+                out2d += d.bias
+            elif b_t >= 0:
+                out2d += t[b_t]
         apply_activation(out2d, d.output_activation_min, d.output_activation_max)
 
     def invoke_reference(self, context, node, d):

@@ -48,11 +48,12 @@ class GeluData(OpData):
 
 def reference(x: np.ndarray, approximate: bool) -> np.ndarray:
     v = x.astype(np.float64)
-    if approximate:
-        y = 0.5 * v * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (v + 0.044715 * v ** 3)))
-    else:
-        y = 0.5 * v * (1.0 + _erf(v / math.sqrt(2.0)).astype(np.float64))
-    return y.astype(np.float32)
+    with np.errstate(over="ignore", invalid="ignore"):      # -inf · 0 = nan silently, as TFLite
+        if approximate:
+            y = 0.5 * v * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (v + 0.044715 * v ** 3)))
+        else:
+            y = 0.5 * v * (1.0 + _erf(v / math.sqrt(2.0)).astype(np.float64))
+        return y.astype(np.float32)
 
 
 @kernel(BuiltinOperator.GELU, versions=(1, 2))

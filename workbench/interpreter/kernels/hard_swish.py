@@ -86,7 +86,8 @@ def hard_swish_quantized(x, d, vector: bool = False) -> np.ndarray:
 
 def reference(x):
     x = x.astype(np.float64)
-    return (x * np.minimum(6.0, np.maximum(0.0, x + 3.0)) / 6.0).astype(np.float32)
+    with np.errstate(over="ignore", invalid="ignore"):      # float inf / nan silently, as TFLite
+        return (x * np.minimum(6.0, np.maximum(0.0, x + 3.0)) / 6.0).astype(np.float32)
 
 
 @kernel(BuiltinOperator.HARD_SWISH, versions=(1,))
@@ -119,10 +120,11 @@ class HardSwish(UnaryKernel):
             return
         x = context.tensors[node.inputs[0]]
         out = context.tensors[node.outputs[0]]
-        np.add(x, np.float32(3), out=out)
-        np.clip(out, np.float32(0), np.float32(6), out=out)
-        out *= x
-        out /= np.float32(6)
+        with np.errstate(over="ignore", invalid="ignore"):      # float inf / nan silently, as TFLite
+            np.add(x, np.float32(3), out=out)
+            np.clip(out, np.float32(0), np.float32(6), out=out)
+            out *= x
+            out /= np.float32(6)
 
     def invoke_reference(self, context, node, d):
         if invoke_quantized(self, context, node, d, reference=True):

@@ -44,8 +44,9 @@ class L2NormalizationQuantizedData(OpData):
 
 def reference(x: np.ndarray) -> np.ndarray:
     v = x.astype(np.float64)
-    norm = np.sqrt((v * v).sum(axis=-1, keepdims=True))
-    return (v / np.maximum(norm, EPSILON)).astype(np.float32)
+    with np.errstate(over="ignore", invalid="ignore"):      # inf / inf = nan silently, as TFLite
+        norm = np.sqrt((v * v).sum(axis=-1, keepdims=True))
+        return (v / np.maximum(norm, EPSILON)).astype(np.float32)
 
 
 def _row_multipliers(acc: np.ndarray):

@@ -37,6 +37,7 @@ class LocalResponseNormalization(Kernel):
                                               float(np.float32(p.get("alpha", 0.0))),
                                               float(np.float32(p.get("beta", 0.0))))
 
+    @np.errstate(over="ignore", invalid="ignore", divide="ignore")   # float inf / nan silently, as TFLite
     def invoke(self, context, node, d):
         x = context.tensors[node.inputs[0]]
         sq = (x * x).astype(np.float32)
@@ -49,6 +50,7 @@ class LocalResponseNormalization(Kernel):
         base = (np.float32(d.bias) + np.float32(d.alpha) * window).astype(np.float32)
         context.tensors[node.outputs[0]][...] = x * np.power(base, np.float32(-d.beta))
 
+    @np.errstate(over="ignore", invalid="ignore", divide="ignore")
     def invoke_reference(self, context, node, d):
         x = context.tensors[node.inputs[0]]
         out = np.empty_like(x)

@@ -43,7 +43,8 @@ class LogSoftmaxQuantizedData(OpData):
 def reference(x: np.ndarray) -> np.ndarray:
     v = x.astype(np.float64)
     m = v.max(axis=-1, keepdims=True)
-    return (v - m - np.log(np.exp(v - m).sum(axis=-1, keepdims=True))).astype(np.float32)
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):     # inf - inf = nan silently, as TFLite
+        return (v - m - np.log(np.exp(v - m).sum(axis=-1, keepdims=True))).astype(np.float32)
 
 
 def log_softmax_quantized(x: np.ndarray, d: LogSoftmaxQuantizedData, row_by_row: bool = False) -> np.ndarray:

@@ -15,7 +15,10 @@ scale 1/32768.  Two arithmetic paths, chosen by the input scale:
   while it is ≤ 16383.5; x' = (x·input_multiplier + round) >> input_left_shift puts the input on a
   1/(3·4096) grid, and a 256-entry table of sigmoid(i/24) (unsigned Q0.16) with linear
   interpolation on the low 9 bits gives the result (``reference_integer_ops::Logistic``, which
-  litert also runs for these scales).
+  litert also runs for these scales).  x·input_multiplier is int32 arithmetic: for input scales
+  above about 5.3 it wraps, and so does this kernel.  An input scale whose multiplier leaves the
+  int32 range (above about 1.7e5; ``static_cast<int32_t>`` is then undefined) or truncates to 0
+  even after the largest left shift (below about 3.8e-14) is refused with a ModelError.
 """
 
 from __future__ import annotations

@@ -141,7 +141,8 @@ class MeanData(OpData):
 
 
 def reference(x: np.ndarray, axes: tuple, keep_dims: bool) -> np.ndarray:
-    return np.mean(x.astype(np.float64), axis=axes, keepdims=keep_dims).astype(np.float32)
+    with np.errstate(over="ignore", invalid="ignore"):      # float inf / nan silently, as TFLite
+        return np.mean(x.astype(np.float64), axis=axes, keepdims=keep_dims).astype(np.float32)
 
 
 @kernel(BuiltinOperator.MEAN, versions=(1, 2, 3))
@@ -174,7 +175,8 @@ class Mean(Kernel):
         if type(d) is MeanQuantizedData:
             out[...] = mean_quantized(x, d)
             return
-        np.mean(x, axis=d.axes, keepdims=d.keep_dims, out=out)
+        with np.errstate(over="ignore", invalid="ignore"):  # float inf / nan silently, as TFLite
+            np.mean(x, axis=d.axes, keepdims=d.keep_dims, out=out)
 
     def invoke_reference(self, context, node, d):
         if type(d) is MeanQuantizedData:

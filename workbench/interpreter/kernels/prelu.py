@@ -51,7 +51,8 @@ class PreluQuantizedData(OpData):
 
 
 def reference(x, alpha):
-    return np.where(x >= 0, x, x * alpha).astype(np.float32)
+    with np.errstate(over="ignore", invalid="ignore"):
+        return np.where(x >= 0, x, x * alpha).astype(np.float32)
 
 
 def prelu_quantized(x, alpha, d) -> np.ndarray:
@@ -108,7 +109,8 @@ class Prelu(Kernel):
             else:
                 out[...] = prelu_quantized(x, alpha, d)
             return
-        np.multiply(x, alpha, out=out)
+        with np.errstate(over="ignore", invalid="ignore"):  # float inf / nan silently, as TFLite
+            np.multiply(x, alpha, out=out)
         np.copyto(out, x, where=x >= 0)
 
     def invoke_reference(self, context, node, d):

@@ -63,6 +63,7 @@ def _split(mode: str):
     return np.dtype(src), np.dtype(dst)
 
 
+@np.errstate(over="ignore", invalid="ignore")           # inf / nan inputs: no numpy RuntimeWarning
 def affine_quantize(x: np.ndarray, scale: float, zero_point: int, dtype) -> np.ndarray:
     """litert's per-tensor float → integer quantization (8-wide vector part + scalar tail)."""
     lo, hi = RANGE[np.dtype(dtype)]
@@ -76,6 +77,7 @@ def affine_quantize(x: np.ndarray, scale: float, zero_point: int, dtype) -> np.n
     return np.clip(q, lo, hi).astype(dtype).reshape(np.shape(x))
 
 
+@np.errstate(over="ignore", invalid="ignore")
 def per_channel_quantize(x: np.ndarray, scales, zero_points, axis: int, dtype) -> np.ndarray:
     lo, hi = RANGE[np.dtype(dtype)]
     shape = [1] * x.ndim

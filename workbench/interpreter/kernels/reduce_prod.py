@@ -52,7 +52,8 @@ class ReduceProdData(OpData):
 
 
 def reference(x: np.ndarray, axes: tuple, keep: bool) -> np.ndarray:
-    return np.prod(x, axis=axes, keepdims=keep, dtype=x.dtype)
+    with np.errstate(over="ignore", invalid="ignore"):      # float inf / nan silently, as TFLite
+        return np.prod(x, axis=axes, keepdims=keep, dtype=x.dtype)
 
 
 def reference_quantized(x: np.ndarray, d) -> np.ndarray:

@@ -64,6 +64,7 @@ def source_positions(out_size, in_size, align_corners, half_pixel):
     return lo, hi, (src - lo.astype(np.float32)).astype(np.float32)
 
 
+@np.errstate(over="ignore", invalid="ignore")           # float inf · 0 = nan silently, as TFLite
 def reference(x, out_hw, align_corners, half_pixel):
     """Per output pixel, the four-neighbour formula written out."""
     n, h, w, c = x.shape
@@ -302,6 +303,7 @@ class ResizeBilinear(_ResizeBase):
         x0, x1, dx = source_positions(ow, w, ac, hp)
         return ResizeBilinearData((n, oh, ow, c), ac, hp, y0, y1, dy.reshape(-1, 1, 1), x0, x1, dx.reshape(-1, 1))
 
+    @np.errstate(over="ignore", invalid="ignore")       # float inf · 0 = nan silently, as TFLite
     def invoke(self, context, node, d):
         x = context.tensors[node.inputs[0]]
         out = context.tensors[node.outputs[0]]

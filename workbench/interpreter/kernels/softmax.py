@@ -241,9 +241,10 @@ def reference_float16(x: np.ndarray, beta: float) -> np.ndarray:
 
 
 def reference(x: np.ndarray, beta: float) -> np.ndarray:
-    z = (x.astype(np.float64) - x.max(axis=-1, keepdims=True)) * beta
-    e = np.exp(z)
-    return (e / e.sum(axis=-1, keepdims=True)).astype(np.float32)
+    with np.errstate(over="ignore", invalid="ignore"):      # inf - inf = nan silently, as TFLite
+        z = (x.astype(np.float64) - x.max(axis=-1, keepdims=True)) * beta
+        e = np.exp(z)
+        return (e / e.sum(axis=-1, keepdims=True)).astype(np.float32)
 
 
 @kernel(BuiltinOperator.SOFTMAX, versions=(1, 2, 3, 4))
@@ -312,11 +313,12 @@ class Softmax(Kernel):
         if type(d) is SoftmaxFloat16Data:
             out[...] = softmax_float16(x, d.beta)
             return
-        np.subtract(x, x.max(axis=-1, keepdims=True), out=out)
-        if d.beta != 1.0:
-            out *= np.float32(d.beta)
-        np.exp(out, out=out)
-        out /= out.sum(axis=-1, keepdims=True)
+        with np.errstate(over="ignore", invalid="ignore"):      # inf - inf = nan silently, as TFLite
+            np.subtract(x, x.max(axis=-1, keepdims=True), out=out)
+            if d.beta != 1.0:
+                out *= np.float32(d.beta)
+            np.exp(out, out=out)
+            out /= out.sum(axis=-1, keepdims=True)
 
     def invoke_reference(self, context, node, d):
         x = context.tensors[node.inputs[0]]

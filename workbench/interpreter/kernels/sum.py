@@ -46,7 +46,8 @@ class SumData(OpData):
 
 
 def reference(x: np.ndarray, axes: tuple, keep: bool) -> np.ndarray:
-    return np.sum(x, axis=axes, keepdims=keep, dtype=x.dtype)
+    with np.errstate(over="ignore", invalid="ignore"):      # float inf / nan silently, as TFLite
+        return np.sum(x, axis=axes, keepdims=keep, dtype=x.dtype)
 
 
 def sum_quantized(x: np.ndarray, d) -> np.ndarray:

@@ -10,7 +10,8 @@ int16 (``activations.cc`` TanhPrepare / TanhEval): zero points 0, output scale 2
   saturation) — ``optimized_ops::Tanh``, what litert runs.
 * any other scale: the input is moved to a 1/(3·4096) grid with input_multiplier /
   input_left_shift (as for LOGISTIC) and tanh(x) = 2·sigmoid(2x) − 1 is read from the sigmoid
-  table with 8 fraction bits (``reference_integer_ops::Tanh``).
+  table with 8 fraction bits (``reference_integer_ops::Tanh``).  As for LOGISTIC, x·input_multiplier
+  wraps in int32 for large input scales, and scales whose multiplier is beyond int32 or 0 are refused.
 """
 
 from __future__ import annotations

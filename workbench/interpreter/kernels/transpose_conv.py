@@ -3,7 +3,9 @@
 Each input pixel (y, x) scatters its weighted values to output rows y*S_h - pad_h + fy and columns
 x*S_w - pad_w + fx; taps landing outside the output are dropped; then the bias, then the fused
 activation (version 4).  The output size is given, not computed; the padding is the forward-conv
-padding of that output size (TFLITE_FACTS §3.3, dilation 1).
+padding of that output size (TFLITE_FACTS §3.3, dilation 1).  litert (2.3.0) refuses an output
+shape whose forward convolution would not give back the input's height and width, and empty inputs
+or outputs (:func:`workbench.interpreter.kernels._common.transpose_window`).
 
 Fast path: one matrix product input[N*H*W, I] @ W[I, KH*KW*O] gives every pixel's scattered
 contributions ("columns"); a numba loop (col2im) adds them into place.
@@ -37,7 +39,7 @@ from ...schema.enums import BuiltinOperator
 from .._jit import njit
 from ..registry import Kernel, OpData, kernel, opdata
 from .. import quant
-from ._common import F32, PADDING_NAMES, activation_name, activation_range, out_size, pad_before
+from ._common import F32, PADDING_NAMES, activation_name, activation_range, transpose_window
 from ._elementwise import KernelError
 
 
@@ -66,6 +68,9 @@ def reference(x, filt, bias, stride, pad, out_shape, act_range):
     co, kh, kw, _ = filt.shape
     (sh, sw), (pt, pl) = stride, pad
     oh, ow = out_shape[1], out_shape[2]
+    if x.size == 0 or n * oh * ow * co == 0:     # nothing to scatter (an empty input) or to keep
+        out = np.zeros((n, oh, ow, co), np.float32) + (np.float32(0) if bias is None else bias)
+        return np.clip(out, *act_range).astype(np.float32)
     canvas = np.zeros((n, max((h - 1) * sh + kh, pt + oh), max((w - 1) * sw + kw, pl + ow), co), np.float32)
     for ky in range(kh):
         for kx in range(kw):
@@ -214,6 +219,8 @@ def scatter_sums_int64(x, filt, stride, pad, out_hw, in_zp) -> np.ndarray:
     n, h, w, ci = x.shape
     co, kh, kw, _ = filt.shape
     (sh, sw), (pt, pl), (oh, ow) = stride, pad, out_hw
+    if x.size == 0 or n * oh * ow * co == 0:     # nothing to scatter (an empty input) or to keep
+        return np.zeros((n, oh, ow, co), np.int64)
     canvas = np.zeros((n, max((h - 1) * sh + kh, pt + oh), max((w - 1) * sw + kw, pl + ow), co), np.int64)
     xs = x.astype(np.int64) - in_zp
     f = filt.astype(np.int64)
@@ -322,8 +329,7 @@ def prepare_quantized(context, node, p):
     if sh <= 0 or sw <= 0 or padding not in (1, 2):
         raise UnsupportedOpError(f"TRANSPOSE_CONV (node {node.index}): strides ({sh}, {sw}) / padding "
                                  f"{PADDING_NAMES.get(padding, padding)} unusable (absent options table?)")
-    pt, _ = pad_before(sh, 1, out[1], fs[1], out_size(padding, out[1], fs[1], sh, 1))
-    pl, _ = pad_before(sw, 1, out[2], fs[2], out_size(padding, out[2], fs[2], sw, 1))
+    pt, pl = transpose_window(node, padding, out[1], out[2], fs[1], fs[2], sh, sw, xs[1], xs[2])
     co, kh, kw, ci = fs
     f_scales, _, _ = quant.quant_params(context, f_t)
     eff, mult, shift = quant.per_channel_multipliers(in_s, f_scales, out_s, co)
@@ -390,8 +396,7 @@ class TransposeConv(TransposeConvBase):
         if sh <= 0 or sw <= 0 or padding not in (1, 2):
             raise UnsupportedOpError(f"TRANSPOSE_CONV (node {node.index}): strides ({sh}, {sw}) / padding "
                                      f"{PADDING_NAMES.get(padding, padding)} unusable (absent options table?)")
-        pt, _ = pad_before(sh, 1, out[1], fs[1], out_size(padding, out[1], fs[1], sh, 1))
-        pl, _ = pad_before(sw, 1, out[2], fs[2], out_size(padding, out[2], fs[2], sw, 1))
+        pt, pl = transpose_window(node, padding, out[1], out[2], fs[1], fs[2], sh, sw, xs[1], xs[2])
         context.set_output(node.outputs[0], out, F32)
         return self.make_data(context, node, PADDING_NAMES[padding], sh, sw, pt, pl, out,
                               p.get("fused_activation_function", 0))
@@ -506,7 +511,7 @@ def reference_uint8(x, filt, bias, d) -> np.ndarray:
     canvas = np.zeros((n, max((h - 1) * sh + kh, pt + oh), max((w - 1) * sw + kw, pl + ow), co), np.int64)
     xs = x.astype(np.int64) - d.input_zero_point
     f = filt.astype(np.int64) - d.filter_zero_point
-    for ky in range(kh):
+    for ky in range(kh if x.size else 0):       # an empty input scatters nothing
         for kx in range(kw):
             canvas[:, ky:ky + (h - 1) * sh + 1:sh, kx:kx + (w - 1) * sw + 1:sw, :] += xs @ f[:, ky, kx, :].T
     acc = canvas[:, pt:pt + oh, pl:pl + ow, :]
@@ -539,8 +544,7 @@ def prepare_uint8(context, node, p):
     if sh <= 0 or sw <= 0 or padding not in (1, 2):
         raise UnsupportedOpError(f"TRANSPOSE_CONV (node {node.index}): strides ({sh}, {sw}) / padding "
                                  f"{PADDING_NAMES.get(padding, padding)} unusable (absent options table?)")
-    pt, _ = pad_before(sh, 1, out[1], fs[1], out_size(padding, out[1], fs[1], sh, 1))
-    pl, _ = pad_before(sw, 1, out[2], fs[2], out_size(padding, out[2], fs[2], sw, 1))
+    pt, pl = transpose_window(node, padding, out[1], out[2], fs[1], fs[2], sh, sw, xs[1], xs[2])
     co, kh, kw, ci = fs
     code = p.get("fused_activation_function", 0)
     lo, hi = quant.activation_range_quantized(code, out_s, out_zp, 0, 255)
