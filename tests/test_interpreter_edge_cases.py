@@ -106,7 +106,6 @@ def _input(b, rng, kind, shape):
 
 
 def _weights(b, rng, kind, shape, channels, axis):
-    _, w_dt, _, _ = QUANT[kind]
     if kind == "float32":
         return b.constant("w", small(rng, np.float32, shape)), np.ones(channels)
     if kind == "uint8":

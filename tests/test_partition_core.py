@@ -12,8 +12,8 @@ from workbench.partition import (
     GraphView, TargetError, list_targets, load_target, parse_target, partition, partition_graph,
 )
 from workbench.schema import (
-    ActivationFunctionType, BuiltinOperator as B, DepthwiseConv2DOptions, ModelBuilder, Padding, Pool2DOptions,
-    TensorType,
+    ActivationFunctionType, BuiltinOperator as B, ConcatenationOptions, DepthwiseConv2DOptions, ModelBuilder, Padding,
+    Pool2DOptions, TensorType,
 )
 
 # ------------------------------------------------------------------------------------------------
@@ -193,6 +193,40 @@ def test_graphview_chains_side_effect_ops_in_plan_order():
     assert g.control_edges == ((0, 2), (2, 3))
 
 
+def test_graphview_knows_which_subgraphs_a_node_calls(corpus_paths):
+    from workbench import load
+
+    g = GraphView(load(corpus_paths["openwakeword_hey_jarvis"]))
+    assert g.calls == {25: (2, 1)} and g.reachable_subgraphs(25) == [2, 1]
+    assert g.view(2).num_nodes == 26 and g.view(2).view(0) is g
+    wake = GraphView(load(corpus_paths["microwakeword_alexa"]))
+    assert wake.calls == {0: (1,)}
+    links = wake.resource_links()
+    assert len(links.nodes) == 6 and all(0 in nodes for nodes in links.nodes.values())   # CALL_ONCE: every variable
+    assert links.names[("var", "", "stream_6/states")] == "stream_6/states"
+    assert links.nodes[("var", "", "stream_6/states")] == (0, 3, 10, 13)
+    assert GraphView(worked_example_model()).calls == {}
+
+
+def test_the_new_target_constraints_give_exact_reasons(tmp_path):
+    doc = {"name": "q", "ops": {"CONCATENATION": {"min_inputs": 2, "max_inputs": 3},
+                                "QUANTIZE": {"dtype_pairs": [["FLOAT32", "INT8"]]}},
+           "cost": {"macs_per_cycle": 1, "clock_mhz": 1, "bandwidth_mb_s": 1}}
+    t = parse_target(doc)
+    b = ModelBuilder()
+    xs = [b.input(f"x{k}", [1, 2]) for k in range(4)]
+    y = b.tensor("y", [1, 8])
+    b.op(B.CONCATENATION, xs, [y], ConcatenationOptions(axis=1))
+    q = b.tensor("q", [1, 8], np.uint8, quantization={"scale": 0.1, "zero_point": 128})
+    b.op(B.QUANTIZE, [y], [q])
+    b.output(q)
+    plan = partition(b.build(), t, "tflite")
+    assert plan.placements[0].reason == "CONCATENATION: 4 inputs, the target takes 2 to 3"
+    assert plan.placements[1].reason == ("QUANTIZE: FLOAT32 → UINT8 not among the type pairs it takes "
+                                         "(FLOAT32 → INT8)")
+    assert t.variables == "private" and load_target("xnnpack").variables == "shared"
+
+
 def test_tflite_strategy_on_the_worked_example_model(tmp_path):
     plan = partition(worked_example_model(), mul_only_target(tmp_path), "tflite")
     assert [p.nodes for p in plan.partitions] == [(2, 3)]
@@ -321,6 +355,23 @@ def test_shipped_targets_load():
     ({"name": "x", "ops": {"ADD": {}}, "cost": {"macs_per_cycle": 1, "clock_mhz": 1}}, "cost.bandwidth_mb_s: missing"),
     ({"name": "x", "ops": {"ADD": {}}, "cost": {"macs_per_cycle": 0, "clock_mhz": 1, "bandwidth_mb_s": 1}},
      "cost.macs_per_cycle: expected a positive number, got 0"),
+    ({"name": "x", "ops": {"QUANTIZE": {"dtype_pairs": [["INT8"]]}}, "cost": {"macs_per_cycle": 1, "clock_mhz": 1,
+                                                                              "bandwidth_mb_s": 1}},
+     "ops.QUANTIZE.dtype_pairs: expected a non-empty list of [input type, output type] pairs, got [['INT8']]"),
+    ({"name": "x", "ops": {"QUANTIZE": {"dtype_pairs": [["INT8", "UINT9"]]}},
+      "cost": {"macs_per_cycle": 1, "clock_mhz": 1, "bandwidth_mb_s": 1}},
+     "ops.QUANTIZE.dtype_pairs: 'UINT9' is not a TensorType (did you mean 'UINT8'?)"),
+    ({"name": "x", "ops": {"CONCATENATION": {"max_inputs": 0}}, "cost": {"macs_per_cycle": 1, "clock_mhz": 1,
+                                                                        "bandwidth_mb_s": 1}},
+     "ops.CONCATENATION.max_inputs: expected a positive integer, got 0"),
+    ({"name": "x", "ops": {"IF": {"subgraphs": "yes"}}, "cost": {"macs_per_cycle": 1, "clock_mhz": 1,
+                                                                "bandwidth_mb_s": 1}},
+     "ops.IF.subgraphs: expected true or false, got 'yes'"),
+    ({"name": "x", "defaults": {"subgraphs": True}, "ops": {"IF": {}},
+      "cost": {"macs_per_cycle": 1, "clock_mhz": 1, "bandwidth_mb_s": 1}}, "defaults.subgraphs: unknown constraint"),
+    ({"name": "x", "variables": "global", "ops": {"ADD": {}},
+      "cost": {"macs_per_cycle": 1, "clock_mhz": 1, "bandwidth_mb_s": 1}},
+     "variables: expected one of 'private', 'shared', got 'global'"),
 ])
 def test_bad_target_files_say_where_and_what(tmp_path, doc, message):
     p = tmp_path / "bad.json"

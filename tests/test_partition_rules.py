@@ -285,7 +285,8 @@ def test_a_target_that_runs_the_branches_takes_if_with_its_subgraphs(tmp_path, f
 def test_a_branch_node_the_target_does_not_take_keeps_if_on_the_cpu(tmp_path):
     t = make_target(tmp_path, "cf", {"MUL": {}, "ADD": {}, "IF": {"subgraphs": True}})
     plan = partition(if_model(), t, "tflite")
-    assert plan.placements[1].reason == "IF: calls subgraph 2, whose node 0 the target does not take (SUB: not supported)"
+    assert plan.placements[1].reason == ("IF: calls subgraph 2, whose node 0 the target does not take "
+                                         "(SUB: not supported)")
 
 
 def test_hey_jarvis_if_goes_along_with_its_subgraphs(corpus_paths, tmp_path):
@@ -446,3 +447,29 @@ def test_compile_rechecks_a_plan_made_by_hand(tmp_path):
     forged = dataclasses.replace(plan, partitions=(bad,))
     with pytest.raises(PlanError, match="⇒ node 4 READ_VARIABLE"):
         compile(forged)
+
+
+def test_subgraphs_calling_each_other_are_refused_not_followed_forever(tmp_path):
+    """Subgraph 1 calls 2 and 2 calls 1 (TFLite refuses such recursion at run time): the check stops."""
+    b = ModelBuilder()
+
+    def calling(other):
+        def build(b):
+            c = b.input("c", [1], np.bool_)
+            x = b.input("x", [1, 4])
+            y = b.tensor("y", [1, 4])
+            b.op(B.IF, [c, x], [y], IfOptions(then_subgraph_index=other, else_subgraph_index=other))
+            b.output(y)
+        return build
+
+    c = b.input("c", [1], np.bool_)
+    x = b.input("x", [1, 4])
+    assert add_subgraph(b, "one", calling(2)) == 1 and add_subgraph(b, "two", calling(1)) == 2
+    y = b.tensor("y", [1, 4])
+    b.op(B.IF, [c, x], [y], IfOptions(then_subgraph_index=1, else_subgraph_index=2))
+    b.output(y)
+    everything = make_target(tmp_path, "everything", {"*": {"subgraphs": True}})
+    plan = partition(b.build(), everything, "tflite")
+    assert plan.placements[0].reason.startswith("IF: calls subgraph 1, whose node 0 the target does not take (IF: "
+                                                "calls subgraph 2, whose node 0")
+    assert "which calls back where the call came from" in plan.placements[0].reason

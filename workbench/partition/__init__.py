@@ -8,6 +8,10 @@
     it = d.interpreter(model); it.allocate_tensors(); it.invoke(); d.device_us
 
 Targets are data (``targets/*.json``); strategies know nothing about kernels (GraphView + a predicate).
+Every plan runs: its partitions are convex over data and control edges (a :class:`PlanError` spells
+out a cycle otherwise); ops calling subgraphs (IF / WHILE / CALL_ONCE) and resource variables follow
+the rules in :mod:`workbench.partition.target` ("calls subgraph 1 which the delegate would not see",
+"shares resource variable 'x' with node 0 (CALL_ONCE), which stays on the CPU").
 """
 
 from .compiler import OFFLOAD_OP, compile, submodel
@@ -18,7 +22,8 @@ from .strategies import STRATEGIES, boundary, partition
 from .subsets import NodeSubset, partition_graph
 from .target import Target, TargetError, list_targets, load_target, parse_target
 
-__all__ = ["GraphView", "Plan", "Placement", "Partition", "PlanDiff", "PlanError", "execution_order", "partition", "STRATEGIES", "boundary",
+__all__ = ["GraphView", "Plan", "Placement", "Partition", "PlanDiff", "PlanError", "execution_order", "partition",
+           "STRATEGIES", "boundary",
            "NodeSubset", "partition_graph", "Target", "TargetError", "load_target", "list_targets", "parse_target",
            "node_macs", "compile", "submodel", "OFFLOAD_OP", "Delegate", "DelegateError", "NodeSignature",
            "SimulatedAccelerator"]

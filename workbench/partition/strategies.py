@@ -366,4 +366,6 @@ def _partition(model, target, strategy, subgraph, deny, max_partitions, min_node
     knobs = {"deny": tuple(deny or ()), "max_partitions": max_partitions, "min_nodes": min_nodes}
     if strategy == "tflite":
         knobs["greedy"] = greedy
+        if control_edges:
+            knobs["control_edges"] = tuple(tuple(e) for e in control_edges)   # compile re-checks with them
     return Plan(target, strategy, knobs, tuple(placements), tuple(partitions), g.num_tensors, subgraph, model, g)

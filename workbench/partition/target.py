@@ -216,15 +216,25 @@ def _check_calls(graph, n, c: dict, target) -> str | None:
     count = len(graph.model.subgraphs)
     for s in graph.reachable_subgraphs(n.index, checked=False):
         if s == graph.subgraph:
-            return f"{n.name}: calls subgraph {s}, the one being partitioned"
+            return f"{n.name}: calls subgraph {s}, which calls back where the call came from"
         if not 0 <= s < count:
             return f"{n.name}: calls subgraph {s}, which this model does not have ({count} subgraphs)"
-        v = graph.view(s)
-        for j in range(v.num_nodes):
-            why = target.check(v, j)
-            if why is not None:
-                return f"{n.name}: calls subgraph {s}, whose node {j} the target does not take ({why})"
+        key = (id(graph.model), s)
+        if key in _CHECKING:           # subgraphs calling each other: TFLite refuses recursion, so do we
+            return f"{n.name}: calls subgraph {s}, which calls back where the call came from"
+        _CHECKING.add(key)
+        try:
+            v = graph.view(s)
+            for j in range(v.num_nodes):
+                why = target.check(v, j)
+                if why is not None:
+                    return f"{n.name}: calls subgraph {s}, whose node {j} the target does not take ({why})"
+        finally:
+            _CHECKING.discard(key)
     return None
+
+
+_CHECKING: set = set()   # (model, subgraph) whose nodes are being checked, against mutual recursion
 
 
 def _check(graph, n, c: dict, target=None) -> str | None:
@@ -381,8 +391,8 @@ def _validate_constraints(where: str, prefix: str, raw: dict, allowed: set) -> d
                 for d in p:
                     if d not in TensorType.__members__:
                         close = difflib.get_close_matches(str(d), list(TensorType.__members__), 1)
-                        _fail(where, key, f"{d!r} is not a TensorType" + (f" (did you mean {close[0]!r}?)" if close
-                                                                          else ""))
+                        hint = f" (did you mean {close[0]!r}?)" if close else ""
+                        _fail(where, key, f"{d!r} is not a TensorType{hint}")
             v = tuple(tuple(p) for p in v)
         elif k in ("custom", "subgraphs", "unpack_with_consumers"):
             if not isinstance(v, bool):

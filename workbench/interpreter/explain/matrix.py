@@ -216,9 +216,9 @@ def _matrix_rounding(w: _Work, name: str, c: int) -> str:
     """The tie rule of the last rounding shift the kernel uses for this element."""
     d = w.d
     if name == "DepthwiseConv2DInt8Data":
-        tail = d.scalar_tail
-        if d.rounding == "up" and tail is not None and tail[w.pos[1], w.pos[2] * w.out.shape[3] + w.pos[3]]:
-            w.step("TFLite's scalar leftover loop", "this value is requantized one by one: ties away from 0", "away")
+        if c >= d.vector_channels:
+            w.step("TFLite's scalar leftover loop", f"channel {c} ≥ {d.vector_channels} (the last C·M % 8): "
+                                                    f"requantized one by one, ties away from 0", "away")
             return "away"
         return d.rounding
     if name in ("Conv2DInt16Data", "TransposeConvQuantizedData"):

@@ -8,6 +8,11 @@ int8 (version 3, per-tensor or per-channel filter scales along the last filter a
 sum Σ filter·(input − input_zero_point) over in-image taps, + bias, requantized per output
 channel (TFLITE_FACTS §4.5), + output_zero_point, clamped.  :func:`depthwise_int8_rows` is the fast
 path (sums and requantization row by row, the rows split over ``num_threads`` threads), :func:`reference_int8` the plain int64 numpy twin.
+Rounding, as litert's x86 build runs it (its optimized kernel, measured against every shape, stride,
+dilation and depth multiplier swept): the ties of the final rounding shift go up in the first
+``vector_channels`` = 8·⌊C·M/8⌋ output channels (the 8-wide vector loop) and away from zero in the
+last C·M % 8 (the scalar loop) — in every pixel; so with fewer than 8 output channels every tie goes
+away from zero, as in TFLite's reference kernel.
 
 16x8 (int16 input/output, int8 filter): op_version.cc has no 16x8 rule, so such a node is version 1
 or 2 (dilation), or the int8 version 3 a converter stamped.  TFLite runs its reference kernel:
@@ -164,26 +169,30 @@ class DepthwiseConv2DInt8Data(DepthwiseGeometry):
     weights: object = None         # int16 [KH, KW, C*M]
     bias: object = None            # int64 [C*M]
     acc: object = None             # unused (the fast path keeps one row of int32 sums)
-    scalar_tail: object = None     # bool [OH, OW*C*M]: values TFLite's x86 kernel requantizes one by one
-                                   # (rounding ties away from zero) after its 16/8/4-wide NEON loops
-    rounding: str = "up"          # ties of the final rounding shift: "up" (what TFLite runs on x86:
-                                  # ruy / NEON vrshl) or "away" (reference kernels, gemmlowp)
-    tail_columns: object = None    # int64: the True positions of one row of scalar_tail (ox·C*M + k)
+    rounding: str = "up"          # ties of the final rounding shift of the vector channels: "up" (TFLite's
+                                  # x86 kernel: NEON vrshl); the scalar channels round "away" (gemmlowp)
+    vector_channels: int = 0       # 8·⌊C·M/8⌋: channels below it requantized 8 at a time (ties up), the
+                                   # remaining C·M % 8 one by one (ties away from zero) — see prepare_int8
 
     @property
     def half_up(self) -> bool:
         return self.rounding == "up"
 
+    @property
+    def scalar_tail(self):
+        """bool [OH, OW·C·M] (None when C·M % 8 == 0): the values TFLite's x86 kernel requantizes one
+        by one (ties away from zero) — every output channel ≥ ``vector_channels``, in every column."""
+        _, oh, ow, co = self.output_shape
+        if self.vector_channels >= co:
+            return None
+        row = np.tile(np.arange(co) >= self.vector_channels, ow)
+        return np.broadcast_to(row, (oh, ow * co))
 
-def fix_scalar_tail(acc, bias, out, d) -> None:
-    """Requantize the values TFLite handles one by one (ties away from zero) — see prepare_int8."""
-    n, oh, ow, co = out.shape
-    mask = d.scalar_tail.reshape(oh, ow, co)
-    a = acc[:, mask].astype(np.int64) + np.broadcast_to(bias, (oh, ow, co))[mask]
-    m = np.broadcast_to(d.output_multiplier, (oh, ow, co))[mask]
-    s = np.broadcast_to(d.output_shift, (oh, ow, co))[mask]
-    v = quant.multiply_by_quantized_multiplier_array(a, m, s, False) + d.output_zero_point
-    out[:, mask] = np.clip(v, d.output_activation_min, d.output_activation_max)
+    @property
+    def tail_columns(self):
+        """int64: the True positions (ox·C·M + k) of one row of :attr:`scalar_tail`."""
+        _, _, ow, co = self.output_shape
+        return np.flatnonzero(np.tile(np.arange(co) >= self.vector_channels, ow)).astype(np.int64)
 
 
 def reference_int8(x, filt, bias, stride, dilation, pad, out_hw, d) -> np.ndarray:
@@ -208,25 +217,24 @@ def reference_int8(x, filt, bias, stride, dilation, pad, out_hw, d) -> np.ndarra
             acc += xr[:, rows, cols, :] * f[0, ky, kx, :]
     if bias is not None:
         acc += bias.astype(np.int64)
-    v = quant.multiply_by_quantized_multiplier_array(acc, d.output_multiplier, d.output_shift, d.half_up) + d.output_zero_point
-    out = np.clip(v, d.output_activation_min, d.output_activation_max).astype(np.int8)
-    if d.scalar_tail is not None:
-        fix_scalar_tail((acc - bias.astype(np.int64)) if bias is not None else acc, bias if bias is not None else 0,
-                        out, d)
-    return out
+    # TFLite's x86 kernel: the first vector_channels channels ties up (vector loop), the rest away (scalar)
+    vector = np.arange(co) < d.vector_channels
+    up = quant.multiply_by_quantized_multiplier_array(acc, d.output_multiplier, d.output_shift, d.half_up)
+    away = quant.multiply_by_quantized_multiplier_array(acc, d.output_multiplier, d.output_shift, False)
+    v = np.where(vector, up, away) + d.output_zero_point
+    return np.clip(v, d.output_activation_min, d.output_activation_max).astype(np.int8)
 
 
 @njit(nogil=True)
-def depthwise_int8_rows(x, w, bias, mult, shift, out_zp, lo, hi, half_up, tail_cols, out, sh, sw, dh, dw, pt, pl,
+def depthwise_int8_rows(x, w, bias, mult, shift, out_zp, lo, hi, half_up, n_vec, out, sh, sw, dh, dw, pt, pl,
                         in_zp, r0, r1):
     """Output rows r0..r1 (row r = image r // OH, output row r % OH) of the int8 depthwise conv.
 
     Per output row: int32 sums of (x − in_zp)·w over the in-image taps, tap by tap along the whole
     row (channels innermost, contiguous), then the row is requantized at once: + ``bias``,
-    MultiplyByQuantizedMultiplier (ties of the final shift up when ``half_up``, else away from
-    zero), + ``out_zp``, clamped to [lo, hi].  The flat row positions ``tail_cols`` (ox·CO + k) are
-    requantized again with ties away from zero: the values TFLite's x86 kernel handles one by one
-    (see prepare_int8).
+    MultiplyByQuantizedMultiplier, + ``out_zp``, clamped to [lo, hi].  The ties of the final shift
+    go up in the channels k < ``n_vec`` when ``half_up`` (TFLite's 8-wide vector loop), away from
+    zero in the others (its scalar loop over the last CO % 8 channels; see prepare_int8).
     """
     _, h, wd, c = x.shape
     kh, kw, co = w.shape
@@ -236,7 +244,9 @@ def depthwise_int8_rows(x, w, bias, mult, shift, out_zp, lo, hi, half_up, tail_c
     right = np.empty(co, np.int64)
     mask = np.empty(co, np.int64)
     nudge = np.empty(co, np.int64)
+    up = np.empty(co, np.bool_)
     for k in range(co):
+        up[k] = half_up and k < n_vec
         s = shift[k]
         left[k] = s if s > 0 else 0
         right[k] = -s if s < 0 else 0
@@ -278,20 +288,12 @@ def depthwise_int8_rows(x, w, bias, mult, shift, out_zp, lo, hi, half_up, tail_c
             for k in range(co):
                 t = (np.int64(acc[p, k]) + bias[k]) << left[k]
                 t = (t * mult[k] + 1073741824) >> 31
-                if half_up:
+                if up[k]:
                     t = (t + nudge[k]) >> right[k]
                 else:
                     t = (t >> right[k]) + ((t & mask[k]) > ((mask[k] >> 1) + (t < 0)))
                 t += out_zp
                 dst[p, k] = min(max(t, lo), hi)
-        for p in range(rows):
-            for q in range(tail_cols.shape[0]):
-                ox = tail_cols[q] // co
-                k = tail_cols[q] % co
-                t = (np.int64(acc[p * ow + ox, k]) + bias[k]) << left[k]
-                t = (t * mult[k] + 1073741824) >> 31
-                t = (t >> right[k]) + ((t & mask[k]) > ((mask[k] >> 1) + (t < 0))) + out_zp
-                dst[p * ow + ox, k] = min(max(t, lo), hi)
 
 
 def prepare_int8(context, node, p):
@@ -317,25 +319,15 @@ def prepare_int8(context, node, p):
     filt = context.value(f_t)
     bias = context.value(b_t) if b_t >= 0 else np.zeros(co, np.int32)
     weights = None if filt is None else np.ascontiguousarray(filt.reshape(kh, kw, co), np.int16)
-    # litert on x86 (DepthwiseConvGeneral compiled through NEON_2_SSE) requantizes each output row in
-    # chunks of at most 2048 // co pixels: 16/8/4 values at a time with a rounding shift whose ties
-    # go up, then the last (values % 4) one by one with MultiplyByQuantizedMultiplier (ties away).
-    # With dilation the observed behaviour is the reference kernel's (ties away) everywhere.
-    rounding = "away" if (dh != 1 or dw != 1) else "up"
-    tail = np.zeros((oh, ow * co), bool)
-    per_chunk = max(1, 2048 // co)
-    for start in range(0, ow, per_chunk):
-        npix = min(ow, start + per_chunk) - start
-        r = (npix * co) % 4
-        if r:
-            end = (start + npix) * co
-            tail[:, end - r:end] = True
+    # litert on x86 runs optimized_integer_ops' DepthwiseConvGeneral (NEON through NEON_2_SSE; the 3x3
+    # special kernels are aarch64 only) for every shape, stride and dilation.  Its per-channel
+    # requantization walks the channels 8 at a time (over all pixels of the accumulator chunk) with a
+    # vector rounding shift whose ties go up, then the last C·M % 8 channels one by one with
+    # MultiplyByQuantizedMultiplier (ties away).  Which path a value takes depends on its channel only.
     return DepthwiseConv2DInt8Data(PADDING_NAMES[p["padding"]], sh, sw, dh, dw, pt, pl, co // c, (n, oh, ow, co),
                                    activation_name(code), in_s, in_zp, f_scales, out_s, out_zp, eff, mult, shift, lo,
                                    hi, "numba", len(f_scales) > 1, weights,
-                                   None if bias is None else bias.astype(np.int64), None,
-                                   tail if (rounding == "up" and tail.any()) else None, rounding,
-                                   np.flatnonzero(tail[0]) if (rounding == "up" and oh > 0) else np.zeros(0, np.int64))
+                                   None if bias is None else bias.astype(np.int64), None, "up", 8 * (co // 8))
 
 
 # ----------------------------------------------------------------------------------------------
@@ -544,7 +536,7 @@ class DepthwiseConv2D(Kernel):
             out = tensors[node.outputs[0]]
             run_rows(depthwise_int8_rows, out.shape[0] * out.shape[1], context.num_threads, tensors[node.inputs[0]], w,
                      bias, d.output_multiplier, d.output_shift, d.output_zero_point, d.output_activation_min,
-                     d.output_activation_max, d.half_up, d.tail_columns, out, d.stride_h, d.stride_w, d.dilation_h,
+                     d.output_activation_max, d.half_up, d.vector_channels, out, d.stride_h, d.stride_w, d.dilation_h,
                      d.dilation_w, d.pad_top, d.pad_left, d.input_zero_point,
                      work=out.size * w.shape[0] * w.shape[1])
             return
