@@ -182,5 +182,29 @@ def test_bench_shape_option(window_model, capsys):
     assert doc["inputs"] == {"x": [1, 64]} and doc["results"]["workbench"]["runs"] == 2
     code, out, err = run_inprocess(capsys, "bench", window_model, "--shape", "x=1,64", "--runs", "2")
     assert code == 0 and "inputs x [1, 64]" in out
-    code, _, err = run_inprocess(capsys, "bench", window_model, "--shape", "x=1,64", "--vs-litert")
-    assert code == 2 and "--vs-litert with --shape" in err
+
+
+def test_bench_vs_litert_resizes_litert_too(window_model):
+    """--shape with --vs-litert: both litert children resize x before allocating and run at [1, 64]
+    (at the stored [1, 1] the pool's output would be empty); by name and by position alike."""
+    for spec in ("x=1,64", "0=1x64"):
+        code, out, err = run_subprocess("bench", window_model, "--shape", spec, "--runs", "2", "--vs-litert", "--json")
+        assert code == 0, err
+        doc = strict_json(out)
+        assert doc["inputs"] == {"x": [1, 64]}
+        assert list(doc["results"]) == ["workbench", "litert builtin (no XNNPACK)", "litert default (XNNPACK)"]
+        for name, r in doc["results"].items():
+            assert r["inputs"] == {"x": [1, 64]}, name
+            assert r["outputs"] == {"y": [1, 1, 31, 1]}, name
+            assert r["runs"] == 2, name
+
+
+def test_litert_median_checks_the_input_mapping(window_model):
+    from workbench.bench import litert_median
+    from workbench.errors import WorkbenchError
+
+    r = litert_median(str(window_model), runs=1, input_shapes=[(0, "x", [1, 10])])
+    assert r["inputs"] == {"x": [1, 10]} and r["outputs"] == {"y": [1, 1, 4, 1]}
+    assert litert_median(str(window_model), runs=1)["outputs"] == {"y": [1, 1, 0, 1]}
+    with pytest.raises(WorkbenchError, match="'z' for workbench but 'x' for ai-edge-litert"):
+        litert_median(str(window_model), runs=1, input_shapes=[(0, "z", [1, 10])])

@@ -853,7 +853,8 @@ def _register_bench(sub) -> None:
     p = sub.add_parser("bench", help="median invoke latency (optionally side by side with ai-edge-litert)",
                        description="Time workbench.Interpreter on MODEL; with --vs-litert also ai-edge-litert's "
                                    "builtin kernels (no XNNPACK) and its default (XNNPACK) path, on the same "
-                                   "seeded inputs in the same run, and print the ratios.")
+                                   "seeded inputs in the same run, and print the ratios. --shape resizes "
+                                   "the input for every runtime measured (litert's resize_tensor_input).")
     p.add_argument("model", help="path of a .tflite file")
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--runs", type=_nonnegative, default=30)
@@ -869,14 +870,20 @@ def _cmd_bench(args) -> int:
     from .interpreter import Interpreter
 
     it = Interpreter(model_path=args.model, num_threads=args.threads)
-    if args.vs_litert and args.shape:
-        raise WorkbenchError("--vs-litert with --shape: the ai-edge-litert measurement cannot resize inputs yet "
-                             "(workbench.bench.litert_median runs the stored shapes); drop one of them")
     _allocate_and_feed(it, [], args.shape, args.seed)
+    details = it.get_input_details()
+    # the inputs --shape resized, by the same name/position mapping, for litert to resize the same way
+    given = sorted({_input_position(details, _parse_shape(spec)[0], "--shape") for spec in args.shape})
+    resized = [(pos, details[pos]["name"], [int(v) for v in details[pos]["shape"]]) for pos in given]
     rows = {"workbench": median_ms(it.invoke, args.runs)}
+    rows["workbench"]["inputs"] = {d["name"]: [int(v) for v in d["shape"]] for d in details}
+    rows["workbench"]["outputs"] = {d["name"]: [int(v) for v in it.get_tensor(d["index"]).shape]
+                                    for d in it.get_output_details()}
     if args.vs_litert:
-        rows["litert builtin (no XNNPACK)"] = litert_median(args.model, args.threads, args.runs, False, args.seed)
-        rows["litert default (XNNPACK)"] = litert_median(args.model, args.threads, args.runs, True, args.seed)
+        rows["litert builtin (no XNNPACK)"] = litert_median(args.model, args.threads, args.runs, False, args.seed,
+                                                            resized)
+        rows["litert default (XNNPACK)"] = litert_median(args.model, args.threads, args.runs, True, args.seed,
+                                                         resized)
     ours = rows["workbench"]["median_ms"]
     for r in rows.values():
         r["ours_over_this"] = ours / r["median_ms"] if r["median_ms"] else None

@@ -69,9 +69,9 @@ def _with_calls_remapped(model, op, smap: dict):
         return dataclasses.replace(op, builtin_options=table)
     if isinstance(op.builtin_options_2, FlatTable):
         return dataclasses.replace(op, builtin_options_2=table)
-    from ..schema.builder import _union_tag   # the options were defaulted: store them, with their union tag
+    from ..schema.builder import options_slot   # the options were defaulted: store them, with their union tag
 
-    attr, tag = _union_tag(table)
+    attr, tag = options_slot(table)
     return dataclasses.replace(op, **{attr: table, attr + "_type": tag})
 
 

@@ -36,7 +36,8 @@ def tensor_type_of(dtype) -> TensorType:
         raise ModelError(f"no TensorType for numpy dtype {dtype}") from None
 
 
-def _union_tag(table) -> tuple[str, object]:
+def options_slot(table) -> tuple[str, object]:
+    """Where an options table goes in an Operator: ("builtin_options" or "builtin_options_2", union tag)."""
     name = type(table).__name__
     for uname, tags in (("BuiltinOptions", BuiltinOptions), ("BuiltinOptions2", BuiltinOptions2)):
         for tag, member in UNIONS[uname].members.items():
@@ -118,7 +119,7 @@ class ModelBuilder:
            custom_options: bytes | None = None, intermediates=None) -> int:
         kw = {}
         if options is not None:
-            attr, tag = _union_tag(options)
+            attr, tag = options_slot(options)
             kw[attr] = options
             kw[attr + "_type"] = tag
         if custom_options is not None:
