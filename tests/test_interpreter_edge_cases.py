@@ -442,11 +442,16 @@ def test_float_kernels_print_no_runtime_warning_on_inf_and_nan(name):
     for reference in (False, True):
         with warnings.catch_warnings():
             warnings.simplefilter("error")          # a RuntimeWarning fails the test
+            if name == "FLOOR_DIV":                 # a zero divisor fails the invoke, as in litert
+                with pytest.raises(KernelError, match="division by zero"):
+                    run_ours(model, feeds, reference)
+                continue
             run_ours(model, feeds, reference)
 
 
 @pytest.mark.parametrize("name", ["DIV", "ADD", "SUB", "MUL", "ADD_N", "SQUARE", "SQUARED_DIFFERENCE",
-                                  "FULLY_CONNECTED", "CONV_2D_1x1"])
+                                  "FULLY_CONNECTED", "CONV_2D_1x1", "CONV_2D", "QUANTIZE", "MAX_POOL_2D", "RELU",
+                                  "RELU6", "SIGN", "REDUCE_MAX", "REDUCE_MIN", "FLOOR_MOD"])
 def test_float_inf_and_nan_equal_litert(name):
     """x/0 and overflows: litert clamps to the NONE activation's [-FLT_MAX, FLT_MAX] (so 1/0 is
     3.4028235e38, not inf) and keeps NaN (0/0)."""
@@ -480,3 +485,137 @@ def test_add_n_clamps_after_every_addition_as_litert():
     np.testing.assert_array_equal(theirs[0], [0, m, 0, 6, np.nan, np.nan])
     for reference in (False, True):
         np.testing.assert_array_equal(run_ours(model, feeds, reference)[1], theirs[0])
+
+
+# ------------------------------------------------------------------------------------------------
+# extreme inputs of QUANTIZE, NaN in max-like ops, refusals (all measured against litert)
+
+def _quantize_model(shape, dtype, scale, zp, dim=0):
+    b = ModelBuilder()
+    x = b.input("x", shape)
+    y = b.tensor("y", shape, dtype, quantization=q(scale, zp, dim))
+    b.op(B.QUANTIZE, [x], [y])
+    b.output(y)
+    return update_versions(b.build())
+
+
+QUANTIZE_EXTREMES = [np.nan, np.inf, -np.inf, 3e38, -3e38, 2.0 ** 31, -2.0 ** 31, 2147483520.0, -2147483520.0,
+                     2147483392.0, -2147483392.0, 1e10, -1e10, 1e9, -1e9, 40000.0, -40000.0, 200.0, -2.5]
+QUANTIZE_CONFIGS = ([(np.int8, 1.0, z) for z in (-128, -5, 0, 127)] + [(np.uint8, 1.0, z) for z in (0, 7, 255)]
+                    + [(np.int16, 1.0, z) for z in (-32768, -129, -128, 0, 9, 256, 32767)]
+                    + [(np.int8, 0.01, -128), (np.int8, 1e-30, 0)])
+
+
+def test_quantize_nan_inf_and_out_of_range_equal_litert():
+    """x86 converts NaN / ±inf / values outside int32 to INT32_MIN, then adds the zero point with
+    int32 wrap-around, then clamps: NaN gives the minimum for zp >= 0, the MAXIMUM for zp < 0.
+    15 values per tensor: 8 in litert's vector block, 7 in its scalar tail; per channel too."""
+    from workbench import dump
+
+    jobs, runs = [], []
+    for dt, scale, zp in QUANTIZE_CONFIGS:
+        for shape, model in (((15,), _quantize_model((15,), dt, scale, zp)),
+                             ((15, 2), _quantize_model((15, 2), dt, [scale, scale * 2], [zp, zp], 1))):
+            for v in QUANTIZE_EXTREMES:
+                feeds = [np.full(shape, v, np.float32)]
+                jobs.append((dump(model), feeds))
+                runs.append((f"{np.dtype(dt)} scale {scale} zp {zp} shape {shape} x {v}", model, feeds))
+    seen = set()
+    for (what, model, feeds), (status, theirs) in zip(runs, litert_batch.run_many(jobs)):
+        assert status == "ok", (what, theirs)
+        seen.update((what.split()[0], int(t)) for t in theirs[0].reshape(-1))
+        for reference in (False, True):
+            np.testing.assert_array_equal(run_ours(model, feeds, reference)[1], theirs[0], err_msg=what)
+    assert {("int8", -128), ("int8", 127), ("uint8", 0), ("int16", -32768), ("int16", 32767)} <= seen
+
+
+def _nan_inf_array(rng, shape, p):
+    x = rng.integers(-5, 6, shape).astype(np.float32)
+    u = rng.random(shape)
+    x[u < p] = np.nan
+    x[(u >= p) & (u < 2 * p)] = np.inf
+    x[(u >= 2 * p) & (u < 3 * p)] = -np.inf
+    return x
+
+
+def _nan_cases():
+    import workbench.schema as s
+
+    rng = np.random.default_rng(7)
+    cases = []
+    for shape, axes in [((7,), [0]), ((3, 5), [0]), ((3, 5), [1]), ((3, 5), [0, 1]), ((2, 3, 4), [0, 2]),
+                        ((2, 3, 4), [1]), ((2, 3, 4), [2, 0]), ((4, 9), [1]), ((9, 4), [0])]:
+        out = tuple(d for i, d in enumerate(shape) if i not in [a % len(shape) for a in axes]) or (1,)
+        for op, extreme in (("REDUCE_MAX", -np.inf), ("REDUCE_MIN", np.inf)):
+            for t in range(5):
+                x = _nan_inf_array(rng, shape, 0.1 * (t % 3)) if t < 4 else np.full(shape, extreme, np.float32)
+                if t == 3:
+                    x.reshape(-1)[-1] = np.nan          # a NaN last
+                cases.append(float_model(getattr(B, op), [x], [np.array(axes, np.int32)],
+                                         s.ReducerOptions(keep_dims=False), out))
+    for c in (1, 4, 9):
+        for k in ((1, 2), (2, 2), (3, 3)):
+            for t in range(3):
+                x = _nan_inf_array(rng, (1, 4, 6, c), 0.1 * (t + 1))
+                if t == 2:
+                    x[0, :2, :3, :] = np.nan            # a window of NaNs only
+                cases.append(float_model(B.MAX_POOL_2D, [x], (), s.Pool2DOptions(
+                    padding=V, stride_h=1, stride_w=1, filter_height=k[0], filter_width=k[1]),
+                    (1, 4 - k[0] + 1, 6 - k[1] + 1, c)))
+    for op in ("RELU", "RELU6", "SIGN"):
+        cases.append(float_model(getattr(B, op), [_nan_inf_array(rng, (37,), 0.2)]))
+    return cases
+
+
+def test_nan_in_max_min_ops_equals_litert():
+    """REDUCE_MAX/MIN: a NaN replaces the running value and the next value replaces a NaN;
+    MAX_POOL_2D: a NaN never wins; RELU, RELU6, SIGN: NaN stays NaN (fast and reference)."""
+    from workbench import dump
+
+    cases = _nan_cases()
+    nans = 0
+    for (model, feeds), (status, theirs) in zip(cases, litert_batch.run_many([(dump(m), f) for m, f in cases])):
+        assert status == "ok", theirs
+        nans += int(np.isnan(theirs[0]).sum())
+        for reference in (False, True):
+            np.testing.assert_array_equal(run_ours(model, feeds, reference)[1], theirs[0])
+    assert nans > 20
+
+
+def test_concatenation_with_a_fused_activation_is_refused_as_litert():
+    import workbench.schema as s
+    from workbench import dump
+
+    jobs = []
+    for dt in (np.float32, np.int8, np.uint8, np.int16, np.int32):
+        for act in (0, 1, 3, 4):
+            b = ModelBuilder()
+            quant = {"quantization": q(0.5, 0)} if dt in (np.int8, np.uint8, np.int16) else {}
+            x0, x1 = b.input("a", (2, 3), dt, **quant), b.input("b", (2, 3), dt, **quant)
+            y = b.tensor("y", (4, 3), dt, **quant)
+            b.op(B.CONCATENATION, [x0, x1], [y], s.ConcatenationOptions(axis=0, fused_activation_function=act))
+            b.output(y)
+            jobs.append((update_versions(b.build()), [np.ones((2, 3), dt), np.zeros((2, 3), dt)], act))
+    results = litert_batch.run_many([(dump(m), f) for m, f, _ in jobs])
+    for (model, feeds, act), (status, theirs) in zip(jobs, results):
+        assert status == ("ok" if act == 0 else "error"), theirs
+        for reference in (False, True):
+            kind, ours = run_ours(model, feeds, reference)
+            if act:
+                assert kind == "refused" and "fused activation" in ours
+            else:
+                np.testing.assert_array_equal(ours, theirs[0])
+
+
+def test_float_floor_div_by_zero_fails_the_invoke_as_litert():
+    from workbench import dump
+
+    for zero in (0.0, -0.0):
+        model, feeds = float_model(B.FLOOR_DIV, [np.array([1.0, 2.0, 3.0], np.float32),
+                                                 np.array([1.0, zero, 2.0], np.float32)])
+        (status, theirs), = litert_batch.run_many([(dump(model), feeds)])
+        assert status == "error" and "Division by 0" in theirs
+        for reference in (False, True):
+            with pytest.raises(KernelError, match=r"FLOOR_DIV \(node 0\): division by zero"):
+                run_ours(model, feeds, reference)
+

@@ -70,3 +70,25 @@ class ReduceKernel(Kernel):
         x = context.tensors[node.inputs[0]]
         out = context.tensors[node.outputs[0]]
         out[...] = np.asarray(self.reduce(x, d.axes, d.keep_dims)).astype(out.dtype).reshape(out.shape)
+
+
+def float_extreme(x: np.ndarray, axes: tuple, keep: bool, largest: bool) -> np.ndarray:
+    """REDUCE_MAX (``largest``) / REDUCE_MIN of a non-empty float array as litert computes it: it
+    visits each output's values in memory order with ``acc = (x < acc) ? acc : x`` (``x > acc`` for
+    MIN), so a NaN always replaces the accumulator and the next value replaces a NaN.  Hence
+    (measured): an output is the maximum of the values AFTER its last NaN, NaN when a NaN comes
+    last, the plain maximum without a NaN (all -inf gives -inf, not the empty reduction's -FLT_MAX)."""
+    reduce = np.max if largest else np.min
+    r = reduce(x, axis=axes, keepdims=keep)             # NaN where a group has a NaN
+    has_nan = np.isnan(r)
+    if not has_nan.any():
+        return r
+    kept = [i for i in range(x.ndim) if i not in axes]
+    rows = np.transpose(x, kept + sorted(axes)).reshape(has_nan.size, -1)   # each output's values in order
+    n = rows.shape[1]
+    last_nan = n - 1 - np.argmax(np.isnan(rows[:, ::-1]), axis=1)
+    after = np.where(np.arange(n) > last_nan[:, None], rows, -np.inf if largest else np.inf)
+    tail = reduce(after, axis=1)
+    tail = np.where(last_nan == n - 1, np.nan, tail).astype(x.dtype)
+    return np.where(has_nan, tail.reshape(np.shape(r)), r)
+

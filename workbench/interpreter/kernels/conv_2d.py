@@ -89,6 +89,12 @@ class Conv2DData(ConvGeometry):
     padded: object = None       # (in ``scratch``) the input with its zero border
     cols: object = None         # (in ``scratch``) the im2col matrix [N*OH*OW, KH*KW*I]
     scratch: object = None      # im2col: layout of cols (and padded) in context.scratch, shared by all nodes
+    weight_bound: float | None = None   # max|w| · (KH*KW*I) for constant weights (overflow guard)
+
+
+def weight_bound(weights) -> float:
+    """max|w| times the length of a dot product: with max|x| it bounds every partial sum."""
+    return float(max(weights.max(), -weights.min())) * weights.shape[0] if weights.size else 0.0
 
 
 def padded_shape(x_shape, f_h, f_w, oh, ow, sh, sw, dh, dw, pt, pl) -> tuple:
@@ -588,7 +594,8 @@ class Conv2D(Kernel):
             scratch = context.scratch.reserve(*need)
         return Conv2DData(PADDING_NAMES[p["padding"]], sh, sw, dh, dw, kh, kw, pt, pl, groups, (n, oh, ow, o),
                           activation_name(p["fused_activation_function"]), lo, hi, impl, weights,
-                          None if bias_v is None else np.ascontiguousarray(bias_v, np.float32), padded, cols, scratch)
+                          None if bias_v is None else np.ascontiguousarray(bias_v, np.float32), padded, cols, scratch,
+                          None if weights is None else weight_bound(weights))
 
     @np.errstate(over="ignore", invalid="ignore")       # float inf / nan silently, as TFLite
     def invoke(self, context, node, d):
@@ -610,6 +617,13 @@ class Conv2D(Kernel):
                        d.pad_top, d.pad_left, np.float32(d.output_activation_min), np.float32(d.output_activation_max))
             return
         weights = d.weights if d.weights is not None else filter_matrix(tensors[node.inputs[1]])
+        bound = d.weight_bound if d.weight_bound is not None else weight_bound(weights)
+        if x.size and weights.size and not (float(max(x.max(), -x.min())) * bound < 1e38):
+            # a product or partial sum may overflow (or the input holds inf / NaN): BLAS's order and
+            # fused multiply-adds can then turn litert's inf + (-inf) = NaN into ±FLT_MAX, so the
+            # rare extreme input goes through the reference, whose per-tap order litert agrees with
+            self.invoke_reference(context, node, d)
+            return
         o = out.shape[3]
         out2d = out.reshape(-1, o)
         if impl == "matmul":

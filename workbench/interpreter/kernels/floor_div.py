@@ -1,5 +1,6 @@
 """FLOOR_DIV: floor(a / b) with broadcasting.  int32 (v1) divides in double then floors, as TFLite,
-and refuses a zero divisor at run time; float32 (v2) is floor(a / b) computed in float32 (numpy's
+and refuses a zero divisor at run time; float32 (v2) refuses a zero divisor too (±0.0, measured in
+litert: "Division by 0", FLOOR_MOD gives NaN instead) and is floor(a / b) computed in float32 (numpy's
 own ``floor_divide`` uses fmod and can differ by one ulp-step; TFLite does floor(a / b)).
 
 int8 and int16 (v3) divide like int32 — in double, floored — on the stored integers: quantization
@@ -43,5 +44,5 @@ class FloorDiv(MathBinaryKernel):
     fn = staticmethod(reference)
 
     def check(self, context, node, a, b):
-        if b.dtype.kind == "i" and (b == 0).any():
-            fail(node, "integer division by zero (TFLite: 'Division by 0')")
+        if (b == 0).any():          # float too (also -0.0): litert fails the invoke, it does not give inf
+            fail(node, "division by zero (TFLite: 'Division by 0')")

@@ -1,5 +1,8 @@
 """MAX_POOL_2D: maximum over each window's taps inside the image (padding never wins).
 
+float32: a NaN never wins either (litert compares ``v > max``; measured: a window of NaNs only gives
+-FLT_MAX after the NONE clamp, a window with NaN and 2 gives 2); ±inf become ±FLT_MAX by the clamp.
+
 float32 and uint8 (version 1), int8 (version 2), int16 (version 3).  A quantized pool compares the
 raw integers (input and output share scale and zero point) and then clamps to the fused
 activation's integer range (TFLITE_FACTS §4.8)."""
@@ -59,7 +62,7 @@ def reference(x, filt, stride, pad, out_hw, act_range) -> np.ndarray:
         for kx in range(fw):
             rows = slice(ky, ky + (oh - 1) * sh + 1, sh)
             cols = slice(kx, kx + (ow - 1) * sw + 1, sw)
-            np.maximum(out, xp[:, rows, cols, :], out=out)
+            np.fmax(out, xp[:, rows, cols, :], out=out)     # a NaN never wins, as in litert
     return np.clip(out, *act_range).astype(np.float32)
 
 

@@ -13,6 +13,15 @@ every output type (``rounding`` in the OpData says so) and the tests check it ag
 float → integer, per channel (``reference_ops::PerChannelQuantize``): round_half_away(x /
 scale[c]) + zero_point[c] with a float32 division, c the index along ``quantized_dimension``.
 
+Both float paths convert the rounded value to int32 BEFORE adding the zero point and clamping, and
+x86 turns a NaN, ±inf or a value outside int32 into INT32_MIN (the "integer indefinite" of
+cvtps2dq / cvttsd2si); the zero point is then added with int32 wrap-around.  So, measured in
+litert for int8 / uint8 / int16, per tensor (vector blocks and tail alike) and per channel:
+NaN, ±inf and |x / scale| >= 2^31 give the type's MINIMUM when the zero point is >= 0 and its
+MAXIMUM when it is < 0 (INT32_MIN + zp wraps to a large positive number), and an in-range value
+whose sum with the zero point leaves int32 wraps too (2147483392 + 256 → −32768 in int16).
+:func:`int32_then_add_zero_point` does this.
+
 integer → integer (``Requantize``): effective_scale = (double)in_scale / (double)out_scale,
 (output_multiplier, output_shift) = quantize_multiplier(effective_scale),
 q = clamp(MBQM(x − input_zero_point, output_multiplier, output_shift) + output_zero_point).
@@ -63,6 +72,14 @@ def _split(mode: str):
     return np.dtype(src), np.dtype(dst)
 
 
+def int32_then_add_zero_point(r: np.ndarray, zero_point) -> np.ndarray:
+    """Rounded values ``r`` (float) → int32 as x86 converts them (NaN, ±inf and anything outside
+    [-2^31, 2^31) become INT32_MIN), plus the zero point with int32 wrap-around; int64 result."""
+    ok = (r >= -2.0 ** 31) & (r < 2.0 ** 31)             # False for NaN
+    i = np.where(ok, r, -2.0 ** 31).astype(np.int64) + zero_point
+    return (i + 2 ** 31) % 2 ** 32 - 2 ** 31
+
+
 @np.errstate(over="ignore", invalid="ignore")           # inf / nan inputs: no numpy RuntimeWarning
 def affine_quantize(x: np.ndarray, scale: float, zero_point: int, dtype) -> np.ndarray:
     """litert's per-tensor float → integer quantization (8-wide vector part + scalar tail)."""
@@ -73,8 +90,7 @@ def affine_quantize(x: np.ndarray, scale: float, zero_point: int, dtype) -> np.n
     q = np.empty(flat.size, np.float64)
     q[:n_vec] = np.rint(flat[:n_vec] * inv)                          # ×(1/scale) in float32, ties to even
     q[n_vec:] = quant.round_half_away(flat[n_vec:].astype(np.float64) / np.float64(np.float32(scale)))
-    q += zero_point
-    return np.clip(q, lo, hi).astype(dtype).reshape(np.shape(x))
+    return np.clip(int32_then_add_zero_point(q, zero_point), lo, hi).astype(dtype).reshape(np.shape(x))
 
 
 @np.errstate(over="ignore", invalid="ignore")
@@ -84,8 +100,8 @@ def per_channel_quantize(x: np.ndarray, scales, zero_points, axis: int, dtype) -
     shape[axis] = -1
     s = np.asarray(scales, np.float32).reshape(shape)
     z = np.asarray(zero_points, np.int64).reshape(shape)
-    q = quant.round_half_away((np.asarray(x, np.float32) / s).astype(np.float32)) + z
-    return np.clip(q, lo, hi).astype(dtype)
+    q = quant.round_half_away((np.asarray(x, np.float32) / s).astype(np.float32))
+    return np.clip(int32_then_add_zero_point(q, z), lo, hi).astype(dtype)
 
 
 def requantize(x: np.ndarray, d: QuantizeData, half_up: bool = False) -> np.ndarray:

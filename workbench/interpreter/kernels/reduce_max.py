@@ -10,7 +10,7 @@ from ...schema.enums import BuiltinOperator
 from ..registry import kernel
 from ._common import F32
 from ._elementwise import I32, I64, reduced_shape
-from ._reduce import QUANTIZED, ReduceKernel
+from ._reduce import QUANTIZED, ReduceKernel, float_extreme
 
 
 def _initial(dt: np.dtype):
@@ -20,6 +20,8 @@ def _initial(dt: np.dtype):
 def reference(x: np.ndarray, axes: tuple, keep: bool) -> np.ndarray:
     if x.size == 0:
         return np.full(reduced_shape(x.shape, axes, keep), _initial(x.dtype), x.dtype)
+    if x.dtype.kind == "f":
+        return float_extreme(x, axes, keep, largest=True)
     return np.max(x, axis=axes, keepdims=keep)
 
 

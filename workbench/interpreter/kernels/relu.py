@@ -11,7 +11,7 @@ from ._unary import I8, I16, U8, UnaryKernel, invoke_quantized
 
 
 def reference(x):
-    return np.where(x > 0, x, np.float32(0)).astype(np.float32)
+    return np.where(x < 0, np.float32(0), x).astype(np.float32)     # NaN stays NaN, as in litert
 
 
 @kernel(BuiltinOperator.RELU, versions=(1, 2, 3))

@@ -11,7 +11,7 @@ from ._unary import I8, I16, U8, UnaryKernel, invoke_quantized
 
 
 def reference(x):
-    return np.minimum(np.where(x > 0, x, 0), 6).astype(np.float32)
+    return np.where(x < 0, 0, np.where(x > 6, 6, x)).astype(np.float32)     # NaN stays NaN, as in litert
 
 
 @kernel(BuiltinOperator.RELU6, versions=(1, 2, 3))

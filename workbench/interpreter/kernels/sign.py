@@ -1,5 +1,5 @@
-"""SIGN: -1, 0 or +1 elementwise (float32 v1, int32 v2).  As TFLite computes it,
-(0 < x) - (x < 0): a NaN gives 0, not NaN."""
+"""SIGN: -1, 0 or +1 elementwise (float32 v1, int32 v2): (0 < x) - (x < 0), except that a NaN
+stays NaN (measured in litert, whose float kernel passes NaN through)."""
 
 import numpy as np
 
@@ -10,7 +10,8 @@ from ._elementwise import I32, MathUnaryKernel
 
 
 def reference(x: np.ndarray) -> np.ndarray:
-    return ((x > 0).astype(x.dtype) - (x < 0).astype(x.dtype)).astype(x.dtype)
+    s = ((x > 0).astype(x.dtype) - (x < 0).astype(x.dtype)).astype(x.dtype)
+    return np.where(np.isnan(x), x, s) if x.dtype.kind == "f" else s
 
 
 @kernel(BuiltinOperator.SIGN, versions=(1, 2))
