@@ -67,7 +67,7 @@ def l2norm_quantized(x: np.ndarray, d) -> np.ndarray:
 
 
 def reference_quantized(x: np.ndarray, d) -> np.ndarray:
-    """Row by row, value by value, with the scalar functions of quant.py."""
+    """Row by row, value by value, with the scalar functions of the quant package."""
     rows = x.reshape(-1, x.shape[-1])
     out = np.empty(rows.shape, x.dtype)
     for r, row in enumerate(rows):

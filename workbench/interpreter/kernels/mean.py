@@ -60,7 +60,7 @@ def reduced_rows(x: np.ndarray, axes: tuple) -> np.ndarray:
 
 
 def reference_quantized(x, d) -> np.ndarray:
-    """One output at a time, with the scalar fixed-point functions of quant.py."""
+    """One output at a time, with the scalar fixed-point functions of the quant package."""
     lo, hi = quant.quantized_range(x.dtype)
     out = []
     for c, row in enumerate(reduced_rows(x, d.axes)):

@@ -57,7 +57,7 @@ def reference(x: np.ndarray, axes: tuple, keep: bool) -> np.ndarray:
 
 
 def reference_quantized(x: np.ndarray, d) -> np.ndarray:
-    """One output at a time with the scalar int64 MBQM of quant.py."""
+    """One output at a time with the scalar int64 MBQM of the quant package."""
     if d.copy:
         return x.reshape(d.output_shape).copy()
     lo, hi = quant.quantized_range(x.dtype)

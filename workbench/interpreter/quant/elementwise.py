@@ -1,0 +1,363 @@
+"""What the uint8 / int16 element-wise and activation kernels share: TFLite's lookup tables, gemmlowp's
+fixed-point functions on int16 / int32 raw values (vectorised on numpy int64) and a few integer helpers.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .fixed_point import (
+    INT32_MIN, quantize_multiplier, rounding_divide_by_pot, rounding_divide_by_pot_array, srdhm_array,
+)
+from .prepare import libm_apply, round_half_away
+
+
+
+# ----------------------------------------------------------------------------------------------
+# element-wise (uint8/int16)
+#
+# What the uint8 / int16 element-wise and activation kernels share: lookup tables built the way
+# TFLite builds them (``LUTPopulate`` for 8-bit and for int16), gemmlowp's fixed-point functions
+# on int16 / int32 raw values (vectorised on int64 numpy arrays), and a few integer helpers
+# (CheckedLog2, count-leading-zeros, GetReciprocal).  Sources (facts only):
+# ``tensorflow/lite/kernels/internal/common.h``, ``quantization_util.cc``, gemmlowp
+# ``fixedpoint/fixedpoint.h``.
+
+
+def lut_8bit(input_scale: float, input_zero_point: int, output_scale: float, output_zero_point: int,
+             transform, dtype) -> np.ndarray:
+    """TFLite's ``LUTPopulate<uint8_t / int8_t>``: 256 entries indexed by the input byte.
+
+    For every input value v of ``dtype`` (uint8 or int8): d = in_scale·(v − in_zp) in float32;
+    y = transform(d) (float32); q = (int32)(round_half_away(y · (1/out_scale)) + out_zp) with the
+    additions in float32, clamped to the type.  The entry sits at index ``(uint8)v``, so an int8
+    table is ordered 0..127, −128..−1 and is read with ``table[x.view(np.uint8)]``.
+    """
+    dtype = np.dtype(dtype)
+    lo, hi = (-128, 127) if dtype == np.int8 else (0, 255)
+    v = np.arange(lo, hi + 1, dtype=np.int64)
+    d = (np.float32(input_scale) * (v - int(input_zero_point)).astype(np.float32)).astype(np.float32)
+    y = np.asarray(transform(d), np.float32)
+    inv = np.float32(1.0) / np.float32(output_scale)
+    r = round_half_away((y * inv).astype(np.float32)).astype(np.float32)
+    with np.errstate(invalid="ignore", over="ignore"):
+        qf = (r + np.float32(output_zero_point)).astype(np.float32)
+    q = float_to_int32(qf)
+    table = np.empty(256, dtype)
+    table[v & 0xFF] = np.clip(q, lo, hi)
+    return table
+
+
+def float_to_int32(x) -> np.ndarray:
+    """``static_cast<int32_t>(float)`` as x86 does it: truncation, and INT32_MIN for NaN and for
+    values outside the int32 range (the "integer indefinite" of cvttss2si)."""
+    x = np.asarray(x, np.float64)
+    ok = np.isfinite(x) & (x > -2147483649.0) & (x < 2147483648.0)
+    out = np.full(x.shape, INT32_MIN, np.int64)
+    out[ok] = np.trunc(x[ok]).astype(np.int64)
+    return out
+
+
+def lut_int16(input_scale: float, input_zero_point: int, output_scale: float, output_zero_point: int,
+              transform, double: bool = False) -> np.ndarray:
+    """TFLite's ``LUTPopulateInt16``: a 513-entry int16 table with linear interpolation.
+
+    The int16 input range is cut into 512 equal steps; entry i is transform(input_min + i·step)
+    rescaled to the int16 output range, minus a bias that halves the error the linear
+    interpolation would make at the step's midpoint; entry 512 is transform(input_max).
+    The arithmetic is in float32 (``double=False``, the usual overload) or float64 (SOFTMAX's
+    exp and 1/(1+x) tables).  ``transform`` maps an array of that float type to the same type.
+    """
+    ft = np.float64 if double else np.float32
+    f = lambda x: ft(x)                                                           # noqa: E731
+    in_s, out_s = f(input_scale), f(output_scale)
+    in_min = f(in_s * f(-32768 - int(input_zero_point)))
+    in_max = f(in_s * f(32767 - int(input_zero_point)))
+    out_min = f(out_s * f(-32768 - int(output_zero_point)))
+    out_max = f(out_s * f(32767 - int(output_zero_point)))
+    step = f(f(in_max - in_min) / f(512))
+    half_step = f(step / f(2))
+    scaling_inv = f(f(65536) / f(out_max - out_min))
+    i = np.arange(512).astype(ft)
+    x0 = (in_min + (i * step).astype(ft)).astype(ft)
+    xm = (x0 + half_step).astype(ft)
+    x1 = (in_min + ((i + 1) * step).astype(ft)).astype(ft)
+    val = np.asarray(transform(x0), ft)
+    val_mid = np.asarray(transform(xm), ft)
+    val_next = np.asarray(transform(x1), ft)
+    sample = round_half_away((val * scaling_inv).astype(ft)).astype(ft)
+    interp = round_half_away((((val_next * scaling_inv).astype(ft) + sample).astype(ft) / ft(2)).astype(ft))
+    mid = round_half_away((val_mid * scaling_inv).astype(ft)).astype(ft)
+    bias = round_half_away(((interp - mid).astype(ft) / ft(2)).astype(ft)).astype(ft)
+    lut = np.empty(513, np.int16)
+    lut[:512] = np.clip((sample - bias).astype(ft), -32768, 32767).astype(np.int16)
+    last = round_half_away((np.asarray(transform(np.array([in_max], ft)), ft) * scaling_inv).astype(ft))
+    lut[512] = np.int16(np.clip(last[0], -32768, 32767))
+    return lut
+
+
+def lut_lookup_int16(x, lut) -> np.ndarray:
+    """TFLite's ``LUTLookup`` for int16: entry 256 + (x >> 7), plus the slope times the low 7 bits,
+    rounded ((slope·offset + 64) >> 7), wrapped to int16."""
+    x = np.asarray(x).astype(np.int64)
+    index = 256 + (x >> 7)
+    offset = x & 0x7F
+    base = lut.astype(np.int64)[index]
+    slope = lut.astype(np.int64)[index + 1] - base
+    return wrap_bits(base + ((slope * offset + 64) >> 7), 16)
+
+
+def wrap_bits(x, bits: int) -> np.ndarray:
+    """Two's-complement wrap of integer values to ``bits`` bits (what storing into int16/int32 does)."""
+    x = np.asarray(x, np.int64)
+    half = np.int64(1) << (bits - 1)
+    return ((x + half) & ((half << 1) - 1)) - half
+
+
+def checked_log2(x: float) -> tuple[bool, int]:
+    """TFLite's ``CheckedLog2``: (is ``x`` within 1e-3 of a power of two in log2, rounded log2).
+
+    log2 is computed as logf(x)·(1/logf(2)) in float32 and rounded half away from zero.
+    """
+    x_log2 = np.float32(libm_apply("logf", [x])[0] * (np.float32(1.0) / libm_apply("logf", [2.0])[0]))
+    rounded = np.float32(round_half_away(x_log2))
+    frac = np.float32(x_log2 - rounded)
+    return bool(abs(float(frac)) < 1e-3), int(rounded)
+
+
+def count_leading_zeros32(x) -> np.ndarray:
+    """Leading zero bits of uint32 values (32 for 0)."""
+    x = np.asarray(x, np.int64) & 0xFFFFFFFF
+    _, e = np.frexp(x.astype(np.float64))                   # exact: x < 2^53
+    return np.where(x == 0, 32, 32 - e).astype(np.int64)
+
+
+def count_leading_sign_bits32(x) -> np.ndarray:
+    """``CountLeadingSignBits`` for int32 values: redundant sign bits (31 for 0 and for −1)."""
+    x = np.asarray(x, np.int64)
+    return np.where(x >= 0, count_leading_zeros32(x) - 1, count_leading_zeros32(~x) - 1)
+
+
+def require_finite(node, what: str, value) -> float:
+    """A real number a kernel's prepare works with — an option (SOFTMAX's ``beta``, LEAKY_RELU's
+    ``alpha``) or a float made from the scales — must be finite.  TFLite computes on with a NaN or
+    an infinity (its float → int conversions are then undefined, litert writes whatever x86 makes of
+    them); the workbench refuses with a ModelError that names the node and the value."""
+    v = float(value)
+    if not math.isfinite(v):
+        from ...errors import ModelError
+        raise ModelError(f"{node.op_name} (node {node.index}): {what} is {v!r}; it must be a finite number")
+    return v
+
+
+def checked_quantize_multiplier(node, what: str, real) -> tuple[int, int]:
+    """:func:`quantize_multiplier` of a kernel's real multiplier, refusing what its integer arithmetic
+    cannot apply: a NaN or infinite value (a NaN / inf option, or float32 scale products that
+    overflow) and a shift above 31 (a multiplier of 2^31 or more: TFLite would shift an int32 left
+    by 32 or more, undefined in C)."""
+    real = require_finite(node, what, real)
+    m, shift = quantize_multiplier(real)
+    if shift > 31:
+        from ...errors import ModelError
+        raise ModelError(f"{node.op_name} (node {node.index}): {what} {real:.6g} is 2^{shift - 1} or more; the "
+                         f"integer kernel cannot apply it (a left shift by {shift} of an int32)")
+    return m, shift
+
+
+# gemmlowp fixed point, vectorised.  A raw value is an int64 array holding a ``bits``-bit signed
+# integer (16 or 32); a fixed-point number with m integer bits stands for raw / 2^(bits − 1 − m).
+
+def fp_const(int32_value: int, bits: int) -> int:
+    """``RescaleConstantInitializer``: gemmlowp writes constants as 32-bit raw values; a 16-bit
+    raw type gets them rounding-shifted right by 16."""
+    return int(int32_value) if bits == 32 else rounding_divide_by_pot(int(int32_value), 32 - bits)
+
+
+def fp_srdhm(a, b, bits: int) -> np.ndarray:
+    """``SaturatingRoundingDoublingHighMul`` on ``bits``-bit raw values (the fixed-point product)."""
+    a = np.asarray(a, np.int64)
+    b = np.asarray(b, np.int64)
+    if bits == 32:
+        return srdhm_array(a, b)
+    p = a * b
+    v = p + np.where(p >= 0, np.int64(1 << 14), np.int64(1 - (1 << 14)))
+    q = np.where(v >= 0, v >> 15, -((-v) >> 15))
+    return np.where((a == -32768) & (b == -32768), np.int64(32767), q)
+
+
+def fp_sat_mul_pot(x, exponent: int, bits: int) -> np.ndarray:
+    """``SaturatingRoundingMultiplyByPOT``: x·2^e saturating for e > 0 (gemmlowp saturates once
+    |x| exceeds 2^(bits−1−e) − 1), a rounding right shift for e < 0."""
+    x = np.asarray(x, np.int64)
+    if exponent == 0:
+        return x
+    if exponent < 0:
+        return rounding_divide_by_pot_array(x, -exponent)
+    threshold = (1 << (bits - 1 - exponent)) - 1
+    lo, hi = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+    return np.where(x > threshold, hi, np.where(x < -threshold, lo, x << exponent))
+
+
+def fp_rescale(x, src_integer_bits: int, dst_integer_bits: int, bits: int) -> np.ndarray:
+    """``Rescale<dst>``: change the number of integer bits (saturating / rounding)."""
+    return fp_sat_mul_pot(x, src_integer_bits - dst_integer_bits, bits)
+
+
+def fp_add(a, b, bits: int) -> np.ndarray:
+    return wrap_bits(np.asarray(a, np.int64) + np.asarray(b, np.int64), bits)
+
+
+def fp_sub(a, b, bits: int) -> np.ndarray:
+    return wrap_bits(np.asarray(a, np.int64) - np.asarray(b, np.int64), bits)
+
+
+def fp_one(integer_bits: int, bits: int) -> int:
+    """``FixedPoint::One()``: the largest raw value for 0 integer bits, else 2^fractional_bits."""
+    return (1 << (bits - 1)) - 1 if integer_bits == 0 else 1 << (bits - 1 - integer_bits)
+
+
+def fp_exp_on_interval(a, bits: int) -> np.ndarray:
+    """gemmlowp ``exp_on_interval_between_negative_one_quarter_and_0_excl`` (0 integer bits):
+    a 4th-order Taylor expansion of exp around −1/8."""
+    constant_term = fp_const(1895147668, bits)
+    one_third = fp_const(715827883, bits)
+    x = fp_add(a, 1 << (bits - 4), bits)                                 # a + 1/8
+    x2 = fp_srdhm(x, x, bits)
+    x3 = fp_srdhm(x2, x, bits)
+    x4 = fp_srdhm(x2, x2, bits)
+    x4_over_4 = fp_sat_mul_pot(x4, -2, bits)
+    poly = fp_sat_mul_pot(fp_add(fp_srdhm(fp_add(x4_over_4, x3, bits), one_third, bits), x2, bits), -1, bits)
+    s = fp_srdhm(constant_term, fp_add(x, poly, bits), bits)
+    if bits == 16:
+        return np.clip(constant_term + s, -32768, 32767)                  # AddSaturatingIf16Bit
+    return wrap_bits(constant_term + s, bits)
+
+
+_EXP_BARREL = ((-2, 1672461947), (-1, 1302514674), (0, 790015084), (1, 290630308), (2, 39332535),
+               (3, 720401), (4, 242))
+
+
+def fp_exp_on_negative_values(a, integer_bits: int, bits: int) -> np.ndarray:
+    """gemmlowp ``exp_on_negative_values``: exp(a) for a ≤ 0 with ``integer_bits`` integer bits,
+    result with 0 integer bits.  a = −(multiple of 1/4) + r, r in [−1/4, 0): exp(r) by Taylor,
+    then one multiplication by a constant exp(−2^k) for every set bit of the multiple."""
+    a = np.asarray(a, np.int64)
+    frac = bits - 1 - integer_bits
+    quarter = 1 << (frac - 2)
+    a_mod = fp_sub(a & (quarter - 1), quarter, bits)
+    result = fp_exp_on_interval(fp_rescale(a_mod, integer_bits, 0, bits), bits)
+    remainder = fp_sub(a_mod, a, bits)
+    for exponent, multiplier in _EXP_BARREL:
+        if integer_bits > exponent:
+            m = fp_const(multiplier, bits)
+            bit = np.int64(1) << (frac + exponent)
+            result = np.where((remainder & bit) != 0, fp_srdhm(result, m, bits), result)
+    if integer_bits > 5:
+        clamp = fp_const(-(1 << (36 - integer_bits)), bits)
+        result = np.where(a < clamp, 0, result)
+    return np.where(a == 0, fp_one(0, bits), result)
+
+
+def _rounding_half_sum(a, b) -> np.ndarray:
+    s = np.asarray(a, np.int64) + np.asarray(b, np.int64)
+    t = s + np.where(s >= 0, 1, -1)
+    return np.where(t >= 0, t >> 1, -((-t) >> 1))
+
+
+def _newton_reciprocal_f2(a, bits: int) -> np.ndarray:
+    """The three Newton-Raphson steps shared by 1/(1+x) and (1−x)/(1+x): x ≈ 1/((1+a)/2), 2 integer bits."""
+    half_denominator = _rounding_half_sum(a, fp_one(0, bits))
+    c48_17 = fp_const(1515870810, bits)
+    c_neg32_17 = fp_const(-1010580540, bits)
+    x = fp_add(c48_17, fp_srdhm(half_denominator, c_neg32_17, bits), bits)
+    one_f2 = fp_one(2, bits)
+    for _ in range(3):
+        hd_x = fp_srdhm(half_denominator, x, bits)
+        one_minus = fp_sub(one_f2, hd_x, bits)
+        x = fp_add(x, fp_rescale(fp_srdhm(x, one_minus, bits), 4, 2, bits), bits)
+    return x
+
+
+def fp_one_over_one_plus_x(a, bits: int) -> np.ndarray:
+    """gemmlowp ``one_over_one_plus_x_for_x_in_0_1`` (0 integer bits in and out)."""
+    return fp_rescale(_newton_reciprocal_f2(a, bits), 1, 0, bits)
+
+
+def fp_one_minus_x_over_one_plus_x(a, bits: int) -> np.ndarray:
+    """gemmlowp ``one_minus_x_over_one_plus_x_for_x_in_0_1`` (0 integer bits in and out)."""
+    return fp_rescale(fp_sub(_newton_reciprocal_f2(a, bits), fp_one(2, bits), bits), 2, 0, bits)
+
+
+def fp_logistic(a, integer_bits: int, bits: int) -> np.ndarray:
+    """gemmlowp ``logistic``: 1/(1 + exp(−a)), result with 0 integer bits."""
+    a = np.asarray(a, np.int64)
+    positive = a > 0
+    abs_a = np.where(positive, a, wrap_bits(-a, bits))
+    pos = fp_one_over_one_plus_x(fp_exp_on_negative_values(wrap_bits(-abs_a, bits), integer_bits, bits), bits)
+    neg = fp_sub(fp_one(0, bits), pos, bits)
+    return np.where(a == 0, fp_const(1 << 30, bits), np.where(positive, pos, neg))
+
+
+def fp_tanh(a, integer_bits: int, bits: int) -> np.ndarray:
+    """gemmlowp ``tanh``: (1 − exp(−2|a|)) / (1 + exp(−2|a|)) with the sign of a, 0 integer bits."""
+    a = np.asarray(a, np.int64)
+    negative = a < 0
+    n = np.where(negative, a, wrap_bits(-a, bits))
+    t = fp_one_minus_x_over_one_plus_x(fp_exp_on_negative_values(n, integer_bits + 1, bits), bits)
+    return np.where(a == 0, 0, np.where(negative, wrap_bits(-t, bits), t))
+
+
+def get_reciprocal(x, x_integer_digits: int) -> tuple[np.ndarray, np.ndarray]:
+    """TFLite's ``GetReciprocal``: 1/x for positive int32 ``x`` with ``x_integer_digits`` integer
+    bits, as (Q0.31 raw value, num_bits_over_unit): x is normalised into [1, 2), 1/(1 + (x − 1))
+    comes from gemmlowp's Newton-Raphson, and the result stands for raw·2^(−num_bits_over_unit)."""
+    x = np.asarray(x, np.int64)
+    headroom_plus_one = count_leading_zeros32(x)
+    num_bits_over_unit = x_integer_digits - headroom_plus_one
+    shifted_minus_one = wrap_bits(((x & 0xFFFFFFFF) << headroom_plus_one) - (1 << 31), 32)
+    return fp_one_over_one_plus_x(shifted_minus_one, 32), num_bits_over_unit
+
+
+# TFLite's ``sigmoid_table_uint16`` (kernels/internal/common.h): sigmoid(i/24) for i = 0..255 in
+# unsigned 0.16 fixed point.  The published values are not round(65536·sigmoid(i/24)) everywhere
+# (43 entries are one higher, presumably tuned for the linear interpolation between entries), so
+# they are data here, not a formula.
+_SIGMOID_TABLE_UINT16 = np.array([
+    32768, 33451, 34133, 34813, 35493, 36169, 36843, 37513, 38180, 38841, 39498, 40149, 40794, 41432, 42064, 42688,
+    43304, 43912, 44511, 45102, 45683, 46255, 46817, 47369, 47911, 48443, 48964, 49475, 49975, 50464, 50942, 51409,
+    51865, 52311, 52745, 53169, 53581, 53983, 54374, 54755, 55125, 55485, 55834, 56174, 56503, 56823, 57133, 57433,
+    57724, 58007, 58280, 58544, 58800, 59048, 59288, 59519, 59743, 59959, 60168, 60370, 60565, 60753, 60935, 61110,
+    61279, 61441, 61599, 61750, 61896, 62036, 62172, 62302, 62428, 62549, 62666, 62778, 62886, 62990, 63090, 63186,
+    63279, 63368, 63454, 63536, 63615, 63691, 63765, 63835, 63903, 63968, 64030, 64090, 64148, 64204, 64257, 64308,
+    64357, 64405, 64450, 64494, 64536, 64576, 64614, 64652, 64687, 64721, 64754, 64786, 64816, 64845, 64873, 64900,
+    64926, 64950, 64974, 64997, 65019, 65039, 65060, 65079, 65097, 65115, 65132, 65149, 65164, 65179, 65194, 65208,
+    65221, 65234, 65246, 65258, 65269, 65280, 65291, 65301, 65310, 65319, 65328, 65337, 65345, 65352, 65360, 65367,
+    65374, 65381, 65387, 65393, 65399, 65404, 65410, 65415, 65420, 65425, 65429, 65433, 65438, 65442, 65445, 65449,
+    65453, 65456, 65459, 65462, 65465, 65468, 65471, 65474, 65476, 65479, 65481, 65483, 65485, 65488, 65489, 65491,
+    65493, 65495, 65497, 65498, 65500, 65501, 65503, 65504, 65505, 65507, 65508, 65509, 65510, 65511, 65512, 65513,
+    65514, 65515, 65516, 65517, 65517, 65518, 65519, 65520, 65520, 65521, 65522, 65522, 65523, 65523, 65524, 65524,
+    65525, 65525, 65526, 65526, 65526, 65527, 65527, 65528, 65528, 65528, 65529, 65529, 65529, 65529, 65530, 65530,
+    65530, 65530, 65531, 65531, 65531, 65531, 65531, 65532, 65532, 65532, 65532, 65532, 65532, 65533, 65533, 65533,
+    65533, 65533, 65533, 65533, 65533, 65534, 65534, 65534, 65534, 65534, 65534, 65534, 65534, 65534, 65534, 65535,
+], np.int64)
+
+
+def rounding_divide_by_pot_x86(x, exponent) -> np.ndarray:
+    """gemmlowp ``RoundingDivideByPOT`` as compiled for x86, also for exponents above 31 (undefined
+    behaviour in C that some kernels reach): the mask (2^e − 1) is cut to 32 bits and the
+    arithmetic shift count is taken modulo 32 (what the ``sar`` instruction does).  For
+    0 ≤ e ≤ 31 this is :func:`rounding_divide_by_pot_array`."""
+    x = np.asarray(x, np.int64)
+    e = np.asarray(exponent, np.int64)
+    with np.errstate(over="ignore"):
+        mask = wrap_bits((np.int64(1) << (e & 63)) - 1, 32)        # 64-bit shl counts modulo 64
+    remainder = x & mask
+    threshold = (mask >> 1) + (x < 0)
+    return (x >> (e & 31)) + (remainder > threshold)
+
+
+def sigmoid_table_uint16() -> np.ndarray:
+    """The 256-entry sigmoid table of the int16 LOGISTIC and TANH kernels (a copy, int64)."""
+    return _SIGMOID_TABLE_UINT16.copy()

@@ -1,0 +1,195 @@
+"""What the quantized and hybrid recurrent kernels (LSTM family, RNNs, SVDF) share: the integer LSTM's
+saturating int16 steps and layer normalisation, Eigen's float32 sigmoid / tanh, and NEON-order float32
+dot products and sums.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .fixed_point import _wrap_int32, multiply_by_quantized_multiplier_array
+from .prepare import float_fn
+from .pooling import inv_sqrt_quantized_multiplier_exp
+from .hybrid import wrap_int32
+
+
+
+# ----------------------------------------------------------------------------------------------
+# recurrent (integer LSTM)
+#
+# What the quantized recurrent kernels (LSTM, UNIDIRECTIONAL_SEQUENCE_LSTM, BIDIRECTIONAL_SEQUENCE_
+# LSTM, the RNNs, SVDF) share beyond the helpers above:
+#
+# * the integer ("8x8_16") LSTM's element-wise steps (TFLite's portable tensor_utils, which litert's
+#   x86 build runs for these): int16 gate arithmetic that saturates after every addition, products
+#   rounded by a power of two, a layer normalisation in integers;
+# * the float activations of the hybrid LSTM.  TFLite applies sigmoid and tanh to a float vector
+#   with Eigen (``array().logistic()`` / ``.tanh()``), which does not call the C library: tanh is a
+#   [9/8] rational function of x (input clamped to ±7.90738964; the same arithmetic for a single
+#   value and a 4-float SSE packet), and logistic is exp(x)/(1 + exp(x)) where a packet computes
+#   exp(x/2) with a degree-5 polynomial and squares it, while a single value uses the C library's
+#   expf.  Which values go through the single-value path depends on the output buffer's address:
+#   Eigen handles values one by one until the address is 16-byte aligned, then 4 at a time, then the
+#   rest one by one.  Measured against ai-edge-litert 2.3.0 (SSE4 build, no FMA): every float bit
+#   equal (tests/test_quantized_rnn.py).
+
+_EIGEN_TANH_P = (1.394553628e-8, 2.102733560e-5, 3.520756727e-3, 1.340216100e-1)
+_EIGEN_TANH_Q = (8.015776984e-7, 3.326951409e-4, 2.597254514e-2, 4.673548340e-1, 1.0)
+_EIGEN_TANH_CLAMP = 7.90738964080810547
+
+
+def _horner_f32(x: np.ndarray, coefficients) -> np.ndarray:
+    """c0·x^n + … + cn by Horner's rule, every multiplication and addition rounded to float32."""
+    p = np.full(x.shape, np.float32(coefficients[0]), np.float32)
+    for c in coefficients[1:]:
+        p = ((p * x).astype(np.float32) + np.float32(c)).astype(np.float32)
+    return p
+
+
+def eigen_tanh_f32(x) -> np.ndarray:
+    """Eigen's float tanh (``ptanh_float`` with EIGEN_FAST_MATH, no FMA): clamp to ±7.90738964,
+    then x + x³·P(x²) over Q(x²)."""
+    x = np.asarray(x, np.float32)
+    c = np.float32(_EIGEN_TANH_CLAMP)
+    xc = np.maximum(np.minimum(x, c), -c).astype(np.float32)
+    x2 = (xc * xc).astype(np.float32)
+    x3 = (x2 * xc).astype(np.float32)
+    p = ((x3 * _horner_f32(x2, _EIGEN_TANH_P)).astype(np.float32) + xc).astype(np.float32)
+    return (p / _horner_f32(x2, _EIGEN_TANH_Q)).astype(np.float32)
+
+
+def eigen_logistic_packet_f32(x) -> np.ndarray:
+    """Eigen's float logistic on a packet: e = exp(min(x, 16.6355324)/2)² by Cephes' range reduction
+    and a degree-5 polynomial, then e / (1 + e); below −104 the result is 0."""
+    x = np.asarray(x, np.float32)
+    f = np.float32
+    h = (np.minimum(x, f(16.6355324)) * f(0.5)).astype(np.float32)
+    m = np.floor(((h * f(1.44269504088896341)).astype(np.float32) + f(0.5)).astype(np.float32))
+    r = ((m * f(-0.693359375)).astype(np.float32) + h).astype(np.float32)
+    r = ((m * f(2.12194440e-4)).astype(np.float32) + r).astype(np.float32)
+    r2 = (r * r).astype(np.float32)
+    p_even = ((r2 * f(4.1898667812347412109375e-2)).astype(np.float32) + f(0.49999141693115234375)).astype(np.float32)
+    p_odd = ((r2 * f(8.33471305668354034423828125e-3)).astype(np.float32) + f(0.16666877269744873046875)).astype(
+        np.float32)
+    p = ((r * p_odd).astype(np.float32) + p_even).astype(np.float32)
+    p = ((r2 * p).astype(np.float32) + (r + f(1.0)).astype(np.float32)).astype(np.float32)
+    e = np.ldexp(p, m.astype(np.int32)).astype(np.float32)
+    e = (e * e).astype(np.float32)
+    return np.where(x < f(-104.0), f(0.0), (e / (f(1.0) + e)).astype(np.float32)).astype(np.float32)
+
+
+def eigen_logistic_scalar_f32(x) -> np.ndarray:
+    """Eigen's float logistic on a single value: e = expf(min(x, 16.6355324)) (the C library), e / (1 + e)."""
+    x = np.asarray(x, np.float32)
+    e = float_fn("expf", np.minimum(x, np.float32(16.6355324)))
+    return (e / (np.float32(1.0) + e)).astype(np.float32)
+
+
+def eigen_apply_f32(name: str, x, address_floats: int = 0) -> np.ndarray:
+    """Apply Eigen's ``tanh`` or ``logistic`` to a flat float32 vector written to a buffer that starts
+    ``address_floats`` floats after a 16-byte boundary: the values before the first aligned slot and
+    after the last whole packet of 4 take the single-value path (only logistic differs there)."""
+    x = np.asarray(x, np.float32).reshape(-1)
+    if name == "tanh":
+        return eigen_tanh_f32(x)
+    out = eigen_logistic_packet_f32(x)
+    n = x.shape[0]
+    head = min((-int(address_floats)) % 4, n)
+    body = ((n - head) // 4) * 4
+    scalar = np.zeros(n, bool)
+    scalar[:head] = True
+    scalar[head + body:] = True
+    if scalar.any():
+        out[scalar] = eigen_logistic_scalar_f32(x[scalar])
+    return out
+
+
+def saturate_int16(x) -> np.ndarray:
+    return np.clip(np.asarray(x, np.int64), -32768, 32767)
+
+
+def lstm_layer_norm_int16(x, weights, bias, scale_a: int, scale_b: int, variance_guard: int) -> np.ndarray:
+    """TFLite's integer ``ApplyLayerNorm`` on int16 rows [batch, n] (int64 arrays in and out).
+
+    mean = ⌊Σx·1024 / n⌋ (C division), variance = (Σx²·⌊2^20/n⌋ − mean²) / 2^20 (C division; below
+    1 it becomes ``variance_guard``), 1/sqrt(variance) as a quantized multiplier
+    (:func:`inv_sqrt_quantized_multiplier_exp`), then per value: MBQM(1024·x − mean) · weight + bias
+    (int32 arithmetic), divided by 1024 rounding half away from zero, MBQM(·, scale_a, scale_b + 12),
+    saturated to int16.
+    """
+    x = np.asarray(x, np.int64)
+    rows, n = x.shape
+    w = np.asarray(weights, np.int64)
+    b = np.asarray(bias, np.int64)
+    out = np.empty_like(x)
+    temp = (1 << 20) // n
+    for r in range(rows):
+        s = int(x[r].sum())
+        s2 = int((x[r] * x[r]).sum())
+        mean = _c_div(s * 1024, n)
+        variance = s2 * temp - mean * mean
+        v2 = _c_div(variance, 1 << 20)
+        v2 = _wrap_int32(v2)
+        if v2 < 1:
+            v2 = int(variance_guard)
+        inv_a, inv_b = inv_sqrt_quantized_multiplier_exp(v2, -1)
+        shifted = wrap_int32(1024 * x[r] - mean)
+        rescaled = multiply_by_quantized_multiplier_array(shifted, inv_a, inv_b)
+        val3 = wrap_int32(wrap_int32(rescaled * w) + b)
+        val4 = np.where(val3 > 0, (val3 + 512) // 1024, -((-(val3 - 512)) // 1024))
+        val5 = multiply_by_quantized_multiplier_array(val4, scale_a, scale_b + 12)
+        out[r] = saturate_int16(val5)
+    return out
+
+
+def _c_div(a: int, b: int) -> int:
+    """C's integer division (truncation toward zero)."""
+    q = abs(int(a)) // abs(int(b))
+    return q if (a >= 0) == (b > 0) else -q
+
+
+# ----------------------------------------------------------------------------------------------
+# recurrent (hybrid, more)
+#
+# What the float and hybrid SVDF add: float32 dot products and sums as litert's x86 build computes them.  Its
+# NEON routines (run through NEON_2_SSE) keep four float32 partial sums: element k of a row goes to
+# lane k mod 4 for the first 4·⌊n/4⌋ elements, the lanes are added as ((l0 + l1) + l2) + l3, and the
+# last n mod 4 elements are added one by one.  Products and sums are rounded to float32 separately
+# (no FMA).  ``NeonVectorVectorDotProduct`` (the SVDF's state · weights_time), the float
+# ``NeonMatrixBatchVectorMultiplyAccumulate`` (weights_feature · input) and ``NeonReductionSumVector``
+# (the sum of ``rank`` filters into one unit) follow this order.
+# Measured against ai-edge-litert 2.3.0 (tests/test_quantized_rnn_more.py): every bit equal.
+
+
+def _lanes_then_tail_f32(terms: np.ndarray) -> np.ndarray:
+    """Σ over the last axis of float32 ``terms`` in the NEON order above."""
+    terms = np.asarray(terms, np.float32)
+    n = terms.shape[-1]
+    body = n - (n & 3)
+    acc = np.zeros(terms.shape[:-1] + (4,), np.float32)
+    for k in range(0, body, 4):
+        acc = (acc + terms[..., k:k + 4]).astype(np.float32)
+    total = (((acc[..., 0] + acc[..., 1]).astype(np.float32) + acc[..., 2]).astype(np.float32)
+             + acc[..., 3]).astype(np.float32)
+    for k in range(body, n):
+        total = (total + terms[..., k]).astype(np.float32)
+    return total
+
+
+def neon_dot_f32(a, b) -> np.ndarray:
+    """Row-wise float32 dot products of ``a`` and ``b`` (same shape [..., n]) in the NEON order.
+
+    >>> x = np.float32([[1e8, 1, 0, 0, -1e8, 1, 0, 0]])       # left to right in float32: 1.0
+    >>> float(neon_dot_f32(x, np.ones_like(x))[0])
+    2.0
+    """
+    a = np.asarray(a, np.float32)
+    b = np.asarray(b, np.float32)
+    return _lanes_then_tail_f32((a * b).astype(np.float32))
+
+
+def neon_reduction_sum_f32(x, reduction_size: int) -> np.ndarray:
+    """``NeonReductionSumVector``: sums of consecutive groups of ``reduction_size`` float32 values of
+    the flat ``x``, each in the NEON order; returns len(x) / reduction_size sums."""
+    x = np.asarray(x, np.float32).reshape(-1, int(reduction_size))
+    return _lanes_then_tail_f32(x)
