@@ -1,4 +1,4 @@
-"""quant.py: TFLite's fixed-point helpers, checked against exact rational arithmetic and edge cases."""
+"""workbench.interpreter.quant: TFLite's fixed-point helpers, checked against exact rational arithmetic and edge cases."""
 
 from __future__ import annotations
 
