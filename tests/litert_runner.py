@@ -113,5 +113,26 @@ def run(model: Path, inputs: Path, outputs: Path, seed: int | None = None,
     return result
 
 
+def run_built(root: Path, names, build, workers: int = 4) -> dict:
+    """Run models built in code: ``build(name)`` gives (Model, {input name: array}); each is written
+    under ``root``, its inputs ordered as our interpreter lists them, and run in its own child
+    (``workers`` at a time).  Returns {name: RunResult}."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from workbench import dump
+    from workbench.interpreter import Interpreter
+
+    def one(name):
+        model, feed = build(name)
+        path = Path(root) / f"{name}.tflite"
+        path.write_bytes(dump(model))
+        details = Interpreter(model=model).get_input_details()
+        np.savez(Path(root) / f"{name}_in.npz", **{f"input_{k}": feed[d["name"]] for k, d in enumerate(details)})
+        return name, run(path, Path(root) / f"{name}_in.npz", Path(root) / f"{name}_out.npz")
+
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        return dict(pool.map(one, sorted(names)))
+
+
 if __name__ == "__main__":
     sys.exit(_main(sys.argv[1:]))

@@ -15,14 +15,12 @@ boxes so that suppression really happens.
 from __future__ import annotations
 
 import zlib
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
 from flatbuffers import flexbuffers
 
 import litert_runner
-from workbench import dump
 from workbench.errors import UnsupportedOpError, WorkbenchError
 from workbench.interpreter import Interpreter
 from workbench.interpreter.kernels import detection_postprocess as dp
@@ -154,19 +152,7 @@ def written_slots(model, outs):
 
 @pytest.fixture(scope="module")
 def litert_results(tmp_path_factory):
-    root = tmp_path_factory.mktemp("litert_detection")
-
-    def one(name):
-        model, feed = CASES[name]()
-        path = root / f"{name}.tflite"
-        path.write_bytes(dump(model))
-        it = Interpreter(model=model)
-        ordered = {f"input_{k}": feed[d["name"]] for k, d in enumerate(it.get_input_details())}
-        np.savez(root / f"{name}_in.npz", **ordered)
-        return name, litert_runner.run(path, root / f"{name}_in.npz", root / f"{name}_out.npz")
-
-    with ThreadPoolExecutor(max_workers=4) as pool:
-        return dict(pool.map(one, sorted(CASES)))
+    return litert_runner.run_built(tmp_path_factory.mktemp("litert_detection"), CASES, lambda name: CASES[name](), workers=4)
 
 
 @pytest.mark.parametrize("name", sorted(CASES))

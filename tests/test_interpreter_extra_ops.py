@@ -11,13 +11,11 @@ bool outputs must be equal, float outputs within max|ours - litert| <= 1e-5 * (m
 from __future__ import annotations
 
 import zlib
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
 
 import litert_runner
-from workbench import dump
 from workbench.errors import UnsupportedOpError, WorkbenchError
 from workbench.interpreter import Interpreter
 from workbench.schema import (
@@ -248,19 +246,7 @@ def test_fast_path_matches_reference_path(name):
 
 @pytest.fixture(scope="module")
 def litert_extra(tmp_path_factory):
-    root = tmp_path_factory.mktemp("litert_extra_ops")
-
-    def one(name):
-        model, feed = build_case(name)
-        path = root / f"{name}.tflite"
-        path.write_bytes(dump(model))
-        it = Interpreter(model=model)
-        ordered = {f"input_{k}": feed[d["name"]] for k, d in enumerate(it.get_input_details())}
-        np.savez(root / f"{name}_in.npz", **ordered)
-        return name, litert_runner.run(path, root / f"{name}_in.npz", root / f"{name}_out.npz")
-
-    with ThreadPoolExecutor(max_workers=4) as pool:
-        return dict(pool.map(one, sorted(CASES)))
+    return litert_runner.run_built(tmp_path_factory.mktemp("litert_extra_ops"), CASES, build_case, workers=4)
 
 
 @pytest.mark.parametrize("name", sorted(CASES))

@@ -12,7 +12,6 @@ converter would), and run three ways:
 from __future__ import annotations
 
 import zlib
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
@@ -623,19 +622,7 @@ def test_fast_path_matches_reference_path(name):
 
 @pytest.fixture(scope="session")
 def litert_more(tmp_path_factory):
-    root = tmp_path_factory.mktemp("litert_more_ops")
-
-    def one(name):
-        model, feed = build_case(name)
-        path = root / f"{name}.tflite"
-        path.write_bytes(dump(model))
-        it = Interpreter(model=model)
-        ordered = {f"input_{k}": feed[d["name"]] for k, d in enumerate(it.get_input_details())}
-        np.savez(root / f"{name}_in.npz", **ordered)
-        return name, litert_runner.run(path, root / f"{name}_in.npz", root / f"{name}_out.npz")
-
-    with ThreadPoolExecutor(max_workers=8) as pool:
-        return dict(pool.map(one, sorted(CASES)))
+    return litert_runner.run_built(tmp_path_factory.mktemp("litert_more_ops"), CASES, build_case, workers=8)
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
