@@ -2,7 +2,8 @@
 
 ``WORKBENCH_JIT=0`` (or ``false``/``no``/``off``) runs every numba kernel as plain Python: slow, but
 steppable in a debugger and visible to coverage.  ``WORKBENCH_DEBUG=<level>`` (an integer, 0 = off)
-turns on extra checks and messages in the components that look at it.
+turns on extra checks and messages in the components that look at it.  ``WORKBENCH_PRECOMPILED=0``
+ignores the precompiled kernel library (:mod:`workbench.interpreter.precompiled`).
 """
 
 from __future__ import annotations
@@ -27,5 +28,6 @@ def _level(name: str) -> int:
 
 JIT: bool = _flag("WORKBENCH_JIT", True)
 DEBUG: int = _level("WORKBENCH_DEBUG")
+PRECOMPILED: bool = _flag("WORKBENCH_PRECOMPILED", True)
 
-__all__ = ["JIT", "DEBUG"]
+__all__ = ["JIT", "DEBUG", "PRECOMPILED"]

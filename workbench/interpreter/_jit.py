@@ -33,29 +33,49 @@ def _resolved(func):
     return new
 
 
-class LazyJit:
-    """A function compiled by numba the first time it is called."""
+ALL: list = []          # every LazyJit made (so a build can forget what they resolved to)
+CALLED: set = set()     # those called from Python (what the precompiled library must hold)
 
-    __slots__ = ("py_func", "options", "_impl", "__name__", "__wrapped__", "__dict__")
+
+class LazyJit:
+    """A function compiled by numba the first time it is called.
+
+    A call from Python goes to the precompiled kernel library when it has this function for these
+    argument types (:mod:`workbench.interpreter.precompiled`: no numba in the process), else to numba.
+    """
+
+    __slots__ = ("py_func", "options", "_impl", "_numba", "__name__", "__wrapped__", "__dict__")
 
     def __init__(self, func, options):
         self.py_func = func
         self.options = options
         self._impl = None
+        self._numba = None
         self.__name__ = func.__name__
         self.__doc__ = func.__doc__
         self.__wrapped__ = func
+        ALL.append(self)
 
     def compile(self):
-        """The callable actually used: numba's dispatcher, or the Python function without JIT."""
-        if self._impl is None:
+        """numba's dispatcher (what jitted callers call), or the Python function without JIT."""
+        if self._numba is None:
             if config.JIT:
                 import numba
 
-                self._impl = numba.njit(cache=True, **self.options)(_resolved(self.py_func))
+                self._numba = numba.njit(cache=True, **self.options)(_resolved(self.py_func))
             else:
-                self._impl = self.py_func
-        return self._impl
+                self._numba = self.py_func
+        return self._numba
+
+    def _callable(self):
+        CALLED.add(self)
+        if config.JIT and config.PRECOMPILED:
+            from . import precompiled
+
+            pre = precompiled.for_function(self)
+            if pre is not None:
+                return pre
+        return self.compile()
 
     @property
     def jitted(self) -> bool:
@@ -64,12 +84,18 @@ class LazyJit:
     def __call__(self, *args):
         impl = self._impl
         if impl is None:
-            impl = self.compile()
+            impl = self._impl = self._callable()
         return impl(*args)
 
     def __repr__(self) -> str:
         state = "numba" if config.JIT else "python (WORKBENCH_JIT=0)"
         return f"<lazy jit {self.__name__}: {state}>"
+
+
+def forget_callables() -> None:
+    """Choose again, at the next call of each jitted function, between the library and numba."""
+    for lazy in ALL:
+        lazy._impl = None
 
 
 def njit(func=None, **options):

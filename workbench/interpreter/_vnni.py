@@ -69,12 +69,28 @@ def _detect() -> bool:
 
         if platform.machine().lower() not in ("x86_64", "amd64"):
             return False
+        flags = _cpuinfo_flags()
+        if flags is not None:   # Linux: the kernel lists what the CPU has and the OS saves for us
+            return {"avx512f", "avx512bw", "avx512_vnni"} <= flags
         from llvmlite import binding
 
         feats = binding.get_host_cpu_features()
         return all(feats.get(f, False) for f in ("avx512f", "avx512bw", "avx512vnni"))
     except Exception:           # no llvmlite, or it cannot tell: stay on the portable path
         return False
+
+
+def _cpuinfo_flags() -> set | None:
+    """The ``flags`` of the first CPU in /proc/cpuinfo (None where there is no such file): read
+    without starting LLVM, which costs ~50 MB when the kernels come from the precompiled library."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    return set(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return None
 
 
 def fits(k: int) -> bool:

@@ -283,8 +283,9 @@ def depthwise_int8_rows(x, w, bias, mult, shift, out_zp, lo, hi, half_up, n_vec,
                 p = rr * ow + ox
                 for k in range(co):
                     acc[p, k] = sums[k]
-        dst = out.reshape(-1, co)[start * ow:(start + rows) * ow]
         for p in range(rows * ow):
+            r = start + p // ow
+            ob, oy, ox = r // oh, r % oh, p % ow
             for k in range(co):
                 t = (np.int64(acc[p, k]) + bias[k]) << left[k]
                 t = (t * mult[k] + 1073741824) >> 31
@@ -293,7 +294,7 @@ def depthwise_int8_rows(x, w, bias, mult, shift, out_zp, lo, hi, half_up, n_vec,
                 else:
                     t = (t >> right[k]) + ((t & mask[k]) > ((mask[k] >> 1) + (t < 0)))
                 t += out_zp
-                dst[p, k] = min(max(t, lo), hi)
+                out[ob, oy, ox, k] = min(max(t, lo), hi)
 
 
 def prepare_int8(context, node, p):
