@@ -902,8 +902,50 @@ def _cmd_bench(args) -> int:
     return EXIT_OK
 
 
+def _register_precompile(sub) -> None:
+    p = sub.add_parser("precompile", help="build the precompiled kernel library (no numba at run time)",
+                       description="Run a workload of models with the numba kernels, then compile every kernel "
+                                   "specialisation it called into one native library that the interpreter "
+                                   "calls without importing numba (see workbench.interpreter.precompiled). "
+                                   "Default workload: sample_models, ../shared/models and the cached corpus; "
+                                   "models given are added to it.")
+    p.add_argument("models", nargs="*", help="more .tflite files for the workload")
+    p.add_argument("--only", action="store_true", help="run only the models given")
+    p.add_argument("--status", action="store_true", help="say what the library holds; build nothing")
+    p.add_argument("--if-needed", action="store_true",
+                   help="build only when there is no library for these sources and this CPU yet")
+    p.add_argument("--json", action="store_true", help="print one JSON document instead of text")
+    p.set_defaults(run=_cmd_precompile)
+
+
+def _cmd_precompile(args) -> int:
+    from .interpreter import precompiled
+
+    if args.if_needed and precompiled.status()["built"]:
+        args.status = True
+    if not args.status:
+        models = list(args.models) if args.only else precompiled.default_models() + list(args.models)
+        log = (lambda *_: None) if args.json else print
+        manifest = precompiled.build(models, log=log)
+        if not args.json:
+            for line in manifest["workload_failures"]:
+                print(f"  workload model not run: {line}")
+            for line in manifest["skipped"]:
+                print(f"  left to numba: {line}")
+    doc = precompiled.status()
+    if args.json:
+        json.dump(doc, sys.stdout, indent=1)
+        sys.stdout.write("\n")
+    elif args.status:
+        state = (f"{doc['entries']} specialisation(s) of {doc['functions']} kernel function(s)" if doc["built"]
+                 else "not built for these sources and this CPU (run: workbench precompile)")
+        print(f"precompiled kernels in {doc['directory']} (fingerprint {doc['fingerprint']}): {state}; "
+              f"{'enabled' if doc['enabled'] else 'disabled (WORKBENCH_PRECOMPILED=0 or WORKBENCH_JIT=0)'}")
+    return EXIT_OK
+
+
 COMMANDS = [("inspect", _register_inspect), ("versions", _register_versions), ("partition", _register_partition),
-            ("run", _register_run), ("bench", _register_bench)]
+            ("run", _register_run), ("bench", _register_bench), ("precompile", _register_precompile)]
 
 
 def build_parser() -> argparse.ArgumentParser:

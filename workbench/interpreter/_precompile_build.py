@@ -85,24 +85,31 @@ LIBC = frozenset(
 
 
 def default_models() -> list[Path]:
-    """The workload: the repository's sample models and, when present, ../shared/models."""
+    """The workload: the repository's sample models and, when present, ../shared/models and the
+    corpus models already in the cache (``make corpus``; nothing is downloaded here)."""
+    from ..corpus import MODELS, cache_dir
+
     root = Path(__file__).resolve().parents[2]
     models = sorted((root / "sample_models").glob("*.tflite"))
     shared = root.parent / "shared" / "models"
     if shared.is_dir():
         models += sorted(shared.glob("*.tflite"))
+    models += [p for p in (cache_dir() / f"{name}.tflite" for name in sorted(MODELS)) if p.exists()]
     return models
 
 
 def run_workload(models, log=print) -> list[str]:
     """Run each model once on seeded inputs with the numba kernels; the models that failed, and why."""
     from ..bench import random_inputs
+    from ..corpus import INPUT_SHAPES
     from .interpreter import Interpreter
 
     failed = []
     for path in models:
         try:
             it = Interpreter(model_path=str(path))
+            for d, shape in zip(it.get_input_details(), INPUT_SHAPES.get(Path(path).stem, ())):
+                it.resize_tensor_input(d["index"], list(shape))
             it.allocate_tensors()
             details = it.get_input_details()
             if any(np.dtype(d["dtype"]).kind not in "fiub" for d in details):
@@ -287,10 +294,10 @@ def build(models=None, directory=None, log=print, functions=None) -> dict:
     for old in so.parent.glob("kernels-*"):
         if old not in (so, man):
             old.unlink(missing_ok=True)
+    manifest["seconds"]["total"] = round(time.perf_counter() - t0, 1)
     tmp = man.with_suffix(".json.tmp")
     tmp.write_text(json.dumps(manifest, indent=1))
     os.replace(tmp, man)
-    manifest["seconds"]["total"] = round(time.perf_counter() - t0, 1)
     precompiled.forget()
     log(f"{len(entries)} kernel specialisation(s) of {len({e['function'] for e in entries})} function(s) in {so} "
         f"({manifest['seconds']['total']} s); left to numba: {len(skipped)}")

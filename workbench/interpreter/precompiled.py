@@ -271,7 +271,8 @@ def status() -> dict:
     return doc
 
 
-from ._precompile_build import RUNTIME_IR, build  # noqa: E402  (the build side, imported on use)
+from ._precompile_build import RUNTIME_IR, build, default_models  # noqa: E402  (numba is imported on use)
 
-__all__ = ["PrecompileError", "Precompiled", "RUNTIME_IR", "arg_key", "build", "enabled", "fingerprint",
+__all__ = ["PrecompileError", "Precompiled", "RUNTIME_IR", "arg_key", "build", "default_models", "enabled",
+           "fingerprint",
            "for_function", "forget", "library", "library_dir", "library_paths", "status"]

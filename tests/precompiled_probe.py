@@ -1,0 +1,60 @@
+"""Small jitted functions for tests/test_precompiled.py: each exercises one part of the C entries
+(arrays and their sizes, scalars of each kind, a scalar result, arrays the kernel allocates, an
+exception raised inside the kernel)."""
+
+import numpy as np
+
+from workbench.interpreter._jit import njit
+
+
+@njit(nogil=True)
+def scaled_rows(x, out, scale, offset, clamp, r0, r1):
+    """out[r] = x[r] * scale + offset (clamped to [-1, 1] when ``clamp``) for rows r0..r1."""
+    for r in range(r0, r1):
+        for j in range(x.shape[1]):
+            v = x[r, j] * scale + offset
+            if clamp:
+                v = min(max(v, np.float32(-1.0)), np.float32(1.0))
+            out[r, j] = v
+
+
+@njit(nogil=True)
+def checked_total(x, limit):
+    """The sum of x as int64; ValueError when x has more than ``limit`` elements."""
+    if x.shape[0] > limit:
+        raise ValueError("checked_total: more elements than the limit")
+    t = np.int64(0)
+    for v in x:
+        t += v
+    return t
+
+
+@njit(nogil=True)
+def prefix_max(x, out):
+    """out = running maximum of x, through a scratch array the kernel allocates itself."""
+    tmp = np.empty(x.shape[0], np.float64)
+    best = -np.inf
+    for i in range(x.shape[0]):
+        best = max(best, x[i])
+        tmp[i] = best
+    for i in range(x.shape[0]):
+        out[i] = tmp[i]
+
+
+@njit(nogil=True)
+def mean_f32(x):
+    """A float32 result."""
+    s = np.float32(0.0)
+    for v in x:
+        s += v
+    return s / np.float32(x.size)
+
+
+@njit(nogil=True)
+def growing_list(n, out):
+    """A kernel that needs more of numba's runtime than the library has (a growing list)."""
+    values = [0.0]
+    for i in range(1, n):
+        values.append(values[-1] + i)
+    for i in range(min(n, out.shape[0])):
+        out[i] = values[i]

@@ -1,0 +1,220 @@
+"""The precompiled kernel library (workbench.interpreter.precompiled).
+
+Each test builds its own library in a temporary directory: from the probe functions of
+tests/precompiled_probe.py (one part of the C entries each), or from a workload of sample models.
+The library must give bit-for-bit what numba gives, raise numba's exceptions, hand anything it lacks
+to numba, be ignored when it was built for other sources, and let a model run with no numba in
+the process at all.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import precompiled_probe as probe
+from workbench.interpreter import _jit, precompiled
+from workbench.interpreter._jit import run_rows
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLES = ROOT / "sample_models"
+
+
+def _use(directory):
+    """Point the process at ``directory`` (None: back to the default) and choose again."""
+    if directory is None:
+        os.environ.pop("WORKBENCH_KERNELS_DIR", None)
+    else:
+        os.environ["WORKBENCH_KERNELS_DIR"] = str(directory)
+    precompiled.forget()
+    _jit.forget_callables()
+
+
+@pytest.fixture(scope="module")
+def probe_library(tmp_path_factory):
+    old = os.environ.get("WORKBENCH_KERNELS_DIR")
+    d = tmp_path_factory.mktemp("kernels")
+    _use(d)
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    manifest = precompiled.build(functions=[
+        (probe.scaled_rows, [(x, np.empty_like(x), np.float32(0.5), 1.0, True, 0, 3)]),
+        (probe.checked_total, [(np.arange(5, dtype=np.int64), 10)]),
+        (probe.prefix_max, [(np.array([1.0, 3.0, 2.0]), np.empty(3))]),
+        (probe.mean_f32, [(np.ones(4, np.float32),)]),
+        (probe.growing_list, [(5, np.empty(5))]),
+    ], directory=d, log=lambda *_: None)
+    _use(d)
+    yield d, manifest
+    _use(old)
+
+
+def _numba(lazy):
+    return lazy.compile()
+
+
+def test_manifest_names_entries_and_what_is_left_to_numba(probe_library):
+    d, manifest = probe_library
+    so, man = precompiled.library_paths(d)
+    assert so.exists() and json.loads(man.read_text()) == manifest
+    assert manifest["fingerprint"] == precompiled.fingerprint()
+    names = sorted(e["function"].split(":")[1] for e in manifest["entries"])
+    assert names == ["checked_total", "mean_f32", "prefix_max", "scaled_rows"]
+    (left,) = manifest["skipped"]
+    assert left.startswith("precompiled_probe:growing_list") and "NRT_MemInfo_" in left
+    entry = next(e for e in manifest["entries"] if e["function"].endswith("scaled_rows"))
+    assert entry["args"] == [["array", "<f4", 2], ["array", "<f4", 2], ["scalar", "<f4"], ["scalar", "<f8"],
+                             ["scalar", "|b1"], ["scalar", "<i8"], ["scalar", "<i8"]]
+    assert entry["ret"] is None
+
+
+@pytest.mark.parametrize("clamp", [True, False])
+def test_arrays_and_scalars_equal_numba_bit_for_bit(probe_library, clamp):
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((37, 19)).astype(np.float32) * 3
+    ours, ref = np.full_like(x, np.nan), np.full_like(x, np.nan)
+    probe.scaled_rows(x, ours, np.float32(0.37), -0.25, clamp, 3, 30)
+    assert isinstance(probe.scaled_rows._impl, precompiled.Precompiled)
+    _numba(probe.scaled_rows)(x, ref, np.float32(0.37), -0.25, clamp, 3, 30)
+    assert ours.tobytes() == ref.tobytes()
+    assert np.isnan(ours[:3]).all() and np.isnan(ours[30:]).all()      # only rows 3..30 written
+
+
+def test_threads_share_rows_through_the_library(probe_library):
+    x = np.random.default_rng(2).standard_normal((4096, 600)).astype(np.float32)
+    ours, ref = np.empty_like(x), np.empty_like(x)
+    run_rows(probe.scaled_rows, x.shape[0], 2, x, ours, np.float32(1.5), 0.5, False, work=1 << 30)
+    _numba(probe.scaled_rows)(x, ref, np.float32(1.5), 0.5, False, 0, x.shape[0])
+    assert ours.tobytes() == ref.tobytes()
+
+
+def test_scalar_results(probe_library):
+    assert probe.checked_total(np.arange(7, dtype=np.int64), 10) == 21
+    v = probe.mean_f32(np.array([0.1, 0.2, 0.7], np.float32))
+    assert isinstance(probe.mean_f32._impl, precompiled.Precompiled)
+    assert np.float32(v) == np.float32(_numba(probe.mean_f32)(np.array([0.1, 0.2, 0.7], np.float32)))
+
+
+def test_arrays_the_kernel_allocates(probe_library):
+    out = np.empty(6)
+    probe.prefix_max(np.array([2.0, -1.0, 5.0, 4.0, 9.0, 0.0]), out)
+    assert isinstance(probe.prefix_max._impl, precompiled.Precompiled)
+    assert out.tolist() == [2.0, 2.0, 5.0, 5.0, 9.0, 9.0]
+    for n in (0, 1, 1000):                          # many allocations and frees, empty ones too
+        x = np.random.default_rng(n).standard_normal(n)
+        out = np.empty(n)
+        probe.prefix_max(x, out)
+        assert np.array_equal(out, np.maximum.accumulate(x))
+
+
+def test_an_exception_in_the_kernel_is_numbas_exception(probe_library):
+    with pytest.raises(ValueError, match="more elements than the limit"):
+        probe.checked_total(np.arange(50, dtype=np.int64), 10)
+    assert probe.checked_total(np.arange(4, dtype=np.int64), 10) == 6      # and the entry still works
+
+
+def test_what_the_library_lacks_goes_to_numba(probe_library):
+    x = np.arange(40, dtype=np.float32).reshape(5, 8)
+    view = x[:, ::2]                                   # not C-contiguous: no entry takes it
+    ours, ref = np.empty((5, 4), np.float32), np.empty((5, 4), np.float32)
+    assert precompiled.arg_key(view) is None
+    probe.scaled_rows(view, ours, np.float32(2.0), 1.0, False, 0, 5)
+    np.testing.assert_array_equal(ours, view * 2 + 1)
+    x64 = x.astype(np.float64)                         # a dtype the workload never passed
+    out64 = np.empty_like(x64)
+    probe.scaled_rows(x64, out64, 2.0, 1.0, False, 0, 5)
+    np.testing.assert_array_equal(out64, x64 * 2 + 1)
+    out = np.empty(4)
+    probe.growing_list(4, out)                         # left to numba at build time
+    assert out.tolist() == [0.0, 1.0, 3.0, 6.0]
+    assert not isinstance(probe.growing_list._impl, precompiled.Precompiled)
+    del ref
+
+
+def test_a_library_for_other_sources_is_ignored(tmp_path):
+    old = os.environ.get("WORKBENCH_KERNELS_DIR")
+    try:
+        _use(tmp_path)
+        so, man = precompiled.library_paths(tmp_path)
+        so.write_bytes(b"not a shared library")
+        man.write_text(json.dumps({"format": precompiled.FORMAT, "fingerprint": "0" * 64, "entries": []}))
+        assert precompiled.library() is None
+        assert precompiled.status()["in_use"] is False
+        man.write_text("{ broken")
+        precompiled.forget()
+        assert precompiled.library() is None
+    finally:
+        _use(old)
+
+
+def test_arg_keys_match_numba_types():
+    numba = pytest.importorskip("numba")
+    from workbench.interpreter._precompile_build import _spec
+
+    values = [np.zeros((2, 3), np.float32), np.zeros(4, np.int8), np.zeros((1, 1, 2), np.uint16), 3, 2.5, True,
+              np.float32(1), np.int32(1), np.int64(1), np.uint8(1), np.bool_(True), np.zeros((2, 2), bool)]
+    for v in values:
+        assert precompiled.spec_key(_spec(numba.typeof(v))) == precompiled.arg_key(v), v
+    assert _spec(numba.typeof(np.zeros((3, 4), np.float32)[:, ::2])) is None
+    assert precompiled.arg_key(np.zeros((3, 4), np.float32)[:, ::2]) is None
+    assert precompiled.arg_key((1, 2)) is None
+
+
+CHILD = r"""
+import hashlib, json, sys
+import numpy as np
+from workbench.bench import random_inputs
+from workbench.interpreter import Interpreter, precompiled
+out = {}
+for path in sys.argv[1:]:
+    it = Interpreter(model_path=path)
+    it.allocate_tensors()
+    details = it.get_input_details()
+    for d, x in zip(details, random_inputs(details, seed=3)):
+        it.set_tensor(d["index"], x)
+    it.invoke()
+    h = hashlib.sha256()
+    for d in it.get_output_details():
+        h.update(np.ascontiguousarray(it.get_tensor(d["index"])).tobytes())
+    out[path] = h.hexdigest()
+print(json.dumps({"outputs": out, "numba": "numba" in sys.modules, "llvmlite": "llvmlite" in sys.modules,
+                  "library": precompiled.library() is not None}))
+"""
+
+
+def _child(models, env):
+    proc = subprocess.run([sys.executable, "-c", CHILD, *map(str, models)], capture_output=True, text=True,
+                          env={**os.environ, **env}, cwd=ROOT, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+# models whose numba kernels (float and int8 depthwise, VNNI int8 conv, pools, 8-bit softmax,
+# requantization, hybrid conv, 16x8 paths, transpose-conv col2im) the workload covers
+NO_NUMBA = ["mobilenet_v3_block_float", "mobilenet_v3_block_int8", "resnet_block_int8", "unet_tiny_int8",
+            "resnet_block_int16x8", "ssd_head_int16x8", "transformer_tiny_dynamic", "unet_tiny_float"]
+
+
+def test_sample_models_run_without_numba_and_equal_numba(tmp_path):
+    models = [p for p in sorted(SAMPLES.glob("*.tflite")) if p.stem not in ("string_ops", "strided_slice_masks")]
+    env = {"WORKBENCH_KERNELS_DIR": str(tmp_path)}
+    proc = subprocess.run([sys.executable, "-m", "workbench.cli", "precompile", "--only", "--json",
+                           *map(str, models)], capture_output=True, text=True, env={**os.environ, **env},
+                          cwd=ROOT, timeout=1200)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    status = json.loads(proc.stdout)
+    assert status["built"] and status["in_use"] and status["entries"] >= 15, status
+    assert status["left_to_numba"] == []
+    with_library = _child(models, env)
+    assert with_library["library"]
+    without = _child(models, {**env, "WORKBENCH_PRECOMPILED": "0"})
+    assert without["numba"] and not without["library"]
+    assert with_library["outputs"] == without["outputs"]
+    for name in NO_NUMBA:
+        alone = _child([SAMPLES / f"{name}.tflite"], env)
+        assert not alone["numba"] and not alone["llvmlite"], name
