@@ -11,7 +11,10 @@ Every figure comes from a fresh child process (median of ``--repeat`` children):
   - a **cold** numba cache: NUMBA_CACHE_DIR is a new empty directory for each child, so every
     numba kernel the model uses is compiled;
   - a **warm** cache: the same directory after a first child filled it (what a user sees from the
-    second run on).
+    second run on);
+  - ``lib``: the precompiled kernel library (``make kernels``; see
+    workbench.interpreter.precompiled): no numba in the process at all.  Cold and warm run with
+    ``WORKBENCH_PRECOMPILED=0``.
 
 The goal is ≤ 1.5 s for the warm first inference.  The process's own start (the python binary,
 site) is reported apart (``python -c pass``).  Python's own bytecode cache (``__pycache__/*.pyc``) is
@@ -118,11 +121,12 @@ def main(argv=None) -> int:
     print(f"  {'model':38s} {'cache':5s} " + " ".join(f"{k:>12s}" for k in keys) + f" {'wall':>7s}")
     worst = 0.0
     for path in models:
-        for cache in ("cold", "warm"):
+        for cache in ("cold", "warm", "lib"):
             rows, walls = [], []
             for _ in range(r):
                 with tempfile.TemporaryDirectory(prefix="numba-cache-") as tmp:
-                    env = {"NUMBA_CACHE_DIR": tmp}
+                    env = {"NUMBA_CACHE_DIR": tmp} if cache == "lib" else {"NUMBA_CACHE_DIR": tmp,
+                                                                             "WORKBENCH_PRECOMPILED": "0"}
                     if cache == "warm":
                         child(FIRST, ROOT, path, env=env)
                     out, wall = child(FIRST, ROOT, path, env=env)
@@ -131,9 +135,10 @@ def main(argv=None) -> int:
             med = {k: median([row[k] for row in rows]) for k in keys}
             if cache == "warm":
                 worst = max(worst, med["total"])
+            numba = sum(row["numba imported"] for row in rows)
             print(f"  {path.name:38s} {cache:5s} " + " ".join(f"{med[k]:12.1f}" for k in keys)
-                  + f" {median(walls):7.0f}")
-    print(f"\nworst warm first inference (import..first invoke): {worst / 1000:.2f} s (goal <= 1.5 s)")
+                  + f" {median(walls):7.0f}" + ("  (numba imported)" if cache == "lib" and numba else ""))
+    print(f"\nworst warm first inference (import..first invoke, numba path): {worst / 1000:.2f} s (goal <= 1.5 s)")
     return 0
 
 

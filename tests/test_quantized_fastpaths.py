@@ -303,3 +303,35 @@ def test_small_work_stays_in_the_calling_thread(monkeypatch):
     _jit.run_rows(record, 100, 2, align=4, work=_jit.MIN_PARALLEL_WORK)
     assert sorted(c[:2] for c in calls) == [(0, 52), (52, 100)]
     assert [c[2] for c in calls if c[0] == 0] == [True] and [c[2] for c in calls if c[0] == 52] == [False]
+
+
+FLOAT_CONVS = {
+    "f32_conv_1x1_two_images": ((2, 9, 7, 24), (40, 1, 1, 24), (1, 1)),
+    "f32_conv_3x3_s2_same_pad": ((1, 19, 17, 5), (16, 3, 3, 5), (2, 2)),
+    "f32_conv_3x3_three_images": ((3, 8, 6, 4), (9, 3, 3, 4), (1, 1)),
+}
+
+
+@pytest.mark.parametrize("case", sorted(FLOAT_CONVS))
+def test_float_conv_rows_shared_between_threads(case, split_everything):
+    """The float CONV_2D fast paths (1x1 matmul, im2col) cut into row pieces, each with its own
+    single-threaded BLAS product, bias and clamp: what one thread writes, and the reference's values;
+    a NaN in one piece's rows sends the whole node to the reference, as with one thread."""
+    from test_interpreter_ops import conv as conv_f32
+
+    x_shape, w_shape, stride = FLOAT_CONVS[case]
+    builder, inputs = conv_f32(x_shape, w_shape, stride=stride, act=Act.RELU6)(case)
+    inputs = {"x": inputs["x"] * np.float32(8)}
+    model = update_versions(builder.build())
+    one, kname = run(model, inputs, threads=1)
+    two, _ = run(model, inputs, threads=2)
+    ref, _ = run(model, inputs, reference=True)
+    assert "matmul" in kname or "im2col" in kname, kname
+    np.testing.assert_allclose(two[0], one[0], rtol=1e-5, atol=1e-5)   # BLAS may sum in another order
+    np.testing.assert_allclose(two[0], ref[0], rtol=1e-5, atol=1e-5)
+    assert 0 < (two[0] == 6).sum() < two[0].size and (two[0] == 0).any()        # the clamp happened per piece
+    x = inputs["x"].copy()
+    x[-1, -1, -1, 0] = np.nan                     # only the last piece sees it
+    nan_two, _ = run(model, {"x": x}, threads=2)
+    nan_ref, _ = run(model, {"x": x}, reference=True)
+    assert nan_two[0].tobytes() == nan_ref[0].tobytes()

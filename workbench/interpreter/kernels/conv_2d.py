@@ -53,7 +53,7 @@ from ...errors import UnsupportedOpError
 from ...schema.enums import BuiltinOperator
 from .._jit import njit
 from ..registry import Kernel, OpData, kernel, opdata
-from .. import _vnni, quant
+from .. import _blas, _vnni, quant
 from ._elementwise import KernelError
 from ._common import (F32, PADDING_NAMES, activation_name, activation_range, apply_activation, check_bias,
                       check_rank, window)
@@ -175,6 +175,33 @@ def filter_matrix(filt: np.ndarray) -> np.ndarray:
     as it is, so the weights stay in the model file's (memory-mapped) buffer.
     """
     return np.asarray(filt, np.float32).reshape(filt.shape[0], -1).T
+
+
+def _float_rows(rows, cols6, view, weights, bias, out2d, lo, hi, bound, bad, ow, r0, r1):
+    """Output rows r0..r1 of the float fast path, on one thread (see :func:`_blas.split_rows`).
+
+    ``rows`` is the input as a [pixels, C] matrix (1x1 path, ``ow`` = 1: a row is a pixel) or the
+    im2col matrix (a row of the split is an output image row of ``ow`` pixels, whose windows are
+    copied from ``view`` into ``cols6`` first).  The rows are multiplied by the filter matrix, the
+    bias added, the result clamped.  When a value of these rows times the largest filter column sum
+    could overflow float32 (or is inf / NaN) nothing is computed and ``r0`` goes into ``bad``: the
+    caller then runs the per-tap reference for the whole node."""
+    if view is not None:
+        oh = view.shape[1]
+        r = r0
+        while r < r1:
+            b, y = divmod(r, oh)
+            y1 = min(oh, y + (r1 - r))
+            np.copyto(cols6[b, y:y1], view[b, y:y1])
+            r += y1 - y
+    src = rows[r0 * ow:r1 * ow]
+    dst = out2d[r0 * ow:r1 * ow]
+    if src.size and weights.size and not (float(max(src.max(), -src.min())) * bound < 1e38):
+        bad.append(r0)
+        return
+    np.matmul(src, weights, out=dst)
+    dst += bias
+    apply_activation(dst, lo, hi)
 
 
 def im2col_view(src: np.ndarray, oh, ow, kh, kw, sh, sw, dh, dw) -> np.ndarray:
@@ -618,16 +645,14 @@ class Conv2D(Kernel):
             return
         weights = d.weights if d.weights is not None else filter_matrix(tensors[node.inputs[1]])
         bound = d.weight_bound if d.weight_bound is not None else weight_bound(weights)
-        if x.size and weights.size and not (float(max(x.max(), -x.min())) * bound < 1e38):
-            # a product or partial sum may overflow (or the input holds inf / NaN): BLAS's order and
-            # fused multiply-adds can then turn litert's inf + (-inf) = NaN into ±FLT_MAX, so the
-            # rare extreme input goes through the reference, whose per-tap order litert agrees with
-            self.invoke_reference(context, node, d)
-            return
-        o = out.shape[3]
+        n, oh, ow, o = out.shape
         out2d = out.reshape(-1, o)
+        bad = []
         if impl == "matmul":
-            np.matmul(x.reshape(-1, x.shape[3]), weights, out=out2d)
+            x2d = x.reshape(-1, x.shape[3])
+            _blas.split_rows(_float_rows, x2d.shape[0], context.num_threads, x2d, None, None, weights, bias, out2d,
+                             d.output_activation_min, d.output_activation_max, bound, bad, 1,
+                             work=out2d.size * weights.shape[0])
         else:
             cols, *padded = context.scratch.views(d.scratch)
             src = x
@@ -636,13 +661,16 @@ class Conv2D(Kernel):
                 src.fill(0.0)
                 h, w = x.shape[1], x.shape[2]
                 src[:, d.pad_top:d.pad_top + h, d.pad_left:d.pad_left + w, :] = x
-            _, oh, ow, _ = out.shape
             view = im2col_view(src, oh, ow, d.filter_h, d.filter_w, d.stride_h, d.stride_w, d.dilation_h,
                                d.dilation_w)
-            np.copyto(cols.reshape(view.shape), view)
-            np.matmul(cols, weights, out=out2d)
-        out2d += bias
-        apply_activation(out2d, d.output_activation_min, d.output_activation_max)
+            _blas.split_rows(_float_rows, n * oh, context.num_threads, cols, cols.reshape(view.shape), view, weights,
+                             bias, out2d, d.output_activation_min, d.output_activation_max, bound, bad, ow,
+                             work=out2d.size * weights.shape[0])
+        if bad:
+            # a product or partial sum may overflow (or the input holds inf / NaN): BLAS's order and
+            # fused multiply-adds can then turn litert's inf + (-inf) = NaN into ±FLT_MAX, so the
+            # rare extreme input goes through the reference, whose per-tap order litert agrees with
+            self.invoke_reference(context, node, d)
 
     def invoke_reference(self, context, node, d):
         tensors = context.tensors
