@@ -148,6 +148,15 @@ def test_a_library_for_other_sources_is_ignored(tmp_path):
         man.write_text("{ broken")
         precompiled.forget()
         assert precompiled.library() is None
+        # the right fingerprint, but a file that is no shared library: ignored, not an error
+        man.write_text(json.dumps({"format": precompiled.FORMAT, "fingerprint": precompiled.fingerprint(),
+                                   "entries": [{"function": "x:y", "symbol": "s", "args": [], "ret": None}]}))
+        precompiled.forget()
+        assert precompiled.library() is None
+        x = np.ones((2, 3), np.float32)
+        out = np.empty_like(x)
+        probe.scaled_rows(x, out, np.float32(2.0), 0.0, False, 0, 2)
+        assert (out == 2).all()
     finally:
         _use(old)
 

@@ -194,7 +194,10 @@ class _Library:
     def table(self, lazy) -> dict:
         table = {}
         for entry in self.by_function.get(function_name(lazy.py_func), ()):
-            fn = self.dll[entry["symbol"]]
+            try:
+                fn = self.dll[entry["symbol"]]
+            except AttributeError:      # a manifest that does not match its library: numba will do
+                continue
             argtypes = []
             for spec in entry["args"]:
                 if spec[0] == "array":
