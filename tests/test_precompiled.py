@@ -93,6 +93,31 @@ def test_threads_share_rows_through_the_library(probe_library):
     assert ours.tobytes() == ref.tobytes()
 
 
+def test_first_calls_from_several_threads_all_find_the_library(probe_library, monkeypatch):
+    """run_rows makes the first call of a kernel on several threads at once: none of them may see
+    the library as absent while another thread is still loading it."""
+    import threading
+    import time
+
+    d, _ = probe_library
+    _use(d)
+    slow = precompiled._load
+
+    def load():
+        time.sleep(0.2)
+        return slow()
+
+    monkeypatch.setattr(precompiled, "_load", load)
+    found = []
+    workers = [threading.Thread(target=lambda: found.append(precompiled.for_function(probe.scaled_rows)))
+               for _ in range(3)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    assert len(found) == 3 and all(isinstance(f, precompiled.Precompiled) for f in found)
+
+
 def test_scalar_results(probe_library):
     assert probe.checked_total(np.arange(7, dtype=np.int64), 10) == 21
     v = probe.mean_f32(np.array([0.1, 0.2, 0.7], np.float32))

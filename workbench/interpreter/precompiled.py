@@ -39,7 +39,7 @@ import hashlib
 import json
 import os
 import platform
-import sys
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -218,6 +218,7 @@ class _Library:
 
 
 _library: _Library | None | bool = False       # False: not looked for yet; None: none usable
+_lock = threading.Lock()
 
 
 def function_name(func) -> str:
@@ -232,16 +233,23 @@ def library() -> _Library | None:
     """The library for the current fingerprint, loaded once (None when there is none, or disabled)."""
     global _library
     if _library is False:
-        _library = None
-        if enabled():
-            so, man = library_paths()
-            try:
-                manifest = json.loads(man.read_text())
-                if manifest.get("fingerprint") == fingerprint() and so.exists():
-                    _library = _Library(so, manifest)
-            except (OSError, ValueError, KeyError):
-                _library = None
+        with _lock:             # the first calls may come from several threads at once (run_rows)
+            if _library is False:
+                _library = _load()
     return _library
+
+
+def _load() -> _Library | None:
+    if not enabled():
+        return None
+    so, man = library_paths()
+    try:
+        manifest = json.loads(man.read_text())
+        if manifest.get("fingerprint") == fingerprint() and so.exists():
+            return _Library(so, manifest)
+    except (OSError, ValueError, KeyError):
+        pass
+    return None
 
 
 def for_function(lazy):
