@@ -175,17 +175,30 @@ def _explain_leaky_relu(w: _Work):
         w.step("identity multiplier", f"in_scale / out_scale = {d.output_multiplier_identity}·2^"
                                       f"({d.output_shift_identity}−31)",
                (d.output_multiplier_identity, d.output_shift_identity))
-        r = _mbqm(w, v, d.output_multiplier_identity, d.output_shift_identity)
+        r = _mbqm(w, v, d.output_multiplier_identity, _x86_shift(w, d.output_shift_identity))
     else:
         ma = abs(d.output_multiplier_alpha)
         sign = "−" if d.output_multiplier_alpha < 0 else ""
         w.step("alpha multiplier", f"in_scale · {d.alpha:g} / out_scale = {sign}{ma}·2^({d.output_shift_alpha}−31)",
                (d.output_multiplier_alpha, d.output_shift_alpha))
-        r = _mbqm(w, v, ma, d.output_shift_alpha)
+        r = _mbqm(w, v, ma, _x86_shift(w, d.output_shift_alpha))
         if d.output_multiplier_alpha < 0:
             r = w.step("negative alpha: the sign", f"−{r}", -r)
     lo, hi = _RANGE[d.dtype]
+    if _wrap32(r + d.output_zero_point) != r + d.output_zero_point:
+        r = w.step("add output zero point (int32, wraps)", f"{r} + {d.output_zero_point}",
+                   _wrap32(r + d.output_zero_point))
+        return w.step("clamp", f"clamp({r}, {lo}, {hi})", min(max(r, lo), hi)), (real_in if real_in > 0 else
+                                                                                    d.alpha * real_in)
     return _finish(w, r, d.output_zero_point, lo, hi), (real_in if real_in > 0 else d.alpha * real_in)
+
+
+def _x86_shift(w: _Work, shift: int) -> int:
+    """A left shift of 32 or more (absurd scales) as x86 runs it: the count modulo 32."""
+    if shift > 31:
+        return w.step("shift count (x86)", f"{shift} mod 32 (an int32 shifted by 32 or more: x86 takes the "
+                                           f"count modulo 32)", shift & 31)
+    return shift
 
 
 def _explain_hard_swish(w: _Work):
@@ -205,23 +218,36 @@ def _explain_hard_swish(w: _Work):
     e = d.reluish_multiplier_exponent
     rel = hires
     if e > 0:
-        rel = w.step("reluish: pre-shift", f"sat16({hires} · 2^{e - 1})",
-                     min(max(hires * (1 << (e - 1)), -32768), 32767))
+        from ..kernels.hard_swish import _saturating_left_shift16
+        how = f"sat16({hires} · 2^{e - 1})" if e - 1 < 31 else (
+            f"sat16({hires} · (1 << {e - 1})), an int32 shift: INT32_MIN for 31, 0 from 32 on (x86)")
+        rel = w.step("reluish: pre-shift", how, int(_saturating_left_shift16(hires, e - 1)))
     rel = w.step("reluish: × multiplier", f"SRDHM16({rel}, {d.reluish_multiplier_fixedpoint_int16})",
                  srdhm16(rel, d.reluish_multiplier_fixedpoint_int16))
     if e > 0:
         rel = w.step("reluish: × 2", f"sat16({rel} · 2)", min(max(rel * 2, -32768), 32767))
     if e < 0:
-        rel = w.step("reluish: rounding shift", f"round({rel} / 2^{-e}), halves away from 0",
-                     quant.rounding_divide_by_pot(rel, -e))
+        rel = w.step("reluish: rounding shift", _int16_shift_note(rel, -e),
+                     int(quant.rounding_divide_by_pot_int16(rel, -e)))
     rel = w.step("reluish ∈ [0, 1] (Q0.15)", f"({rel} + 2^15) >> 1", (rel + (1 << 15)) >> 1)
     p = rel * pre
     t = w.step("product", f"{rel} · {pre} / 2^15 (C division toward 0)", p >> 15 if p >= 0 else -((-p) >> 15))
     oe = -d.output_multiplier_exponent
     if oe > 0:
-        t = w.step("output shift", f"round({t} / 2^{oe}), halves away from 0", quant.rounding_divide_by_pot(t, oe))
+        t = w.step("output shift", _int16_shift_note(t, oe), int(quant.rounding_divide_by_pot_int16(t, oe)))
     lo, hi = _RANGE[d.dtype]
-    return _finish(w, t, d.output_zero_point, lo, hi), r_in * min(6.0, max(0.0, r_in + 3.0)) / 6.0
+    real = r_in * min(6.0, max(0.0, r_in + 3.0)) / 6.0
+    if _wrap16(t + d.output_zero_point) != t + d.output_zero_point:
+        t = w.step("add output zero point (int16, wraps)", f"{t} + {d.output_zero_point}",
+                   _wrap16(t + d.output_zero_point))
+        return w.step("clamp", f"clamp({t}, {lo}, {hi})", min(max(t, lo), hi)), real
+    return _finish(w, t, d.output_zero_point, lo, hi), real
+
+
+def _int16_shift_note(v: int, e: int) -> str:
+    if e < 16:
+        return f"round({v} / 2^{e}), halves away from 0"
+    return f"RoundingDivideByPOT on int16 by {e} ≥ 16: the mask is all ones, the result ±1 (x86)"
 
 
 # ----------------------------------------------------------------------------------------------
@@ -310,6 +336,7 @@ def _explain_div(w: _Work):
     return _finish(w, v, d.output_offset, d.output_activation_min, d.output_activation_max, _activation_note(d)), real
 
 
+@np.errstate(all="ignore")        # IEEE inf / NaN from absurd scales are intended
 def _explain_sqrt(w: _Work):
     d = w.d
     x = int(w.get(w.input_slot(0))[w.pos])
@@ -321,7 +348,13 @@ def _explain_sqrt(w: _Work):
     t = w.step("÷ output scale, truncate", f"(int32)({_show(r)} / {_show(np.float32(d.output_scale))})",
                _cvt_int32(np.float32(r / np.float32(d.output_scale))))
     lo, hi = _RANGE[d.dtype]
-    return _finish(w, t, d.output_zero_point, lo, hi), math.sqrt(max(_real(d.input_scale, x, d.input_zero_point), 0))
+    real = math.sqrt(max(_real(d.input_scale, x, d.input_zero_point), 0))
+    if d.output_zero_point and _wrap32(t + d.output_zero_point) != t + d.output_zero_point:
+        # absurd scales: INT32_MIN (an infinite / too large quotient) plus the zero point wraps in int32
+        t = w.step("add output zero point (int32, wraps)", f"{t} + {d.output_zero_point}",
+                   _wrap32(t + d.output_zero_point))
+        return w.step("clamp", f"clamp({t}, {lo}, {hi})", min(max(t, lo), hi)), real
+    return _finish(w, t, d.output_zero_point, lo, hi), real
 
 
 def _explain_rsqrt8(w: _Work):
@@ -340,8 +373,14 @@ def _explain_rsqrt8(w: _Work):
                   quant.multiply_by_quantized_multiplier(1, m, sh + 20))
     w.step("output multiplier", f"1 / (sqrt(in_scale) · out_scale) = {d.output_multiplier}·2^({d.output_shift}−31)",
            (d.output_multiplier, d.output_shift))
-    r = w.step("requantize", f"MBQM({data}, {d.output_multiplier}, {d.output_shift} − 20)",
-               quant.multiply_by_quantized_multiplier(data, d.output_multiplier, d.output_shift - 20))
+    sh = d.output_shift - 20
+    note = "" if -31 <= sh <= 31 else " — a shift beyond ±31 (absurd scales): x86 counts it modulo 32"
+    r = w.step("requantize", f"MBQM({data}, {d.output_multiplier}, {d.output_shift} − 20){note}",
+               int(quant.multiply_by_quantized_multiplier_x86_array(data, d.output_multiplier, sh)))
+    if _wrap32(r + d.output_zero_point) != r + d.output_zero_point:
+        r = w.step("add output zero point (int32, wraps)", f"{r} + {d.output_zero_point}",
+                   _wrap32(r + d.output_zero_point))
+        return w.step("clamp", f"clamp({r}, -128, 127)", min(max(r, -128), 127)), real
     return _finish(w, r, d.output_zero_point, -128, 127), real
 
 

@@ -23,8 +23,11 @@ def _lut16_steps(w: _Work, x: int, lut, name: str) -> int:
     off = x & 0x7F
     base, nxt = int(lut[i]), int(lut[i + 1])
     w.step(f"{name}: entries", f"lut[{i}], lut[{i + 1}]", (base, nxt))
-    v = base + (((nxt - base) * off + 64) >> 7)
-    return w.step(f"{name}: interpolate", f"{base} + (({nxt} − {base})·{off} + 64) >> 7", _wrap16(v))
+    slope = _wrap16(nxt - base)
+    if slope != nxt - base:
+        w.step(f"{name}: slope (an int16, wraps)", f"({nxt} − {base}) mod 2^16", slope)
+    v = base + ((slope * off + 64) >> 7)
+    return w.step(f"{name}: interpolate", f"{base} + ({slope}·{off} + 64) >> 7", _wrap16(v))
 
 
 def _explain_softmax8(w: _Work):
@@ -73,13 +76,20 @@ def _explain_softmax16(w: _Work):
     diff = w.step("difference", f"{int(row[j])} − {mx}", int(row[j]) - mx)
     w.step("input multiplier", f"in_scale·beta / (10/65535) = {d.input_multiplier}·2^({d.input_left_shift}−31)",
            (d.input_multiplier, d.input_left_shift))
-    scaled = _mbqm(w, diff, d.input_multiplier, d.input_left_shift)
+    if d.input_left_shift > 31:          # absurd scales: x86 takes the shift count modulo 32
+        scaled = w.step("× input multiplier (shift beyond 31)", f"MBQM({diff}, {d.input_multiplier}, "
+                        f"{d.input_left_shift}): x86 shifts by {d.input_left_shift} mod 32, int32 wraps",
+                        int(quant.multiply_by_quantized_multiplier_x86_array(diff, d.input_multiplier,
+                                                                             d.input_left_shift)))
+    else:
+        scaled = _mbqm(w, diff, d.input_multiplier, d.input_left_shift)
     idx = w.step("onto the exp table's input",
                  f"clamp({scaled} + 32767, −32768, 32767)  ([−10, 0] ↦ [−32767, 32767])",
-                 min(max(scaled + 32767, -32768), 32767))
+                 min(max(_wrap32(scaled + 32767), -32768), 32767))
     e = _lut16_steps(w, idx, d.exp_lut, "exp")
-    all_scaled = quant.multiply_by_quantized_multiplier_array(row - mx, d.input_multiplier, d.input_left_shift)
-    all_e = quant.lut_lookup_int16(np.clip(all_scaled + 32767, -32768, 32767), d.exp_lut).astype(np.int64)
+    all_scaled = quant.multiply_by_quantized_multiplier_x86_array(row - mx, d.input_multiplier, d.input_left_shift)
+    all_e = quant.lut_lookup_int16(np.clip(quant.wrap_bits(all_scaled + 32767, 32), -32768, 32767),
+                                   d.exp_lut).astype(np.int64)
     total = w.step("sum of the exps", f"Σ over the {n} values of the row (int32)", int(all_e.sum()))
     h = w.step("leading zeros", f"CLZ32({total})", int(quant.count_leading_zeros32(total)))
     shifted = w.step("normalise to [1, 2) in Q0.15", f"(({total} << {h - 1}) + 2^13) >> 14",
@@ -109,6 +119,7 @@ _FLOAT_FUNCTIONS = {
 _LUT_TRANSFORMS = {"LOGISTIC": quant.logistic_f32, "TANH": quant.tanh_f32}
 
 
+@np.errstate(all="ignore")        # IEEE inf / NaN from absurd scales are intended
 def _explain_lut(w: _Work):
     d = w.d
     x = int(w.get(w.input_slot(0))[w.pos])
@@ -133,9 +144,19 @@ def _explain_lut(w: _Work):
     y = w.step(f"{d.function}(·) in float32", f"{d.function}({_show(deq)})", np.float32(transform(np.array([deq]))[0]))
     t = w.step("÷ output scale", f"{_show(y)} · (1 / {_show(np.float32(d.output_scale))})",
                np.float32(y * (np.float32(1.0) / np.float32(d.output_scale))))
-    r = w.step("round", f"round({_show(t)}), halves away from 0", int(quant.round_half_away(np.array([t]))[0]))
-    lo, hi = _RANGE[d.dtype]
-    return _finish(w, r, d.output_zero_point, lo, hi), real
+    rf = np.float32(quant.round_half_away(np.array([t], np.float32))[0])
+    qf = np.float32(rf + np.float32(d.output_zero_point)) if np.isfinite(rf) else rf
+    if np.isfinite(qf) and abs(float(qf)) < 2.0 ** 31:
+        r = w.step("round", f"round({_show(t)}), halves away from 0", int(rf))
+        lo, hi = _RANGE[d.dtype]
+        return _finish(w, r, d.output_zero_point, lo, hi), real
+    # absurd scales: the float is infinite, NaN or beyond int32 (see quant.lut_float_to_8bit)
+    rf = w.step("round", f"round({_show(t)}), halves away from 0", rf)
+    qf = w.step("add output zero point (float32)", f"{_show(rf)} + {d.output_zero_point}",
+                np.float32(rf + np.float32(d.output_zero_point)))
+    how = ("clamp to [−128, 127] as a float, NaN → 0" if d.dtype == "int8" else
+           "(int32) gives INT32_MIN beyond int32 / for inf and NaN, then clamp to [0, 255]")
+    return w.step("to the 8-bit type", how, int(quant.lut_float_to_8bit(np.array([qf]), d.dtype)[0])), real
 
 
 _SIGMOID = quant.sigmoid_table_uint16()
@@ -146,11 +167,14 @@ def _explain_logistic_tanh16(w: _Work):
     x = int(w.get(w.input_slot(0))[w.pos])
     tanh = w.n.op_name == "TANH"
     real = math.tanh(d.input_scale * x) if tanh else 0.5 + 0.5 * math.tanh(0.5 * d.input_scale * x)   # no overflow
-    if d.power_of_two:
+    if d.input_multiplier <= 0:      # a power-of-two scale, or an absurd one (multiplier 0 / INT32_MIN)
         w.recipe = f"int16 {w.n.op_name}: gemmlowp fixed point (input Q3.12, output Q0.15)"
+        if not d.power_of_two:
+            w.step("absurd input scale", f"input multiplier {d.input_multiplier} is not > 0: TFLite runs the "
+                   f"gemmlowp kernel and reads the input as Q3.12", d.input_multiplier)
         a = x
-        if tanh and d.input_left_shift == 1:
-            a = w.step("double (saturating)", f"{x} · 2, within int16 (scale 2^-13 → 2^-12)",
+        if tanh and d.input_left_shift != 0:
+            a = w.step("double (saturating)", f"{x} · 2, within int16 (input_left_shift {d.input_left_shift})",
                        int(quant.fp_sat_mul_pot(np.array([x]), 1, 16)[0]))
         w.step("read as Q3.12", f"{a} / 4096", a / 4096)
         if a == 0:

@@ -15,7 +15,8 @@ Two families live here:
 
 * LUT activations (LOGISTIC, TANH, ELU, GELU, EXP, LOG ... on 8-bit types): TFLite itself builds
   a 256-entry table in prepare with ``LUTPopulate`` (float32: d = in_scale·(v − in_zp);
-  y = f(d); q = round(y/out_scale) + out_zp, clamped), see :func:`workbench.interpreter.quant.lut_8bit`.
+  y = f(d); q = round(y/out_scale) + out_zp, clamped), see :func:`workbench.interpreter.quant.lut_8bit`
+  (and :func:`~workbench.interpreter.quant.lut_float_to_8bit` for the infinities and NaNs of absurd scales).
   For int16 it builds a 513-entry table that is read with linear interpolation
   (:func:`~workbench.interpreter.quant.lut_int16`, :func:`~workbench.interpreter.quant.lut_lookup_int16`).
 * the RELU family (RELU, RELU6, RELU_N1_TO_1, RELU_0_TO_1; ``activations.cc`` ReluPrepare /
@@ -137,6 +138,7 @@ QUANTIZED_DATA = (LutData, ReluData)
 # the LUT family
 
 
+@np.errstate(all="ignore")        # IEEE inf / NaN from absurd scales are intended
 def lut_reference(x: np.ndarray, d: LutData, transform) -> np.ndarray:
     """What a LUT entry holds, computed for the given values (8-bit) or read from the 513-entry
     table with interpolation (int16)."""
@@ -146,10 +148,10 @@ def lut_reference(x: np.ndarray, d: LutData, transform) -> np.ndarray:
     v = x.astype(np.int64)
     deq = (np.float32(d.input_scale) * (v - d.input_zero_point).astype(np.float32)).astype(np.float32)
     y = np.asarray(transform(deq), np.float32)
-    r = quant.round_half_away((y * (np.float32(1.0) / np.float32(d.output_scale))).astype(np.float32))
     with np.errstate(invalid="ignore", over="ignore"):
-        q = quant.float_to_int32((r.astype(np.float32) + np.float32(d.output_zero_point)).astype(np.float32))
-    return clamp_to(q, dt)
+        r = quant.round_half_away((y * (np.float32(1.0) / np.float32(d.output_scale))).astype(np.float32))
+        qf = (r.astype(np.float32) + np.float32(d.output_zero_point)).astype(np.float32)
+    return quant.lut_float_to_8bit(qf, dt).astype(dt)
 
 
 def prepare_lut(context, node, dt, transform, transform16=None, function: str = "") -> LutData:

@@ -24,6 +24,7 @@ _NEG_SQRT1_2 = np.float32(-0.70710678118654752440)
 _SQRT_2_OVER_PI = np.float32(1.12837916709551257390 * 0.70710678118654752440)
 
 
+@np.errstate(all="ignore")        # IEEE inf / NaN from absurd scales are intended
 def gelu_f32(d: np.ndarray) -> np.ndarray:
     """``GeluTransform``: 0.5f · x · erfcf(x · (float)(−M_SQRT1_2)), float32."""
     d = np.asarray(d, np.float32)
@@ -31,6 +32,7 @@ def gelu_f32(d: np.ndarray) -> np.ndarray:
     return ((np.float32(0.5) * d).astype(np.float32) * e).astype(np.float32)
 
 
+@np.errstate(all="ignore")        # IEEE inf / NaN from absurd scales are intended
 def gelu_approximate_f32(d: np.ndarray) -> np.ndarray:
     """``GeluTransformApproximate`` in float32, evaluated left to right as the C expression."""
     d = np.asarray(d, np.float32)

@@ -4,6 +4,13 @@ uint8 / int8: TFLite's bespoke 16-bit fixed-point kernel (``reference_ops::HardS
 litert's x86 build gives the reference results for every element).  The input is moved to a "hi-res" scale (·2^7), multiplied by an int16 output
 multiplier, and by a "relu-ish" factor in [0, 1] (x rescaled so that 3.0 ↦ 32768, saturated, mapped
 to [0, 1]); then shifted to the output scale and moved by the output zero point.
+
+Absurd scales, as litert's x86 build computes them (measured on 2.3.0, every uint8 / int8 value,
+scales from 1e-45 to 3e38): an infinite multiplier is (0, 0) (QuantizeMultiplier's undefined
+conversions), so the output is the zero point; ``SaturatingLeftShift`` by 31 multiplies by
+1 << 31 = INT32_MIN and by 32 or more by 0; gemmlowp's int16 ``RoundingDivideByPOT`` by 16 or
+more gives ±1 (:func:`quant.rounding_divide_by_pot_int16`); the output zero point is added in int16.
+An output multiplier exponent above 0 is refused, as TFLite refuses it.
 """
 
 import dataclasses
@@ -35,8 +42,9 @@ class HardSwishData(OpData):
 
 
 def _int16_multiplier(real: float) -> tuple[int, int]:
-    """QuantizeMultiplier, then DownScaleInt32ToInt16Multiplier: (m32 + 2^15) >> 16, saturating."""
-    m, e = quant.quantize_multiplier(real)
+    """QuantizeMultiplier (x86: an infinite real gives (0, 0)), then DownScaleInt32ToInt16Multiplier:
+    (m32 + 2^15) >> 16, saturating."""
+    m, e = quant.quantize_multiplier_x86(real)
     if m >= 2 ** 31 - 1 - (1 << 15):
         return 32767, e
     return (m + (1 << 15)) >> 16, e
@@ -44,6 +52,15 @@ def _int16_multiplier(real: float) -> tuple[int, int]:
 
 def _sat16(v):
     return np.clip(v, -32768, 32767)
+
+
+def _saturating_left_shift16(v, amount: int):
+    """``SaturatingLeftShift`` on int16: v·(1 << amount) in int64, saturated to int16.  ``1 << amount``
+    is an int32: 1 << 31 is INT32_MIN, and litert's x86 build makes it 0 for counts of 32 and more
+    (measured: absurd input scales give a relu-ish factor of exactly 1/2)."""
+    amount = int(amount)
+    factor = int(quant.wrap_bits(np.int64(1) << amount, 32)) if amount < 32 else 0
+    return _sat16(np.asarray(v, np.int64) * factor)
 
 
 def _srdhm16(a, b):
@@ -64,12 +81,12 @@ def hard_swish_quantized(x, d, vector: bool = False) -> np.ndarray:
     rel = hires
     e = d.reluish_multiplier_exponent
     if e > 0:
-        rel = _sat16(rel * (1 << (e - 1)))
+        rel = _saturating_left_shift16(rel, e - 1)
     rel = _srdhm16(rel, d.reluish_multiplier_fixedpoint_int16)
     if e > 0:
         rel = _sat16(rel * 2)
     if e < 0:
-        rel = (rel + (1 << (-e - 1))) >> -e if vector else quant.rounding_divide_by_pot_array(rel, -e)
+        rel = (rel + (1 << (-e - 1))) >> -e if vector else quant.rounding_divide_by_pot_int16(rel, -e)
     rel = (rel + (1 << 15)) >> 1
     p = rel * pre_out
     if vector:
@@ -78,10 +95,10 @@ def hard_swish_quantized(x, d, vector: bool = False) -> np.ndarray:
         pre = np.where(p >= 0, p >> 15, -((-p) >> 15))   # C division: toward zero
     oe = -d.output_multiplier_exponent
     if oe > 0:
-        out = (pre + (1 << (oe - 1))) >> oe if vector else quant.rounding_divide_by_pot_array(pre, oe)
+        out = (pre + (1 << (oe - 1))) >> oe if vector else quant.rounding_divide_by_pot_int16(pre, oe)
     else:
         out = pre
-    return clamp_to(out + d.output_zero_point, d.dtype)
+    return clamp_to(quant.wrap_bits(out + d.output_zero_point, 16), d.dtype)     # an int16 addition
 
 
 def reference(x):
@@ -100,11 +117,9 @@ class HardSwish(UnaryKernel):
         in_s, in_zp = quant.tensor_scale_zp(context, x)
         out_s, out_zp = quant.tensor_scale_zp(context, y)
         hires = np.float32(np.float32(1.0 / 128.0) * np.float32(in_s))
-        with np.errstate(over="ignore"):
-            real_output = quant.require_finite(node, "output multiplier (input scale / 128 / output scale)",
-                                               np.float32(hires / np.float32(out_s)))
-            real_reluish = quant.require_finite(node, "relu-ish multiplier (input scale / 128 / (3/32768))",
-                                                np.float32(hires / np.float32(3.0 / 32768.0)))
+        with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+            real_output = float(np.float32(hires / np.float32(out_s)))
+            real_reluish = float(np.float32(hires / np.float32(3.0 / 32768.0)))
         om, oe = _int16_multiplier(real_output)
         if oe > 0:
             raise UnsupportedOpError(f"HARD_SWISH (node {node.index}): output multiplier exponent {oe} > 0 "

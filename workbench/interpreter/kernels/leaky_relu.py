@@ -6,9 +6,15 @@ Quantized (``activations.cc`` LeakyReluPrepare, ``reference_ops::QuantizeLeakyRe
 multipliers, both float32 products turned into (multiplier, shift) by QuantizeMultiplier —
 identity = in_scale/out_scale and alpha = in_scale·alpha/out_scale.  Per element v = x − in_zp:
 out = out_zp + MBQM(v, identity) for v >= 0, out_zp ± MBQM(v, |alpha|) otherwise (the sign of a
-negative alpha applied after the multiplication), clamped to the type.  A NaN or infinite alpha, or a
-multiplier that is not finite or is 2^31 or more (TFLite would shift an int32 left by 32 or more), is
+negative alpha applied after the multiplication), clamped to the type.  A NaN or infinite alpha is
 refused with a ModelError naming the node.
+
+Absurd scales (1e30 and more, 1e-30 and less): a multiplier of 2^31 or more makes TFLite shift an
+int32 left by 32 or more, and an infinite one goes through QuantizeMultiplier's undefined
+conversions.  litert's x86 build (measured on 2.3.0, every value of uint8 / int8 / int16, scales
+from 1e-45 to 3e38, both signs of alpha) takes the shift count modulo 32 and makes an infinite
+multiplier (0, 0); the additions are int32 arithmetic.  This kernel does the same
+(:func:`quant.quantize_multiplier_x86`, :func:`quant.multiply_by_quantized_multiplier_x86_array`).
 """
 
 import dataclasses
@@ -49,11 +55,12 @@ def reference(x, alpha):
 
 def leaky_relu_quantized(x: np.ndarray, d: LeakyReluQuantizedData) -> np.ndarray:
     v = x.astype(np.int64) - d.input_zero_point
-    ident = quant.multiply_by_quantized_multiplier_array(v, d.output_multiplier_identity, d.output_shift_identity)
-    scaled = quant.multiply_by_quantized_multiplier_array(v, abs(d.output_multiplier_alpha), d.output_shift_alpha)
+    mbqm = quant.multiply_by_quantized_multiplier_x86_array          # shifts above 31 taken mod 32
+    ident = mbqm(v, d.output_multiplier_identity, d.output_shift_identity)
+    scaled = mbqm(v, abs(d.output_multiplier_alpha), d.output_shift_alpha)
     if d.output_multiplier_alpha < 0:
         scaled = -scaled
-    return clamp_to(d.output_zero_point + np.where(v >= 0, ident, scaled), d.dtype)
+    return clamp_to(quant.wrap_bits(d.output_zero_point + np.where(v >= 0, ident, scaled), 32), d.dtype)
 
 
 @kernel(BuiltinOperator.LEAKY_RELU, versions=(1, 2))
@@ -70,15 +77,15 @@ class LeakyRelu(UnaryKernel):
         out_s, out_zp = quant.tensor_scale_zp(context, y)
         if dt == I16:
             require_zero_points(node, "int16", ("input", in_zp), ("output", out_zp))
-        with np.errstate(over="ignore"):
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
             alpha = np.float32(node.params["alpha"])            # TFLite keeps it as a float
             quant.require_finite(node, "alpha (as float32)", alpha)
             real_alpha = float(np.float32(np.float32(np.float32(in_s) * alpha) / np.float32(out_s)))
             real_identity = float(np.float32(in_s) / np.float32(out_s))
-        ma, sa = quant.checked_quantize_multiplier(node, "alpha multiplier (input scale · alpha / output scale)",
-                                                   real_alpha)
-        mi, si = quant.checked_quantize_multiplier(node, "identity multiplier (input scale / output scale)",
-                                                   real_identity)
+        # absurd scales: QuantizeMultiplier and the shifts as litert's x86 build computes them
+        # (an infinite multiplier is (0, 0), shifts above 31 count modulo 32)
+        ma, sa = quant.quantize_multiplier_x86(real_alpha)
+        mi, si = quant.quantize_multiplier_x86(real_identity)
         return LeakyReluQuantizedData(context.shape(x), str(dt), float(alpha), in_zp, out_zp, ma, sa, mi, si)
 
     def reference_quantized(self, x, d):

@@ -14,6 +14,7 @@ from ._unary import (I8, I16, TYPE_RANGE, UnaryKernel, invoke_quantized, lut_ref
                      require_zero_points)
 
 
+@np.errstate(all="ignore")        # IEEE inf / NaN from absurd scales are intended
 def log_transform(dtype, output_scale: float, output_zero_point: int):
     """The float32 function LogLUTPrepare tabulates for this output quantization."""
     output_min = np.float32(np.float32(TYPE_RANGE[np.dtype(dtype)][0] - int(output_zero_point)) *
@@ -21,7 +22,7 @@ def log_transform(dtype, output_scale: float, output_zero_point: int):
 
     def f(d):
         d = np.asarray(d, np.float32)
-        safe = np.where(d > 0, d, np.float32(1))
+        safe = np.where((d > 0) | np.isnan(d), d, np.float32(1))       # a NaN stays NaN (absurd scales)
         return np.where(d <= 0, output_min, quant.libm_apply("logf", safe)).astype(np.float32)
     return f
 

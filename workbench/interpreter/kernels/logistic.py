@@ -16,9 +16,12 @@ scale 1/32768.  Two arithmetic paths, chosen by the input scale:
   1/(3·4096) grid, and a 256-entry table of sigmoid(i/24) (unsigned Q0.16) with linear
   interpolation on the low 9 bits gives the result (``reference_integer_ops::Logistic``, which
   litert also runs for these scales).  x·input_multiplier is int32 arithmetic: for input scales
-  above about 5.3 it wraps, and so does this kernel.  An input scale whose multiplier leaves the
-  int32 range (above about 1.7e5; ``static_cast<int32_t>`` is then undefined) or truncates to 0
-  even after the largest left shift (below about 3.8e-14) is refused with a ModelError.
+  above about 5.3 it wraps, and so does this kernel.
+* absurd input scales: above about 1.7e5 the multiplier leaves the int32 range and x86's
+  conversion makes it INT32_MIN; below about 3.8e-14 it truncates to 0 even after the largest
+  left shift (31).  SigmoidEval runs the table kernel only for ``input_multiplier > 0``, so both
+  end up in the gemmlowp kernel, which reads the input as Q3.12 whatever its scale — what litert
+  computes, and so does this kernel (checked on every int16 value for scales from 1e-45 to 3e38).
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ import dataclasses
 
 import numpy as np
 
-from ...errors import ModelError, UnsupportedOpError
+from ...errors import UnsupportedOpError
 from ...schema.enums import BuiltinOperator
 from ..registry import OpData, kernel, opdata
 from .. import quant
@@ -67,19 +70,12 @@ def int16_scaling(context, node, max_left_shift: int):
         while mult <= 32767.0 / 2.0 and shift <= 30:
             shift += 1
             mult *= 2.0
-        if not mult < 2.0 ** 31:
-            # static_cast<int32_t> of a double beyond the int32 range is undefined in C; what litert
-            # then computes is no rule the workbench can state, so such a scale is refused
-            raise ModelError(f"{node.op_name} (node {node.index}): int16 input scale {in_s:g} makes the input "
-                             f"multiplier {mult:.6g}, beyond int32 (TFLite's conversion of it is undefined)")
-        # below 2^31 the kernel's int32 product x·multiplier can still wrap (input scales above about
-        # 5.3): the lookups below compute it in int32 as the C code does
-        multiplier = int(mult)
-        if multiplier == 0:
-            # the kernel would take 0 for "power-of-two scale" and shift by 31; litert's results then
-            # follow no stated rule
-            raise ModelError(f"{node.op_name} (node {node.index}): int16 input scale {in_s:g} is so small that the "
-                             f"input multiplier truncates to 0 even after a left shift of 31")
+        # static_cast<int32_t>(double) as x86 does it: truncation, INT32_MIN beyond the int32 range.
+        # Below 2^31 the kernel's int32 product x·multiplier can still wrap (input scales above about
+        # 5.3): the lookups compute it in int32 as the C code does.  A multiplier that is not > 0
+        # (INT32_MIN above about 1.7e5, 0 below about 3.8e-14 even after a left shift of 31) sends
+        # litert's SigmoidEval / TanhEval to the gemmlowp kernel, which reads the input as Q3.12.
+        multiplier = int(quant.float_to_int32(np.array([mult]))[0])
     ok, out_log2 = quant.checked_log2(out_s)
     if not ok or out_log2 != -15:
         raise UnsupportedOpError(f"{node.op_name} (node {node.index}): int16 output scale {out_s:g} must be "
@@ -132,7 +128,7 @@ class Logistic(UnaryKernel):
 
     def reference_quantized(self, x, d):
         if type(d) is LogisticInt16Data:
-            if d.power_of_two:
+            if d.input_multiplier <= 0:          # SigmoidEval: the reference kernel only for a multiplier > 0
                 return logistic_int16_gemmlowp(x)
             return sigmoid_int16_reference(x, d.input_multiplier, d.input_left_shift)
         return super().reference_quantized(x, d)

@@ -39,13 +39,16 @@ class RsqrtInt8Data(OpData):
     impl: str = "table"
 
 
+@np.errstate(all="ignore")        # IEEE inf / NaN from absurd scales are intended
 def rsqrt_int16_transform(output_scale: float):
     top = np.float32(np.float32(32767) * np.float32(output_scale))
 
     def f(d):
         d = np.asarray(d, np.float32)
-        root = quant.libm_apply("sqrtf", np.where(d > 0, d, np.float32(1)))
-        return np.where(d <= 0, top, (np.float32(1) / root).astype(np.float32)).astype(np.float32)
+        # a NaN (absurd input scales: −inf + inf) is no "≤ 0" and goes through 1/sqrtf as NaN
+        root = quant.libm_apply("sqrtf", np.where((d > 0) | np.isnan(d), d, np.float32(1)))
+        with np.errstate(divide="ignore"):
+            return np.where(d <= 0, top, (np.float32(1) / root).astype(np.float32)).astype(np.float32)
     return f
 
 
@@ -59,8 +62,9 @@ def rsqrt_int8_reference(x: np.ndarray, d: RsqrtInt8Data) -> np.ndarray:
             continue
         m, s = quant.inv_sqrt_quantized_multiplier_exp(max(value, 0), -1)
         data = quant.multiply_by_quantized_multiplier(1, m, s + 20)
-        res[i] = quant.multiply_by_quantized_multiplier(data, d.output_multiplier, d.output_shift - 20) + \
-            d.output_zero_point
+        # x86 arithmetic for absurd scales: a left shift of 32 or more counts modulo 32, int32 wraps
+        res[i] = quant.wrap_bits(int(quant.multiply_by_quantized_multiplier_x86_array(
+            data, d.output_multiplier, d.output_shift - 20)) + d.output_zero_point, 32)
     return clamp_to(out, I8)
 
 
@@ -83,8 +87,10 @@ class Rsqrt(UnaryKernel):
             require_zero_points(node, "int16", ("input", in_zp), ("output", out_zp))
             return prepare_lut(context, node, dt, rsqrt_int16_transform(out_s))
         root = np.float32(quant.libm_apply("sqrtf", [in_s])[0])
-        real = 1.0 / float(np.float32(root * np.float32(out_s)))
-        m, s = quant.quantize_multiplier(real)
+        with np.errstate(over="ignore", under="ignore"):
+            denominator = float(np.float32(root * np.float32(out_s)))
+        real = 1.0 / denominator if denominator else float("inf")
+        m, s = quant.quantize_multiplier_x86(real)          # an infinite real (absurd scales) is (0, 0)
         return RsqrtInt8Data(context.shape(x), in_zp, out_zp, real, m, s)
 
     def reference_quantized(self, x, d):

@@ -1,10 +1,12 @@
 """SOFTMAX over the last axis — float32 and uint8 (v1), int8 (v2), int16 (v3), float16 (v4).
 
 ``beta`` comes from TFLite's parser view: an absent options table makes it 0 (every output equal).
-A NaN or infinite ``beta`` on a quantized softmax (or an input scale · beta that overflows float32,
-or an int16 input multiplier of 2^31 or more) is refused with a ModelError naming the node: litert
-computes on with it (its float → int conversions of NaN are undefined in C) and writes a constant
-row.  Float softmax computes with it as IEEE arithmetic does (NaN outputs).
+A NaN or infinite ``beta`` on a quantized softmax (or an input scale · beta that overflows float32)
+is refused with a ModelError naming the node: litert computes on with it (its float → int
+conversions of NaN are undefined in C) and writes a constant row.  Float softmax computes with it
+as IEEE arithmetic does (NaN outputs).  An int16 input multiplier of 2^31 or more (absurd input
+scales or betas) is computed as litert's x86 build does: the left shift by 32 or more counts
+modulo 32 and x·2^shift + 32767 wraps in int32 (measured on 2.3.0 for input scales up to 3e38).
 
 Quantized types: uint8 → uint8, uint8 → int16, int8 → int8, int8 → int16 and int16 → int16 (the
 pairs ``activations.cc`` SoftmaxEval takes).
@@ -155,8 +157,8 @@ def softmax_int16_row(row: np.ndarray, d: SoftmaxInt16Data) -> np.ndarray:
     """SoftmaxInt16 for one row (int64 in, int16 out) — the plain loop of the reference kernel."""
     mx = int(row.max())
     diff = row.astype(np.int64) - mx
-    scaled = quant.multiply_by_quantized_multiplier_array(diff, d.input_multiplier, d.input_left_shift)
-    e = quant.lut_lookup_int16(np.clip(scaled + 32767, -32768, 32767), d.exp_lut).astype(np.int64)
+    scaled = quant.multiply_by_quantized_multiplier_x86_array(diff, d.input_multiplier, d.input_left_shift)
+    e = quant.lut_lookup_int16(np.clip(quant.wrap_bits(scaled + 32767, 32), -32768, 32767), d.exp_lut).astype(np.int64)
     total = int(e.sum())
     h = int(quant.count_leading_zeros32(total))
     shifted = ((total << (h - 1)) + (1 << 13)) >> 14
@@ -170,8 +172,8 @@ def softmax_int16(x: np.ndarray, d: SoftmaxInt16Data) -> np.ndarray:
     """SoftmaxInt16 on every row at once (vectorised)."""
     x2 = x.reshape(-1, x.shape[-1]).astype(np.int64)
     diff = x2 - x2.max(axis=1, keepdims=True)
-    scaled = quant.multiply_by_quantized_multiplier_array(diff, d.input_multiplier, d.input_left_shift)
-    e = quant.lut_lookup_int16(np.clip(scaled + 32767, -32768, 32767), d.exp_lut).astype(np.int64)
+    scaled = quant.multiply_by_quantized_multiplier_x86_array(diff, d.input_multiplier, d.input_left_shift)
+    e = quant.lut_lookup_int16(np.clip(quant.wrap_bits(scaled + 32767, 32), -32768, 32767), d.exp_lut).astype(np.int64)
     total = e.sum(axis=1, keepdims=True)
     h = quant.count_leading_zeros32(total)
     shifted = ((total << (h - 1)) + (1 << 13)) >> 14
@@ -290,7 +292,8 @@ class Softmax(Kernel):
                 raise UnsupportedOpError(f"SOFTMAX (node {node.index}): TFLite's int16 softmax takes inputs of rank "
                                          f"1 to 4, got {len(shape)}")
             real = float(np.float32(np.float32(in_s) * np.float32(beta))) / (10.0 / 65535.0)
-            m, sh = quant.checked_quantize_multiplier(node, "input multiplier (input scale · beta / (10/65535))", real)
+            # absurd scales: shifts above 31 as x86 runs them (count modulo 32, int32 wrap-around)
+            m, sh = quant.quantize_multiplier_x86(real)
             exp_lut = quant.lut_int16(10.0 / 65535, 32767, 2.0 / 65535, 0, _exp_double, double=True)
             inv_lut = quant.lut_int16(1.0 / 65535, -32768, 2.0 / 65535, 0, _one_over_one_plus_x_double, double=True)
             return SoftmaxInt16Data(beta, len(shape) - 1, in_s, m, sh, exp_lut, inv_lut)

@@ -4,7 +4,10 @@ int16 (v2; int16 zero points 0).
 Quantized: every input must stand for a non-negative number (x >= input zero point; litert stops
 with "Sqrt is only defined for non-negative values" otherwise, and so does this kernel).  Then,
 in float32: r = sqrtf(in_scale·(x − in_zp)); q = (int32)(r / out_scale) + out_zp, clamped — the
-cast TRUNCATES (no rounding, no lookup table).  The quantized SQRT is newer than the TFLite sources
+cast TRUNCATES (no rounding, no lookup table) and the addition is int32 arithmetic: with absurd scales
+a quotient beyond int32 or infinite becomes INT32_MIN (x86), and INT32_MIN + a negative zero point wraps
+to a large positive value (so the clamp gives the type maximum, a zero point ≥ 0 gives the minimum) —
+measured on litert for scales from 1e-45 to 3e38.  The quantized SQRT is newer than the TFLite sources
 read for this project; this arithmetic was established against litert (every int8 value and
 every non-negative int16 value agree).
 """
@@ -38,11 +41,16 @@ def reference(x: np.ndarray) -> np.ndarray:
         return np.asarray(np.sqrt(x), dtype=x.dtype)
 
 
+@np.errstate(all="ignore")        # IEEE inf / NaN from absurd scales are intended
 def sqrt_quantized(x: np.ndarray, d: SqrtQuantizedData) -> np.ndarray:
     v = np.maximum(x.astype(np.int64) - d.input_zero_point, 0)
     deq = (np.float32(d.input_scale) * v.astype(np.float32)).astype(np.float32)
     r = quant.libm_apply("sqrtf", deq)
-    q = quant.float_to_int32((r / np.float32(d.output_scale)).astype(np.float32)) + d.output_zero_point
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        f = (r / np.float32(d.output_scale)).astype(np.float32)
+    # int32 arithmetic: a quotient beyond int32 (or inf) converts to INT32_MIN, and adding the zero
+    # point to that wraps (INT32_MIN − 7 is a large positive number, clamped to the type maximum)
+    q = quant.wrap_bits(quant.float_to_int32(f) + d.output_zero_point, 32)
     return clamp_to(q, d.dtype)
 
 

@@ -11,7 +11,11 @@ int16 (``activations.cc`` TanhPrepare / TanhEval): zero points 0, output scale 2
 * any other scale: the input is moved to a 1/(3·4096) grid with input_multiplier /
   input_left_shift (as for LOGISTIC) and tanh(x) = 2·sigmoid(2x) − 1 is read from the sigmoid
   table with 8 fraction bits (``reference_integer_ops::Tanh``).  As for LOGISTIC, x·input_multiplier
-  wraps in int32 for large input scales, and scales whose multiplier is beyond int32 or 0 are refused.
+  wraps in int32 for large input scales.
+* absurd input scales (multiplier INT32_MIN above about 1.7e5, 0 below about 3.8e-14, see
+  LOGISTIC): TanhEval runs the table kernel only for ``input_multiplier > 0``, so these go to
+  ``optimized_ops::Tanh`` — gemmlowp tanh on the input read as Q3.12, doubled first because
+  input_left_shift is not 0 for the small ones (31).  Matched to litert on every int16 value.
 """
 
 from __future__ import annotations
@@ -59,9 +63,10 @@ def tanh_int16_reference(x: np.ndarray, multiplier: int, left_shift: int) -> np.
 
 def tanh_int16_gemmlowp(x: np.ndarray, left_shift: int) -> np.ndarray:
     """``optimized_ops::Tanh`` for int16: gemmlowp tanh, Q3.12 in (after a saturating doubling when
-    input_left_shift is 1), Q0.15 out."""
+    input_left_shift is not 0 — 1 for scale 2^-13, 31 for the absurdly small scales that reach this
+    kernel), Q0.15 out."""
     v = x.astype(np.int64)
-    if left_shift == 1:
+    if left_shift != 0:
         v = quant.fp_sat_mul_pot(v, 1, 16)
     return quant.fp_tanh(v, 3, 16).astype(np.int16)
 
@@ -84,7 +89,7 @@ class Tanh(UnaryKernel):
 
     def reference_quantized(self, x, d):
         if type(d) is TanhInt16Data:
-            if d.power_of_two:
+            if d.input_multiplier <= 0:          # TanhEval: the reference kernel only for a multiplier > 0
                 return tanh_int16_gemmlowp(x, d.input_left_shift)
             return tanh_int16_reference(x, d.input_multiplier, d.input_left_shift)
         return super().reference_quantized(x, d)

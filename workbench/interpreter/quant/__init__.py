@@ -44,7 +44,9 @@ from .pooling import (
     inv_sqrt_quantized_multiplier_exp,
 )
 from .elementwise import (
-    lut_8bit, float_to_int32, lut_int16, lut_lookup_int16, wrap_bits, checked_log2, count_leading_zeros32,
+    lut_8bit, lut_float_to_8bit, float_to_int32, lut_int16, lut_lookup_int16, wrap_bits, checked_log2,
+    count_leading_zeros32, quantize_multiplier_x86, multiply_by_quantized_multiplier_x86_array,
+    rounding_divide_by_pot_int16,
     count_leading_sign_bits32, require_finite, checked_quantize_multiplier, fp_const, fp_srdhm,
     fp_sat_mul_pot, fp_rescale, fp_add, fp_sub, fp_one, fp_exp_on_interval, fp_exp_on_negative_values,
     fp_one_over_one_plus_x, fp_one_minus_x_over_one_plus_x, fp_logistic, fp_tanh, get_reciprocal,
@@ -76,8 +78,9 @@ __all__ = [
     "float_fn", "I8", "per_channel_multipliers", "exact_float_dtype", "tensor_scale_zp", "lut_int8",
     "logistic_f32", "tanh_f32", "libm_apply", "QUANTIZED_RANGES", "quantized_range", "is_quantized",
     "multiply_by_quantized_multiplier_int64", "mbqm_int64_jit", "inv_sqrt_quantized_multiplier_exp",
-    "lut_8bit", "float_to_int32", "lut_int16", "lut_lookup_int16", "wrap_bits", "checked_log2",
+    "lut_8bit", "lut_float_to_8bit", "float_to_int32", "lut_int16", "lut_lookup_int16", "wrap_bits", "checked_log2",
     "count_leading_zeros32", "count_leading_sign_bits32", "require_finite", "checked_quantize_multiplier",
+    "quantize_multiplier_x86", "multiply_by_quantized_multiplier_x86_array", "rounding_divide_by_pot_int16",
     "fp_const", "fp_srdhm", "fp_sat_mul_pot", "fp_rescale", "fp_add", "fp_sub", "fp_one",
     "fp_exp_on_interval", "fp_exp_on_negative_values", "fp_one_over_one_plus_x",
     "fp_one_minus_x_over_one_plus_x", "fp_logistic", "fp_tanh", "get_reciprocal",

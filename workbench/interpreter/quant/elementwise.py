@@ -26,14 +26,17 @@ from .prepare import libm_apply, round_half_away
 # ``fixedpoint/fixedpoint.h``.
 
 
+@np.errstate(all="ignore")        # IEEE inf / NaN from absurd scales are intended
 def lut_8bit(input_scale: float, input_zero_point: int, output_scale: float, output_zero_point: int,
              transform, dtype) -> np.ndarray:
     """TFLite's ``LUTPopulate<uint8_t / int8_t>``: 256 entries indexed by the input byte.
 
     For every input value v of ``dtype`` (uint8 or int8): d = in_scale·(v − in_zp) in float32;
-    y = transform(d) (float32); q = (int32)(round_half_away(y · (1/out_scale)) + out_zp) with the
-    additions in float32, clamped to the type.  The entry sits at index ``(uint8)v``, so an int8
-    table is ordered 0..127, −128..−1 and is read with ``table[x.view(np.uint8)]``.
+    y = transform(d) (float32); q = round_half_away(y · (1/out_scale)) + out_zp with the
+    additions in float32, turned into the type by :func:`lut_float_to_8bit` (what litert's x86
+    build does with values beyond the type, infinities and NaNs from absurd scales).  The entry
+    sits at index ``(uint8)v``, so an int8 table is ordered 0..127, −128..−1 and is read with
+    ``table[x.view(np.uint8)]``.
     """
     dtype = np.dtype(dtype)
     lo, hi = (-128, 127) if dtype == np.int8 else (0, 255)
@@ -44,10 +47,34 @@ def lut_8bit(input_scale: float, input_zero_point: int, output_scale: float, out
     r = round_half_away((y * inv).astype(np.float32)).astype(np.float32)
     with np.errstate(invalid="ignore", over="ignore"):
         qf = (r + np.float32(output_zero_point)).astype(np.float32)
-    q = float_to_int32(qf)
     table = np.empty(256, dtype)
-    table[v & 0xFF] = np.clip(q, lo, hi)
+    table[v & 0xFF] = lut_float_to_8bit(qf, dtype)
     return table
+
+
+def lut_float_to_8bit(qf, dtype) -> np.ndarray:
+    """The last step of an 8-bit LUT entry: the float32 value round(y/out_scale) + out_zp made an
+    int8 / uint8, as litert's x86 build does it (measured on ai-edge-litert 2.3.0 with scales up
+    to 3e38 and down to 1e-45, where the value becomes huge, infinite or NaN):
+
+    * int8: the value is clamped to [−128, 127] while still a float (so +inf and anything
+      ≥ 2^31 give 127, −inf gives −128), then truncated; a NaN passes the clamp, is converted to
+      INT32_MIN (cvttss2si's "integer indefinite") and stored as its low byte: 0.
+    * uint8: the value is first truncated to int32 (values outside the int32 range, ±inf and NaN
+      become INT32_MIN) and then clamped to [0, 255]: all of those give 0.
+
+    For finite values inside the int32 range both are truncation followed by the clamp.
+    """
+    dtype = np.dtype(dtype)
+    qf = np.asarray(qf, np.float32)
+    if dtype == np.int8:
+        with np.errstate(invalid="ignore"):
+            clamped = np.clip(qf, np.float32(-128), np.float32(127))
+        out = np.zeros(qf.shape, np.int64)
+        ok = ~np.isnan(clamped)
+        out[ok] = np.trunc(clamped[ok]).astype(np.int64)
+        return out
+    return np.clip(float_to_int32(qf), 0, 255)
 
 
 def float_to_int32(x) -> np.ndarray:
@@ -60,6 +87,7 @@ def float_to_int32(x) -> np.ndarray:
     return out
 
 
+@np.errstate(all="ignore")        # IEEE inf / NaN from absurd scales are intended
 def lut_int16(input_scale: float, input_zero_point: int, output_scale: float, output_zero_point: int,
               transform, double: bool = False) -> np.ndarray:
     """TFLite's ``LUTPopulateInt16``: a 513-entry int16 table with linear interpolation.
@@ -92,20 +120,33 @@ def lut_int16(input_scale: float, input_zero_point: int, output_scale: float, ou
     mid = round_half_away((val_mid * scaling_inv).astype(ft)).astype(ft)
     bias = round_half_away(((interp - mid).astype(ft) / ft(2)).astype(ft)).astype(ft)
     lut = np.empty(513, np.int16)
-    lut[:512] = np.clip((sample - bias).astype(ft), -32768, 32767).astype(np.int16)
+    lut[:512] = _lut16_entry((sample - bias).astype(ft))
     last = round_half_away((np.asarray(transform(np.array([in_max], ft)), ft) * scaling_inv).astype(ft))
-    lut[512] = np.int16(np.clip(last[0], -32768, 32767))
+    lut[512] = _lut16_entry(last)[0]
     return lut
+
+
+def _lut16_entry(v) -> np.ndarray:
+    """A float entry of the int16 table made an int16: clamped to [−32768, 32767] as a float (so
+    ±inf saturate), a NaN passes the clamp and becomes INT32_MIN, whose low 16 bits are 0."""
+    v = np.asarray(v, np.float64)
+    with np.errstate(invalid="ignore"):
+        c = np.clip(v, -32768.0, 32767.0)
+    return np.where(np.isnan(c), 0.0, np.trunc(np.nan_to_num(c))).astype(np.int16)
 
 
 def lut_lookup_int16(x, lut) -> np.ndarray:
     """TFLite's ``LUTLookup`` for int16: entry 256 + (x >> 7), plus the slope times the low 7 bits,
-    rounded ((slope·offset + 64) >> 7), wrapped to int16."""
+    rounded ((slope·offset + 64) >> 7), wrapped to int16.
+
+    The slope lut[i + 1] − lut[i] is kept in an int16 and so wraps when the two entries are more
+    than 32767 apart — which happens only in tables of absurd scales, where neighbouring entries
+    sit at the two ends of the range (−32768 next to 32767 makes a slope of −1)."""
     x = np.asarray(x).astype(np.int64)
     index = 256 + (x >> 7)
     offset = x & 0x7F
     base = lut.astype(np.int64)[index]
-    slope = lut.astype(np.int64)[index + 1] - base
+    slope = wrap_bits(lut.astype(np.int64)[index + 1] - base, 16)
     return wrap_bits(base + ((slope * offset + 64) >> 7), 16)
 
 
@@ -361,3 +402,50 @@ def rounding_divide_by_pot_x86(x, exponent) -> np.ndarray:
 def sigmoid_table_uint16() -> np.ndarray:
     """The 256-entry sigmoid table of the int16 LOGISTIC and TANH kernels (a copy, int64)."""
     return _SIGMOID_TABLE_UINT16.copy()
+
+
+# ----------------------------------------------------------------------------------------------
+# absurd scales (element-wise activations)
+#
+# With scales of 1e30 and more or 1e-30 and less, the real multipliers of the activation kernels
+# overflow to ±inf, become NaN or need shifts far beyond 31.  TFLite computes on: its conversions
+# are then undefined in C, and litert's x86 build gives them fixed meanings, measured on
+# ai-edge-litert 2.3.0 (tests/test_quantized_extreme_scales.py).
+
+
+def quantize_multiplier_x86(real: float) -> tuple[int, int]:
+    """``QuantizeMultiplier`` for any double, as litert's x86 build computes it.
+
+    Finite values: :func:`quantize_multiplier` (the shift may exceed 31).  ±inf and NaN: glibc's
+    ``frexp`` leaves the exponent 0 and ``static_cast<int64_t>`` of the non-finite q·2^31 is
+    INT64_MIN, whose low 32 bits make the int32 multiplier 0 — so (0, 0): the multiplication
+    gives 0."""
+    real = float(real)
+    if not math.isfinite(real):
+        return 0, 0
+    return quantize_multiplier(real)
+
+
+def multiply_by_quantized_multiplier_x86_array(x, multiplier, shift) -> np.ndarray:
+    """``MultiplyByQuantizedMultiplier`` (int32 x) for any shift, as litert's x86 build runs it:
+    x·(1 << left_shift) takes the shift count modulo 32 (``shl``) and wraps in int32; then SRDHM and
+    the rounding right shift, which for counts above 31 is :func:`rounding_divide_by_pot_x86`.
+    For shifts in [−31, 31] this is :func:`multiply_by_quantized_multiplier_array`."""
+    x = np.asarray(x, np.int64)
+    shift = int(shift)
+    left = (shift & 31) if shift > 0 else 0
+    scaled = wrap_bits(x << left, 32)
+    return rounding_divide_by_pot_x86(srdhm_array(scaled, int(multiplier)), max(-shift, 0))
+
+
+def rounding_divide_by_pot_int16(x, exponent: int) -> np.ndarray:
+    """gemmlowp ``RoundingDivideByPOT`` on int16 values, also for exponents of 16 and more (absurd
+    scales reach them): the mask 2^e − 1 is stored in an int16 (all ones from e = 16 on), so the
+    "remainder" is x itself and the result is +1 for x ≥ 0 and −1 below — not the ≈ 0 that the
+    division would give.  For 0 ≤ e ≤ 15 this is :func:`rounding_divide_by_pot_array`."""
+    x = np.asarray(x, np.int64)
+    e = int(exponent)
+    mask = int(wrap_bits(np.int64((1 << e) - 1), 16))
+    remainder = x & mask
+    threshold = (mask >> 1) + (x < 0)
+    return (x >> e) + (remainder > threshold)

@@ -195,17 +195,20 @@ def lut_int8(input_scale: float, input_zero_point: int, output_scale: float, out
     """TFLite's ``LUTPopulate<int8_t>``: a 256-entry table indexed by the input byte (as uint8).
 
     For every int8 v: d = in_scale·(v − in_zp) (float32); y = transform(d) (float32);
-    q = (int32)(round_half_away(y · (1/out_scale)) + out_zp) (float32), clamped to [−128, 127].
+    q = round_half_away(y · (1/out_scale)) + out_zp (float32), clamped to [−128, 127] while a float
+    and truncated (a NaN, from absurd scales, gives 0 — see ``quant.lut_float_to_8bit``).
     ``transform`` maps a float32 array to float32 (built on libm's expf / tanhf, see :func:`float_fn`).
     """
     v = np.arange(-128, 128, dtype=np.int64)
     d = (np.float32(input_scale) * (v - int(input_zero_point)).astype(np.float32)).astype(np.float32)
     y = np.asarray(transform(d), np.float32)
-    inv = np.float32(1.0) / np.float32(output_scale)
-    r = round_half_away((y * inv).astype(np.float32)).astype(np.float32)
-    q = (r + np.float32(output_zero_point)).astype(np.float32).astype(np.int64)
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+        inv = np.float32(1.0) / np.float32(output_scale)
+        r = round_half_away((y * inv).astype(np.float32)).astype(np.float32)
+        qf = np.clip((r + np.float32(output_zero_point)).astype(np.float32), np.float32(-128), np.float32(127))
+    q = np.where(np.isnan(qf), np.float32(0), qf).astype(np.int64)
     table = np.empty(256, np.int8)
-    table[(v & 0xFF)] = np.clip(q, -128, 127)
+    table[(v & 0xFF)] = q
     return table
 
 
