@@ -68,6 +68,9 @@ DYNAMIC_RANGE = {"mode": "dynamic-range post-training quantization", "optimizati
 FLOAT16 = {"mode": "float16 post-training quantization", "optimizations": ["DEFAULT"],
            "supported_types": ["float16"]}
 RESOURCE_VARIABLES = {"mode": "float32 with resource variables", "experimental_enable_resource_variables": True}
+UINT8_LEGACY = {"mode": "legacy quantization-aware training export (TF1 graph with FakeQuant ops, "
+                        "tf.compat.v1.lite.TFLiteConverter.from_session)",
+                "inference_type": "uint8", "quantized_input_stats": {"image": [127.5, 127.5]}}
 
 
 def _seed(n: int) -> None:
@@ -321,6 +324,65 @@ class _Strings(tf.Module):
 def string_ops():
     m = _Strings()
     return _function(m, m.__call__, FLOAT)
+
+
+class _LegacyUint8:
+    """Quacks like a converter: a TF1 graph whose every tensor passes through a FakeQuant op (what
+    quantization-aware training left in a graph before TF2), converted the old way to an all-uint8
+    model — the format of the classic hosted "_quant" models (asymmetric uint8 weights with zero
+    point 128 for narrow-range weights, uint8 activations, int32 biases)."""
+
+    workbench_source = "tf.compat.v1.lite.TFLiteConverter.from_session, inference_type uint8"
+
+    def convert(self) -> bytes:
+        tf1 = tf.compat.v1
+        rng = np.random.default_rng(8)
+
+        def fq(t, lo, hi):
+            return tf.quantization.fake_quant_with_min_max_vars(t, lo, hi)
+
+        def weights(shape, scale, lim):
+            w = tf1.constant(rng.standard_normal(shape).astype(np.float32) * scale)
+            return tf.quantization.fake_quant_with_min_max_vars(w, -lim, lim, narrow_range=True)
+
+        def bias(n):
+            return tf1.constant(rng.standard_normal(n).astype(np.float32) * 0.1)
+
+        def conv(t, shape, stride, padding, scale=0.3, lim=0.8):
+            return tf.nn.conv2d(t, weights(shape, scale, lim), [1, stride, stride, 1], padding)
+
+        g = tf1.Graph()
+        with g.as_default():
+            x = tf1.placeholder(tf.float32, [1, 24, 24, 3], name="image")
+            h = fq(x, -1.0, 1.0)
+            h = fq(tf.nn.relu6(conv(h, (3, 3, 3, 8), 2, "SAME") + bias(8)), 0.0, 6.0)
+            dw = tf.nn.depthwise_conv2d(h, weights((3, 3, 8, 2), 0.4, 1.0), [1, 1, 1, 1], "SAME")
+            d = fq(tf.nn.relu6(dw + bias(16)), 0.0, 6.0)
+            p = fq(tf.nn.relu(conv(d, (1, 1, 16, 16), 1, "VALID") + bias(16)), 0.0, 8.0)
+            a = fq(tf.nn.avg_pool2d(p, 3, 2, "SAME"), 0.0, 8.0)
+            m = fq(tf.nn.max_pool2d(p, 2, 2, "VALID"), 0.0, 8.0)
+            s = fq(a + m, 0.0, 12.0)
+            t = fq(tf.nn.tanh(fq(conv(s, (3, 3, 16, 8), 1, "SAME", 0.2, 0.6) + bias(8), -6.0, 6.0)), -1.0, 1.0)
+            gate = fq(tf.nn.sigmoid(fq(conv(s, (1, 1, 16, 8), 1, "SAME", 0.2, 0.6) + bias(8), -6.0, 6.0)), 0.0, 1.0)
+            gated = fq(t * gate, -1.0, 1.0)
+            up = fq(tf1.image.resize_bilinear(gated, [12, 12], half_pixel_centers=True), -1.0, 1.0)
+            side = fq(conv(h, (1, 1, 8, 8), 1, "SAME"), -4.0, 4.0)
+            cat = fq(tf.concat([up, side], axis=3), -4.0, 4.0)
+            padded = fq(tf.pad(cat, [[0, 0], [1, 1], [1, 1], [0, 0]]), -4.0, 4.0)
+            mean = fq(tf.reduce_mean(padded, axis=[1, 2]), -4.0, 4.0)
+            emb = fq(tf.math.l2_normalize(mean, axis=-1), -1.0, 1.0)
+            logits = fq(tf.matmul(emb, weights((16, 10), 0.5, 1.2)) + bias(10), -6.0, 6.0)
+            probs = tf.identity(fq(tf.nn.softmax(logits), 0.0, 1.0), name="probabilities")
+            emb = tf.identity(emb, name="embedding")
+            with tf1.Session(graph=g) as sess:
+                conv_ = tf1.lite.TFLiteConverter.from_session(sess, [x], [probs, emb])
+                conv_.inference_type = tf.uint8
+                conv_.quantized_input_stats = {"image": tuple(UINT8_LEGACY["quantized_input_stats"]["image"])}
+                return conv_.convert()
+
+
+def uint8_legacy_cnn():
+    return _LegacyUint8()
 
 
 # ------------------------------------------------------------------------------------------------
@@ -655,6 +717,13 @@ MODELS = {
     "resource_variable": (resource_variable, RESOURCE_VARIABLES,
         "resource variables: VAR_HANDLE, READ_VARIABLE, ASSIGN_VARIABLE and an initializer subgraph run by "
         "CALL_ONCE (runtime 2.6.0)"),
+    "uint8_legacy_cnn": (uint8_legacy_cnn, UINT8_LEGACY,
+        "the classic all-uint8 format of quantization-aware training (TF1 FakeQuant graph, v1 converter with "
+        "inference_type uint8): uint8 CONV_2D / DEPTHWISE_CONV_2D (multiplier 2) / FULLY_CONNECTED with "
+        "asymmetric uint8 weights (zero point 128), AVERAGE_POOL_2D, MAX_POOL_2D, ADD, MUL, TANH, LOGISTIC, "
+        "RESIZE_BILINEAR with half_pixel_centers (v3), CONCATENATION, PAD, MEAN, L2_NORMALIZATION, SOFTMAX, "
+        "requantizing uint8 QUANTIZE before ops whose output range the graph fixed; all v1 otherwise "
+        "(runtime 2.2.0, from RESIZE_BILINEAR v3), two uint8 outputs"),
     "string_ops": (string_ops, FLOAT,
         "a STRING input tensor: STRIDED_SLICE of strings (v5, runtime 2.5.0), EQUAL of strings (v3), "
         "GATHER of strings (v1)"),

@@ -124,6 +124,7 @@ EXPECTED_DIFFERENCES: dict[str, dict[tuple[int, int], tuple[str, int, int, str, 
         (0, 1): ("TRANSPOSE_CONV", 4, 3, "v3: bias input present (4 inputs, in3=FLOAT32 (present))", SHARED_CODE),
         (0, 2): ("TRANSPOSE_CONV", 4, 1, "v1: no rule applies", SHARED_CODE),
     },
+    "uint8_legacy_cnn": {},
     "while_loop": {},
 }
 
@@ -206,6 +207,7 @@ EXPECTED_MIN_RUNTIME: dict[str, tuple[str, str, str, set[str]]] = {
     "strided_slice_masks": ("2.6.0", "2.6.0", "2.6.0", {"STRIDED_SLICE"}),
     "string_ops": ("2.5.0", "2.5.0", "2.5.0", {"STRIDED_SLICE"}),
     "transpose_conv": ("2.13.0", "2.13.0", "2.13.0", {"TRANSPOSE_CONV"}),
+    "uint8_legacy_cnn": ("2.2.0", "2.2.0", "2.2.0", {"RESIZE_BILINEAR"}),
     "while_loop": ("1.15.0", "1.15.0", "1.15.0", {"WHILE"}),
     # the realistic models; the metadata of the INT16X8 and AEQ files is their float model's
     "audio_conv1d_dynamic": ("2.4.0", "2.4.0", "2.4.0", {"CONV_2D"}),
@@ -266,7 +268,7 @@ NOT_YET_RUNNABLE: dict[str, str] = {
 # Float outputs: within FLOAT_RTOL of LiteRT's (plus FLOAT_ATOL for elements near zero).  Outputs of
 # files whose activations are quantized (full int8, 16x8, the quantizer's static recipes): bitwise equal.
 FLOAT_RTOL, FLOAT_ATOL = 1e-4, 1e-6
-QUANTIZED_MODES = ("full-integer", "16x8", "static_wi8")
+QUANTIZED_MODES = ("full-integer", "16x8", "static_wi8", "quantization-aware")
 
 # Files that run but whose outputs differ from LiteRT's today (on the test's seed), with why.  The
 # comparison test expects them to differ and fails once they match: then delete the entry.
@@ -332,6 +334,9 @@ def test_manifest_entry_is_complete(name):
     if "_aeq_" in name:  # quantized from a committed float file by the AI Edge Quantizer
         assert made["converter"].startswith("ai_edge_quantizer") and made["settings"]["recipe"]
         assert made["settings"]["float_model"][: -len(".tflite")] in ENTRIES
+    elif "_legacy" in name:  # the TF1 graph converter of quantization-aware training's uint8 models
+        assert made["converter"].startswith("tf.compat.v1.lite.TFLiteConverter")
+        assert made["settings"]["inference_type"] == "uint8"
     else:
         assert made["converter"].startswith("TFLiteConverter")
     assert e["demonstrates"]
@@ -589,7 +594,7 @@ def _quantized(name: str) -> bool:
 def test_quantized_modes_pick_the_quantized_files():
     assert {n for n in NAMES if _quantized(n)} == {
         "int8_cnn", "int8_float_io", "int16x8_conv_fc", "mobilenet_v3_block_aeq_a16w8", "transformer_tiny_aeq_a8w8",
-        "transformer_tiny_aeq_a16w8", *(n for n in NAMES if n.endswith(("_int8", "_int16x8")))}
+        "transformer_tiny_aeq_a16w8", "uint8_legacy_cnn", *(n for n in NAMES if n.endswith(("_int8", "_int16x8")))}
 
 
 @pytest.mark.parametrize("name", [n for n in NAMES if n not in LITERT_NOT_COMPARED and n not in NOT_YET_RUNNABLE])
