@@ -58,3 +58,9 @@ def growing_list(n, out):
         values.append(values[-1] + i)
     for i in range(min(n, out.shape[0])):
         out[i] = values[i]
+
+
+@njit(nogil=True)
+def touch(v):
+    """Takes anything numeric (an array or a number): one entry per numba type it is built for."""
+    return 0

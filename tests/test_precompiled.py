@@ -36,6 +36,18 @@ def _use(directory):
     _jit.forget_callables()
 
 
+def _readonly(a):
+    a.setflags(write=False)
+    return a
+
+
+# one value of every kind of argument an entry can take
+TOUCHED = [np.zeros((2, 3), np.float32), np.zeros(4, np.int8), np.zeros((1, 1, 2), np.uint16), np.zeros(3),
+           np.zeros((2, 2), bool), np.zeros(5, np.int64), np.zeros(2, np.uint32), _readonly(np.zeros(4, np.float32)),
+           3, 2.5, True, np.float32(1), np.float64(2), np.int32(1), np.int64(1), np.uint8(1), np.int16(-2),
+           np.uint64(7), np.bool_(True)]
+
+
 @pytest.fixture(scope="module")
 def probe_library(tmp_path_factory):
     old = os.environ.get("WORKBENCH_KERNELS_DIR")
@@ -48,6 +60,7 @@ def probe_library(tmp_path_factory):
         (probe.prefix_max, [(np.array([1.0, 3.0, 2.0]), np.empty(3))]),
         (probe.mean_f32, [(np.ones(4, np.float32),)]),
         (probe.growing_list, [(5, np.empty(5))]),
+        (probe.touch, [(v,) for v in TOUCHED]),
     ], directory=d, log=lambda *_: None)
     _use(d)
     yield d, manifest
@@ -63,14 +76,14 @@ def test_manifest_names_entries_and_what_is_left_to_numba(probe_library):
     so, man = precompiled.library_paths(d)
     assert so.exists() and json.loads(man.read_text()) == manifest
     assert manifest["fingerprint"] == precompiled.fingerprint()
-    names = sorted(e["function"].split(":")[1] for e in manifest["entries"])
-    assert names == ["checked_total", "mean_f32", "prefix_max", "scaled_rows"]
+    names = sorted({e["function"].split(":")[1] for e in manifest["entries"]})
+    assert names == ["checked_total", "mean_f32", "prefix_max", "scaled_rows", "touch"]
     (left,) = manifest["skipped"]
     assert left.startswith("precompiled_probe:growing_list") and "NRT_MemInfo_" in left
     entry = next(e for e in manifest["entries"] if e["function"].endswith("scaled_rows"))
-    assert entry["args"] == [["array", "<f4", 2], ["array", "<f4", 2], ["scalar", "<f4"], ["scalar", "<f8"],
-                             ["scalar", "|b1"], ["scalar", "<i8"], ["scalar", "<i8"]]
-    assert entry["ret"] is None
+    assert entry["args"] == [["array", "<f4", 2, False], ["array", "<f4", 2, False], ["scalar", "<f4"],
+                             ["scalar", "<f8"], ["scalar", "|b1"], ["scalar", "<i8"], ["scalar", "<i8"]]
+    assert entry["spec"] == "af2af2sf0sd0s?0sq0sq0" and entry["ret"] is None
 
 
 @pytest.mark.parametrize("clamp", [True, False])
@@ -147,7 +160,7 @@ def test_what_the_library_lacks_goes_to_numba(probe_library):
     x = np.arange(40, dtype=np.float32).reshape(5, 8)
     view = x[:, ::2]                                   # not C-contiguous: no entry takes it
     ours, ref = np.empty((5, 4), np.float32), np.empty((5, 4), np.float32)
-    assert precompiled.arg_key(view) is None
+    assert precompiled.library().match(probe.scaled_rows, view, ours, np.float32(2.0), 1.0, False, 0, 5) == -1
     probe.scaled_rows(view, ours, np.float32(2.0), 1.0, False, 0, 5)
     np.testing.assert_array_equal(ours, view * 2 + 1)
     x64 = x.astype(np.float64)                         # a dtype the workload never passed
@@ -186,17 +199,30 @@ def test_a_library_for_other_sources_is_ignored(tmp_path):
         _use(old)
 
 
-def test_arg_keys_match_numba_types():
+def test_the_library_takes_exactly_what_numba_types_alike(probe_library):
+    """Each value goes to the entry built for numba's type of it (dtype, dimensions, writability;
+    a Python int is int64, a float float64, a bool a boolean); what numba would type otherwise, or
+    what an entry cannot read safely, goes to numba (match -1)."""
     numba = pytest.importorskip("numba")
-    from workbench.interpreter._precompile_build import _spec
+    from workbench.interpreter._precompile_build import _spec, spec_string
 
-    values = [np.zeros((2, 3), np.float32), np.zeros(4, np.int8), np.zeros((1, 1, 2), np.uint16), 3, 2.5, True,
-              np.float32(1), np.int32(1), np.int64(1), np.uint8(1), np.bool_(True), np.zeros((2, 2), bool)]
-    for v in values:
-        assert precompiled.spec_key(_spec(numba.typeof(v))) == precompiled.arg_key(v), v
-    assert _spec(numba.typeof(np.zeros((3, 4), np.float32)[:, ::2])) is None
-    assert precompiled.arg_key(np.zeros((3, 4), np.float32)[:, ::2]) is None
-    assert precompiled.arg_key((1, 2)) is None
+    lib = precompiled.library()
+    entries = lib.manifest["entries"]
+    for v in TOUCHED:
+        k = lib.match(probe.touch, v)
+        assert k >= 0 and entries[k]["spec"] == spec_string([_spec(numba.typeof(v))]), (v, k)
+    x = np.zeros((3, 4), np.float32)
+    misaligned = np.frombuffer(bytearray(17), np.float32, count=4, offset=1)
+    others = [x[:, ::2], x.T, misaligned, np.zeros(3, ">f4"), np.zeros((), np.float32), np.zeros(3, np.float16),
+              np.float16(1), 2 ** 63, np.complex64(1), "3", None, (1, 2)]
+    for v in others:
+        assert lib.match(probe.touch, v) == -1, v
+        try:                                           # numba takes it, or refuses it as numba does
+            assert probe.touch(v) == 0
+        except (TypeError, OverflowError, NotImplementedError, numba.core.errors.NumbaError):
+            pass
+    assert lib.match(probe.touch, _readonly(np.zeros(3))) == -1        # the float64 entry may write its array
+    assert entries[lib.match(probe.touch, np.zeros(4, np.float32))]["spec"] == "rf1"   # a reading one takes any
 
 
 CHILD = r"""

@@ -73,6 +73,242 @@ entry:
 }
 """
 
+# The library is also a small Python extension module: its one function takes a kernel call from
+# Python, checks the arguments against each entry the function has (numpy's own checks: type, kind,
+# item size, dimensions, C order, alignment, writability), fills the entry's slots, lets the GIL go
+# and calls it.  When no entry fits, or the kernel raised, it hands the same arguments to numba (the
+# ``fallback`` callable returns the dispatcher), so the caller sees numba's result or exception.
+SHIM = r"""
+#define PY_SSIZE_T_CLEAN
+#define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
+#include <Python.h>
+#include <numpy/arrayobject.h>
+#include <numpy/arrayscalars.h>
+#include <stdint.h>
+#include <string.h>
+
+#define MAX_SLOTS 96
+
+typedef int32_t (*entry_fn)(void **, int64_t *, double *);
+typedef struct { entry_fn fn; const char *spec; char ret; } entry_t;
+typedef struct {
+    void *ptrs[MAX_SLOTS + 1];
+    int64_t ints[MAX_SLOTS + 1];
+    double reals[MAX_SLOTS + 1];
+    int np, ni, nr;
+} slots_t;
+
+/* the numpy kind and item size of a type letter */
+static int letter_type(char letter, char *kind, int *size)
+{
+    switch (letter) {
+    case 'f': *kind = 'f'; *size = 4; return 1;
+    case 'd': *kind = 'f'; *size = 8; return 1;
+    case 'b': *kind = 'i'; *size = 1; return 1;
+    case 'B': *kind = 'u'; *size = 1; return 1;
+    case 'h': *kind = 'i'; *size = 2; return 1;
+    case 'H': *kind = 'u'; *size = 2; return 1;
+    case 'i': *kind = 'i'; *size = 4; return 1;
+    case 'I': *kind = 'u'; *size = 4; return 1;
+    case 'q': *kind = 'i'; *size = 8; return 1;
+    case 'Q': *kind = 'u'; *size = 8; return 1;
+    case '?': *kind = 'b'; *size = 1; return 1;
+    }
+    return 0;
+}
+
+static int take_array(PyObject *o, char kind_letter, char letter, int ndim, slots_t *s)
+{
+    char kind;
+    int size, d;
+    PyArrayObject *a;
+    if (!PyArray_Check(o) || !letter_type(letter, &kind, &size))
+        return 0;
+    a = (PyArrayObject *)o;
+    if (PyArray_NDIM(a) != ndim || PyArray_DESCR(a)->kind != kind || PyArray_ITEMSIZE(a) != size)
+        return 0;
+    if (!PyArray_IS_C_CONTIGUOUS(a) || !PyArray_ISALIGNED(a) || !PyArray_ISNOTSWAPPED(a))
+        return 0;
+    if (kind_letter == 'a' && !PyArray_ISWRITEABLE(a))
+        return 0;                       /* the kernel may write it */
+    if (s->np >= MAX_SLOTS || s->ni + ndim > MAX_SLOTS)
+        return 0;
+    s->ptrs[s->np++] = PyArray_DATA(a);
+    for (d = 0; d < ndim; d++)
+        s->ints[s->ni++] = (int64_t)PyArray_DIM(a, d);
+    return 1;
+}
+
+static int take_scalar(PyObject *o, char letter, slots_t *s)
+{
+    char kind;
+    int size, overflow = 0;
+    if (!letter_type(letter, &kind, &size) || s->ni >= MAX_SLOTS || s->nr >= MAX_SLOTS)
+        return 0;
+    if (PyBool_Check(o)) {
+        if (letter != '?')
+            return 0;
+        s->ints[s->ni++] = (o == Py_True);
+        return 1;
+    }
+    if (PyLong_CheckExact(o)) {         /* numba types a Python int as int64 */
+        long long v;
+        if (letter != 'q')
+            return 0;
+        v = PyLong_AsLongLongAndOverflow(o, &overflow);
+        if (overflow || (v == -1 && PyErr_Occurred())) {
+            PyErr_Clear();
+            return 0;
+        }
+        s->ints[s->ni++] = (int64_t)v;
+        return 1;
+    }
+    if (PyFloat_CheckExact(o)) {
+        if (letter != 'd')
+            return 0;
+        s->reals[s->nr++] = PyFloat_AS_DOUBLE(o);
+        return 1;
+    }
+    if (PyArray_IsScalar(o, Generic)) {
+        union { int8_t i8; uint8_t u8; int16_t i16; uint16_t u16; int32_t i32; uint32_t u32; int64_t i64;
+                uint64_t u64; float f32; double f64; npy_bool flag; char raw[16]; } v;
+        PyArray_Descr *descr = PyArray_DescrFromScalar(o);
+        int same;
+        if (descr == NULL) {
+            PyErr_Clear();
+            return 0;
+        }
+        same = descr->kind == kind && PyDataType_ELSIZE(descr) == size;
+        Py_DECREF(descr);
+        if (!same)
+            return 0;
+        memset(&v, 0, sizeof v);
+        PyArray_ScalarAsCtype(o, &v);
+        switch (letter) {
+        case 'f': s->reals[s->nr++] = (double)v.f32; break;
+        case 'd': s->reals[s->nr++] = v.f64; break;
+        case 'b': s->ints[s->ni++] = v.i8; break;
+        case 'B': s->ints[s->ni++] = v.u8; break;
+        case 'h': s->ints[s->ni++] = v.i16; break;
+        case 'H': s->ints[s->ni++] = v.u16; break;
+        case 'i': s->ints[s->ni++] = v.i32; break;
+        case 'I': s->ints[s->ni++] = v.u32; break;
+        case 'q': s->ints[s->ni++] = v.i64; break;
+        case 'Q': s->ints[s->ni++] = (int64_t)v.u64; break;
+        case '?': s->ints[s->ni++] = v.flag != 0; break;
+        default: return 0;
+        }
+        return 1;
+    }
+    return 0;
+}
+
+/* the arguments in the slots of an entry described by spec (3 letters an argument), or 0 */
+static int fill(const char *spec, PyObject *const *args, Py_ssize_t n, slots_t *s)
+{
+    Py_ssize_t k;
+    if ((Py_ssize_t)strlen(spec) != 3 * n)
+        return 0;
+    s->np = s->ni = s->nr = 0;
+    for (k = 0; k < n; k++) {
+        const char *a = spec + 3 * k;
+        int ok = (a[0] == 's') ? take_scalar(args[k], a[1], s) : take_array(args[k], a[0], a[1], a[2] - '0', s);
+        if (!ok)
+            return 0;
+    }
+    return 1;
+}
+"""
+
+SHIM_TAIL = r"""
+static int first_and_count(PyObject *const *args, Py_ssize_t nargs, Py_ssize_t need, Py_ssize_t *first,
+                           Py_ssize_t *count)
+{
+    if (nargs < need) {
+        PyErr_SetString(PyExc_TypeError, "call(first, count, fallback, *args) / match(first, count, *args)");
+        return 0;
+    }
+    *first = PyLong_AsSsize_t(args[0]);
+    *count = PyLong_AsSsize_t(args[1]);
+    if (PyErr_Occurred())
+        return 0;
+    if (*first < 0 || *count < 0 || *first + *count > N_ENTRIES) {
+        PyErr_SetString(PyExc_IndexError, "entries out of range");
+        return 0;
+    }
+    return 1;
+}
+
+static PyObject *kernel_call(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    Py_ssize_t first, count, e, n;
+    PyObject *const *kargs;
+    PyObject *impl, *res;
+    slots_t s;
+    if (!first_and_count(args, nargs, 3, &first, &count))
+        return NULL;
+    kargs = args + 3;
+    n = nargs - 3;
+    for (e = first; e < first + count; e++) {
+        const entry_t *en = &ENTRIES[e];
+        int32_t status;
+        if (!fill(en->spec, kargs, n, &s))
+            continue;
+        Py_BEGIN_ALLOW_THREADS
+        status = en->fn(s.ptrs, s.ints, s.reals);
+        Py_END_ALLOW_THREADS
+        if (status != 0)
+            break;                      /* the kernel raised: numba says what */
+        switch (en->ret) {
+        case '-': Py_RETURN_NONE;
+        case 'f': case 'd': return PyFloat_FromDouble(s.reals[s.nr]);
+        case 'Q': return PyLong_FromUnsignedLongLong((unsigned long long)s.ints[s.ni]);
+        default: return PyLong_FromLongLong((long long)s.ints[s.ni]);
+        }
+    }
+    impl = PyObject_CallNoArgs(args[2]);
+    if (impl == NULL)
+        return NULL;
+    res = PyObject_Vectorcall(impl, kargs, n, NULL);
+    Py_DECREF(impl);
+    return res;
+}
+
+static PyObject *kernel_match(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    Py_ssize_t first, count, e;
+    slots_t s;
+    if (!first_and_count(args, nargs, 2, &first, &count))
+        return NULL;
+    for (e = first; e < first + count; e++)
+        if (fill(ENTRIES[e].spec, args + 2, nargs - 2, &s))
+            return PyLong_FromSsize_t(e);
+    return PyLong_FromLong(-1);
+}
+
+static PyMethodDef METHODS[] = {
+    {"call", (PyCFunction)(void (*)(void))kernel_call, METH_FASTCALL,
+     "call(first, count, fallback, *args): run the first of entries first..first+count that takes args"},
+    {"match", (PyCFunction)(void (*)(void))kernel_match, METH_FASTCALL,
+     "match(first, count, *args): the index of the entry that would take args, or -1"},
+    {NULL, NULL, 0, NULL}};
+
+static struct PyModuleDef MODULE = {PyModuleDef_HEAD_INIT, "workbench_kernels",
+                                    "precompiled kernels of TFLite Workbench", -1, METHODS};
+
+PyMODINIT_FUNC PyInit_workbench_kernels(void)
+{
+    PyObject *m;
+    import_array();
+    m = PyModule_Create(&MODULE);
+    if (m != NULL && PyModule_AddIntConstant(m, "entries", (long)N_ENTRIES) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}
+"""
+
 PROVIDED = frozenset({"NRT_MemInfo_alloc_aligned", "NRT_MemInfo_alloc_safe_aligned", "NRT_MemInfo_call_dtor"})
 # what the C library and libm give every shared library
 LIBC = frozenset(
@@ -126,35 +362,73 @@ def _spec(t):
     """A numba argument type as the manifest writes it, or None when the library cannot take it."""
     from numba.core import types
 
+    t = types.unliteral(t)
     if isinstance(t, types.Array):
-        if t.layout != "C" or t.ndim == 0 or not isinstance(t.dtype, (types.Integer, types.Float, types.Boolean)):
+        if t.layout != "C" or not 0 < t.ndim < 10 or not isinstance(t.dtype, (types.Integer, types.Float, types.Boolean)):
             return None
-        return ["array", np.dtype(str(t.dtype)).str, t.ndim]
+        return ["array", np.dtype(str(t.dtype)).str, t.ndim, not t.mutable]
     if isinstance(t, (types.Integer, types.Float, types.Boolean)):
         return ["scalar", np.dtype(str(t) if not isinstance(t, types.Boolean) else "bool").str]
     return None
 
 
-def _entry_source(specs: list, ret) -> str:
-    """Python source of the C entry of one specialisation (compiled by ``numba.cfunc``)."""
-    params, call = [], []
-    for i, spec in enumerate(specs):
-        if spec[0] == "array":
-            dims = [f"n{i}_{d}" for d in range(spec[2])]
-            params += [f"p{i}"] + dims
-            call.append(f"carray(p{i}, ({', '.join(dims)},))")
+# dtype code (numpy's dtype.str) → the letter the C shim knows it by; which slot a scalar travels in
+LETTERS = {"<f4": "f", "<f8": "d", "|i1": "b", "|u1": "B", "<i2": "h", "<u2": "H", "<i4": "i", "<u4": "I",
+           "<i8": "q", "<u8": "Q", "|b1": "?"}
+MAX_SLOTS = 96          # pointers, integers or reals one call may carry (the shim's fixed arrays)
+
+
+def _slots(specs: list, ret) -> tuple[int, int, int]:
+    """(pointers, integers, reals) one call of this entry fills, its result's slot included."""
+    ptrs = sum(1 for s in specs if s[0] == "array")
+    ints = sum(s[2] for s in specs if s[0] == "array") + sum(1 for s in specs if s[0] == "scalar" and
+                                                          LETTERS[s[1]] not in "fd")
+    reals = sum(1 for s in specs if s[0] == "scalar" and LETTERS[s[1]] in "fd")
+    if ret is not None:
+        if LETTERS[ret] in "fd":
+            reals += 1
         else:
-            params.append(f"x{i}")
-            call.append(f"x{i} != 0" if spec[1] == "|b1" else f"x{i}")
-    if ret is not None:
-        params.append("result")
-    lines = [f"def entry({', '.join(params)}):", "    status = 0", "    try:"]
-    if ret is not None:
-        lines.append(f"        result[0] = kernel({', '.join(call)})")
+            ints += 1
+    return ptrs, ints, reals
+
+
+def _entry_source(specs: list, ret) -> tuple[str, dict]:
+    """Python source (and its globals) of one specialisation's C entry, compiled by ``numba.cfunc``.
+
+    Every entry has one signature, ``int32 entry(void **ptrs, int64 *ints, double *reals)``: the
+    arguments in order, arrays as a data pointer in ``ptrs`` and their sizes in ``ints``, integer and
+    boolean scalars in ``ints``, real ones in ``reals``; a scalar result goes to the next free slot.
+    It returns 0, or 1 when the kernel raised."""
+    glb, call = {}, []
+    p = i = r = 0
+    for k, spec in enumerate(specs):
+        glb[f"T{k}"] = np.dtype(spec[1]).type
+        if spec[0] == "array":
+            dims = ", ".join(f"ints[{i + d}]" for d in range(spec[2]))
+            call.append(f"carray(ptrs[{p}], ({dims},), T{k})")
+            p, i = p + 1, i + spec[2]
+        elif spec[1] == "|b1":
+            call.append(f"ints[{i}] != 0")
+            i += 1
+        elif LETTERS[spec[1]] in "fd":
+            call.append(f"T{k}(reals[{r}])")
+            r += 1
+        else:
+            call.append(f"T{k}(ints[{i}])")
+            i += 1
+    # the unpacking is a function of its own: a try block of many statements makes numba's SSA
+    # pass recurse once per statement
+    lines = ["def unpack(ptrs, ints, reals):"]
+    lines += [f"    v{k} = {expr}" for k, expr in enumerate(call)]
+    names = ", ".join(f"v{k}" for k in range(len(call)))
+    if ret is None:
+        lines.append(f"    kernel({names})")
     else:
-        lines.append(f"        kernel({', '.join(call)})")
-    lines += ["    except Exception:", "        status = 1", "    return status"]
-    return "\n".join(lines) + "\n"
+        slot = f"reals[{r}]" if LETTERS[ret] in "fd" else f"ints[{i}]"
+        lines.append(f"    {slot} = kernel({names})")
+    lines += ["", "", "def entry(ptrs, ints, reals):", "    status = 0", "    try:", "        unpack_jit(ptrs, ints, reals)",
+              "    except Exception:", "        status = 1", "    return status"]
+    return "\n".join(lines) + "\n", glb
 
 
 def _compile_entry(lazy, specs: list, ret):
@@ -162,22 +436,21 @@ def _compile_entry(lazy, specs: list, ret):
     import numba
     from numba.core import types
 
-    def scalar(code):
-        return types.uint8 if code == "|b1" else numba.from_dtype(np.dtype(code))
-
-    sig = []
-    for spec in specs:
-        if spec[0] == "array":
-            sig.append(types.CPointer(numba.from_dtype(np.dtype(spec[1]))))
-            sig += [types.int64] * spec[2]
-        else:
-            sig.append(scalar(spec[1]))
-    if ret is not None:
-        sig.append(types.CPointer(scalar(ret)))
-    glb = {"kernel": lazy.compile(), "carray": numba.carray}
-    exec(compile(_entry_source(specs, ret), f"<entry of {lazy.__name__}>", "exec"), glb)
-    cf = numba.cfunc(types.int32(*sig))(glb["entry"])
+    src, glb = _entry_source(specs, ret)
+    glb.update(kernel=lazy.compile(), carray=numba.carray)
+    exec(compile(src, f"<entry of {lazy.__name__}>", "exec"), glb)
+    glb["unpack_jit"] = numba.njit(glb["unpack"])
+    sig = types.int32(types.CPointer(types.voidptr), types.CPointer(types.int64), types.CPointer(types.float64))
+    cf = numba.cfunc(sig)(glb["entry"])
     return cf._library.get_llvm_str(), cf.native_name
+
+
+def spec_string(specs: list) -> str:
+    """The shim's description of an entry's arguments: per argument its kind ('a' an array the
+    kernel may write, 'r' one it only reads, 's' a scalar), its type letter and its number of
+    dimensions (a digit, 0 for scalars)."""
+    return "".join(f"{('r' if s[3] else 'a') if s[0] == 'array' else 's'}{LETTERS[s[1]]}"
+                   f"{s[2] if s[0] == 'array' else 0}" for s in specs)
 
 
 def _checked_module(ir: str, symbol: str, new_name: str):
@@ -271,6 +544,9 @@ def build(models=None, directory=None, log=print, functions=None) -> dict:
             if key in done:
                 continue
             done.add(key)
+            if max(_slots(specs, ret)) > MAX_SLOTS:
+                skipped.append(f"{name}{tuple(str(t) for t in sig)}: more than {MAX_SLOTS} values per call")
+                continue
             symbol = f"workbench_kernel_{len(entries)}"
             try:
                 ir, native = _compile_entry(lazy, specs, ret)
@@ -283,14 +559,15 @@ def build(models=None, directory=None, log=print, functions=None) -> dict:
                                f"from numba's runtime")
                 continue
             modules.append(mod)
-            entries.append({"function": name, "symbol": symbol, "args": specs, "ret": ret})
+            entries.append({"function": name, "symbol": symbol, "args": specs, "ret": ret,
+                            "spec": spec_string(specs)})
     t_compile = time.perf_counter() - t0 - t_workload
     so, man = precompiled.library_paths(directory)
     so.parent.mkdir(parents=True, exist_ok=True)
     manifest = {"format": precompiled.FORMAT, "fingerprint": precompiled.fingerprint(), "entries": entries,
                 "skipped": skipped, "workload_failures": failed,
                 "seconds": {"workload": round(t_workload, 1), "compile": round(t_compile, 1)}}
-    _link(modules, so, cc)
+    _link(modules, entries, so, cc)
     for old in so.parent.glob("kernels-*"):
         if old not in (so, man):
             old.unlink(missing_ok=True)
@@ -304,8 +581,26 @@ def build(models=None, directory=None, log=print, functions=None) -> dict:
     return manifest
 
 
-def _link(modules, so: Path, cc: str) -> None:
-    """One object file for every entry and the runtime, linked into ``so`` (replaced atomically)."""
+def _shim_source(entries: list) -> str:
+    """The C source of the library's Python module: :data:`SHIM` and the table of its entries."""
+    lines = [SHIM]
+    for e in entries:
+        lines.append(f"extern int32_t {e['symbol']}(void **, int64_t *, double *);")
+    rows = []
+    for e in entries:
+        ret = "-" if e["ret"] is None else LETTERS[e["ret"]]
+        rows.append(f'    {{{e["symbol"]}, "{e["spec"]}", \'{ret}\'}},')
+    lines.append(f"static const entry_t ENTRIES[] = {{\n{chr(10).join(rows) or '    {0, 0, 0},'}\n}};")
+    lines.append(f"static const Py_ssize_t N_ENTRIES = {len(entries)};")
+    lines.append(SHIM_TAIL)
+    return "\n".join(lines) + "\n"
+
+
+def _link(modules, entries: list, so: Path, cc: str) -> None:
+    """One object file for the entries and the allocator, one for the shim, linked into ``so``
+    (replaced atomically)."""
+    import sysconfig
+
     import llvmlite.binding as llvm
 
     from . import precompiled
@@ -323,13 +618,18 @@ def _link(modules, so: Path, cc: str) -> None:
     combined.verify()
     obj = _target_machine().emit_object(combined)
     with tempfile.TemporaryDirectory() as tmp:
-        o = Path(tmp) / "kernels.o"
-        o.write_bytes(obj)
+        kernels_o, shim_c, shim_o = Path(tmp) / "kernels.o", Path(tmp) / "shim.c", Path(tmp) / "shim.o"
+        kernels_o.write_bytes(obj)
+        shim_c.write_text(_shim_source(entries))
         out = Path(tmp) / "kernels.so"
-        proc = subprocess.run([cc, "-shared", "-o", str(out), str(o), "-lm", "-Wl,-z,defs"],
-                              capture_output=True, text=True)
-        if proc.returncode != 0:
-            raise precompiled.PrecompileError(f"linking the kernel library failed:\n{proc.stderr[-2000:]}")
+        steps = [[cc, "-O2", "-fPIC", "-c", str(shim_c), "-o", str(shim_o), "-I", sysconfig.get_paths()["include"],
+                  "-I", np.get_include()],
+                 [cc, "-shared", "-o", str(out), str(kernels_o), str(shim_o), "-lm"]]
+        for cmd in steps:
+            proc = subprocess.run(cmd, capture_output=True, text=True)
+            if proc.returncode != 0:
+                raise precompiled.PrecompileError(f"building the kernel library failed ({' '.join(cmd[:3])} ...):\n"
+                                                  f"{proc.stderr[-2000:]}")
         partial = so.with_suffix(".so.tmp")
         shutil.copyfile(out, partial)
         os.replace(partial, so)

@@ -7,18 +7,22 @@ time:
 
 ``workbench precompile`` (also run by ``make lab`` / ``make test``)
     runs a workload of models (the repository's ``sample_models``, ``../shared/models`` when it is
-    there, and any model given) with the numba kernels, notes every kernel that was called from
-    Python with the argument types it met, and compiles each of those specialisations once more
-    behind a plain C entry point (arrays become a data pointer and their sizes).  The machine code
-    of all of them is linked, with the system's C compiler driver (``cc``), into one shared
-    library, next to a JSON manifest; both are named after a fingerprint of the kernels' source
-    code and of this CPU, so a library built for other sources or another CPU is never used.
+    there, the cached corpus, and any model given) with the numba kernels, notes every kernel that
+    was called from Python with the argument types it met, and compiles each of those
+    specialisations once more behind a plain C entry point (``int32 entry(void **ptrs, int64
+    *ints, double *reals)``: arrays become a data pointer and their sizes).  The machine code of all
+    of them is linked, with the system's C compiler driver (``cc``), into one shared library that is
+    also a small Python extension module (its C part checks a call's arguments as numba would and
+    fills the entry's slots); a JSON manifest lies next to it.  Both are named after a fingerprint
+    of the kernels' source code, this CPU, Python and numpy, so a library built for other sources or
+    another machine is never used.
 
 at run time
     the first call of a jitted kernel looks the library up (no numba import): when the manifest has
-    an entry for this function and argument types, the call goes to the library through
-    :mod:`ctypes` (which lets go of the GIL, so ``num_threads`` works as before); otherwise, and for
-    arrays that are not C-contiguous, numba compiles or loads the kernel as it always did.
+    entries for this function, the call goes to the module's ``call``, which takes the first entry
+    whose argument types fit (same dtype, dimensions, C order, alignment; a writable array where the
+    kernel writes), lets go of the GIL (so ``num_threads`` works as before) and runs it; when none
+    fits it hands the call to numba, which compiles or loads the kernel as it always did.
 
 How an error inside a kernel is reported: each C entry runs the kernel inside ``try``/``except``
 and returns 1 when it raised; the call is then repeated through numba, which raises the very
@@ -34,11 +38,14 @@ run-time values) is left to numba and named in the build report.
 
 from __future__ import annotations
 
-import ctypes
+import functools
 import hashlib
+import importlib.machinery
+import importlib.util
 import json
 import os
 import platform
+import sys
 import threading
 from pathlib import Path
 
@@ -88,7 +95,8 @@ def _cpu_description() -> str:
 
 
 def fingerprint() -> str:
-    """sha256 over every source file of the interpreter package, the CPU and the numba knobs."""
+    """sha256 over every source file of the interpreter package, the CPU, Python, numpy and the
+    numba knobs."""
     global _fingerprint
     if _fingerprint is None:
         h = hashlib.sha256(f"format {FORMAT}\n".encode())
@@ -97,6 +105,7 @@ def fingerprint() -> str:
             h.update(str(path.relative_to(HERE.parent)).encode() + b"\0")
             h.update(path.read_bytes())
         h.update(_cpu_description().encode())
+        h.update(f"python {sys.version}\nnumpy {np.__version__}\n".encode())
         for name in _NUMBA_ENV:
             h.update(f"{name}={os.environ.get(name, '')}\n".encode())
         _fingerprint = h.hexdigest()
@@ -111,110 +120,46 @@ def library_paths(directory: Path | None = None) -> tuple[Path, Path]:
 
 
 # ----------------------------------------------------------------------------------------------
-# run time: find a kernel in the library and call it through ctypes
-
-_CTYPES = {"<f4": ctypes.c_float, "<f8": ctypes.c_double, "|i1": ctypes.c_int8, "|u1": ctypes.c_uint8,
-           "<i2": ctypes.c_int16, "<u2": ctypes.c_uint16, "<i4": ctypes.c_int32, "<u4": ctypes.c_uint32,
-           "<i8": ctypes.c_int64, "<u8": ctypes.c_uint64, "|b1": ctypes.c_uint8}
+# run time: the library is a Python extension module; its ``call`` runs a kernel's entries
 
 
-def arg_key(a):
-    """The part of numba's type of ``a`` the library's entries are chosen by (None: not handled)."""
-    t = type(a)
-    if t is np.ndarray:
-        return (a.dtype.str, a.ndim) if a.flags.c_contiguous else None
-    if t is int:
-        return "<i8"
-    if t is float:
-        return "<f8"
-    if t is bool:
-        return "|b1"
-    if isinstance(a, np.generic):
-        return a.dtype.str
-    return None
+class Precompiled(functools.partial):
+    """A jitted kernel served by the library: ``call(first, count, fallback, *args)`` of the library's
+    module with this function's entries bound; numba (``fallback``) takes what they do not fit."""
 
-
-def spec_key(spec) -> object:
-    """The :func:`arg_key` an argument written as ``spec`` in the manifest has."""
-    return (spec[1], spec[2]) if spec[0] == "array" else spec[1]
-
-
-def _caller_source(args: list, ret: str | None) -> str:
-    """Python source of the function that unpacks one call's arguments for the C entry."""
-    names = [f"a{i}" for i in range(len(args))]
-    flat = []
-    for name, spec in zip(names, args):
-        if spec[0] == "array":
-            flat.append(f"{name}.ctypes.data")
-            flat.extend(f"{name}.shape[{d}]" for d in range(spec[2]))
-        elif spec[1][1] == "f":
-            flat.append(f"float({name})")
-        else:
-            flat.append(f"int({name})")
-    params = ", ".join(names)
-    lines = [f"def call({params}):"]
-    if ret is not None:
-        lines.append("    out = RET()")
-        flat.append("byref(out)")
-    lines.append(f"    if FN({', '.join(flat)}):")
-    lines.append(f"        return FALLBACK()({params})")
-    lines.append("    return out.value" if ret is not None else "    return None")
-    return "\n".join(lines) + "\n"
-
-
-class Precompiled:
-    """A jitted kernel served by the library for the argument types it has, by numba otherwise."""
-
-    __slots__ = ("lazy", "table", "__name__")
-
-    def __init__(self, lazy, table: dict):
-        self.lazy = lazy
-        self.table = table
-        self.__name__ = lazy.__name__
-
-    def __call__(self, *args):
-        fn = self.table.get(tuple(map(arg_key, args)))
-        if fn is None:
-            return self.lazy.compile()(*args)
-        return fn(*args)
+    @property
+    def lazy(self):
+        return self.args[2].__self__
 
     def __repr__(self) -> str:
-        return f"<precompiled {self.__name__}: {len(self.table)} signature(s)>"
+        return f"<precompiled {self.lazy.__name__}: {self.args[1]} signature(s)>"
 
 
 class _Library:
     def __init__(self, so: Path, manifest: dict):
         self.path = so
         self.manifest = manifest
-        self.dll = ctypes.CDLL(str(so))
-        self.by_function: dict[str, list[dict]] = {}
-        for entry in manifest["entries"]:
-            self.by_function.setdefault(entry["function"], []).append(entry)
+        loader = importlib.machinery.ExtensionFileLoader("workbench_kernels", str(so))
+        spec = importlib.util.spec_from_file_location("workbench_kernels", so, loader=loader)
+        self.module = importlib.util.module_from_spec(spec)
+        loader.exec_module(self.module)
+        if self.module.entries != len(manifest["entries"]):
+            raise ValueError(f"{so} holds {self.module.entries} entries, its manifest {len(manifest['entries'])}")
+        self.span: dict[str, tuple[int, int]] = {}       # function → (first entry, number of entries)
+        for k, entry in enumerate(manifest["entries"]):
+            first, count = self.span.get(entry["function"], (k, 0))
+            if first + count != k:
+                raise ValueError(f"{so}: the entries of {entry['function']} are not together")
+            self.span[entry["function"]] = (first, count + 1)
 
-    def table(self, lazy) -> dict:
-        table = {}
-        for entry in self.by_function.get(function_name(lazy.py_func), ()):
-            try:
-                fn = self.dll[entry["symbol"]]
-            except AttributeError:      # a manifest that does not match its library: numba will do
-                continue
-            argtypes = []
-            for spec in entry["args"]:
-                if spec[0] == "array":
-                    argtypes.append(ctypes.c_void_p)
-                    argtypes.extend([ctypes.c_int64] * spec[2])
-                else:
-                    argtypes.append(_CTYPES[spec[1]])
-            ret = entry["ret"]
-            if ret is not None:
-                argtypes.append(ctypes.c_void_p)
-            fn.argtypes = argtypes
-            fn.restype = ctypes.c_int32
-            glb = {"FN": fn, "FALLBACK": lazy.compile, "byref": ctypes.byref,
-                   "RET": _CTYPES[ret] if ret is not None else None}
-            exec(compile(_caller_source(entry["args"], ret), f"<precompiled {entry['symbol']}>", "exec"), glb)
-            table[tuple(spec_key(s) for s in entry["args"])] = glb["call"]
-        return table
+    def bind(self, lazy) -> Precompiled | None:
+        span = self.span.get(function_name(lazy.py_func))
+        return None if span is None else Precompiled(self.module.call, span[0], span[1], lazy.compile)
+
+    def match(self, lazy, *args) -> int:
+        """The index of the entry that would take these arguments, -1 for numba (tests, notebooks)."""
+        span = self.span.get(function_name(lazy.py_func))
+        return -1 if span is None else self.module.match(span[0], span[1], *args)
 
 
 _library: _Library | None | bool = False       # False: not looked for yet; None: none usable
@@ -247,7 +192,7 @@ def _load() -> _Library | None:
         manifest = json.loads(man.read_text())
         if manifest.get("fingerprint") == fingerprint() and so.exists():
             return _Library(so, manifest)
-    except (OSError, ValueError, KeyError):
+    except (OSError, ValueError, KeyError, ImportError):
         pass
     return None
 
@@ -255,10 +200,7 @@ def _load() -> _Library | None:
 def for_function(lazy):
     """A :class:`Precompiled` for this lazily jitted function, or None when the library lacks it."""
     lib = library()
-    if lib is None:
-        return None
-    table = lib.table(lazy)
-    return Precompiled(lazy, table) if table else None
+    return None if lib is None else lib.bind(lazy)
 
 
 def forget() -> None:
@@ -284,6 +226,6 @@ def status() -> dict:
 
 from ._precompile_build import RUNTIME_IR, build, default_models  # noqa: E402  (numba is imported on use)
 
-__all__ = ["PrecompileError", "Precompiled", "RUNTIME_IR", "arg_key", "build", "default_models", "enabled",
+__all__ = ["PrecompileError", "Precompiled", "RUNTIME_IR", "build", "default_models", "enabled",
            "fingerprint",
            "for_function", "forget", "library", "library_dir", "library_paths", "status"]

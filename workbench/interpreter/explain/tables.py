@@ -48,21 +48,33 @@ def _explain_softmax8(w: _Work):
                               f"expf(−{_show(np.float32(d.input_scale))}·{d.beta:g}·{mx - xi})",
                d.table[255 - mx + xi])
     s = np.float32(0)
-    for v in row:
-        s = np.float32(s + d.table[255 - mx + int(v)])
-    s = w.step("sum (float32)", "Σ T[255 − max + x] over the row, left to right", s)
-    inv = w.step("inverse", f"1 / ({_show(s)} · {_show(np.float32(d.output_scale))})",
-                 np.float32(np.float32(1.0) / np.float32(s * np.float32(d.output_scale))))
-    p = w.step("probability / out_scale", f"{_show(t)} · {_show(inv)}", np.float32(t * inv))
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):    # NaN / inf betas: IEEE, as C
+        for v in row:
+            s = np.float32(s + d.table[255 - mx + int(v)])
+        s = w.step("sum (float32)", "Σ T[255 − max + x] over the row, left to right", s)
+        inv = w.step("inverse", f"1 / ({_show(s)} · {_show(np.float32(d.output_scale))})",
+                     np.float32(np.float32(1.0) / np.float32(s * np.float32(d.output_scale))))
+        p = w.step("probability / out_scale", f"{_show(t)} · {_show(inv)}", np.float32(t * inv))
+        e = np.exp(d.input_scale * d.beta * (row.astype(np.float64) - mx))
+        real = float(e[j] / e.sum())
     lo, hi = _RANGE[d.output_dtype]
+    finite = math.isfinite(p) and abs(float(p)) < 2 ** 31 - 2 ** 8       # plain int32 arithmetic below
     if d.output_dtype == "uint8":
-        q = w.step("add 0.5 and truncate", f"(int)({_show(p)} + 0.5)", int(np.float32(p + np.float32(0.5))))
+        q = w.step("add 0.5 and truncate", f"(int)({_show(p)} + 0.5)"
+                   + ("" if finite else ": NaN, ±inf and values beyond int32 become INT32_MIN on x86"),
+                   int(quant.softmax_output_int32_x86(np.array([p]), 0, True)[0]))
         by_hand = w.step("clamp", f"clamp({q}, {lo}, {hi})", min(max(q, lo), hi))
-    else:
+    elif finite:
         q = w.step("round", f"round({_show(p)}), halves away from 0", int(quant.round_half_away(np.array([p]))[0]))
         by_hand = _finish(w, q, d.output_zero_point, lo, hi)
-    e = np.exp(d.input_scale * d.beta * (row.astype(np.float64) - mx))
-    return by_hand, float(e[j] / e.sum())
+    else:                    # a NaN / inf beta: x86 makes the float INT32_MIN, the zero point wraps in int32
+        q = w.step("round, to int32", f"(int32)round({_show(p)}): NaN, ±inf and values beyond int32 become "
+                                      f"INT32_MIN on x86", int(quant.float_to_int32(np.array([p]))[0]))
+        if d.output_zero_point:
+            q = w.step("add output zero point (int32, wraps)", f"{q} + {d.output_zero_point}",
+                       _wrap32(q + d.output_zero_point))
+        by_hand = w.step("clamp", f"clamp({q}, {lo}, {hi})", min(max(q, lo), hi))
+    return by_hand, real
 
 
 def _explain_softmax16(w: _Work):
@@ -101,8 +113,9 @@ def _explain_softmax16(w: _Work):
     v = w.step("exp · reciprocal", f"({e} · {recip} + 2^{right - 1}) >> {right}",
                (e * recip + (1 << (right - 1))) >> right)
     by_hand = w.step("clamp", f"clamp({v}, 0, 32767)", min(max(v, 0), 32767))
-    ex = np.exp(d.input_scale * d.beta * (row.astype(np.float64) - mx))
-    return by_hand, float(ex[j] / ex.sum())
+    with np.errstate(over="ignore", invalid="ignore"):       # NaN / inf betas: the real value is NaN
+        ex = np.exp(d.input_scale * d.beta * (row.astype(np.float64) - mx))
+        return by_hand, float(ex[j] / ex.sum())
 
 
 _FLOAT_FUNCTIONS = {
@@ -233,14 +246,22 @@ def _explain_log_softmax(w: _Work):
     total = w.step("sum (float32)", "Σ T[255 − max + x] over the row, left to right", total)
     log_sum = w.step("logf", f"logf({_show(total)})", np.float32(quant.libm_apply("logf", np.array([total]))[0]))
     in_s, out_s = np.float32(d.input_scale), np.float32(d.output_scale)
-    scale = np.float32(in_s / out_s)
-    pre = w.step("precomputed", f"({_show(in_s)}·{mx} + {_show(log_sum)}) / {_show(out_s)}",
-                 np.float32(np.float32(np.float32(in_s * np.float32(mx)) + log_sum) / out_s))
     xi = int(row[j])
-    lp = w.step("scaled log-probability", f"{_show(scale)}·{xi} − {_show(pre)}",
-                np.float32(np.float32(scale * np.float32(xi)) - pre))
-    r = w.step("round half to even", f"rint({_show(lp)})", int(np.rint(lp)))
+    with np.errstate(over="ignore", invalid="ignore"):       # absurd scales: ±inf and NaN, as in C
+        scale = np.float32(in_s / out_s)
+        pre = w.step("precomputed", f"({_show(in_s)}·{mx} + {_show(log_sum)}) / {_show(out_s)}",
+                     np.float32(np.float32(np.float32(in_s * np.float32(mx)) + log_sum) / out_s))
+        lp = w.step("scaled log-probability", f"{_show(scale)}·{xi} − {_show(pre)}",
+                    np.float32(np.float32(scale * np.float32(xi)) - pre))
+        v = row.astype(np.float64) * d.input_scale
+        real = float(v[j] - v.max() - np.log(np.exp(v - v.max()).sum()))
     lo, hi = _RANGE[d.dtype]
-    v = row.astype(np.float64) * d.input_scale
-    real = float(v[j] - v.max() - np.log(np.exp(v - v.max()).sum()))
-    return _finish(w, r, d.output_zero_point, lo, hi), real
+    if math.isfinite(lp) and abs(float(np.rint(lp)) + d.output_zero_point) < 2 ** 31:
+        r = w.step("round half to even", f"rint({_show(lp)})", int(np.rint(lp)))
+        return _finish(w, r, d.output_zero_point, lo, hi), real
+    # absurd scales: rint(lp) + zero point is NaN, infinite or beyond int32 — x86's conversion
+    r = w.step("round half to even, add output zero point, to int32",
+               f"(int32)(rint({_show(lp)}) + {d.output_zero_point}): NaN, ±inf and values beyond int32 "
+               f"become INT32_MIN on x86",
+               int(quant.log_softmax_output_int32_x86(np.array([lp]), d.output_zero_point)[0]))
+    return w.step("clamp", f"clamp({r}, {lo}, {hi})", min(max(r, lo), hi)), real

@@ -6,8 +6,10 @@ Quantized (``activations.cc`` LeakyReluPrepare, ``reference_ops::QuantizeLeakyRe
 multipliers, both float32 products turned into (multiplier, shift) by QuantizeMultiplier —
 identity = in_scale/out_scale and alpha = in_scale·alpha/out_scale.  Per element v = x − in_zp:
 out = out_zp + MBQM(v, identity) for v >= 0, out_zp ± MBQM(v, |alpha|) otherwise (the sign of a
-negative alpha applied after the multiplication), clamped to the type.  A NaN or infinite alpha is
-refused with a ModelError naming the node.
+negative alpha applied after the multiplication), clamped to the type.  A NaN or infinite alpha
+(measured on ai-edge-litert 2.3.0, which accepts it) makes the alpha multiplier NaN / ±inf, which
+QuantizeMultiplier on x86 turns into (0, 0): every negative input gives the output zero point
+(tests/test_quantized_edge_parameters.py).
 
 Absurd scales (1e30 and more, 1e-30 and less): a multiplier of 2^31 or more makes TFLite shift an
 int32 left by 32 or more, and an infinite one goes through QuantizeMultiplier's undefined
@@ -79,7 +81,6 @@ class LeakyRelu(UnaryKernel):
             require_zero_points(node, "int16", ("input", in_zp), ("output", out_zp))
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
             alpha = np.float32(node.params["alpha"])            # TFLite keeps it as a float
-            quant.require_finite(node, "alpha (as float32)", alpha)
             real_alpha = float(np.float32(np.float32(np.float32(in_s) * alpha) / np.float32(out_s)))
             real_identity = float(np.float32(in_s) / np.float32(out_s))
         # absurd scales: QuantizeMultiplier and the shifts as litert's x86 build computes them

@@ -1,12 +1,20 @@
 """SOFTMAX over the last axis — float32 and uint8 (v1), int8 (v2), int16 (v3), float16 (v4).
 
 ``beta`` comes from TFLite's parser view: an absent options table makes it 0 (every output equal).
-A NaN or infinite ``beta`` on a quantized softmax (or an input scale · beta that overflows float32)
-is refused with a ModelError naming the node: litert computes on with it (its float → int
-conversions of NaN are undefined in C) and writes a constant row.  Float softmax computes with it
-as IEEE arithmetic does (NaN outputs).  An int16 input multiplier of 2^31 or more (absurd input
-scales or betas) is computed as litert's x86 build does: the left shift by 32 or more counts
-modulo 32 and x·2^shift + 32767 wraps in int32 (measured on 2.3.0 for input scales up to 3e38).
+Float softmax computes with a NaN or infinite beta as IEEE arithmetic does (NaN outputs).  So do the
+quantized ones, as litert's x86 build does (measured on ai-edge-litert 2.3.0, every input / output
+pair, beta NaN / ±inf / ±1e38, input scale · beta beyond float32; tests/test_quantized_edge_parameters.py):
+  * uint8 / int8 inputs: the float table holds NaN (expf(NaN), expf(±inf · 0)), so does every row
+    sum, and the output step converts NaN — and anything outside int32 — to INT32_MIN
+    (:func:`quant.softmax_output_int32_x86`); the zero point is then added in int32, so int8 → int8
+    gives 127 everywhere (INT32_MIN − 128 wraps), → int16 −32768 and uint8 → uint8 0.  A huge
+    negative beta gives inf entries, an infinite sum and inf · 0 = NaN for the non-maximum values.
+  * int16: a NaN / infinite in_scale·beta makes the input multiplier (0, 0)
+    (:func:`quant.quantize_multiplier_x86`): every row reads exp(0) and each output is
+    round(32768 / row length).
+An int16 input multiplier of 2^31 or more (absurd input scales or betas) is computed as litert's
+x86 build does: the left shift by 32 or more counts modulo 32 and x·2^shift + 32767 wraps in int32
+(measured on 2.3.0 for input scales up to 3e38).
 
 Quantized types: uint8 → uint8, uint8 → int16, int8 → int8, int8 → int16 and int16 → int16 (the
 pairs ``activations.cc`` SoftmaxEval takes).
@@ -15,8 +23,8 @@ uint8 / int8 inputs: TFLite's default CPU kernel, not the fixed-point reference 
 #2).  Prepare fills a float table T[255 − k] = expf(−in_scale·beta·k), k = 0..255.  Per row:
 max = row max; t(x) = T[255 − max + x]; sum = Σ t in float32, left to right;
 inv = 1 / (sum · out_scale); then
-  int8 / int16 output: q = round_half_away(t(x) · inv) + out_zp, clamped;
-  uint8 output: q = (int)(t(x) · inv + 0.5f) — x86 builds add 0.5 and truncate, and this path
+  int8 / int16 output: q = (int32)round_half_away(t(x) · inv) + out_zp, clamped;
+  uint8 output: q = (int32)(t(x) · inv + 0.5f) — x86 builds add 0.5 and truncate, and this path
   IGNORES the output zero point (``QuantizeSoftmaxOutput<uint8_t>`` off aarch64).
 int8 → int8 needs output zero point −128 and scale 1/256 (±0.1 %).
 
@@ -89,11 +97,21 @@ class SoftmaxInt16Data(OpData):
 
 def softmax_table(input_scale: float, beta: float) -> np.ndarray:
     """PopulateSoftmaxLookupTable: scale = −in_scale·beta (float32), table[255 − v] = expf(scale · v)."""
-    scale = np.float32(-np.float32(input_scale) * np.float32(beta))
+    with np.errstate(over="ignore", invalid="ignore"):
+        scale = np.float32(-np.float32(input_scale) * np.float32(beta))
     v = np.arange(256, dtype=np.float32)
     table = np.empty(256, np.float32)
-    table[255 - np.arange(256)] = quant.float_fn("expf", (scale * v).astype(np.float32))
+    with np.errstate(over="ignore", invalid="ignore"):     # absurd scales / betas: ±inf and NaN as in C
+        table[255 - np.arange(256)] = quant.float_fn("expf", (scale * v).astype(np.float32))
     return table
+
+
+@njit
+def float_to_int32_x86_scalar(v):
+    """(int32)v as x86 converts a float: truncation; NaN and values beyond int32 give INT32_MIN."""
+    if v != v or v <= -2147483649.0 or v >= 2147483648.0:
+        return np.int64(-2147483648)
+    return np.int64(v)
 
 
 @njit
@@ -112,11 +130,11 @@ def softmax_8bit_numba(x2, table, out_scale, out_zp, add_half, in_min, lo, hi, o
         for j in range(n):
             p = table[off + x2[r, j]] * inv
             if add_half:
-                q = np.int64(np.float32(p + np.float32(0.5)))
+                q = float_to_int32_x86_scalar(np.float64(np.float32(p + np.float32(0.5))))
             else:
                 a = np.floor(np.abs(np.float64(p)) + 0.5)
-                q = np.int64(a) if p >= 0 else -np.int64(a)
-                q += out_zp
+                q = float_to_int32_x86_scalar(a if p >= 0 else -a)
+                q = ((q + out_zp + 2147483648) & 0xFFFFFFFF) - 2147483648     # int32 addition
             if q < lo:
                 q = lo
             if q > hi:
@@ -130,14 +148,13 @@ def reference_8bit(x, d) -> np.ndarray:
     x2 = x.reshape(-1, x.shape[-1]).astype(np.int64)
     t = d.table[255 - x2.max(axis=1, keepdims=True) + x2]
     s = np.zeros(x2.shape[0], np.float32)
-    for j in range(x2.shape[1]):                  # float32, left to right, as the C loop
-        s = (s + t[:, j]).astype(np.float32)
-    inv = (np.float32(1.0) / (s * np.float32(d.output_scale))).astype(np.float32)
-    p = (t * inv[:, None]).astype(np.float32)
-    if out_dt == U8:
-        q = np.trunc((p + np.float32(0.5)).astype(np.float32))
-    else:
-        q = quant.round_half_away(p) + d.output_zero_point
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):    # NaN / inf betas: IEEE, as C
+        for j in range(x2.shape[1]):                  # float32, left to right, as the C loop
+            s = (s + t[:, j]).astype(np.float32)
+        inv = (np.float32(1.0) / (s * np.float32(d.output_scale))).astype(np.float32)
+        p = (t * inv[:, None]).astype(np.float32)
+    # uint8 output: (int)(p + 0.5f); int8 / int16: (int)roundf(p) + zero point — x86's conversions
+    q = quant.softmax_output_int32_x86(p, d.output_zero_point, out_dt == U8)
     lo, hi = TYPE_RANGE[out_dt]
     return np.clip(q, lo, hi).astype(out_dt).reshape(x.shape)
 
@@ -275,9 +292,6 @@ class Softmax(Kernel):
                                      f"{' / '.join(str(t) for t in PAIRS[dt])} outputs for {dt} inputs")
         in_s, in_zp = quant.tensor_scale_zp(context, x_t)
         out_s, out_zp = quant.tensor_scale_zp(context, y_t)
-        quant.require_finite(node, "beta", beta)
-        with np.errstate(over="ignore"):
-            quant.require_finite(node, "input scale · beta (float32)", np.float32(in_s) * np.float32(beta))
         context.set_output(y_t, shape, out_dt)
         if dt == out_dt == I8:
             if out_zp != -128 or abs(np.float32(out_s) - np.float32(1 / 256)) > 0.001 / 256:
@@ -291,7 +305,8 @@ class Softmax(Kernel):
             if not 1 <= len(shape) <= 4:
                 raise UnsupportedOpError(f"SOFTMAX (node {node.index}): TFLite's int16 softmax takes inputs of rank "
                                          f"1 to 4, got {len(shape)}")
-            real = float(np.float32(np.float32(in_s) * np.float32(beta))) / (10.0 / 65535.0)
+            with np.errstate(over="ignore", invalid="ignore"):     # a NaN / inf product: multiplier (0, 0)
+                real = float(np.float32(np.float32(in_s) * np.float32(beta))) / (10.0 / 65535.0)
             # absurd scales: shifts above 31 as x86 runs them (count modulo 32, int32 wrap-around)
             m, sh = quant.quantize_multiplier_x86(real)
             exp_lut = quant.lut_int16(10.0 / 65535, 32767, 2.0 / 65535, 0, _exp_double, double=True)
@@ -306,9 +321,10 @@ class Softmax(Kernel):
         if type(d) is SoftmaxInt8Data:
             n = x.shape[-1]
             lo, hi = TYPE_RANGE[np.dtype(d.output_dtype)]
-            softmax_8bit_numba(x.reshape(-1, n), d.table, np.float32(d.output_scale), d.output_zero_point,
-                               d.output_dtype == "uint8", TYPE_RANGE[np.dtype(d.dtype)][0], lo, hi,
-                               out.reshape(-1, n))
+            with np.errstate(over="ignore", invalid="ignore", divide="ignore"):   # WORKBENCH_JIT=0: NaN betas
+                softmax_8bit_numba(x.reshape(-1, n), d.table, np.float32(d.output_scale), d.output_zero_point,
+                                   d.output_dtype == "uint8", TYPE_RANGE[np.dtype(d.dtype)][0], lo, hi,
+                                   out.reshape(-1, n))
             return
         if type(d) is SoftmaxInt16Data:
             out[...] = softmax_int16(x, d)

@@ -51,6 +51,7 @@ from .elementwise import (
     fp_sat_mul_pot, fp_rescale, fp_add, fp_sub, fp_one, fp_exp_on_interval, fp_exp_on_negative_values,
     fp_one_over_one_plus_x, fp_one_minus_x_over_one_plus_x, fp_logistic, fp_tanh, get_reciprocal,
     rounding_divide_by_pot_x86, sigmoid_table_uint16,
+    softmax_output_int32_x86, log_softmax_output_int32_x86,
 )
 from .int16 import (
     INT16_MIN, INT16_MAX, wrap_int32_array, multiply_by_quantized_multiplier_int64_array,
@@ -93,4 +94,5 @@ __all__ = [
     "wrap_int32", "uint8_matrix_scales", "hybrid_filter_scales", "std_max", "std_min",
     "apply_float_activation", "eigen_tanh_f32", "eigen_logistic_packet_f32", "eigen_logistic_scalar_f32",
     "eigen_apply_f32", "saturate_int16", "lstm_layer_norm_int16", "neon_dot_f32", "neon_reduction_sum_f32",
+    "softmax_output_int32_x86", "log_softmax_output_int32_x86",
 ]

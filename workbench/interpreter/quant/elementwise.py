@@ -182,10 +182,10 @@ def count_leading_sign_bits32(x) -> np.ndarray:
 
 
 def require_finite(node, what: str, value) -> float:
-    """A real number a kernel's prepare works with — an option (SOFTMAX's ``beta``, LEAKY_RELU's
-    ``alpha``) or a float made from the scales — must be finite.  TFLite computes on with a NaN or
-    an infinity (its float → int conversions are then undefined, litert writes whatever x86 makes of
-    them); the workbench refuses with a ModelError that names the node and the value."""
+    """A real number made from the scales that a kernel's prepare cannot use unless finite: a
+    ModelError naming the node and the value.  (SOFTMAX's ``beta`` and LEAKY_RELU's ``alpha`` are no
+    longer refused: litert computes on with NaN and inf there and the kernels reproduce what x86
+    makes of them, see tests/test_quantized_edge_parameters.py.)"""
     v = float(value)
     if not math.isfinite(v):
         from ...errors import ModelError
@@ -449,3 +449,39 @@ def rounding_divide_by_pot_int16(x, exponent: int) -> np.ndarray:
     remainder = x & mask
     threshold = (mask >> 1) + (x < 0)
     return (x >> e) + (remainder > threshold)
+
+
+# ----------------------------------------------------------------------------------------------
+# softmax / leaky_relu edge parameters
+#
+# A NaN or infinite SOFTMAX ``beta`` (or an input scale · beta beyond float32), LOG_SOFTMAX input
+# scales so large that in_scale·255 is infinite, a NaN or infinite LEAKY_RELU ``alpha``: TFLite's
+# prepare accepts all of them and computes on.  The float32 arithmetic of the 8-bit softmax
+# kernels then meets NaN and ±inf, and the last step — a float turned into an int32 — is x86's
+# ``cvttss2si``: NaN and values outside the int32 range become INT32_MIN (:func:`float_to_int32`).
+# LEAKY_RELU needs nothing new: its alpha multiplier is (0, 0) (:func:`quantize_multiplier_x86`).
+# Measured on ai-edge-litert 2.3.0 (tests/test_quantized_edge_parameters.py).
+
+
+def softmax_output_int32_x86(p, zero_point: int, add_half: bool) -> np.ndarray:
+    """The 8-bit-input SOFTMAX's output step (``QuantizeSoftmaxOutput``) in int32, before the clamp,
+    for any float32 p = t(x)·inv, NaN and ±inf included.
+
+    * ``add_half`` (uint8 output on x86): (int32)(p + 0.5f) — the zero point is not used;
+    * otherwise (int8 / int16 output): (int32)roundf(p) + zero_point, the addition in int32 (so
+      INT32_MIN from a NaN plus a negative zero point wraps to a large positive value).
+    """
+    p = np.asarray(p, np.float32)
+    with np.errstate(invalid="ignore", over="ignore"):
+        if add_half:
+            return float_to_int32((p + np.float32(0.5)).astype(np.float32))
+        return wrap_bits(float_to_int32(round_half_away(p)) + int(zero_point), 32)
+
+
+def log_softmax_output_int32_x86(log_prob, zero_point: int) -> np.ndarray:
+    """The 8-bit LOG_SOFTMAX's output step in int32, before the clamp: rintf(log_prob) (ties to
+    even) plus the zero point, both in float32, then (int32) as x86 converts (NaN, ±inf and values
+    beyond int32 → INT32_MIN, which the clamp makes the type's minimum)."""
+    lp = np.asarray(log_prob, np.float32)
+    with np.errstate(invalid="ignore", over="ignore"):
+        return float_to_int32((np.rint(lp) + np.float32(zero_point)).astype(np.float32))
