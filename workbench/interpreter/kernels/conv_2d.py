@@ -6,7 +6,9 @@ input channels / filter channels, and output channel ``o`` reads group ``o // (O
 
 int8 (version 3; per-tensor or per-channel filter scales): TFLITE_FACTS §4.5.  The int32 sum
 Σ filter·(input − input_zero_point) (+ bias) is requantized per output channel with
-``output_multiplier[c]`` / ``output_shift[c]``, moved by ``output_zero_point`` and clamped.  The fast
+``output_multiplier[c]`` / ``output_shift[c]``, moved by ``output_zero_point`` and clamped.  Ties of
+the last rounding shift go up (ruy), except in grouped convolutions (version 6), which litert runs
+through its reference kernel: ties away from zero there (measured; ``rounding`` in the OpData).  The fast
 path computes the sums with a float BLAS product that is provably exact (see
 :func:`workbench.interpreter.quant.exact_float_dtype`), then requantizes in a numba loop; on a CPU
 with AVX-512 VNNI, products of at least ``_vnni.MIN_MACS`` multiply-adds use the int8 dot-product
@@ -334,7 +336,7 @@ def prepare_int8(context, node, p, n, h, w, c, o, kh, kw, ci, groups, sh, sw, dh
     return Conv2DInt8Data(PADDING_NAMES[p["padding"]], sh, sw, dh, dw, kh, kw, pt, pl, groups, (n, oh, ow, o),
                           activation_name(code), in_s, in_zp, f_scales, out_s, out_zp, eff, mult, shift, lo, hi, impl,
                           len(f_scales) > 1, None if bias is None else np.ascontiguousarray(bias, np.int32), folded,
-                          weights, padded, cols, acc, scratch=scratch)
+                          weights, padded, cols, acc, rounding="away" if groups > 1 else "up", scratch=scratch)
 
 
 def invoke_int8(context, node, d) -> None:
@@ -906,6 +908,7 @@ class Conv2DHybridData(ConvGeometry):
     padded: object = None           # scratch int8 with the border (zero point, or 0)
     cols: object = None             # scratch float im2col matrix
     acc: object = None              # scratch float [N*OH*OW, O]
+    filter: object = None           # int8 OHWI filter (grouped convolutions: the direct loop reads it)
 
 
 def hybrid_conv_output(acc, scaling_factors, offsets, d, product_out=None) -> np.ndarray:
@@ -954,9 +957,67 @@ def hybrid_conv_output_jit(acc, offsets, row_sums, scales, bias, per_channel, lo
                 out[b, i, c] = v
 
 
+# Grouped hybrid convolutions (groups > 1; e.g. ConvNeXt's 7x7 depthwise written as a grouped Conv2D):
+# litert sends them to its reference ``HybridConvPerChannel`` whatever the scales: every image
+# quantized asymmetrically, an int32 sum Σ w·(q − zp_b) over in-image taps of the output channel's
+# group, then float32 ``acc · filter_scale[o] · sf_b`` (left to right), + bias, then
+# ``min(max(v, lo), hi)``.  With one filter scale (or all equal) that kernel reads the per-channel
+# scale array past its end and an input-offset buffer Prepare never sized: undefined, so refused.
+
+
+def grouped_hybrid_tail(acc, sf, d, bias) -> np.ndarray:
+    """Float tail of a grouped hybrid CONV_2D: int sums [N, OH, OW, O] → float32."""
+    acc = quant.wrap_int32(np.asarray(acc, np.int64)).astype(np.float32)
+    fs = np.asarray(d.filter_scale, np.float32)
+    v = ((acc * fs).astype(np.float32) * np.asarray(sf, np.float32).reshape(-1, 1, 1, 1)).astype(np.float32)
+    if bias is not None:
+        v = (v + bias).astype(np.float32)
+    return quant.std_min(quant.std_max(v, np.float32(d.output_activation_min)), np.float32(d.output_activation_max))
+
+
+@njit
+def grouped_hybrid_numba(q, sf, zp, filt, fs, bias, out, sh, sw, dh, dw, pt, pl, lo, hi):
+    """Direct grouped hybrid convolution (TFLite's reference order): int32 sums, float32 tail."""
+    n, h, w, c = q.shape
+    o, kh, kw, ci = filt.shape
+    _, oh, ow, _ = out.shape
+    per_group = o // (c // ci)
+    for b in range(n):
+        off = np.int64(zp[b])
+        for oy in range(oh):
+            for ox in range(ow):
+                for oc in range(o):
+                    g = oc // per_group
+                    acc = np.int64(0)
+                    for ky in range(kh):
+                        iy = oy * sh - pt + ky * dh
+                        if iy < 0 or iy >= h:
+                            continue
+                        for kx in range(kw):
+                            ix = ox * sw - pl + kx * dw
+                            if ix < 0 or ix >= w:
+                                continue
+                            for i in range(ci):
+                                acc += np.int64(filt[oc, ky, kx, i]) * (np.int64(q[b, iy, ix, g * ci + i]) - off)
+                    acc = ((acc + 2147483648) & 0xFFFFFFFF) - 2147483648
+                    v = np.float32(np.float32(acc) * fs[oc]) * sf[b]
+                    v = v + bias[oc]
+                    if v < lo:
+                        v = lo
+                    if hi < v:
+                        v = hi
+                    out[b, oy, ox, oc] = v
+
+
 def reference_hybrid(x, filt, bias, d) -> np.ndarray:
     n = x.shape[0]
     x2 = np.asarray(x, np.float32).reshape(n, -1)
+    if d.groups > 1:
+        q, sf, zp = quant.asymmetric_quantize_rows(x2)
+        xp = _pad_int64(q.reshape(x.shape).astype(np.int64) - zp.reshape(-1, 1, 1, 1), np.zeros(n, np.int64), d)
+        acc = _padded_sums(xp, filt.astype(np.int64), d.groups, (d.stride_h, d.stride_w),
+                           (d.dilation_h, d.dilation_w), d.output_shape[1:3])
+        return grouped_hybrid_tail(acc, sf, d, bias)
     if d.per_channel:
         q, sf, zp = quant.asymmetric_quantize_rows(x2)
     else:
@@ -976,9 +1037,6 @@ def prepare_hybrid(context, node, p):
     if b_t >= 0:
         context.expect_dtype(node, b_t, (F32,), "bias")
     n, h, w, c, o, kh, kw, ci, groups, sh, sw, dh, dw, oh, ow, pt, pl = _conv_geometry(context, node, p)
-    if groups > 1:
-        raise UnsupportedOpError(f"CONV_2D (node {node.index}): a grouped hybrid convolution ({groups} groups; TFLite "
-                                 f"runs it through its reference per-channel kernel) is not implemented")
     filt = context.value(f_t)
     bias = context.value(b_t) if b_t >= 0 else None
     if filt is None or (b_t >= 0 and bias is None):
@@ -987,6 +1045,18 @@ def prepare_hybrid(context, node, p):
     per_channel = bool(len(fs) > 1 and np.any(fs != fs[0]))
     code = p["fused_activation_function"]
     lo, hi = activation_range(code)
+    if groups > 1:
+        if not per_channel:
+            raise UnsupportedOpError(f"CONV_2D (node {node.index}): a grouped hybrid convolution ({groups} groups) "
+                                     f"with one filter scale: TFLite's reference kernel then reads per-channel "
+                                     f"scales past the end of the scale array (undefined output)")
+        context.set_output(y_t, (n, oh, ow, o), F32)
+        return Conv2DHybridData(
+            PADDING_NAMES[p["padding"]], sh, sw, dh, dw, kh, kw, pt, pl, groups, (n, oh, ow, o),
+            activation_name(code), True, True, fs, np.zeros(o, np.int64), lo, hi,
+            "grouped, per-channel, asymmetric: quantize(numba)+direct loop(numba)", None,
+            None if bias is None else np.ascontiguousarray(bias, np.float32), np.zeros((n, h, w, c), np.int8),
+            np.ones(n, np.float32), np.zeros(n, np.int32), filter=np.ascontiguousarray(filt, np.int8))
     context.set_output(y_t, (n, oh, ow, o), F32)
     wmat = filt.reshape(o, -1).astype(np.int64)
     fdt = quant.exact_float_dtype(float(np.abs(wmat).sum(axis=1).max(initial=0)), input_abs_max=128)
@@ -1010,6 +1080,13 @@ def invoke_hybrid(context, node, d) -> None:
     n, h, w, c = x.shape
     q2 = d.input_quantized.reshape(n, -1)
     quant.quantize_rows_jit(x.reshape(n, -1), d.per_channel, q2, d.scaling_factors, d.input_offsets)
+    if d.groups > 1:
+        o = out.shape[3]
+        bias = d.bias if d.bias is not None else np.zeros(o, np.float32)
+        grouped_hybrid_numba(d.input_quantized, d.scaling_factors, d.input_offsets, d.filter, d.filter_scale, bias,
+                             out, d.stride_h, d.stride_w, d.dilation_h, d.dilation_w, d.pad_top, d.pad_left,
+                             np.float32(d.output_activation_min), np.float32(d.output_activation_max))
+        return
     src = d.input_quantized
     if d.padded is not None:
         d.padded[...] = d.input_offsets.reshape(-1, 1, 1, 1)

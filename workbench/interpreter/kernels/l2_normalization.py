@@ -1,5 +1,7 @@
 """L2_NORMALIZATION over the last axis: x / max(sqrt(sum(x^2)), 1e-6).
 
+float32: in litert's float32 order (sequential sum, true division; see :func:`reference`).
+
 TFLite's kernel only accepts fused activation NONE (checked in Prepare); so does this one.
 
 Versions: float32 and uint8 → 1, int8 → 2 (no int16 in TFLite).  A quantized output must have scale
@@ -43,10 +45,17 @@ class L2NormalizationQuantizedData(OpData):
 
 
 def reference(x: np.ndarray) -> np.ndarray:
-    v = x.astype(np.float64)
+    """float32 throughout, as litert: Σ x² added one value at a time in row order (``np.cumsum`` is
+    sequential; ``sum`` would add pairwise), sqrt, ``std::max(norm, 1e-6)``, then a true division
+    (not a multiplication by 1/norm) — bit for bit with litert 2.3.0 (measured)."""
+    v = np.asarray(x, np.float32)
+    if v.shape[-1] == 0:
+        return v.copy()
     with np.errstate(over="ignore", invalid="ignore"):      # inf / inf = nan silently, as TFLite
-        norm = np.sqrt((v * v).sum(axis=-1, keepdims=True))
-        return (v / np.maximum(norm, EPSILON)).astype(np.float32)
+        squares = (v * v).astype(np.float32)
+        norm = np.sqrt(np.cumsum(squares, axis=-1, dtype=np.float32)[..., -1:]).astype(np.float32)
+        norm = np.where(norm < np.float32(EPSILON), np.float32(EPSILON), norm).astype(np.float32)
+        return (v / norm).astype(np.float32)
 
 
 def _row_multipliers(acc: np.ndarray):

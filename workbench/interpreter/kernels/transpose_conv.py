@@ -380,6 +380,8 @@ class TransposeConv(TransposeConvBase):
             return prepare_uint8(context, node, p)
         if context.dtype(x_t) in (I8, I16):
             return prepare_quantized(context, node, p)
+        if context.dtype(x_t) == F32 and context.dtype(f_t) == I8:
+            return prepare_hybrid(context, node, p)
         xs, fs = check_shapes(node, context, x_t, f_t, b_t)
         shape = np.asarray(context.require_value(node, 0, "the output shape")).reshape(-1)
         if shape.shape != (4,):
@@ -406,6 +408,8 @@ class TransposeConv(TransposeConvBase):
             return invoke_uint8(context, node, d)
         if type(d) is TransposeConvQuantizedData:
             return invoke_quantized(context, node, d)
+        if type(d) is TransposeConvHybridData:
+            return invoke_hybrid(context, node, d)
         return super().invoke(context, node, d)
 
     def invoke_reference(self, context, node, d):
@@ -420,6 +424,12 @@ class TransposeConv(TransposeConvBase):
             b_t = node.input(3)
             t[node.outputs[0]][...] = reference_quantized(t[node.inputs[2]], t[node.inputs[1]],
                                                           t[b_t] if b_t >= 0 else None, d, t[node.outputs[0]].dtype)
+            return
+        if type(d) is TransposeConvHybridData:
+            t = context.tensors
+            b_t = node.input(3)
+            t[node.outputs[0]][...] = reference_hybrid(t[node.inputs[2]], t[node.inputs[1]],
+                                                       t[b_t] if b_t >= 0 else None, d)
             return
         return super().invoke_reference(context, node, d)
 
@@ -583,3 +593,164 @@ def invoke_uint8(context, node, d) -> None:
     acc += bias.astype(np.int32)
     requantize_flat_jit(acc.reshape(-1), d.output_multiplier, d.output_shift, d.up_values, d.output_zero_point,
                         d.output_activation_min, d.output_activation_max, t[node.outputs[0]].reshape(-1))
+
+
+# ----------------------------------------------------------------------------------------------
+# hybrid ("dynamic range"): float32 input and output, int8 weights (per-tensor or per-channel,
+# zero point 0), float32 bias
+#
+# What litert 2.3.0 runs (measured bit for bit on one-op models; TFLite's ``EvalHybrid`` calls the
+# reference ``HybridTransposeConv`` — no matrix product, no col2im):
+#   * every batch image (H·W·C values) is quantized as one asymmetric row
+#     (:func:`workbench.interpreter.quant.asymmetric_quantize_rows`: scaling factor sf_b and input
+#     offset zp_b);
+#   * the output starts at 0.0 and every tap is scattered in the order batch, input row, input
+#     column, input channel (then filter row, column, output channel):
+#     ``out += float32(float32((q − zp_b)·w) · filter_scale[o]) · sf_b`` — a float32 product and a
+#     float32 sum per tap, NOT one int32 sum scaled once (that differs in the last bit for about
+#     half of the outputs), and the filter scale multiplies before the input's scaling factor;
+#   * then the bias is added, then the activation clamp ``min(max(v, lo), hi)``.
+# A per-tensor filter scale is used for every output channel.
+
+
+@opdata
+class TransposeConvHybridData(OpData):
+    padding: str
+    stride_h: int
+    stride_w: int
+    filter_h: int
+    filter_w: int
+    pad_top: int
+    pad_left: int
+    output_shape: tuple
+    activation: str
+    filter_scale: object            # float32 [O] (a per-tensor scale repeated)
+    per_channel: bool
+    output_activation_min: float
+    output_activation_max: float
+    asymmetric_quantize_inputs: bool = True   # TRANSPOSE_CONV always quantizes its input asymmetrically
+    impl: str = "numba scatter (float32, tap by tap)"
+    weights: object = None          # float32 [I, KH, KW, O] (exact int8 values), when constant
+    bias: object = None             # float32 [O] (zeros without bias)
+    quantized: object = None        # scratch int8 [N, H·W·C]
+    scaling_factors: object = None  # scratch float32 [N]
+    input_offsets: object = None    # scratch int32 [N]
+
+
+def prepare_hybrid(context, node, p):
+    x_t, f_t, b_t, y_t = node.input(2), node.input(1), node.input(3), node.outputs[0]
+    context.expect_dtype(node, y_t, (F32,), "output")
+    if b_t >= 0:
+        context.expect_dtype(node, b_t, (F32,), "bias")
+    xs, fs = context.shape(x_t), context.shape(f_t)
+    if len(xs) != 4 or len(fs) != 4 or xs[3] != fs[3]:
+        raise UnsupportedOpError(f"{node.op_name} (node {node.index}): input {list(xs)} and weights {list(fs)} "
+                                 f"(OHWI) do not match")
+    if b_t >= 0 and context.shape(b_t) != (fs[0],):
+        raise UnsupportedOpError(f"{node.op_name} (node {node.index}): bias {list(context.shape(b_t))} for "
+                                 f"{fs[0]} output channels")
+    co, kh, kw, ci = fs
+    scales, per_channel = quant.hybrid_filter_scales(node, context, f_t, co, 0)
+    shape = np.asarray(context.require_value(node, 0, "the output shape")).reshape(-1)
+    if shape.shape != (4,):
+        raise UnsupportedOpError(f"TRANSPOSE_CONV (node {node.index}): output shape {shape.tolist()} must have 4 "
+                                 f"values")
+    out = tuple(int(v) for v in shape)
+    if any(v < 0 for v in out) or out[0] != xs[0] or out[3] != co:
+        raise UnsupportedOpError(f"TRANSPOSE_CONV (node {node.index}): output shape {list(out)} does not fit "
+                                 f"batch {xs[0]} / {co} output channels")
+    sh, sw, padding = p["stride_h"], p["stride_w"], p["padding"]
+    if sh <= 0 or sw <= 0 or padding not in (1, 2):
+        raise UnsupportedOpError(f"TRANSPOSE_CONV (node {node.index}): strides ({sh}, {sw}) / padding "
+                                 f"{PADDING_NAMES.get(padding, padding)} unusable (absent options table?)")
+    pt, pl = transpose_window(node, padding, out[1], out[2], kh, kw, sh, sw, xs[1], xs[2])
+    code = p.get("fused_activation_function", 0)
+    lo, hi = activation_range(code)
+    context.set_output(y_t, out, F32)
+    filt = context.value(f_t)
+    bias = context.value(b_t) if b_t >= 0 else np.zeros(co, np.float32)
+    n = xs[0]
+    return TransposeConvHybridData(
+        PADDING_NAMES[padding], sh, sw, kh, kw, pt, pl, out, activation_name(code),
+        np.ascontiguousarray(np.broadcast_to(scales, (co,)), np.float32), per_channel, lo, hi, True,
+        weights=None if filt is None else hybrid_weights(filt),
+        bias=None if bias is None else np.ascontiguousarray(bias, np.float32),
+        quantized=np.empty((n, int(np.prod(xs[1:]))), np.int8), scaling_factors=np.empty(n, np.float32),
+        input_offsets=np.empty(n, np.int32))
+
+
+def hybrid_weights(filt):
+    """OHWI int8 → float32 [I, KH, KW, O] (exact)."""
+    return np.ascontiguousarray(np.asarray(filt).transpose(3, 1, 2, 0), np.float32)
+
+
+def hybrid_clamp(v, lo, hi):
+    return quant.std_min(quant.std_max(v, np.float32(lo)), np.float32(hi))
+
+
+@njit
+def hybrid_scatter_numba(q, sf, zp, wf, fscale, out, sh, sw, pt, pl):
+    """out = 0; out[b, y·sh − pt + fy, x·sw − pl + fx, o] += float32((q − zp_b)·w)·fscale[o]·sf_b, tap by
+    tap in TFLite's loop order (float32 throughout)."""
+    n_b, oh, ow, co = out.shape
+    _, h, w, ci = q.shape
+    kh, kw = wf.shape[1], wf.shape[2]
+    for b in range(n_b):
+        for oy in range(oh):
+            for ox in range(ow):
+                for c in range(co):
+                    out[b, oy, ox, c] = np.float32(0.0)
+        s = sf[b]
+        for iy in range(h):
+            for ix in range(w):
+                for ic in range(ci):
+                    qv = np.float32(np.int32(q[b, iy, ix, ic]) - zp[b])
+                    for ky in range(kh):
+                        oy = iy * sh - pt + ky
+                        if oy < 0 or oy >= oh:
+                            continue
+                        for kx in range(kw):
+                            ox = ix * sw - pl + kx
+                            if ox < 0 or ox >= ow:
+                                continue
+                            for c in range(co):
+                                t = np.float32(qv * wf[ic, ky, kx, c])
+                                t = np.float32(t * fscale[c])
+                                out[b, oy, ox, c] = np.float32(out[b, oy, ox, c] + np.float32(t * s))
+
+
+def invoke_hybrid(context, node, d) -> None:
+    t = context.tensors
+    x = t[node.inputs[2]]
+    n = x.shape[0]
+    wf = d.weights if d.weights is not None else hybrid_weights(t[node.inputs[1]])
+    bias = d.bias if d.bias is not None else t[node.inputs[3]]
+    quant.quantize_rows_jit(x.reshape(n, -1), True, d.quantized, d.scaling_factors, d.input_offsets)
+    out = t[node.outputs[0]]
+    hybrid_scatter_numba(d.quantized.reshape(x.shape), d.scaling_factors, d.input_offsets, wf, d.filter_scale, out,
+                         d.stride_h, d.stride_w, d.pad_top, d.pad_left)
+    out[...] = hybrid_clamp((out + bias).astype(np.float32), d.output_activation_min, d.output_activation_max)
+
+
+def reference_hybrid(x, filt, bias, d) -> np.ndarray:
+    """Quantize each image, then add the taps one input value at a time onto a padded canvas."""
+    n, h, w, ci = x.shape
+    co, kh, kw, _ = filt.shape
+    sh, sw, pt, pl = d.stride_h, d.stride_w, d.pad_top, d.pad_left
+    oh, ow = d.output_shape[1], d.output_shape[2]
+    q, sf, zp = quant.asymmetric_quantize_rows(x.reshape(n, -1))
+    q = q.reshape(x.shape).astype(np.int32)
+    canvas = np.zeros((n, max((h - 1) * sh + kh, pt + oh), max((w - 1) * sw + kw, pl + ow), co), np.float32)
+    wf = filt.astype(np.float32).transpose(3, 1, 2, 0)          # [I, KH, KW, O]
+    for b in range(n):
+        for iy in range(h):
+            for ix in range(w):
+                for ic in range(ci):
+                    tap = (np.float32(q[b, iy, ix, ic] - zp[b]) * wf[ic]).astype(np.float32)
+                    tap = (tap * d.filter_scale).astype(np.float32)
+                    window = canvas[b, iy * sh:iy * sh + kh, ix * sw:ix * sw + kw, :]
+                    window += (tap * sf[b]).astype(np.float32)
+    out = canvas[:, pt:pt + oh, pl:pl + ow, :]
+    if bias is not None:
+        out = (out + bias).astype(np.float32)
+    return hybrid_clamp(out, d.output_activation_min, d.output_activation_max)
