@@ -314,9 +314,9 @@ FLOAT_CONVS = {
 
 @pytest.mark.parametrize("case", sorted(FLOAT_CONVS))
 def test_float_conv_rows_shared_between_threads(case, split_everything):
-    """The float CONV_2D fast paths (1x1 matmul, im2col) cut into row pieces, each with its own
-    single-threaded BLAS product, bias and clamp: what one thread writes, and the reference's values;
-    a NaN in one piece's rows sends the whole node to the reference, as with one thread."""
+    """The float CONV_2D fast paths (1x1 matmul, im2col): OpenBLAS's product, then bias and clamp in
+    row pieces on two threads: what one thread writes, and the reference's values; a NaN in one
+    piece's rows (or a sum that overflows) sends the whole node to the reference."""
     from test_interpreter_ops import conv as conv_f32
 
     x_shape, w_shape, stride = FLOAT_CONVS[case]
@@ -335,3 +335,8 @@ def test_float_conv_rows_shared_between_threads(case, split_everything):
     nan_two, _ = run(model, {"x": x}, threads=2)
     nan_ref, _ = run(model, {"x": x}, reference=True)
     assert nan_two[0].tobytes() == nan_ref[0].tobytes()
+    huge = inputs["x"].copy()
+    huge[0, 0, 0, :] = np.float32(3e38)           # products overflow to inf in one pixel's sums
+    huge_two, _ = run(model, {"x": huge}, threads=2)
+    huge_ref, _ = run(model, {"x": huge}, reference=True)
+    assert huge_two[0].tobytes() == huge_ref[0].tobytes()

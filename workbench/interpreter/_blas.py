@@ -63,26 +63,3 @@ def set_threads(n: int) -> None:
         _setter(int(n))
     _current = n
 
-
-def split_rows(fn, total: int, threads: int, *args, work: int) -> None:
-    """``fn(*args, r0, r1)`` over rows 0..total, cut among ``threads`` threads by
-    :func:`workbench.interpreter._jit.run_rows`, each piece calling a single-threaded OpenBLAS.
-
-    Why not let OpenBLAS split the product itself: its threads spin while they wait, so with two
-    threads on a machine where the other core is busy one product can take 10-20x longer; threads of
-    our own simply wait.  Pieces of whole rows also carry the bias and the clamp of their rows
-    (``fn`` does them), so no pass over the output stays single-threaded.  OpenBLAS's thread count
-    is restored afterwards for the kernels that still let it split their products.
-    """
-    from ._jit import run_rows
-
-    if threads <= 1 or total < 2:
-        fn(*args, 0, total)
-        return
-    before = _current
-    set_threads(1)
-    try:
-        run_rows(fn, total, threads, *args, work=work)
-    finally:
-        if before is not None:
-            set_threads(before)

@@ -53,9 +53,9 @@ import numpy as np
 
 from ...errors import UnsupportedOpError
 from ...schema.enums import BuiltinOperator
-from .._jit import njit
+from .._jit import njit, run_rows
 from ..registry import Kernel, OpData, kernel, opdata
-from .. import _blas, _vnni, quant
+from .. import _vnni, quant
 from ._elementwise import KernelError
 from ._common import (F32, PADDING_NAMES, activation_name, activation_range, apply_activation, check_bias,
                       check_rank, window)
@@ -179,31 +179,29 @@ def filter_matrix(filt: np.ndarray) -> np.ndarray:
     return np.asarray(filt, np.float32).reshape(filt.shape[0], -1).T
 
 
-def _float_rows(rows, cols6, view, weights, bias, out2d, lo, hi, bound, bad, ow, r0, r1):
-    """Output rows r0..r1 of the float fast path, on one thread (see :func:`_blas.split_rows`).
+@njit(nogil=True)
+def float_guard_rows(x2d, limit, flags, r0, r1):
+    """``flags[0]`` = 1 when a value of rows r0..r1 is not below ``limit`` in magnitude (or is NaN).
 
-    ``rows`` is the input as a [pixels, C] matrix (1x1 path, ``ow`` = 1: a row is a pixel) or the
-    im2col matrix (a row of the split is an output image row of ``ow`` pixels, whose windows are
-    copied from ``view`` into ``cols6`` first).  The rows are multiplied by the filter matrix, the
-    bias added, the result clamped.  When a value of these rows times the largest filter column sum
-    could overflow float32 (or is inf / NaN) nothing is computed and ``r0`` goes into ``bad``: the
-    caller then runs the per-tap reference for the whole node."""
-    if view is not None:
-        oh = view.shape[1]
-        r = r0
-        while r < r1:
-            b, y = divmod(r, oh)
-            y1 = min(oh, y + (r1 - r))
-            np.copyto(cols6[b, y:y1], view[b, y:y1])
-            r += y1 - y
-    src = rows[r0 * ow:r1 * ow]
-    dst = out2d[r0 * ow:r1 * ow]
-    if src.size and weights.size and not (float(max(src.max(), -src.min())) * bound < 1e38):
-        bad.append(r0)
-        return
-    np.matmul(src, weights, out=dst)
-    dst += bias
-    apply_activation(dst, lo, hi)
+    With ``limit`` = 1e38 / (max|w| · dot length), no product or partial sum of the node can
+    overflow float32 unless a flag is raised; when one could, BLAS's order and fused multiply-adds
+    may turn litert's inf + (-inf) = NaN into ±FLT_MAX (or the other way round), so the caller
+    runs the per-tap reference, whose order litert agrees with."""
+    for r in range(r0, r1):
+        for j in range(x2d.shape[1]):
+            if not abs(x2d[r, j]) < limit:
+                flags[0] = 1
+                return
+
+
+@njit(nogil=True)
+def float_epilogue_rows(out2d, bias, lo, hi, r0, r1):
+    """Rows r0..r1 of the float fast path after its BLAS product: + bias, then the clamp to [lo, hi],
+    in one pass (shared among the threads by :func:`workbench.interpreter._jit.run_rows`)."""
+    n = out2d.shape[1]
+    for r in range(r0, r1):
+        for j in range(n):
+            out2d[r, j] = min(max(out2d[r, j] + bias[j], lo), hi)
 
 
 def im2col_view(src: np.ndarray, oh, ow, kh, kw, sh, sw, dh, dw) -> np.ndarray:
@@ -647,14 +645,18 @@ class Conv2D(Kernel):
             return
         weights = d.weights if d.weights is not None else filter_matrix(tensors[node.inputs[1]])
         bound = d.weight_bound if d.weight_bound is not None else weight_bound(weights)
-        n, oh, ow, o = out.shape
-        out2d = out.reshape(-1, o)
-        bad = []
+        threads = context.num_threads
+        x2d = x.reshape(-1, x.shape[3])
+        flags = np.zeros(1, np.int8)
+        if x.size:
+            limit = 1e38 / bound if bound > 0 else np.inf            # inf / NaN inputs are caught either way
+            run_rows(float_guard_rows, x2d.shape[0], threads, x2d, limit, flags, work=x.size * 8)
+        if flags[0]:
+            self.invoke_reference(context, node, d)
+            return
+        out2d = out.reshape(-1, out.shape[3])
         if impl == "matmul":
-            x2d = x.reshape(-1, x.shape[3])
-            _blas.split_rows(_float_rows, x2d.shape[0], context.num_threads, x2d, None, None, weights, bias, out2d,
-                             d.output_activation_min, d.output_activation_max, bound, bad, 1,
-                             work=out2d.size * weights.shape[0])
+            np.matmul(x2d, weights, out=out2d)
         else:
             cols, *padded = context.scratch.views(d.scratch)
             src = x
@@ -663,16 +665,13 @@ class Conv2D(Kernel):
                 src.fill(0.0)
                 h, w = x.shape[1], x.shape[2]
                 src[:, d.pad_top:d.pad_top + h, d.pad_left:d.pad_left + w, :] = x
+            _, oh, ow, _ = out.shape
             view = im2col_view(src, oh, ow, d.filter_h, d.filter_w, d.stride_h, d.stride_w, d.dilation_h,
                                d.dilation_w)
-            _blas.split_rows(_float_rows, n * oh, context.num_threads, cols, cols.reshape(view.shape), view, weights,
-                             bias, out2d, d.output_activation_min, d.output_activation_max, bound, bad, ow,
-                             work=out2d.size * weights.shape[0])
-        if bad:
-            # a product or partial sum may overflow (or the input holds inf / NaN): BLAS's order and
-            # fused multiply-adds can then turn litert's inf + (-inf) = NaN into ±FLT_MAX, so the
-            # rare extreme input goes through the reference, whose per-tap order litert agrees with
-            self.invoke_reference(context, node, d)
+            np.copyto(cols.reshape(view.shape), view)
+            np.matmul(cols, weights, out=out2d)
+        run_rows(float_epilogue_rows, out2d.shape[0], threads, out2d, bias, np.float32(d.output_activation_min),
+                 np.float32(d.output_activation_max), work=out2d.size * 8)
 
     def invoke_reference(self, context, node, d):
         tensors = context.tensors
