@@ -2,7 +2,7 @@
 
 Every op, type and recipe explain() supports is checked on the tiny one-op models of the kernel test
 modules (int8 ops, 16x8 and int8 matrix ops, uint8 matrix ops, hybrid ops, uint8/int16 element-wise
-ops, quantized data movement), at every output element up to a few thousand per case; then every
+ops, quantized data movement, the quantized sweep's regressions), at every output element up to a few thousand per case; then every
 node of the sample models is walked at seeded positions.
 """
 
@@ -75,7 +75,8 @@ def explain_everywhere(it: Interpreter, limit: int = MAX_POSITIONS) -> list[Expl
 
 
 CASE_MODULES = ("test_quantized_ops", "test_quantized_int16_matrix", "test_quantized_uint8_matrix",
-                "test_quantized_hybrid", "test_quantized_elementwise", "test_quantized_shape_ops")
+                "test_quantized_hybrid", "test_quantized_elementwise", "test_quantized_shape_ops",
+                "test_quantized_sweep_regressions")
 
 
 def all_cases():

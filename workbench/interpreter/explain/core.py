@@ -13,7 +13,9 @@ from .elementwise import (
     _explain_abs, _explain_binary, _explain_div, _explain_hard_swish, _explain_leaky_relu, _explain_neg,
     _explain_prelu, _explain_relu, _explain_rsqrt8, _explain_sqrt, _explain_squared_difference,
 )
-from .hybrid import _explain_hybrid_bmm, _explain_hybrid_conv, _explain_hybrid_depthwise, _explain_hybrid_fc
+from .hybrid import (
+    _explain_hybrid_bmm, _explain_hybrid_conv, _explain_hybrid_depthwise, _explain_hybrid_fc, _explain_hybrid_tconv,
+)
 from .matrix import _explain_matrix
 from .movement import (
     DATA_MOVEMENT, _explain_arg, _explain_concatenation, _explain_copy, _explain_reduce_select, _explain_select2,
@@ -42,6 +44,7 @@ _EXPLAINERS = {
     "TransposeConvUint8Data": _explain_matrix, "BatchMatMulQuantizedData": _explain_matrix,
     "FullyConnectedHybridData": _explain_hybrid_fc, "Conv2DHybridData": _explain_hybrid_conv,
     "DepthwiseConv2DHybridData": _explain_hybrid_depthwise, "BatchMatMulHybridData": _explain_hybrid_bmm,
+    "TransposeConvHybridData": _explain_hybrid_tconv,
     "BinaryInt8Data": _explain_binary, "BinaryQuantizedData": _explain_binary,
     "Pool2DQuantizedData": _explain_pool, "MeanQuantizedData": _explain_mean, "SumData": _explain_sum,
     "ReduceProdData": _explain_reduce_prod, "QuantizeData": _explain_quantize, "DequantizeData": _explain_dequantize,
@@ -111,7 +114,7 @@ def explain(interpreter, node, output_index, output: int = 0) -> Explanation:
     if fn is not None:
         by_hand, real = fn(w)
         if fn in (_explain_binary, _explain_pool, _explain_hybrid_fc, _explain_hybrid_conv, _explain_hybrid_depthwise,
-                  _explain_div):
+                  _explain_div, _explain_hybrid_tconv):
             real = _act_real(w.d, real)
     elif n.op_name in DATA_MOVEMENT and not (name == "ConcatenationData" and any(w.d.rescaled or ())):
         by_hand, real = _explain_copy(w, output)

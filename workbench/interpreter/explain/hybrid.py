@@ -1,5 +1,5 @@
 """Hybrid matrix ops (float input quantized at run time, int8 weights, float output): FULLY_CONNECTED,
-CONV_2D, DEPTHWISE_CONV_2D and BATCH_MATMUL."""
+CONV_2D (ordinary and grouped), DEPTHWISE_CONV_2D, TRANSPOSE_CONV and BATCH_MATMUL."""
 
 from __future__ import annotations
 
@@ -91,6 +91,8 @@ def _explain_hybrid_conv(w: _Work):
     filt = w.get(w.input_slot(1)).astype(np.int64)
     b, oy, ox, c = w.pos
     fs = np.asarray(d.filter_scale, np.float32)
+    if d.groups > 1:
+        return _grouped_hybrid_conv(w, x, filt, fs)
     asym = bool(d.per_channel)
     w.recipe = ("hybrid CONV_2D per channel: asymmetric images, zero-point border, row sums" if asym else
                 "hybrid CONV_2D per tensor: symmetric images, zero border")
@@ -118,6 +120,33 @@ def _explain_hybrid_conv(w: _Work):
     by_hand = _float_clamp(w, v, d.output_activation_min, d.output_activation_max, "min-max" if asym else "max-min")
     xr, wr, _, _ = _conv_operands(w, x, filt, 1, np.float64)
     real = float(xr @ (wr * float(fs[c] if len(fs) > 1 else fs[0])))
+    return by_hand, real + (float(d.bias[c]) if d.bias is not None else 0.0)
+
+
+def _grouped_hybrid_conv(w: _Work, x, filt, fs):
+    """A grouped hybrid CONV_2D (TFLite's reference HybridConvPerChannel): int32 Σ w·(q − zp) over the
+    in-image taps of the output channel's group, then float32 (sum · filter scale) · scaling factor."""
+    d = w.d
+    b, c = w.pos[0], w.pos[3]
+    o, ci = filt.shape[0], filt.shape[3]
+    g = c // (o // d.groups)
+    w.recipe = (f"grouped hybrid CONV_2D ({d.groups} groups, TFLite's reference kernel): asymmetric images, "
+                f"int32 sums over the group's in-image taps, float32 · filter scale · scaling factor")
+    q, sf, zp = _quantize_row_steps(w, x[b].reshape(-1), True, f"image {b}")
+    xv, wv, n_in, outside = _conv_operands(w, q.reshape(x.shape[1:])[None], filt, d.groups, image=0)
+    w.step("group", f"output channel {c}: group {g} of {d.groups} ({o // d.groups} filters each), input channels "
+                    f"{g * ci}–{g * ci + ci - 1}", g)
+    skipped = f"; {len(outside) // ci} taps off the image are skipped" if len(outside) else ""
+    acc = w.step("integer sum", f"Σ w·(q − ({zp})) over {n_in} in-image products{skipped}",
+                 _wrap32(int(((xv - zp) * wv).sum())))
+    sf = np.float32(sf)
+    t = w.step("× filter scale", f"float32({acc}) · {_show(fs[c])}", np.float32(np.float32(acc) * fs[c]))
+    v = w.step("× scaling factor", f"{_show(t)} · {_show(sf)}", np.float32(t * sf))
+    if d.bias is not None:
+        v = w.step("add bias", f"{_show(v)} + {_show(d.bias[c])}", np.float32(v + d.bias[c]))
+    by_hand = _float_clamp(w, v, d.output_activation_min, d.output_activation_max)
+    xr, wr, _, _ = _conv_operands(w, x, filt, d.groups, np.float64)
+    real = float(xr @ (wr * float(fs[c])))
     return by_hand, real + (float(d.bias[c]) if d.bias is not None else 0.0)
 
 
@@ -177,3 +206,68 @@ def _explain_hybrid_bmm(w: _Work):
     v = w.step("scale", f"{_show(scale)} · {_show(total)}", np.float32(np.float32(0) + np.float32(scale * total)))
     real = float(a[a_idx].astype(np.float64) @ (col.astype(np.float64) * float(f_s)))
     return v, real
+
+
+_TAP_STEPS = 24      # hybrid TRANSPOSE_CONV: taps written out one by one; the rest are summed in one step
+
+
+def _explain_hybrid_tconv(w: _Work):
+    """Hybrid TRANSPOSE_CONV (TFLite's reference HybridTransposeConv): the image quantized asymmetrically,
+    every tap that lands on the output element added as its own float32 product, then bias, clamp."""
+    d = w.d
+    w.kind = "hybrid"
+    x = np.asarray(w.get(w.input_slot(2)), np.float32)
+    filt = w.get(w.input_slot(1)).astype(np.int64)
+    b_t = w.input_slot(3)
+    b, oy, ox, c = w.pos
+    _, kh, kw, ci = filt.shape
+    f_s = np.float32(np.asarray(d.filter_scale, np.float32)[c])
+    w.recipe = ("hybrid TRANSPOSE_CONV (TFLite's reference kernel): an asymmetric image, every tap its own "
+                "float32 product and float32 sum in litert's order, then bias, clamp")
+    q, sf, zp = _quantize_row_steps(w, x[b].reshape(-1), True, f"image {b}")
+    sf = np.float32(sf)
+    qimg = q.reshape(x.shape[1:])
+    # the taps that land on (oy, ox): input (iy, ix) with filter (ky, kx) = (oy + pad − iy·S, ox + pad − ix·S),
+    # visited as litert scatters them: input row, input column, input channel
+    taps = [(iy, ix, ky, kx) for iy in range(x.shape[1]) for ix in range(x.shape[2])
+            for ky, kx in [(oy + d.pad_top - iy * d.stride_h, ox + d.pad_left - ix * d.stride_w)]
+            if 0 <= ky < kh and 0 <= kx < kw]
+    where = ", ".join(f"x[{iy},{ix}]·w[{ky},{kx}]" for iy, ix, ky, kx in taps) or "none"
+    w.step("taps landing here", f"{len(taps)} input pixel{'s' if len(taps) != 1 else ''} × {ci} channels: {where} "
+                                f"(x[iy, ix]·w[ky, kx] of filter {c})", len(taps) * ci)
+    total = np.float32(0.0)
+    exact = 0
+    k = 0
+    for iy, ix, ky, kx in taps:
+        for ic in range(ci):
+            qv, wv = int(qimg[iy, ix, ic]), int(filt[c, ky, kx, ic])
+            p = np.float32(np.float32(qv - zp) * np.float32(wv))
+            t1 = np.float32(p * f_s)
+            t2 = np.float32(t1 * sf)
+            new = np.float32(total + t2)
+            k += 1
+            if k <= _TAP_STEPS:
+                w.step(f"tap {k}: x[{b},{iy},{ix},{ic}], w[{c},{ky},{kx},{ic}]",
+                       f"{_show(total)} + float32(float32(({qv} − ({zp}))·({wv}) · {_show(f_s)}) · {_show(sf)})"
+                       f"  [{int(p)} → {_show(t1)} → {_show(t2)}]", new)
+            total = new
+            exact += (qv - zp) * wv
+    if k > _TAP_STEPS:
+        w.step(f"taps {_TAP_STEPS + 1}–{k}", "each the same way: float32 product · filter scale, · scaling factor, "
+                                             "added to the float32 sum", total)
+    if not k:
+        w.step("no tap lands here", "the sum stays 0 (this output element is outside every input pixel's reach)",
+               total)
+    once = np.float32(np.float32(np.float32(_wrap32(exact)) * f_s) * sf)
+    same = "the same here" if once == total else "a different float32 here"
+    w.step("(not what runs) one sum",
+           f"float32(float32(Σ (q − zp)·w = {exact}) · {_show(f_s)}) · {_show(sf)}: {same}", once)
+    bias = d.bias if d.bias is not None else (w.get(b_t) if b_t >= 0 else None)
+    bias_c = np.float32(bias[c]) if bias is not None else np.float32(0.0)
+    v = w.step("add bias", f"{_show(total)} + {_show(bias_c)}" + ("" if b_t >= 0 else "  (no bias tensor: 0)"),
+               np.float32(total + bias_c))
+    by_hand = _float_clamp(w, v, d.output_activation_min, d.output_activation_max)
+    real = float(bias_c)
+    for iy, ix, ky, kx in taps:
+        real += float(x[b, iy, ix].astype(np.float64) @ (filt[c, ky, kx].astype(np.float64) * float(f_s)))
+    return by_hand, real

@@ -2,7 +2,11 @@
 (version 1 both).
 
 int8: a 256-entry LUT built in prepare (``activations.cc`` EluPrepare: ``LUTPopulate<int8_t>`` of
-value < 0 ? expm1f(value) : value, float32).  TFLite has no uint8 / int16 ELU."""
+value < 0 ? expm1f(value) : value, float32).  TFLite has no uint8 / int16 ELU.
+
+float32 (``optimized_ops::Elu``): the same value < 0 ? expm1f(value) : value per element, with the
+C library's expm1f (numpy's expm1 differs in the last bit); a NaN input comes out unchanged.
+Fast path: a numba loop on ``math.expm1`` (which calls expm1f); reference: ctypes calls."""
 
 import numpy as np
 
@@ -10,7 +14,7 @@ from ...schema.enums import BuiltinOperator
 from ..registry import kernel
 from .. import quant
 from ._common import F32
-from ._unary import I8, UnaryKernel, invoke_quantized
+from ._unary import I8, UnaryKernel, invoke_quantized, run_float_unary
 
 
 def elu_f32(d: np.ndarray) -> np.ndarray:
@@ -20,7 +24,7 @@ def elu_f32(d: np.ndarray) -> np.ndarray:
 
 
 def reference(x: np.ndarray) -> np.ndarray:
-    return np.asarray(np.where(x < 0, np.expm1(np.minimum(x, 0)), x), dtype=x.dtype)
+    return elu_f32(x)
 
 
 @kernel(BuiltinOperator.ELU, versions=(1,))
@@ -33,7 +37,7 @@ class Elu(UnaryKernel):
     def invoke(self, context, node, d):
         if invoke_quantized(self, context, node, d):
             return
-        context.tensors[node.outputs[0]][...] = reference(context.tensors[node.inputs[0]])
+        run_float_unary("elu", context.tensors[node.inputs[0]], context.tensors[node.outputs[0]])
 
     def invoke_reference(self, context, node, d):
         if invoke_quantized(self, context, node, d, reference=True):

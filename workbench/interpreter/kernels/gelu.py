@@ -7,9 +7,14 @@ uint8 / int8 (``activations.cc`` GeluPrepare): a 256-entry LUT built in prepare 
 float32 transforms (``reference_ops::GeluTransform``: 0.5f·x·erfcf(x·(−1/sqrt 2)), the erfc form;
 ``GeluTransformApproximate``: 0.5f·x·(1 + tanhf(sqrt(2/pi)·(x + 0.044715f·x·x·x))).
 int16: the same transforms in a 513-entry interpolated LUT (``LUTPopulate<int16_t>``, float32) —
-established against litert, newer than the sources read for this file."""
+established against litert, newer than the sources read for this file.
 
-import math
+float32 (``reference_ops::Gelu``, an Eigen expression over the tensor — not the LUT transforms):
+  exact:        (0.5·x)·erfc(x·(−1/sqrt 2)) with Eigen's float erfc (x clamped to ±11; a rational
+                polynomial for |x| ≤ 1, exp(−x²)·P(1/x²)/(x·Q(1/x²)) above, where exp is Eigen's
+                polynomial exp on packets of 4 and the C library's expf on the last n mod 4 values);
+  approximate:  (0.5·x)·(1 + tanh(sqrt(2/pi)·(x + 0.044715·((x·x)·x)))) with Eigen's tanh.
+Every operation rounds to float32 (no FMA); see ``_unary``'s float32 section."""
 
 import numpy as np
 
@@ -17,9 +22,9 @@ from ...schema.enums import BuiltinOperator
 from ..registry import OpData, kernel, opdata
 from .. import quant
 from ._common import F32
-from ._unary import I8, I16, U8, UnaryKernel, invoke_quantized, lut_reference, prepare_lut
+from ._unary import (I8, I16, U8, UnaryKernel, eigen_erfc_f32, eigen_tanh_f32, invoke_quantized, lut_reference,
+                     prepare_lut, run_float_unary, split_packets)
 
-_erf = np.frompyfunc(math.erf, 1, 1)
 _NEG_SQRT1_2 = np.float32(-0.70710678118654752440)
 _SQRT_2_OVER_PI = np.float32(1.12837916709551257390 * 0.70710678118654752440)
 
@@ -48,14 +53,22 @@ class GeluData(OpData):
     approximate: bool
 
 
+@np.errstate(all="ignore")        # inf · 0 = NaN silently, as TFLite
+def gelu_eigen_f32(x: np.ndarray, approximate: bool, packet: bool = True) -> np.ndarray:
+    """The float32 GELU of ``reference_ops::Gelu`` (Eigen); ``packet`` picks erfc's packet code."""
+    x = np.asarray(x, np.float32)
+    half = (np.float32(0.5) * x).astype(np.float32)
+    if approximate:
+        cube = ((x * x).astype(np.float32) * x).astype(np.float32)
+        inner = (_SQRT_2_OVER_PI * (x + (np.float32(0.044715) * cube).astype(np.float32))).astype(np.float32)
+        return (half * (np.float32(1) + eigen_tanh_f32(inner)).astype(np.float32)).astype(np.float32)
+    return (half * eigen_erfc_f32((x * _NEG_SQRT1_2).astype(np.float32), packet)).astype(np.float32)
+
+
 def reference(x: np.ndarray, approximate: bool) -> np.ndarray:
-    v = x.astype(np.float64)
-    with np.errstate(over="ignore", invalid="ignore"):      # -inf · 0 = nan silently, as TFLite
-        if approximate:
-            y = 0.5 * v * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (v + 0.044715 * v ** 3)))
-        else:
-            y = 0.5 * v * (1.0 + _erf(v / math.sqrt(2.0)).astype(np.float64))
-        return y.astype(np.float32)
+    """GELU over a float32 tensor as litert computes it: packets of 4, then the one-value tail."""
+    return split_packets(x, lambda v: gelu_eigen_f32(v, approximate, True),
+                         lambda v: gelu_eigen_f32(v, approximate, False))
 
 
 @kernel(BuiltinOperator.GELU, versions=(1, 2))
@@ -78,7 +91,7 @@ class Gelu(UnaryKernel):
     def invoke(self, context, node, d):
         if invoke_quantized(self, context, node, d):
             return
-        context.tensors[node.outputs[0]][...] = reference(context.tensors[node.inputs[0]], d.approximate)
+        run_float_unary("gelu", context.tensors[node.inputs[0]], context.tensors[node.outputs[0]], d.approximate)
 
     def invoke_reference(self, context, node, d):
         if invoke_quantized(self, context, node, d, reference=True):

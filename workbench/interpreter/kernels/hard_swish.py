@@ -11,6 +11,10 @@ conversions), so the output is the zero point; ``SaturatingLeftShift`` by 31 mul
 1 << 31 = INT32_MIN and by 32 or more by 0; gemmlowp's int16 ``RoundingDivideByPOT`` by 16 or
 more gives ±1 (:func:`quant.rounding_divide_by_pot_int16`); the output zero point is added in int16.
 An output multiplier exponent above 0 is refused, as TFLite refuses it.
+
+float32 (``optimized_ops::HardSwish``): a 4-lane loop computes (x·(1/6))·min(6, max(0, x + 3)), the
+last n mod 4 values (x·min(6, max(0, x + 3)))·(1/6) — the two orders round differently, and both
+differ from the reference kernel's x·relu6(x + 3)/6.  Float32 arithmetic throughout.
 """
 
 import dataclasses
@@ -22,7 +26,7 @@ from ..registry import kernel
 from ...errors import UnsupportedOpError
 from .. import quant
 from ..registry import OpData, opdata
-from ._unary import I8, U8, UnaryKernel, clamp_to, invoke_quantized
+from ._unary import I8, U8, UnaryKernel, clamp_to, invoke_quantized, run_float_unary, split_packets
 
 
 @opdata
@@ -101,10 +105,30 @@ def hard_swish_quantized(x, d, vector: bool = False) -> np.ndarray:
     return clamp_to(quant.wrap_bits(out + d.output_zero_point, 16), d.dtype)     # an int16 addition
 
 
+_SIXTH = np.float32(1.0 / 6.0)
+
+
+@np.errstate(all="ignore")        # float inf / NaN silently, as TFLite
+def _relu6_plus3(x):
+    return np.minimum(np.float32(6), np.maximum(np.float32(0), (x + np.float32(3)).astype(np.float32)))
+
+
+@np.errstate(all="ignore")
+def hard_swish_lanes_f32(x):
+    """The 4-lane loop: (x·(1/6))·relu6(x + 3)."""
+    x = np.asarray(x, np.float32)
+    return ((x * _SIXTH).astype(np.float32) * _relu6_plus3(x)).astype(np.float32)
+
+
+@np.errstate(all="ignore")
+def hard_swish_scalar_f32(x):
+    """The one-value loop after it: (x·relu6(x + 3))·(1/6)."""
+    x = np.asarray(x, np.float32)
+    return ((x * _relu6_plus3(x)).astype(np.float32) * _SIXTH).astype(np.float32)
+
+
 def reference(x):
-    x = x.astype(np.float64)
-    with np.errstate(over="ignore", invalid="ignore"):      # float inf / nan silently, as TFLite
-        return (x * np.minimum(6.0, np.maximum(0.0, x + 3.0)) / 6.0).astype(np.float32)
+    return split_packets(x, hard_swish_lanes_f32, hard_swish_scalar_f32)
 
 
 @kernel(BuiltinOperator.HARD_SWISH, versions=(1,))
@@ -133,13 +157,7 @@ class HardSwish(UnaryKernel):
     def invoke(self, context, node, d):
         if invoke_quantized(self, context, node, d):
             return
-        x = context.tensors[node.inputs[0]]
-        out = context.tensors[node.outputs[0]]
-        with np.errstate(over="ignore", invalid="ignore"):      # float inf / nan silently, as TFLite
-            np.add(x, np.float32(3), out=out)
-            np.clip(out, np.float32(0), np.float32(6), out=out)
-            out *= x
-            out /= np.float32(6)
+        run_float_unary("hard_swish", context.tensors[node.inputs[0]], context.tensors[node.outputs[0]])
 
     def invoke_reference(self, context, node, d):
         if invoke_quantized(self, context, node, d, reference=True):

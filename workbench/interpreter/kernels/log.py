@@ -2,7 +2,10 @@
 
 Quantized (``elementwise.cc`` LogLUTPrepare): a lookup table built in prepare — 256 entries for
 int8, 513 interpolated entries for int16 (zero points 0) — of value <= 0 ? output_min : logf(value), where
-output_min = (type_min − output_zero_point)·output_scale, the smallest output (float32)."""
+output_min = (type_min − output_zero_point)·output_scale, the smallest output (float32).
+
+float32: ``std::log`` per element, the C library's logf (numpy's float32 log differs in the last
+bit).  Fast path: a numba loop on ``math.log`` (which calls logf); reference: ctypes calls."""
 
 import numpy as np
 
@@ -10,8 +13,8 @@ from ...schema.enums import BuiltinOperator
 from ..registry import kernel
 from .. import quant
 from ._common import F32
-from ._unary import (I8, I16, TYPE_RANGE, UnaryKernel, invoke_quantized, lut_reference, prepare_lut,
-                     require_zero_points)
+from ._unary import (I8, I16, TYPE_RANGE, UnaryKernel, invoke_quantized, libm_f32, lut_reference, prepare_lut,
+                     require_zero_points, run_float_unary)
 
 
 @np.errstate(all="ignore")        # IEEE inf / NaN from absurd scales are intended
@@ -28,8 +31,8 @@ def log_transform(dtype, output_scale: float, output_zero_point: int):
 
 
 def reference(x: np.ndarray) -> np.ndarray:
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.asarray(np.log(x), dtype=x.dtype)
+    """logf on every element (NaN below 0, −inf at ±0)."""
+    return libm_f32("logf", x)
 
 
 @kernel(BuiltinOperator.LOG, versions=(1, 2))
@@ -51,7 +54,7 @@ class Log(UnaryKernel):
     def invoke(self, context, node, d):
         if invoke_quantized(self, context, node, d):
             return
-        context.tensors[node.outputs[0]][...] = reference(context.tensors[node.inputs[0]])
+        run_float_unary("log", context.tensors[node.inputs[0]], context.tensors[node.outputs[0]])
 
     def invoke_reference(self, context, node, d):
         if invoke_quantized(self, context, node, d, reference=True):

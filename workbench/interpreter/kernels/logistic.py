@@ -22,6 +22,11 @@ scale 1/32768.  Two arithmetic paths, chosen by the input scale:
   left shift (31).  SigmoidEval runs the table kernel only for ``input_multiplier > 0``, so both
   end up in the gemmlowp kernel, which reads the input as Q3.12 whatever its scale — what litert
   computes, and so does this kernel (checked on every int16 value for scales from 1e-45 to 3e38).
+
+float32 (``optimized_ops::Logistic``): Eigen's ``scalar_logistic_op`` over the whole tensor, not
+1/(1 + expf(−x)).  Packets of 4 compute e = exp(min(x, 16.6355324)/2)² with Eigen's own degree-5
+polynomial (0 below −104) and e/(1 + e); the last n mod 4 values use expf(min(x, 16.6355324)) —
+see ``_unary``'s float32 section and :func:`quant.eigen_apply_f32`.
 """
 
 from __future__ import annotations
@@ -34,7 +39,8 @@ from ...errors import UnsupportedOpError
 from ...schema.enums import BuiltinOperator
 from ..registry import OpData, kernel, opdata
 from .. import quant
-from ._unary import I8, I16, U8, UnaryKernel, invoke_quantized, require_zero_points
+from ._unary import (I8, I16, U8, UnaryKernel, eigen_logistic_f32, invoke_quantized, require_zero_points,
+                     run_float_unary)
 
 _SIGMOID = quant.sigmoid_table_uint16()
 
@@ -106,8 +112,8 @@ def logistic_int16_gemmlowp(x: np.ndarray) -> np.ndarray:
 
 
 def reference(x):
-    with np.errstate(over="ignore"):
-        return (1.0 / (1.0 + np.exp(-x.astype(np.float64)))).astype(np.float32)
+    """Eigen's logistic as litert runs it on a float32 tensor (packets, then one-value tail)."""
+    return eigen_logistic_f32(x)
 
 
 @kernel(BuiltinOperator.LOGISTIC, versions=(1, 2, 3))
@@ -136,12 +142,7 @@ class Logistic(UnaryKernel):
     def invoke(self, context, node, d):
         if invoke_quantized(self, context, node, d):
             return
-        out = context.tensors[node.outputs[0]]
-        with np.errstate(over="ignore"):       # exp(-x) = inf for x < -88 gives exactly 0
-            np.negative(context.tensors[node.inputs[0]], out=out)
-            np.exp(out, out=out)
-        out += np.float32(1)
-        np.reciprocal(out, out=out)
+        run_float_unary("logistic", context.tensors[node.inputs[0]], context.tensors[node.outputs[0]])
 
     def invoke_reference(self, context, node, d):
         if invoke_quantized(self, context, node, d, reference=True):

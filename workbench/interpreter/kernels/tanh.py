@@ -16,6 +16,10 @@ int16 (``activations.cc`` TanhPrepare / TanhEval): zero points 0, output scale 2
   LOGISTIC): TanhEval runs the table kernel only for ``input_multiplier > 0``, so these go to
   ``optimized_ops::Tanh`` — gemmlowp tanh on the input read as Q3.12, doubled first because
   input_left_shift is not 0 for the small ones (31).  Matched to litert on every int16 value.
+
+float32 (``optimized_ops::Tanh``): Eigen's ``tanh`` over the tensor, not tanhf — a [9/8] rational
+function of x clamped to ±7.90738964 (:func:`quant.eigen_tanh_f32`), the same arithmetic on
+packets and on single values.
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ import numpy as np
 from ...schema.enums import BuiltinOperator
 from ..registry import OpData, kernel, opdata
 from .. import quant
-from ._unary import I8, I16, U8, UnaryKernel, invoke_quantized
+from ._unary import I8, I16, U8, UnaryKernel, eigen_tanh_f32, invoke_quantized, run_float_unary
 from .logistic import int16_scaling
 
 _SIGMOID = quant.sigmoid_table_uint16()
@@ -72,7 +76,8 @@ def tanh_int16_gemmlowp(x: np.ndarray, left_shift: int) -> np.ndarray:
 
 
 def reference(x):
-    return np.tanh(x.astype(np.float64)).astype(np.float32)
+    """Eigen's float tanh, as litert runs it on a float32 tensor."""
+    return eigen_tanh_f32(x)
 
 
 @kernel(BuiltinOperator.TANH, versions=(1, 2, 3))
@@ -97,7 +102,7 @@ class Tanh(UnaryKernel):
     def invoke(self, context, node, d):
         if invoke_quantized(self, context, node, d):
             return
-        np.tanh(context.tensors[node.inputs[0]], out=context.tensors[node.outputs[0]])
+        run_float_unary("tanh", context.tensors[node.inputs[0]], context.tensors[node.outputs[0]])
 
     def invoke_reference(self, context, node, d):
         if invoke_quantized(self, context, node, d, reference=True):
