@@ -106,6 +106,52 @@ def test_threads_share_rows_through_the_library(probe_library):
     assert ours.tobytes() == ref.tobytes()
 
 
+def test_rows_on_the_librarys_own_pool(probe_library, monkeypatch):
+    """run_rows hands a library kernel's row pieces to the library's C thread pool (no Python in
+    between); the pieces write exactly what one call writes, also when several Python threads use
+    the pool at once (one gets it, the others run their pieces themselves)."""
+    import threading
+
+    monkeypatch.setattr(_jit, "MIN_PARALLEL_WORK", 0)
+    pre = precompiled.for_function(probe.scaled_rows)
+    x = np.random.default_rng(5).standard_normal((1001, 37)).astype(np.float32)
+    ref = np.empty_like(x)
+    _numba(probe.scaled_rows)(x, ref, np.float32(0.75), -1.5, True, 0, x.shape[0])
+    for threads, align in ((2, 1), (3, 1), (2, 8), (16, 3)):
+        out = np.full_like(x, np.nan)
+        assert pre.rows(threads, x.shape[0], align, x, out, np.float32(0.75), -1.5, True)
+        assert out.tobytes() == ref.tobytes(), (threads, align)
+    # what no entry takes goes back to Python's pool and numba
+    assert not pre.rows(2, 5, 1, x[:, ::2], np.empty((1001, 19), np.float32), np.float32(1), 0.0, False)
+    outs = [np.full_like(x, np.nan) for _ in range(4)]
+    workers = [threading.Thread(target=run_rows, args=(probe.scaled_rows, x.shape[0], 2, x, o, np.float32(0.75),
+                                                       -1.5, True)) for o in outs]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    assert all(o.tobytes() == ref.tobytes() for o in outs)
+
+
+def test_openblas_jobs_go_to_the_pool(probe_library):
+    """With 2 threads OpenBLAS hands its jobs to the library's pool (when its build has the hook):
+    the products are those of one thread."""
+    from workbench.interpreter import _blas
+
+    a = np.random.default_rng(6).standard_normal((700, 300)).astype(np.float32)
+    w = np.random.default_rng(7).standard_normal((300, 200)).astype(np.float32)
+    _blas.set_threads(1)
+    one = a @ w
+    try:
+        _blas.set_threads(2)
+        two = a @ w
+    finally:
+        _blas.set_threads(1)
+    np.testing.assert_allclose(two, one, rtol=1e-5, atol=1e-4)
+    if _blas.available():
+        assert _blas._handed_over == 2
+
+
 def test_first_calls_from_several_threads_all_find_the_library(probe_library, monkeypatch):
     """run_rows makes the first call of a kernel on several threads at once: none of them may see
     the library as absent while another thread is still loading it."""

@@ -12,12 +12,14 @@ import os
 
 _setter = None
 _getter = None
+_library = None         # the OpenBLAS that numpy loaded (ctypes)
 _searched = False
 _current: int | None = None
+_handed_over: int | None = None     # threads of the kernel library's pool that OpenBLAS's jobs go to
 
 
 def _find():
-    global _setter, _getter, _searched
+    global _setter, _getter, _library, _searched
     _searched = True
     import numpy as np
 
@@ -38,7 +40,7 @@ def _find():
                     s.argtypes = [ctypes.c_int]
                     s.restype = None
                     g.restype = ctypes.c_int
-                    _setter, _getter = s, g
+                    _setter, _getter, _library = s, g, lib
                     return
 
 
@@ -55,11 +57,38 @@ def get_threads() -> int | None:
 
 
 def set_threads(n: int) -> None:
-    """Ask OpenBLAS for ``n`` threads (a no-op if already so, or if OpenBLAS was not found)."""
+    """Ask OpenBLAS for ``n`` threads (a no-op if already so, or if OpenBLAS was not found); with
+    more than one, its jobs go to the precompiled kernel library's thread pool when it can."""
     global _current
     if _current == n:
         return
     if available():
         _setter(int(n))
+        if n > 1:
+            hand_over(n)
     _current = n
+
+
+def hand_over(n: int) -> bool:
+    """Let OpenBLAS hand its parallel jobs to the kernel library's thread pool (OpenBLAS's
+    caller-managed threading, ``openblas_threads_callback_``, OpenBLAS >= 0.3.27).
+
+    Why: OpenBLAS's own threads spin for ~0.1 s after every product, on the core the other parts of
+    the model (depthwise rows, bias passes) would use; the pool's threads spin ~50 µs, then sleep.
+    Nothing happens without the library or with an OpenBLAS that lacks the hook."""
+    global _handed_over
+    if _handed_over is not None and _handed_over >= n:
+        return True
+    from . import precompiled
+
+    lib = precompiled.library() if available() else None
+    if lib is None or not hasattr(lib.module, "blas_callback"):
+        return False
+    try:
+        hook = ctypes.c_void_p.in_dll(_library, "openblas_threads_callback_")
+    except ValueError:
+        return False
+    hook.value = lib.module.blas_callback(int(n))
+    _handed_over = n
+    return True
 

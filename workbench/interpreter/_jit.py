@@ -171,6 +171,14 @@ def run_rows(fn, total: int, threads: int, *args, align: int = 1, work: int | No
     if threads <= 1:
         fn(*args, 0, total)
         return
+    if type(fn) is LazyJit:             # a kernel of the precompiled library: its own thread pool
+        impl = fn._impl
+        if impl is None:
+            impl = fn._impl = fn._callable()
+        rows = getattr(impl, "rows", None)
+        if rows is not None and rows(threads, total, align, *args):
+            return
+        fn = fn.compile()
     step = -(-total // threads)
     step = -(-step // align) * align
     if _pool is None or _pool._max_workers < threads - 1:

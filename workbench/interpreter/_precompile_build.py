@@ -203,6 +203,150 @@ static int take_scalar(PyObject *o, char letter, slots_t *s)
     return 0;
 }
 
+/* ------------------------------------------------------------------------------------------
+ * A small pool of worker threads for work cut in parts: row pieces of a kernel, and OpenBLAS's
+ * jobs when OpenBLAS is told to hand them over (its threads_callback).  A worker that has just
+ * finished spins for a short while before it sleeps, so the parts of the next node (tens of
+ * microseconds later) start at once: waking a sleeping thread costs tens to hundreds of
+ * microseconds on a virtual machine, and a node takes about a millisecond.  Parts of one job:
+ * part p runs on thread p % T (thread 0 is the caller). */
+#include <pthread.h>
+#include <stdatomic.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define CPU_RELAX() _mm_pause()
+#else
+#define CPU_RELAX() atomic_signal_fence(memory_order_seq_cst)
+#endif
+
+#define MAX_THREADS 16
+#define SPIN_ROUNDS 4000
+
+typedef void (*part_fn)(void *ctx, int part, int thread);
+
+static struct {
+    pthread_mutex_t lock;          /* the sleepers' lock, and the one that orders posts */
+    pthread_cond_t wake;
+    pthread_cond_t finished;       /* the caller sleeps here when the parts take long */
+    int caller_waits;
+    pthread_mutex_t busy;          /* one job at a time: another caller runs its parts itself */
+    pthread_t threads[MAX_THREADS];
+    int started;                   /* workers running (threads 1..started) */
+    long first_seen;               /* the generation a new worker starts from (set before it starts) */
+    int sleepers;
+    atomic_long generation;        /* bumped for every job */
+    atomic_int done;               /* workers finished with the current job */
+    part_fn fn;
+    void *ctx;
+    int parts, width;              /* parts of the job, threads sharing it (caller included) */
+} pool = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER, 0,
+           PTHREAD_MUTEX_INITIALIZER};
+
+static void run_parts(int thread)
+{
+    int p;
+    for (p = thread; p < pool.parts; p += pool.width)
+        pool.fn(pool.ctx, p, thread);
+}
+
+static void *worker(void *arg)
+{
+    int thread = (int)(intptr_t)arg;
+    long seen = pool.first_seen;   /* not the current generation: the job it was made for may be posted */
+    for (;;) {
+        long now;
+        int k;
+        for (k = 0; k < SPIN_ROUNDS && (now = atomic_load_explicit(&pool.generation, memory_order_acquire)) == seen; k++)
+            CPU_RELAX();
+        if (now == seen) {
+            pthread_mutex_lock(&pool.lock);
+            pool.sleepers++;
+            while ((now = atomic_load(&pool.generation)) == seen)
+                pthread_cond_wait(&pool.wake, &pool.lock);
+            pool.sleepers--;
+            pthread_mutex_unlock(&pool.lock);
+        }
+        seen = now;
+        if (thread < pool.width)
+            run_parts(thread);
+        atomic_fetch_add_explicit(&pool.done, 1, memory_order_release);
+        pthread_mutex_lock(&pool.lock);
+        if (pool.caller_waits)
+            pthread_cond_signal(&pool.finished);
+        pthread_mutex_unlock(&pool.lock);
+    }
+    return NULL;
+}
+
+/* fn(ctx, part, thread) for part in 0..parts on up to `threads` threads; returns when all are done */
+static void pool_run(part_fn fn, void *ctx, int parts, int threads)
+{
+    int k, workers;
+    if (threads > MAX_THREADS)
+        threads = MAX_THREADS;
+    if (threads > parts)
+        threads = parts;
+    if (threads <= 1 || pthread_mutex_trylock(&pool.busy) != 0) {
+        for (k = 0; k < parts; k++)
+            fn(ctx, k, 0);
+        return;
+    }
+    pool.first_seen = atomic_load(&pool.generation);
+    while (pool.started < threads - 1) {
+        if (pthread_create(&pool.threads[pool.started], NULL, worker, (void *)(intptr_t)(pool.started + 1)) != 0)
+            break;
+        pool.started++;
+    }
+    if (threads > pool.started + 1)
+        threads = pool.started + 1;
+    workers = pool.started;
+    pool.fn = fn;
+    pool.ctx = ctx;
+    pool.parts = parts;
+    pool.width = threads;
+    atomic_store(&pool.done, 0);
+    pthread_mutex_lock(&pool.lock);
+    atomic_fetch_add_explicit(&pool.generation, 1, memory_order_release);
+    if (pool.sleepers)
+        pthread_cond_broadcast(&pool.wake);
+    pthread_mutex_unlock(&pool.lock);
+    run_parts(0);
+    for (k = 0; k < SPIN_ROUNDS && atomic_load_explicit(&pool.done, memory_order_acquire) < workers; k++)
+        CPU_RELAX();
+    if (atomic_load_explicit(&pool.done, memory_order_acquire) < workers) {
+        /* a worker is late (the machine is busy): sleep rather than spin its CPU away */
+        pthread_mutex_lock(&pool.lock);
+        pool.caller_waits = 1;
+        while (atomic_load_explicit(&pool.done, memory_order_acquire) < workers)
+            pthread_cond_wait(&pool.finished, &pool.lock);
+        pool.caller_waits = 0;
+        pthread_mutex_unlock(&pool.lock);
+    }
+    pthread_mutex_unlock(&pool.busy);
+}
+
+/* OpenBLAS's caller-managed threading: it hands its jobs to this function */
+typedef void (*blas_job_fn)(int thread, void *job, int data);
+typedef struct { blas_job_fn job; char *jobs; size_t size; int data; } blas_jobs_t;
+
+static void blas_part(void *ctx, int part, int thread)
+{
+    blas_jobs_t *b = (blas_jobs_t *)ctx;
+    b->job(thread, b->jobs + (size_t)part * b->size, b->data);
+}
+
+static int blas_width = 1;
+
+static void blas_threads_callback(int sync, blas_job_fn job, int count, size_t size, void *jobs, int data)
+{
+    blas_jobs_t b;
+    b.job = job;
+    b.jobs = (char *)jobs;
+    b.size = size;
+    b.data = data;
+    pool_run(blas_part, &b, count, blas_width);
+}
+
 /* the arguments in the slots of an entry described by spec (3 letters an argument), or 0 */
 static int fill(const char *spec, PyObject *const *args, Py_ssize_t n, slots_t *s)
 {
@@ -286,7 +430,109 @@ static PyObject *kernel_match(PyObject *self, PyObject *const *args, Py_ssize_t 
     return PyLong_FromLong(-1);
 }
 
+/* row pieces of one entry whose last two arguments are the rows r0, r1 it computes */
+typedef struct { const entry_t *entry; slots_t *slots; int64_t total, step; volatile int failed; } rows_t;
+
+static void rows_part(void *ctx, int part, int thread)
+{
+    rows_t *r = (rows_t *)ctx;
+    slots_t s = *r->slots;
+    int64_t r0 = (int64_t)part * r->step, r1 = r0 + r->step;
+    if (r1 > r->total)
+        r1 = r->total;
+    s.ints[s.ni - 2] = r0;
+    s.ints[s.ni - 1] = r1;
+    if (r->entry->fn(s.ptrs, s.ints, s.reals) != 0)
+        r->failed = 1;
+}
+
+/* call_rows(first, count, fallback, threads, total, align, *args): the entry's rows 0..total cut
+ * into pieces (multiples of align rows) shared among `threads` threads of the pool; None, or
+ * NotImplemented when no entry takes the arguments or the kernel raised (the caller then asks numba) */
+static PyObject *kernel_call_rows(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    Py_ssize_t first, count, e, n;
+    long threads, total, align;
+    PyObject *const *kargs;
+    slots_t s;
+    if (!first_and_count(args, nargs, 6, &first, &count))
+        return NULL;
+    threads = PyLong_AsLong(args[3]);
+    total = PyLong_AsLong(args[4]);
+    align = PyLong_AsLong(args[5]);
+    if (PyErr_Occurred())
+        return NULL;
+    kargs = args + 6;
+    n = nargs - 6;
+    if (n + 2 > 128 || align < 1 || total < 0)
+        Py_RETURN_NOTIMPLEMENTED;
+    for (e = first; e < first + count; e++) {
+        PyObject *full[130];
+        const entry_t *en = &ENTRIES[e];
+        PyObject *zero, *end;
+        rows_t r;
+        int ok, parts;
+        int64_t step;
+        if (en->ret != '-')
+            continue;
+        zero = PyLong_FromLong(0);
+        end = PyLong_FromLong(total);
+        if (zero == NULL || end == NULL) {
+            Py_XDECREF(zero);
+            Py_XDECREF(end);
+            return NULL;
+        }
+        memcpy(full, kargs, (size_t)n * sizeof(PyObject *));
+        full[n] = zero;
+        full[n + 1] = end;
+        ok = fill(en->spec, full, n + 2, &s);
+        Py_DECREF(zero);
+        Py_DECREF(end);
+        if (!ok)
+            continue;
+        if (threads < 1)
+            threads = 1;
+        step = (total + threads - 1) / threads;
+        step = ((step + align - 1) / align) * align;
+        if (step < 1)
+            step = 1;
+        parts = (int)((total + step - 1) / step);
+        r.entry = en;
+        r.slots = &s;
+        r.total = total;
+        r.step = step;
+        r.failed = 0;
+        Py_BEGIN_ALLOW_THREADS
+        if (parts <= 1) {
+            if (total > 0)
+                rows_part(&r, 0, 0);
+        } else {
+            pool_run(rows_part, &r, parts, (int)threads);
+        }
+        Py_END_ALLOW_THREADS
+        if (r.failed)
+            Py_RETURN_NOTIMPLEMENTED;
+        Py_RETURN_NONE;
+    }
+    Py_RETURN_NOTIMPLEMENTED;
+}
+
+/* blas_callback(threads): the address of the function OpenBLAS may hand its jobs to, their
+ * jobs then shared among `threads` threads of the pool */
+static PyObject *kernel_blas_callback(PyObject *self, PyObject *arg)
+{
+    long t = PyLong_AsLong(arg);
+    if (t == -1 && PyErr_Occurred())
+        return NULL;
+    blas_width = t < 1 ? 1 : (t > MAX_THREADS ? MAX_THREADS : (int)t);
+    return PyLong_FromVoidPtr((void *)blas_threads_callback);
+}
+
 static PyMethodDef METHODS[] = {
+    {"call_rows", (PyCFunction)(void (*)(void))kernel_call_rows, METH_FASTCALL,
+     "call_rows(first, count, fallback, threads, total, align, *args): rows 0..total on the pool"},
+    {"blas_callback", (PyCFunction)kernel_blas_callback, METH_O,
+     "blas_callback(threads): address of the OpenBLAS threads callback (jobs on `threads` threads)"},
     {"call", (PyCFunction)(void (*)(void))kernel_call, METH_FASTCALL,
      "call(first, count, fallback, *args): run the first of entries first..first+count that takes args"},
     {"match", (PyCFunction)(void (*)(void))kernel_match, METH_FASTCALL,
@@ -622,9 +868,9 @@ def _link(modules, entries: list, so: Path, cc: str) -> None:
         kernels_o.write_bytes(obj)
         shim_c.write_text(_shim_source(entries))
         out = Path(tmp) / "kernels.so"
-        steps = [[cc, "-O2", "-fPIC", "-c", str(shim_c), "-o", str(shim_o), "-I", sysconfig.get_paths()["include"],
-                  "-I", np.get_include()],
-                 [cc, "-shared", "-o", str(out), str(kernels_o), str(shim_o), "-lm"]]
+        steps = [[cc, "-O2", "-fPIC", "-pthread", "-c", str(shim_c), "-o", str(shim_o), "-I",
+                  sysconfig.get_paths()["include"], "-I", np.get_include()],
+                 [cc, "-shared", "-pthread", "-o", str(out), str(kernels_o), str(shim_o), "-lm"]]
         for cmd in steps:
             proc = subprocess.run(cmd, capture_output=True, text=True)
             if proc.returncode != 0:

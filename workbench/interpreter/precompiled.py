@@ -131,6 +131,12 @@ class Precompiled(functools.partial):
     def lazy(self):
         return self.args[2].__self__
 
+    def rows(self, threads: int, total: int, align: int, *args) -> bool:
+        """The kernel over rows 0..total (its last two arguments), cut among ``threads`` threads of
+        the library's own pool; False when no entry takes these arguments (or the kernel raised)."""
+        first, count, fallback = self.args
+        return self.func.__self__.call_rows(first, count, fallback, threads, total, align, *args) is None
+
     def __repr__(self) -> str:
         return f"<precompiled {self.lazy.__name__}: {self.args[1]} signature(s)>"
 
