@@ -239,14 +239,21 @@ static struct {
     part_fn fn;
     void *ctx;
     int parts, width;              /* parts of the job, threads sharing it (caller included) */
+    int claim;                     /* parts go to whichever thread asks first (else part p -> thread p % T) */
+    atomic_int next;               /* the next part to claim */
 } pool = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER, 0,
            PTHREAD_MUTEX_INITIALIZER};
 
 static void run_parts(int thread)
 {
     int p;
-    for (p = thread; p < pool.parts; p += pool.width)
-        pool.fn(pool.ctx, p, thread);
+    if (pool.claim) {              /* independent parts: a late worker leaves its share to the others */
+        while ((p = atomic_fetch_add(&pool.next, 1)) < pool.parts)
+            pool.fn(pool.ctx, p, thread);
+        return;
+    }
+    for (p = thread; p < pool.parts; p += pool.width)   /* OpenBLAS's jobs wait for each other: */
+        pool.fn(pool.ctx, p, thread);                   /* each must have its own thread */
 }
 
 static void *worker(void *arg)
@@ -278,8 +285,9 @@ static void *worker(void *arg)
     return NULL;
 }
 
-/* fn(ctx, part, thread) for part in 0..parts on up to `threads` threads; returns when all are done */
-static void pool_run(part_fn fn, void *ctx, int parts, int threads)
+/* fn(ctx, part, thread) for part in 0..parts on up to `threads` threads; returns when all are done.
+ * claim: the parts are independent (any thread may run any number of them) */
+static void pool_run(part_fn fn, void *ctx, int parts, int threads, int claim)
 {
     int k, workers;
     if (threads > MAX_THREADS)
@@ -304,6 +312,8 @@ static void pool_run(part_fn fn, void *ctx, int parts, int threads)
     pool.ctx = ctx;
     pool.parts = parts;
     pool.width = threads;
+    pool.claim = claim;
+    atomic_store(&pool.next, 0);
     atomic_store(&pool.done, 0);
     pthread_mutex_lock(&pool.lock);
     atomic_fetch_add_explicit(&pool.generation, 1, memory_order_release);
@@ -344,7 +354,7 @@ static void blas_threads_callback(int sync, blas_job_fn job, int count, size_t s
     b.jobs = (char *)jobs;
     b.size = size;
     b.data = data;
-    pool_run(blas_part, &b, count, blas_width);
+    pool_run(blas_part, &b, count, blas_width, 0);
 }
 
 /* the arguments in the slots of an entry described by spec (3 letters an argument), or 0 */
@@ -507,7 +517,7 @@ static PyObject *kernel_call_rows(PyObject *self, PyObject *const *args, Py_ssiz
             if (total > 0)
                 rows_part(&r, 0, 0);
         } else {
-            pool_run(rows_part, &r, parts, (int)threads);
+            pool_run(rows_part, &r, parts, (int)threads, 1);
         }
         Py_END_ALLOW_THREADS
         if (r.failed)
