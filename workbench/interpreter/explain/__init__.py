@@ -22,7 +22,9 @@ module docstring for the facts), so the steps show where the recipes differ:
   16x8 (int16 activations): the "int64" recipe (int64 sums, a 16-bit multiplier and ONE rounding),
   the "int32" recipe (int32 sums that wrap, double rounding) or the "double" recipe (round(acc·scale)
   in double); hybrid (float input, int8 weights): the run-time quantization of the input row, the
-  integer dot product, the float32 scaling, bias and activation;
+  integer dot product, the float32 scaling, bias and activation — for a grouped CONV_2D the int32
+  sum over the output channel's group, × filter scale, × scaling factor; for TRANSPOSE_CONV every
+  tap its own float32 product added in litert's order, then bias and clamp;
 * ADD / SUB / MUL (int8, uint8, int16: general scales, power-of-two int16, int16 → 8 bit, plain
   int16; litert's NEON 8-bit variants where they apply), AVERAGE_POOL_2D, MAX_POOL_2D, MEAN, SUM,
   REDUCE_PROD, CONCATENATION with requantization, QUANTIZE (from float, per channel, requantize),

@@ -710,7 +710,9 @@ class Conv2D(Kernel):
 # output = min(max(float(acc)·float32(filter_scale[o]·scaling_factors[b]) + bias, ...)); otherwise
 # each image is quantized symmetrically (zero border) and output = clamp(float(acc)·
 # float32(scaling_factors[b]·filter_scale[0]) + bias).  Both clamp to the float activation range
-# (±FLT_MAX for NONE: an infinity becomes FLT_MAX).  Grouped hybrid convolutions are refused.
+# (±FLT_MAX for NONE: an infinity becomes FLT_MAX).  Grouped hybrid convolutions run litert's
+# reference HybridConvPerChannel (``grouped_hybrid_numba``); with one filter scale for every channel
+# they are refused (TFLite would read past the scale array).
 
 U8 = np.dtype(np.uint8)
 
