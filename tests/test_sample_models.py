@@ -306,12 +306,6 @@ QUANTIZED_MODES = ("full-integer", "16x8", "static_wi8", "quantization-aware")
 # Files that run but whose outputs differ from LiteRT's today (on the test's seed), with why.  The
 # comparison test expects them to differ and fails once they match: then delete the entry.
 KNOWN_OUTPUT_MISMATCHES: dict[str, str] = {
-    "grouped_conv_dynamic": "float last bits made big by dynamic-range quantization: the float grouped CONV_2D "
-        "(node 0: our numba loop starts each output from its bias and adds one partial sum per tap; TFLite's "
-        "reference kernel sums every tap into one accumulator, then adds the bias) and ELU (node 8) differ from "
-        "LiteRT by an ulp; the hybrid CONV_2Ds (nodes 1, grouped, 6 and 7) quantize their float input at run time, "
-        "so one ulp can move an int8 rounding and the output by a step (worst |diff| 4 % of |litert| on the test's "
-        "seed).  Fed LiteRT's own inputs, every hybrid node is bitwise equal",
 }
 
 # Kernel-level differences from LiteRT known today, found by feeding every node of a quantized file

@@ -135,7 +135,10 @@ def reference(x, filt, bias, stride, dilation, pad, out_hw, act_range) -> np.nda
 
 @njit
 def conv_numba(x, w, bias, out, sh, sw, dh, dw, pt, pl, lo, hi):
-    """Direct convolution (any groups/dilation); taps outside the image are skipped."""
+    """Direct convolution (any groups/dilation); taps outside the image are skipped.  Each output
+    sums its taps in TFLite's reference order (filter row, column, input channel) into one float32
+    accumulator, then adds the bias and clamps, as litert's reference kernel (which runs grouped
+    convolutions) does, so the bits agree."""
     n_b, h, wd, c = x.shape
     o, kh, kw, ci = w.shape
     _, oh, ow, _ = out.shape
@@ -146,7 +149,7 @@ def conv_numba(x, w, bias, out, sh, sw, dh, dw, pt, pl, lo, hi):
         for oy in range(oh):
             for ox in range(ow):
                 for oc in range(o):
-                    acc[oc] = bias[oc]
+                    acc[oc] = np.float32(0.0)
                 for ky in range(kh):
                     iy = oy * sh - pt + ky * dh
                     if iy < 0 or iy >= h:
@@ -157,12 +160,12 @@ def conv_numba(x, w, bias, out, sh, sw, dh, dw, pt, pl, lo, hi):
                             continue
                         for oc in range(o):
                             base = (oc // per_group) * ci
-                            s = np.float32(0.0)
+                            t = acc[oc]
                             for i in range(ci):
-                                s += x[b, iy, ix, base + i] * w[oc, ky, kx, i]
-                            acc[oc] += s
+                                t += x[b, iy, ix, base + i] * w[oc, ky, kx, i]
+                            acc[oc] = t
                 for oc in range(o):
-                    v = acc[oc]
+                    v = acc[oc] + bias[oc]
                     if v < lo:
                         v = lo
                     if v > hi:
