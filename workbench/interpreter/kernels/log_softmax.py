@@ -1,6 +1,13 @@
 """LOG_SOFTMAX over the last axis — float32 (v1), uint8 (v1), int8 (v2).
 
-float32: x − max − log(Σ exp(x − max)).
+float32 (``optimized_ops::LogSoftmax``, Eigen, row by row; matched bit for bit on ai-edge-litert
+2.3.0, tests/test_float_softmax_bitexact.py): m = Eigen's max of the row; s = Eigen's sum of
+exp(x − m) — the sum runs over an expression, so its packets of 4 start at the row's first value:
+Eigen's polynomial packet exp on the first 4·⌊n/4⌋ values of the row, the C library's expf on the
+last n mod 4, the packets folded in two accumulators, then (l0 + l2) + (l1 + l3), then the tail
+values one by one; out = (x − m) − logf(s), every step rounded to float32.  The arithmetic lives
+with SOFTMAX's (``softmax.log_softmax_f32`` / ``softmax.log_softmax_reference``).  A row holding a
+NaN comes out all NaN (payload / sign not matched).
 
 uint8 / int8 (``activations.cc`` LogSoftmaxPrepare / ``optimized_ops::LogSoftmax``, TFLite's
 default kernel): the output must have scale 16/256 and zero point 255 (uint8) / 127 (int8).  Prepare
@@ -27,7 +34,7 @@ from ..registry import Kernel, OpData, kernel, opdata
 from .. import quant
 from ._common import F32
 from ._unary import I8, U8, TYPE_RANGE, check_same_type
-from .softmax import softmax_table
+from .softmax import log_softmax_f32, log_softmax_reference, softmax_table
 
 
 @opdata
@@ -48,10 +55,8 @@ class LogSoftmaxQuantizedData(OpData):
 
 
 def reference(x: np.ndarray) -> np.ndarray:
-    v = x.astype(np.float64)
-    m = v.max(axis=-1, keepdims=True)
-    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):     # inf - inf = nan silently, as TFLite
-        return (v - m - np.log(np.exp(v - m).sum(axis=-1, keepdims=True))).astype(np.float32)
+    """float32: see :func:`softmax.log_softmax_reference` (the module docstring says the arithmetic)."""
+    return log_softmax_reference(x)
 
 
 def log_softmax_quantized(x: np.ndarray, d: LogSoftmaxQuantizedData, row_by_row: bool = False) -> np.ndarray:
@@ -100,7 +105,7 @@ class LogSoftmax(Kernel):
         if type(d) is LogSoftmaxQuantizedData:
             context.tensors[node.outputs[0]][...] = log_softmax_quantized(x, d)
             return
-        context.tensors[node.outputs[0]][...] = reference(x)
+        log_softmax_f32(x, context.tensors[node.outputs[0]])
 
     def invoke_reference(self, context, node, d):
         x = context.tensors[node.inputs[0]]

@@ -1,5 +1,19 @@
 """SOFTMAX over the last axis — float32 and uint8 (v1), int8 (v2), int16 (v3), float16 (v4).
 
+float32 (``optimized_ops::Softmax``, an Eigen expression over the tensor seen as one column per row;
+matched bit for bit on ai-edge-litert 2.3.0, every beta, rows of 1 to 1000, 1-D to 4-D; see the
+float32 section below and tests/test_float_softmax_bitexact.py): per row m = Eigen's max of the row;
+z = (x − m) · beta (beta rounded to float32, the difference rounded first); e = exp(z), where the
+first 4·⌊N/4⌋ values of the whole tensor take Eigen's polynomial packet exp and the last N mod 4
+the C library's expf; s = Eigen's sum of the row's e (packets of 4 in two accumulators, the values
+before the row's first 16-byte-aligned slot and after its last whole packet added one by one at
+the end); out = e · (1/s) — a reciprocal, then a product, not a division.  A row holding a NaN
+comes out all NaN (which NaN payload / sign each output gets is not matched); a row of −inf gives
+NaNs (−inf − (−inf)), an +inf in a row NaNs; a negative beta can make z large: the packet exp
+saturates near 3.4e38 (finite) where expf gives inf.  This is litert's default single thread: with
+``num_threads`` > 1 litert shares the rows among threads and the values at the edges of each piece
+take expf (on 61×37 inputs 2 / 5 outputs change with 2 / 4 threads) — not modelled here.
+
 ``beta`` comes from TFLite's parser view: an absent options table makes it 0 (every output equal).
 Float softmax computes with a NaN or infinite beta as IEEE arithmetic does (NaN outputs).  So do the
 quantized ones, as litert's x86 build does (measured on ai-edge-litert 2.3.0, every input / output
@@ -50,16 +64,17 @@ input makes its row NaNs of its sign).
 from __future__ import annotations
 
 import dataclasses
+import math
 
 import numpy as np
 
 from ...errors import UnsupportedOpError
 from ...schema.enums import BuiltinOperator
 from ..registry import Kernel, OpData, kernel, opdata
-from .._jit import njit
+from .._jit import native, njit
 from .. import quant
 from ._common import F32
-from ._unary import I8, I16, U8, TYPE_RANGE, require_zero_points
+from ._unary import I8, I16, U8, TYPE_RANGE, eigen_exp_packet_f32, libm_f32, require_zero_points
 
 # input type → the output types SoftmaxEval takes
 PAIRS = {I8: (I8, I16), U8: (U8, I16), I16: (I16,)}
@@ -259,11 +274,287 @@ def reference_float16(x: np.ndarray, beta: float) -> np.ndarray:
     return _canonical_half_nans(out).reshape(x.shape)
 
 
+# ----------------------------------------------------------------------------------------------
+# float32: litert's Eigen code, bit for bit (SOFTMAX here, LOG_SOFTMAX's float path uses it too)
+#
+# Eigen works on packets of 4 floats (SSE).  Three pieces decide the bits:
+#   * exp: a packet goes through Eigen's polynomial exp (``_unary.eigen_exp_packet_f32``), a single
+#     value through the C library's expf.
+#   * a reduction (sum or max) over a vector of n values whose first element lies ``offset`` floats
+#     after a 16-byte boundary: ``head`` = (−offset) mod 4 leading values are skipped; when at least
+#     one whole packet follows, the packets are folded into two accumulators (packets 0, 2, 4 ...
+#     and 1, 3, 5 ...), the two are combined, an odd last packet is added, the 4 lanes are folded
+#     as (l0 ∘ l2) ∘ (l1 ∘ l3), then the skipped head values and the tail values are added one by
+#     one in order.  Fewer than 4 values after the head: a plain left-to-right fold.
+#   * max is ``std::max(a, b)`` = (a < b) ? b : a on every lane (a NaN in b never wins); the last
+#     lane folds are SSE's maxps(x, y) = (x > y) ? x : y.
+# Tensor buffers are 16-byte aligned, so the offset of element k of a flat tensor is k.
+
+F32_LANES = 4
+_F0, _F1, _HALF = np.float32(0.0), np.float32(1.0), np.float32(0.5)
+_EXP_HI, _EXP_LO = np.float32(88.723), np.float32(-104.0)
+_LOG2E = np.float32(1.44269504088896341)
+_LN2_HI, _LN2_LO = np.float32(-0.693359375), np.float32(2.12194440e-4)
+_EP6, _EP5, _EP4, _EP3, _EP2 = (np.float32(c) for c in (1.37449637986719608306884765625e-3,
+                                                         8.36894474923610687255859375e-3,
+                                                         4.166965186595916748046875e-2,
+                                                         0.16666518151760101318359375,
+                                                         0.49999988079071044921875))
+
+
+def head_count(offset: int, n: int) -> int:
+    """Values of a vector starting ``offset`` floats after a 16-byte boundary that come before the
+    first aligned one (at most n)."""
+    return min((-offset) % F32_LANES, n)
+
+
+def _max2(a, b):
+    """std::max(a, b) (and Eigen's pmax): b only when a < b."""
+    return b if a < b else a
+
+
+def _maxps(a, b):
+    """SSE maxps / maxss on one lane: a only when a > b."""
+    return a if a > b else b
+
+
+def eigen_redux_reference(v: np.ndarray, head: int, op: str) -> np.float32:
+    """Eigen's reduction (``op`` "sum" or "max") of the float32 vector v, ``head`` values before the
+    first aligned packet — the plain one-value-at-a-time version of :func:`eigen_redux`."""
+    fold = (lambda a, b: np.float32(a + b)) if op == "sum" else _max2
+    n = len(v)
+    body = (n - head) // 8 * 8, (n - head) // 4 * 4
+    with np.errstate(all="ignore"):
+        if body[1] == 0:
+            r = v[0]
+            for k in range(1, n):
+                r = fold(r, v[k])
+            return np.float32(r)
+        p = [list(v[head + 4 * i: head + 4 * i + 4]) for i in range(body[1] // 4)]
+        acc0 = p[0]
+        if len(p) > 1:
+            acc1 = p[1]
+            for i in range(2, body[0] // 4, 2):
+                acc0 = [fold(a, b) for a, b in zip(acc0, p[i])]
+                acc1 = [fold(a, b) for a, b in zip(acc1, p[i + 1])]
+            acc0 = [fold(a, b) for a, b in zip(acc0, acc1)]
+            if body[1] > body[0]:
+                acc0 = [fold(a, b) for a, b in zip(acc0, p[-1])]
+        last = fold if op == "sum" else _maxps
+        r = last(last(acc0[0], acc0[2]), last(acc0[1], acc0[3]))
+        for k in list(range(head)) + list(range(head + body[1], n)):
+            r = fold(r, v[k])
+        return np.float32(r)
+
+
+def eigen_exp_split_reference(z: np.ndarray, packet_end: int) -> np.ndarray:
+    """exp of the flat float32 z: Eigen's packet exp on z[:packet_end], expf on the rest."""
+    z = np.asarray(z, np.float32)
+    return np.concatenate([eigen_exp_packet_f32(z[:packet_end]), libm_f32("expf", z[packet_end:])]).astype(np.float32)
+
+
 def reference(x: np.ndarray, beta: float) -> np.ndarray:
-    with np.errstate(over="ignore", invalid="ignore"):      # inf - inf = nan silently, as TFLite
-        z = (x.astype(np.float64) - x.max(axis=-1, keepdims=True)) * beta
-        e = np.exp(z)
-        return (e / e.sum(axis=-1, keepdims=True)).astype(np.float32)
+    """``optimized_ops::Softmax`` on float32, row by row: m = Eigen max of the row;
+    z = (x − m) · float(beta); e = exp(z) (Eigen's packet exp on the first 4·⌊N/4⌋ values of the whole
+    tensor, expf on the rest); s = Eigen sum of the row; out = e · (1 / s)."""
+    n = x.shape[-1]
+    rows = np.asarray(x, np.float32).reshape(-1, n)
+    b = np.float32(beta)
+    with np.errstate(all="ignore"):
+        z = np.empty(rows.shape, np.float32)
+        for r, row in enumerate(rows):
+            m = eigen_redux_reference(row, head_count(r * n, n), "max")
+            z[r] = (row - m).astype(np.float32) * b
+        e = eigen_exp_split_reference(z.reshape(-1), z.size - z.size % F32_LANES).reshape(rows.shape)
+        out = np.empty(rows.shape, np.float32)
+        for r in range(len(rows)):
+            s = eigen_redux_reference(e[r], head_count(r * n, n), "sum")
+            out[r] = e[r] * np.float32(_F1 / s)
+    return out.reshape(x.shape)
+
+
+def log_softmax_reference(x: np.ndarray) -> np.ndarray:
+    """``optimized_ops::LogSoftmax`` on float32, row by row: m = Eigen max of the row (its head from
+    the row's address); s = Eigen sum of exp(x − m) — an expression, so its packets start at the
+    row's first value: packet exp on the first 4·⌊n/4⌋ values of the row, expf on the rest;
+    out = (x − m) − logf(s)."""
+    n = x.shape[-1]
+    rows = np.asarray(x, np.float32).reshape(-1, n)
+    out = np.empty(rows.shape, np.float32)
+    with np.errstate(all="ignore"):
+        for r, row in enumerate(rows):
+            m = eigen_redux_reference(row, head_count(r * n, n), "max")
+            z = (row - m).astype(np.float32)
+            s = eigen_redux_reference(eigen_exp_split_reference(z, n - n % F32_LANES), 0, "sum")
+            out[r] = z - libm_f32("logf", np.float32(s))
+    return out.reshape(x.shape)
+
+
+# -- the fast paths: the same arithmetic in numba loops (float32 scalars round every operation).
+# expf / logf: numba's math.exp / math.log on a float32 call the C library; without JIT the Python
+# twins call it through ctypes.
+
+@njit
+def _expf_numba(v):
+    return math.exp(v)
+
+
+@njit
+def _logf_numba(v):
+    return math.log(v)
+
+
+def _libm_one(name: str, v):
+    return libm_f32(name, np.float32(v))[()]
+
+
+@native(lambda: _expf_numba.compile())
+def _expf(v):
+    return _libm_one("expf", v)
+
+
+@native(lambda: _logf_numba.compile())
+def _logf(v):
+    return _libm_one("logf", v)
+
+
+@njit
+def _pow2(k):
+    return np.float32(2.0 ** k)
+
+
+@njit
+def _exp_packet(v):
+    """One lane of Eigen's packet exp (see ``_unary.eigen_exp_packet_f32``)."""
+    if v != v:
+        return v
+    if v < _EXP_LO:
+        return _F0
+    x = v if v < _EXP_HI else _EXP_HI
+    m = np.float32(math.floor(x * _LOG2E + _HALF))
+    r = m * _LN2_HI + x
+    r = m * _LN2_LO + r
+    r2 = r * r
+    even = r2 * (r2 * _EP6 + _EP4) + _EP2
+    odd = r2 * _EP5 + _EP3
+    y = r2 * (r * odd + even) + (r + _F1)
+    k = int(m)
+    b = k >> 2                                      # pldexp: 2^b three times, then 2^(k − 3b)
+    c = _pow2(b)
+    e = y * c * c * c * _pow2(k - 3 * b)
+    return v if e < v else e                        # pmax(e, x): +inf stays +inf
+
+
+@njit
+def _fold(a, b, is_max):
+    if is_max:
+        return b if a < b else a
+    return a + b
+
+
+@njit
+def eigen_redux(v, head, is_max):
+    """:func:`eigen_redux_reference` on a contiguous float32 vector (``is_max``: max, else sum)."""
+    n = v.size
+    if head > n:
+        head = n
+    body = (n - head) // 4 * 4
+    if body == 0:
+        r = v[0]
+        for k in range(1, n):
+            r = _fold(r, v[k], is_max)
+        return r
+    body2 = (n - head) // 8 * 8
+    a0, a1, a2, a3 = v[head], v[head + 1], v[head + 2], v[head + 3]
+    if body > 4:
+        b0, b1, b2, b3 = v[head + 4], v[head + 5], v[head + 6], v[head + 7]
+        for i in range(head + 8, head + body2, 8):
+            a0 = _fold(a0, v[i], is_max)
+            a1 = _fold(a1, v[i + 1], is_max)
+            a2 = _fold(a2, v[i + 2], is_max)
+            a3 = _fold(a3, v[i + 3], is_max)
+            b0 = _fold(b0, v[i + 4], is_max)
+            b1 = _fold(b1, v[i + 5], is_max)
+            b2 = _fold(b2, v[i + 6], is_max)
+            b3 = _fold(b3, v[i + 7], is_max)
+        a0 = _fold(a0, b0, is_max)
+        a1 = _fold(a1, b1, is_max)
+        a2 = _fold(a2, b2, is_max)
+        a3 = _fold(a3, b3, is_max)
+        if body > body2:
+            i = head + body2
+            a0 = _fold(a0, v[i], is_max)
+            a1 = _fold(a1, v[i + 1], is_max)
+            a2 = _fold(a2, v[i + 2], is_max)
+            a3 = _fold(a3, v[i + 3], is_max)
+    if is_max:
+        t0 = a0 if a0 > a2 else a2
+        t1 = a1 if a1 > a3 else a3
+        r = t0 if t0 > t1 else t1
+    else:
+        r = (a0 + a2) + (a1 + a3)
+    for k in range(head):
+        r = _fold(r, v[k], is_max)
+    for k in range(head + body, n):
+        r = _fold(r, v[k], is_max)
+    return r
+
+
+@njit
+def softmax_f32_numba(x2, beta, out2):
+    """SOFTMAX float32 over the rows of x2 (2-D, contiguous) into out2 (may be x2 itself)."""
+    rows, n = x2.shape
+    packet_end = rows * n - rows * n % 4
+    for r in range(rows):
+        base = r * n
+        head = (4 - base % 4) % 4
+        m = eigen_redux(x2[r], head, True)
+        for j in range(n):
+            z = (x2[r, j] - m) * beta
+            out2[r, j] = _exp_packet(z) if base + j < packet_end else _expf(z)
+        inv = _F1 / eigen_redux(out2[r], head, False)
+        for j in range(n):
+            out2[r, j] = out2[r, j] * inv
+
+
+@njit
+def log_softmax_f32_numba(x2, out2):
+    """LOG_SOFTMAX float32 over the rows of x2 (2-D, contiguous) into out2 (may be x2 itself)."""
+    rows, n = x2.shape
+    packet_end = n - n % 4
+    e = np.empty(n, np.float32)
+    for r in range(rows):
+        m = eigen_redux(x2[r], (4 - r * n % 4) % 4, True)
+        for j in range(n):
+            z = x2[r, j] - m
+            e[j] = _exp_packet(z) if j < packet_end else _expf(z)
+        log_sum = _logf(eigen_redux(e, 0, False))
+        for j in range(n):
+            out2[r, j] = (x2[r, j] - m) - log_sum
+
+
+def _run_rows(fn, x: np.ndarray, out: np.ndarray, *args) -> None:
+    n = x.shape[-1] if x.ndim else 1
+    if x.size == 0 or n == 0:
+        return
+    x2 = np.ascontiguousarray(x, np.float32).reshape(-1, n)
+    with np.errstate(all="ignore"):         # WORKBENCH_JIT=0: numpy scalars warn about inf and NaN
+        if out.flags.c_contiguous and out.dtype == np.float32:
+            fn(x2, *args, out.reshape(-1, n))
+        else:
+            res = np.empty(x2.shape, np.float32)
+            fn(x2, *args, res)
+            out[...] = res.reshape(out.shape)
+
+
+def softmax_f32(x: np.ndarray, beta: float, out: np.ndarray) -> None:
+    """The SOFTMAX float32 fast path into ``out``."""
+    _run_rows(softmax_f32_numba, x, out, np.float32(beta))
+
+
+def log_softmax_f32(x: np.ndarray, out: np.ndarray) -> None:
+    """The LOG_SOFTMAX float32 fast path into ``out``."""
+    _run_rows(log_softmax_f32_numba, x, out)
 
 
 @kernel(BuiltinOperator.SOFTMAX, versions=(1, 2, 3, 4))
@@ -332,12 +623,7 @@ class Softmax(Kernel):
         if type(d) is SoftmaxFloat16Data:
             out[...] = softmax_float16(x, d.beta)
             return
-        with np.errstate(over="ignore", invalid="ignore"):      # inf - inf = nan silently, as TFLite
-            np.subtract(x, x.max(axis=-1, keepdims=True), out=out)
-            if d.beta != 1.0:
-                out *= np.float32(d.beta)
-            np.exp(out, out=out)
-            out /= out.sum(axis=-1, keepdims=True)
+        softmax_f32(x, d.beta, out)
 
     def invoke_reference(self, context, node, d):
         x = context.tensors[node.inputs[0]]
