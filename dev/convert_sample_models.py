@@ -400,14 +400,24 @@ def _fresh(n: int) -> None:
     keras.utils.set_random_seed(n)
 
 
-def _random_batchnorm(model, n: int):
-    """Seeded, non-trivial BatchNormalization statistics (Keras' initial ones fold to a no-op)."""
+def _random_batchnorm(model, n: int, batchnorm=None):
+    """Seeded, non-trivial BatchNormalization statistics (Keras' initial ones fold to a no-op).
+
+    Per layer: gamma (if the layer has ``scale``), beta (if it has ``center``), moving mean, moving
+    variance, drawn in that order.  ``batchnorm`` is the layer class to look for (default Keras 3's;
+    pass ``tf_keras.layers.BatchNormalization`` for a Keras 2 model)."""
+    batchnorm = batchnorm or L.BatchNormalization
     rng = np.random.default_rng(n)
     for layer in model.layers:
-        if isinstance(layer, L.BatchNormalization):
+        if isinstance(layer, batchnorm):
             c = layer.get_weights()[0].shape[0]
-            layer.set_weights([rng.uniform(0.5, 1.5, c).astype(np.float32), rng.normal(0, 0.2, c).astype(np.float32),
-                               rng.normal(0, 0.2, c).astype(np.float32), rng.uniform(0.5, 1.5, c).astype(np.float32)])
+            new = []
+            if layer.scale:
+                new.append(rng.uniform(0.5, 1.5, c).astype(np.float32))
+            if layer.center:
+                new.append(rng.normal(0, 0.2, c).astype(np.float32))
+            new += [rng.normal(0, 0.2, c).astype(np.float32), rng.uniform(0.5, 1.5, c).astype(np.float32)]
+            layer.set_weights(new)
     return model
 
 
@@ -598,10 +608,11 @@ def _ssd_head_model():
     return keras.Model(x, [boxes, scores])
 
 
-# The architectures below come from dev/quantized_sweep.py, the bit-exactness sweep over real
-# models: the blocks whose quantized files first showed operators and options the sample models
-# above lacked.  They are copied here (not imported) so that the committed files depend on this
-# script alone; the seeds are the sweep's, so the files equal the sweep's files of the same name.
+# The architectures below are those of dev/quantized_sweep.py, the bit-exactness sweep over real
+# models, whose quantized files first showed operators and options the sample models above lacked.
+# They live here so that the committed files depend on this script alone; the sweep imports them
+# (and _fresh, _random_batchnorm, _rep, _tf_keras) from here, so its files of the same name are
+# these files.
 
 
 def _tf_keras(seed: int):
@@ -677,10 +688,12 @@ def _yolo_head_model():
     return _random_batchnorm(keras.Model(x, L.Concatenate(axis=1)(outs)), 32)
 
 
-def _crnn_gru_model():
+def _crnn_model(rnn: str):
     """An audio CRNN over 40 frames x 16 mel bins in Keras 2 (tf_keras): Conv1D (EXPAND_DIMS +
-    CONV_2D), BatchNorm, a strided Conv1D, MaxPooling1D, an unrolled GRU (its steps as UNPACK,
-    FULLY_CONNECTED, SPLIT of the gates, LOGISTIC / TANH / MUL / SUB / ADD) and a softmax head."""
+    CONV_2D), BatchNorm, a strided Conv1D, MaxPooling1D, then ``rnn``: "gru", an unrolled GRU (its
+    steps as UNPACK, FULLY_CONNECTED, SPLIT of the gates, LOGISTIC / TANH / MUL / SUB / ADD), or
+    "lstm", two LSTMs (fused into UNIDIRECTIONAL_SEQUENCE_LSTM; the sweep's crnn_lstm); and a
+    softmax head."""
     tk = _tf_keras(34)
     tl = tk.layers
     x = tk.Input((40, 16), batch_size=1)
@@ -688,15 +701,18 @@ def _crnn_gru_model():
     y = tl.BatchNormalization()(y)
     y = tl.Conv1D(32, 3, strides=2, padding="same", activation="relu")(y)
     y = tl.MaxPooling1D(2)(y)
-    y = tl.GRU(32, unroll=True)(y)
+    if rnn == "lstm":
+        y = tl.LSTM(32, return_sequences=True)(y)
+        y = tl.LSTM(32)(y)
+    else:
+        y = tl.GRU(32, unroll=True)(y)
     model = tk.Model(x, tl.Dense(5, activation="softmax")(y))
-    rng = np.random.default_rng(34)
-    for layer in model.layers:
-        if isinstance(layer, tl.BatchNormalization):
-            c = layer.get_weights()[0].shape[0]
-            layer.set_weights([rng.uniform(0.5, 1.5, c).astype(np.float32), rng.normal(0, 0.2, c).astype(np.float32),
-                               rng.normal(0, 0.2, c).astype(np.float32), rng.uniform(0.5, 1.5, c).astype(np.float32)])
-    return model
+    return _random_batchnorm(model, 34, tl.BatchNormalization)
+
+
+def _crnn_gru_model():
+    """The audio CRNN with an unrolled GRU (see :func:`_crnn_model`)."""
+    return _crnn_model("gru")
 
 
 def _tconv_decoder_model():

@@ -29,7 +29,9 @@ Models are built and converted one at a time (the machine is shared).  A convers
 refuses is recorded, not fatal.  ``OUT/manifest.json`` lists, per file, the architecture, mode,
 size, sha256 and the TensorFlow/Keras versions; refused conversions carry the converter's last
 error line.  The representative dataset is the one of ``convert_sample_models.py``: seeded uniform
-[-1, 1) values, 16 batches unless ``--samples`` says otherwise.
+[-1, 1) values, 16 batches unless ``--samples`` says otherwise.  The hand-made blocks that became
+sample models (aspp, yolo_head, crnn_gru and crnn_lstm, tconv_decoder, grouped_conv, pixel_ops,
+bilstm) are built by ``convert_sample_models.py``'s functions, imported from it.
 """
 
 from __future__ import annotations
@@ -45,9 +47,14 @@ from pathlib import Path
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "0")
 
-import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 import keras  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+# the architectures both scripts build (and their seeded helpers) live in convert_sample_models.py,
+# so the sweep's files of a sample model's name are that sample model's bytes
+from convert_sample_models import (  # noqa: E402
+    ARCHITECTURES, _crnn_model, _fresh, _random_batchnorm, _rep)
 
 L = keras.layers
 MODES = ("int8", "int8fio", "16x8", "dynamic")
@@ -59,20 +66,12 @@ AEQ_SCRIPT = Path(__file__).resolve().parent / "aeq_quantize.py"
 # Converter settings
 
 
-def _rep(shapes, count: int, seed: int = 0):
-    def gen():
-        rng = np.random.default_rng(seed)
-        for _ in range(count):
-            yield [rng.uniform(-1, 1, size=s).astype(np.float32) for s in shapes]
-    return gen
-
-
 def _converter(model, mode: str, shapes, samples: int, tf_keras_model: bool = False):
     conv = tf.lite.TFLiteConverter.from_keras_model(model)
     conv.optimizations = [tf.lite.Optimize.DEFAULT]
     if mode == "dynamic":
         return conv
-    conv.representative_dataset = _rep(shapes, samples)
+    conv.representative_dataset = _rep(shapes, count=samples)
     if mode == "16x8":
         conv.target_spec.supported_ops = [
             tf.lite.OpsSet.EXPERIMENTAL_TFLITE_BUILTINS_ACTIVATIONS_INT16_WEIGHTS_INT8]
@@ -88,96 +87,12 @@ def _converter(model, mode: str, shapes, samples: int, tf_keras_model: bool = Fa
 # Building blocks
 
 
-def _fresh(n: int) -> None:
-    keras.backend.clear_session()
-    keras.utils.set_random_seed(n)
-
-
-def _random_batchnorm(model, n: int):
-    """Seeded, non-trivial BatchNormalization statistics (the initial ones fold to a no-op)."""
-    rng = np.random.default_rng(n)
-    for layer in model.layers:
-        if isinstance(layer, L.BatchNormalization):
-            w = layer.get_weights()
-            c = w[0].shape[0]
-            new = []
-            if layer.scale:
-                new.append(rng.uniform(0.5, 1.5, c).astype(np.float32))
-            if layer.center:
-                new.append(rng.normal(0, 0.2, c).astype(np.float32))
-            new += [rng.normal(0, 0.2, c).astype(np.float32), rng.uniform(0.5, 1.5, c).astype(np.float32)]
-            layer.set_weights(new)
-    return model
-
-
 def _app(factory, size: int, seed: int, **kwargs):
     def build():
         _fresh(seed)
         model = factory(weights=None, input_shape=(size, size, 3), classes=10, **kwargs)
         return _random_batchnorm(model, seed)
     return build
-
-
-def _aspp():
-    """DeepLab v3 style: a stride-2 stem, ASPP (1x1 conv, 3x3 convs at rates 2/4/6, image pooling
-    upsampled by RESIZE_BILINEAR), CONCATENATION, a 1x1 projection, and a bilinear upsampling to the
-    input size both with half-pixel centers (Keras) and with align_corners (TF1 DeepLab)."""
-    _fresh(31)
-    x = keras.Input((32, 32, 3), batch_size=1)
-    y = L.Conv2D(16, 3, strides=2, padding="same", use_bias=False)(x)
-    y = L.Activation("relu")(L.BatchNormalization()(y))
-    branches = [L.Activation("relu")(L.BatchNormalization()(L.Conv2D(12, 1, use_bias=False)(y)))]
-    for rate in (2, 4, 6):
-        b = L.Conv2D(12, 3, padding="same", dilation_rate=rate, use_bias=False)(y)
-        branches.append(L.Activation("relu")(L.BatchNormalization()(b)))
-    b = L.DepthwiseConv2D(3, padding="same", dilation_rate=3)(y)  # a dilated separable branch
-    branches.append(L.Conv2D(12, 1, activation="relu")(b))
-    pool = L.GlobalAveragePooling2D(keepdims=True)(y)
-    pool = L.Conv2D(12, 1, activation="relu")(pool)
-    branches.append(L.Resizing(16, 16, interpolation="bilinear")(pool))
-    y = L.Concatenate()(branches)
-    y = L.Activation("relu")(L.BatchNormalization()(L.Conv2D(16, 1, use_bias=False)(y)))
-    logits = L.Conv2D(5, 1)(y)
-    up1 = L.Resizing(32, 32, interpolation="bilinear")(logits)
-    up2 = L.Lambda(lambda t: tf.compat.v1.image.resize_bilinear(t, (32, 32), align_corners=True))(logits)
-    return _random_batchnorm(keras.Model(x, [up1, up2]), 31), [(1, 32, 32, 3)]
-
-
-def _yolo_head():
-    """A YOLOv3-tiny-like detector: conv + LEAKY_RELU(0.1) backbone, an upsampled (nearest) second
-    scale, heads RESHAPEd to (cells, anchors, 5 + classes), SPLIT into xy / wh / objectness /
-    classes; SIGMOID on xy, objectness and classes, EXP on wh, MUL by anchor sizes, ADD of the
-    cell grid, CONCATENATION of everything."""
-    _fresh(32)
-    x = keras.Input((32, 32, 3), batch_size=1)
-
-    def cbl(t, f, k=3, s=1):
-        t = L.Conv2D(f, k, strides=s, padding="same", use_bias=False)(t)
-        return L.LeakyReLU(negative_slope=0.1)(L.BatchNormalization()(t))
-
-    y = cbl(x, 8)
-    y = L.MaxPooling2D(2)(y)
-    y = cbl(y, 16)
-    f1 = L.MaxPooling2D(2)(y)              # 8x8
-    f1 = cbl(f1, 24)
-    f2 = cbl(L.MaxPooling2D(2)(f1), 32)    # 4x4
-    u = L.UpSampling2D(2)(cbl(f2, 16, 1))
-    f1 = L.Concatenate()([u, f1])
-    classes, anchors = 3, 2
-    outs = []
-    for f, grid in ((f2, 4), (f1, 8)):
-        h = L.Conv2D(anchors * (5 + classes), 1)(cbl(f, 16))
-        h = L.Reshape((grid * grid, anchors, 5 + classes))(h)
-        xy, wh, obj, cls = L.Lambda(lambda t: tf.split(t, [2, 2, 1, classes], axis=-1))(h)
-        gy, gx = np.meshgrid(np.arange(grid), np.arange(grid), indexing="ij")
-        cells = np.stack([gx, gy], -1).reshape(1, grid * grid, 1, 2).astype(np.float32)
-        anchor = np.array([[10, 14], [23, 27]], np.float32).reshape(1, 1, anchors, 2) / 32.0
-        xy = L.Lambda(lambda t, c=cells, g=grid: (tf.sigmoid(t) + c) / g)(xy)
-        wh = L.Lambda(lambda t, a=anchor: tf.exp(t) * a)(wh)
-        obj = L.Activation("sigmoid")(obj)
-        cls = L.Activation("sigmoid")(cls)
-        outs.append(L.Reshape((grid * grid * anchors, 5 + classes))(L.Concatenate()([xy, wh, obj, cls])))
-    return _random_batchnorm(keras.Model(x, L.Concatenate(axis=1)(outs)), 32), [(1, 32, 32, 3)]
 
 
 class _ClassToken(L.Layer):
@@ -212,101 +127,6 @@ def _vit(approximate: bool):
     return build
 
 
-def _crnn(rnn: str):
-    def build():
-        """An audio CRNN over 40 frames x 16 mel bins, in Keras 2 (tf_keras, whose LSTM the converter
-        fuses into UNIDIRECTIONAL_SEQUENCE_LSTM): Conv1D (EXPAND_DIMS + CONV_2D), a strided Conv1D,
-        BatchNorm, then a GRU (a WHILE loop) or an LSTM, and a softmax head."""
-        import tf_keras
-        tf_keras.backend.clear_session()
-        tf_keras.utils.set_random_seed(34)
-        tl = tf_keras.layers
-        x = tf_keras.Input((40, 16), batch_size=1)
-        y = tl.Conv1D(24, 3, padding="same", activation="relu")(x)
-        y = tl.BatchNormalization()(y)
-        y = tl.Conv1D(32, 3, strides=2, padding="same", activation="relu")(y)
-        y = tl.MaxPooling1D(2)(y)
-        if rnn == "lstm":
-            y = tl.LSTM(32, return_sequences=True)(y)
-            y = tl.LSTM(32)(y)
-        else:
-            y = tl.GRU(32, unroll=True)(y)
-        model = tf_keras.Model(x, tl.Dense(5, activation="softmax")(y))
-        rng = np.random.default_rng(34)
-        for layer in model.layers:
-            if isinstance(layer, tl.BatchNormalization):
-                c = layer.get_weights()[0].shape[0]
-                layer.set_weights([rng.uniform(0.5, 1.5, c).astype(np.float32), rng.normal(0, 0.2, c).astype(np.float32),
-                                   rng.normal(0, 0.2, c).astype(np.float32), rng.uniform(0.5, 1.5, c).astype(np.float32)])
-        return model, [(1, 40, 16)]
-    return build
-
-
-def _decoder():
-    """Transposed-conv decoders: Conv2DTranspose 3x3/stride 2 'same' with bias and BN + ReLU,
-    4x4/stride 2 'valid', 2x2/stride 2 without bias, one with output_padding, a Conv1DTranspose
-    branch (EXPAND_DIMS + TRANSPOSE_CONV), and a sigmoid output."""
-    _fresh(35)
-    x = keras.Input((4, 4, 16), batch_size=1)
-    y = L.Conv2DTranspose(12, 3, strides=2, padding="same")(x)                     # 8x8
-    y = L.Activation("relu")(L.BatchNormalization()(y))
-    y = L.Conv2DTranspose(8, 4, strides=2, padding="valid", activation="relu")(y)  # 18x18
-    y = L.Conv2DTranspose(8, 2, strides=2, use_bias=False)(y)                        # 36x36
-    y = L.Conv2DTranspose(4, 3, strides=2, padding="same", output_padding=1)(y)     # 72x72
-    img = L.Activation("sigmoid")(y)
-    s = L.Reshape((16, 16))(x)
-    s = L.Conv1DTranspose(8, 3, strides=2, padding="same", activation="relu")(s)    # 32x8
-    return _random_batchnorm(keras.Model(x, [img, s]), 35), [(1, 4, 4, 16)]
-
-
-def _grouped():
-    """Convolutions real models use beyond the sample models: grouped Conv2Ds (groups 4 and 2; one
-    big enough to be quantized in the dynamic-range file: a grouped hybrid CONV_2D), a
-    depthwise conv with depth_multiplier 3, a SeparableConv2D with depth_multiplier 2, a strided
-    dilated-free 5x5 conv, PReLU, and a GlobalMaxPooling head (REDUCE_MAX); batch 2."""
-    _fresh(36)
-    x = keras.Input((16, 16, 8), batch_size=2)
-    y = L.Conv2D(16, 3, padding="same", groups=4, activation="relu")(x)
-    y = L.Conv2D(32, 3, padding="same", groups=4)(y)           # 1152 weights: int8 in dynamic-range files
-    y = L.Conv2D(16, 1, groups=2, activation="relu")(y)
-    y = L.DepthwiseConv2D(3, depth_multiplier=3, padding="same")(y)
-    y = L.PReLU(shared_axes=[1, 2])(L.BatchNormalization()(y))
-    y = L.SeparableConv2D(24, 3, depth_multiplier=2, padding="same", activation="relu6")(y)
-    y = L.Conv2D(16, 5, strides=2, padding="valid", activation="elu")(y)
-    y = L.Conv2D(12, 1, groups=2)(y)
-    out = L.Dense(6)(L.GlobalMaxPooling2D()(y))
-    return _random_batchnorm(keras.Model(x, out), 36), [(2, 16, 16, 8)]
-
-
-def _pixel_ops():
-    """Tensor plumbing that detection / segmentation / super-resolution models use: YOLOv5's
-    SPACE_TO_DEPTH 'focus', DEPTH_TO_SPACE (pixel shuffle), MIRROR_PAD (reflect and symmetric), PADV2
-    with a non-zero constant, TRANSPOSE, STRIDED_SLICE with a step, GATHER, MAXIMUM / MINIMUM,
-    SQUARED_DIFFERENCE, L2_NORMALIZATION, SUM, REDUCE_MAX over channels, ARG_MAX."""
-    _fresh(37)
-    x = keras.Input((16, 16, 4), batch_size=1)
-    y = L.Lambda(lambda t: tf.nn.space_to_depth(t, 2))(x)                          # 8x8x16
-    y = L.Conv2D(16, 3, padding="same", activation="relu")(y)
-    r = L.Lambda(lambda t: tf.pad(t, [[0, 0], [1, 1], [1, 1], [0, 0]], mode="REFLECT"))(y)
-    r = L.Conv2D(16, 3, padding="valid")(r)
-    sym = L.Lambda(lambda t: tf.pad(t, [[0, 0], [2, 2], [2, 2], [0, 0]], mode="SYMMETRIC"))(r)
-    sym = L.Conv2D(8, 5, padding="valid")(sym)
-    c = L.Lambda(lambda t: tf.pad(t, [[0, 0], [1, 0], [0, 1], [0, 0]], constant_values=0.5))(sym)
-    c = L.Lambda(lambda t: t[:, 1:, :-1, :])(c)
-    m = L.Lambda(lambda ab: tf.maximum(ab[0], ab[1]))([c, r[..., :8]])
-    m = L.Lambda(lambda ab: tf.minimum(ab[0], 0.8 * ab[1]))([m, y[..., 8:]])
-    d = L.Lambda(lambda ab: tf.math.squared_difference(ab[0], ab[1]))([m, c])
-    up = L.Lambda(lambda t: tf.nn.depth_to_space(t, 2))(L.Conv2D(16, 1)(d))      # 16x16x4
-    t = L.Lambda(lambda t: tf.transpose(t, [0, 2, 1, 3]))(up)
-    s = L.Lambda(lambda t: t[:, ::2, 1::2, :])(t)
-    g = L.Lambda(lambda t: tf.gather(t, [3, 0, 2, 2, 1], axis=-1))(s)
-    n = L.Lambda(lambda t: tf.math.l2_normalize(t, axis=-1))(g)
-    tot = L.Lambda(lambda t: tf.reduce_sum(t, axis=[1, 2]))(g)
-    mx = L.Lambda(lambda t: tf.reduce_max(t, axis=-1))(n)
-    am = L.Lambda(lambda t: tf.argmax(t, axis=-1, output_type=tf.int32))(up)
-    return keras.Model(x, [n, tot, mx, am]), [(1, 16, 16, 4)]
-
-
 def _vit_relu():
     """The small ViT with a ReLU MLP (the 16x8 converter refuses the GELU graphs' NEG), so int16
     BATCH_MATMUL, MEAN, SQUARED_DIFFERENCE, RSQRT and SOFTMAX get converted too."""
@@ -321,19 +141,6 @@ def _vit_relu():
         t = L.Add()([t, L.Dense(24)(L.Dense(48, activation="relu")(h))])
     t = L.LayerNormalization(epsilon=1e-6)(t)
     return keras.Model(x, [t, L.Dense(10)(L.GlobalAveragePooling1D()(t))]), [(1, 16, 16, 3)]
-
-
-def _bilstm():
-    """A Keras 2 Bidirectional LSTM (two fused UNIDIRECTIONAL_SEQUENCE_LSTMs + REVERSE_V2) over 12
-    frames x 10 features, per-frame output.  (With a SimpleRNN after it, TF 2.21's int8 conversion
-    dies with a segmentation fault.)"""
-    import tf_keras
-    tf_keras.backend.clear_session()
-    tf_keras.utils.set_random_seed(39)
-    tl = tf_keras.layers
-    x = tf_keras.Input((12, 10), batch_size=1)
-    y = tl.Bidirectional(tl.LSTM(16, return_sequences=True))(x)
-    return tf_keras.Model(x, tl.Dense(4)(y)), [(1, 12, 10)]
 
 
 def _applications():
@@ -358,18 +165,22 @@ def _applications():
 
 def registry() -> dict:
     """name -> function returning (model, representative input shapes)."""
+    def shared(name):  # an architecture of convert_sample_models.py
+        build, shapes = ARCHITECTURES[name]
+        return lambda: (build(), shapes)
+
     reg = {
-        "aspp": _aspp,
-        "yolo_head": _yolo_head,
+        "aspp": shared("aspp"),
+        "yolo_head": shared("yolo_head"),
         "vit_gelu": _vit(False),
         "vit_gelu_tanh": _vit(True),
-        "crnn_lstm": _crnn("lstm"),
-        "crnn_gru": _crnn("gru"),
-        "tconv_decoder": _decoder,
-        "grouped_conv": _grouped,
-        "pixel_ops": _pixel_ops,
+        "crnn_lstm": lambda: (_crnn_model("lstm"), [(1, 40, 16)]),
+        "crnn_gru": shared("crnn_gru"),
+        "tconv_decoder": shared("tconv_decoder"),
+        "grouped_conv": shared("grouped_conv"),
+        "pixel_ops": shared("pixel_ops"),
         "vit_relu": _vit_relu,
-        "bilstm": _bilstm,
+        "bilstm": shared("bilstm"),
     }
     for name, (build, size) in _applications().items():
         reg[name] = (lambda b=build, s=size: (b(), [(1, s, s, 3)]))
@@ -436,7 +247,7 @@ def main(argv=None) -> int:
         t0 = time.time()
         try:
             model, shapes = reg[name]()
-        except Exception as exc:  # noqa: BLE001 - a dev tool: record and go on
+        except (Exception, SystemExit) as exc:  # noqa: BLE001 - a dev tool: record and go on (no tf_keras: SystemExit)
             print(f"{name:24s} build failed: {type(exc).__name__}: {str(exc).splitlines()[0][:200]}", flush=True)
             manifest[name] = {"error": f"build: {exc}"[:500]}
             continue

@@ -11,14 +11,13 @@ from __future__ import annotations
 
 import math
 import zlib
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
 
 import litert_runner
-from workbench import dump
-from workbench.interpreter import Interpreter
+import quantized_cases
+from quantized_cases import litert_outputs, run_ours
 from workbench.schema import (
     ActivationFunctionType as Act, AddOptions, BuiltinOperator as B, ConcatenationOptions, Conv2DOptions,
     DepthToSpaceOptions, DepthwiseConv2DOptions, DivOptions, FullyConnectedOptions, LeakyReluOptions, ModelBuilder,
@@ -26,7 +25,6 @@ from workbench.schema import (
     ResizeNearestNeighborOptions, ShapeOptions, SoftmaxOptions, SqueezeOptions, StridedSliceOptions, SubOptions,
     TensorType, TransposeConvOptions,
 )
-from workbench.versioning import update_versions
 
 TOL = 1e-4
 
@@ -402,18 +400,7 @@ CASES = {
 
 
 def build_case(name):
-    builder, inputs = CASES[name](name)
-    return update_versions(builder.build()), inputs
-
-
-def run_ours(model, inputs, reference=False):
-    it = Interpreter(model=model, reference=reference)
-    it.allocate_tensors()
-    by_name = {d["name"]: d for d in it.get_input_details()}
-    for name, value in inputs.items():
-        it.set_tensor(by_name[name]["index"], value)
-    it.invoke()
-    return [it.get_tensor(d["index"]) for d in it.get_output_details()]
+    return quantized_cases.build(CASES, name)
 
 
 def assert_close(ours, theirs, tol=TOL, what=""):
@@ -439,20 +426,7 @@ def test_fast_kernels_match_numpy_references(case):
 
 @pytest.fixture(scope="session")
 def litert_results(tmp_path_factory):
-    root = tmp_path_factory.mktemp("litert_ops")
-
-    def one(name):
-        model, inputs = build_case(name)
-        path = root / f"{name}.tflite"
-        path.write_bytes(dump(model))
-        # the runner reads inputs in get_input_details() order; ours are built in the same order
-        it = Interpreter(model=model)
-        ordered = {f"input_{k}": inputs[d["name"]] for k, d in enumerate(it.get_input_details())}
-        np.savez(root / f"{name}_in.npz", **ordered)
-        return name, litert_runner.run(path, root / f"{name}_in.npz", root / f"{name}_out.npz")
-
-    with ThreadPoolExecutor(max_workers=4) as pool:
-        return dict(pool.map(one, sorted(CASES)))
+    return litert_runner.run_built(tmp_path_factory.mktemp("litert_ops"), CASES, build_case, workers=4)
 
 
 # cases this interpreter runs but TFLite's builtin kernels refuse (the message litert gives)
@@ -467,10 +441,8 @@ def test_kernels_match_litert(case, litert_results):
     if case in LITERT_REFUSES:
         assert not result.ok and LITERT_REFUSES[case] in result.stderr, result.describe()
         return
-    assert result.ok, result.describe()
     model, inputs = build_case(case)
-    theirs = [result.outputs[f"output_{k}"] for k in range(len(result.outputs))]
-    assert_close(run_ours(model, inputs), theirs, TOL, case)
+    assert_close(run_ours(model, inputs), litert_outputs(result), TOL, case)
 
 
 # ------------------------------------------------------------------------------------------------

@@ -25,12 +25,13 @@ square root) and a few numeric checks of the fixed-point helpers.
 from __future__ import annotations
 
 import zlib
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
 
 import litert_runner
+import quantized_cases
+from quantized_cases import assert_same, litert_outputs, run_ours
 from workbench import dump
 from workbench.errors import ModelError, UnsupportedOpError
 from workbench.interpreter import Interpreter, quant
@@ -773,29 +774,10 @@ EXPECTED_VERSIONS = {
 
 
 def build_case(name):
-    builder, inputs = CASES[name](name)
-    return update_versions(builder.build()), inputs
+    return quantized_cases.build(CASES, name)
 
 
-def run_ours(model, inputs, reference=False):
-    it = Interpreter(model=model, reference=reference)
-    it.allocate_tensors()
-    by_name = {d["name"]: d for d in it.get_input_details()}
-    for name, value in inputs.items():
-        it.set_tensor(by_name[name]["index"], value)
-    it.invoke()
-    return [it.get_tensor(d["index"]) for d in it.get_output_details()]
-
-
-def assert_equal_all(ours, theirs, what):
-    assert len(ours) == len(theirs)
-    for k, (a, b) in enumerate(zip(ours, theirs)):
-        assert a.shape == b.shape and a.dtype == b.dtype, f"{what} output {k}: {a.dtype}{a.shape} vs {b.dtype}{b.shape}"
-        if a.dtype.kind == "f":
-            bad = int((a.view(np.uint32) != b.view(np.uint32)).sum())       # bit patterns
-        else:
-            bad = int((a != b).sum())
-        assert bad == 0, f"{what} output {k}: {bad}/{a.size} elements differ"
+assert_equal_all = assert_same      # floats bit for bit, integers by value
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
@@ -806,28 +788,13 @@ def test_fast_kernels_equal_references(case):
 
 @pytest.fixture(scope="session")
 def litert_results(tmp_path_factory):
-    root = tmp_path_factory.mktemp("litert_elementwise")
-
-    def one(name):
-        model, inputs = build_case(name)
-        path = root / f"{name}.tflite"
-        path.write_bytes(dump(model))
-        it = Interpreter(model=model)
-        ordered = {f"input_{k}": inputs[d["name"]] for k, d in enumerate(it.get_input_details())}
-        np.savez(root / f"{name}_in.npz", **ordered)
-        return name, litert_runner.run(path, root / f"{name}_in.npz", root / f"{name}_out.npz")
-
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        return dict(pool.map(one, sorted(CASES)))
+    return litert_runner.run_built(tmp_path_factory.mktemp("litert_elementwise"), CASES, build_case, workers=2)
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_bit_exact_with_litert(case, litert_results):
-    result = litert_results[case]
-    assert result.ok, result.describe()
     model, inputs = build_case(case)
-    theirs = [result.outputs[f"output_{k}"] for k in range(len(result.outputs))]
-    assert_equal_all(run_ours(model, inputs), theirs, case)
+    assert_equal_all(run_ours(model, inputs), litert_outputs(litert_results[case]), case)
 
 
 @pytest.mark.parametrize("case", sorted(EXPECTED_VERSIONS))

@@ -18,7 +18,6 @@ The converter-made ``sample_models/hybrid_fc_conv.tflite`` runs too.
 from __future__ import annotations
 
 import zlib
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -26,6 +25,8 @@ import pytest
 
 import litert_runner
 import litert_session
+import quantized_cases
+from quantized_cases import assert_same, litert_outputs, run_ours
 from workbench import dump
 from workbench.errors import UnsupportedOpError
 from workbench.interpreter import Interpreter, quant
@@ -224,27 +225,11 @@ CASES = {
 
 
 def build_case(name):
-    builder, inputs = CASES[name](name)
-    return update_versions(builder.build()), inputs
-
-
-def run_ours(model, inputs, reference=False):
-    it = Interpreter(model=model, reference=reference)
-    it.allocate_tensors()
-    by_name = {d["name"]: d for d in it.get_input_details()}
-    for name, value in inputs.items():
-        it.set_tensor(by_name[name]["index"], value)
-    it.invoke()
-    return [it.get_tensor(d["index"]) for d in it.get_output_details()]
+    return quantized_cases.build(CASES, name)
 
 
 def assert_bitwise(ours, theirs, what):
-    assert len(ours) == len(theirs)
-    for k, (a, b) in enumerate(zip(ours, theirs)):
-        assert a.shape == b.shape and a.dtype == b.dtype == np.float32, \
-            f"{what} output {k}: {a.dtype}{a.shape} vs {b.dtype}{b.shape}"
-        bad = int((a.view(np.uint32) != b.view(np.uint32)).sum())
-        assert bad == 0, f"{what} output {k}: {bad}/{a.size} floats differ; max |diff| {float(np.abs(a - b).max())}"
+    assert_same(ours, theirs, what, dtype=np.float32)
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
@@ -255,27 +240,13 @@ def test_fast_hybrid_kernels_equal_references(case):
 
 @pytest.fixture(scope="session")
 def litert_hybrid_results(tmp_path_factory):
-    root = tmp_path_factory.mktemp("litert_hybrid")
-
-    def one(name):
-        model, inputs = build_case(name)
-        path = root / f"{name}.tflite"
-        path.write_bytes(dump(model))
-        it = Interpreter(model=model)
-        ordered = {f"input_{k}": inputs[d["name"]] for k, d in enumerate(it.get_input_details())}
-        np.savez(root / f"{name}_in.npz", **ordered)
-        return name, litert_runner.run(path, root / f"{name}_in.npz", root / f"{name}_out.npz")
-
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        return dict(pool.map(one, sorted(CASES)))
+    return litert_runner.run_built(tmp_path_factory.mktemp("litert_hybrid"), CASES, build_case, workers=2)
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_hybrid_kernels_bitwise_with_litert(case, litert_hybrid_results):
-    result = litert_hybrid_results[case]
-    assert result.ok, result.describe()
     model, inputs = build_case(case)
-    theirs = [result.outputs[f"output_{k}"] for k in range(len(result.outputs))]
+    theirs = litert_outputs(litert_hybrid_results[case])
     assert_bitwise(run_ours(model, inputs), theirs, case)
 
 

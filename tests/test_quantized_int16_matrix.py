@@ -18,12 +18,13 @@ from __future__ import annotations
 import dataclasses
 import math
 import zlib
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
 
 import litert_runner
+import quantized_cases
+from quantized_cases import assert_same, litert_outputs, run_ours
 import workbench
 from litert_session import run_calls
 from workbench import dump
@@ -37,7 +38,6 @@ from workbench.schema import (
     FullyConnectedOptions, ModelBuilder, Padding, TensorType as TT, TransposeConvOptions,
 )
 from workbench.schema.types import tensor_data
-from workbench.versioning import update_versions
 
 S, V = Padding.SAME, Padding.VALID
 I16_MAX = 32767
@@ -422,27 +422,11 @@ CASES = {
 
 
 def build_case(name):
-    builder, inputs = CASES[name](name)
-    return update_versions(builder.build()), inputs
-
-
-def run_ours(model, inputs, reference=False):
-    it = Interpreter(model=model, reference=reference)
-    it.allocate_tensors()
-    by_name = {d["name"]: d for d in it.get_input_details()}
-    for name, value in inputs.items():
-        it.set_tensor(by_name[name]["index"], value)
-    it.invoke()
-    return [it.get_tensor(d["index"]) for d in it.get_output_details()]
+    return quantized_cases.build(CASES, name)
 
 
 def assert_equal_all(ours, theirs, what):
-    assert len(ours) == len(theirs)
-    for k, (a, b) in enumerate(zip(ours, theirs)):
-        assert a.shape == b.shape and a.dtype == b.dtype, f"{what} output {k}: {a.dtype}{a.shape} vs {b.dtype}{b.shape}"
-        bad = int((a != b).sum())
-        assert bad == 0, (f"{what} output {k}: {bad}/{a.size} elements differ; max |diff| "
-                          f"{int(np.abs(a.astype(np.int64) - b.astype(np.int64)).max())}")
+    assert_same(ours, theirs, what, float_bits=False)
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
@@ -453,27 +437,13 @@ def test_fast_kernels_equal_references(case):
 
 @pytest.fixture(scope="session")
 def litert_results(tmp_path_factory):
-    root = tmp_path_factory.mktemp("litert_int16_matrix")
-
-    def one(name):
-        model, inputs = build_case(name)
-        path = root / f"{name}.tflite"
-        path.write_bytes(dump(model))
-        it = Interpreter(model=model)
-        ordered = {f"input_{k}": inputs[d["name"]] for k, d in enumerate(it.get_input_details())}
-        np.savez(root / f"{name}_in.npz", **ordered)
-        return name, litert_runner.run(path, root / f"{name}_in.npz", root / f"{name}_out.npz")
-
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        return dict(pool.map(one, sorted(CASES)))
+    return litert_runner.run_built(tmp_path_factory.mktemp("litert_int16_matrix"), CASES, build_case, workers=2)
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_kernels_bit_exact_with_litert(case, litert_results):
-    result = litert_results[case]
-    assert result.ok, result.describe()
     model, inputs = build_case(case)
-    theirs = [result.outputs[f"output_{k}"] for k in range(len(result.outputs))]
+    theirs = litert_outputs(litert_results[case])
     ours = run_ours(model, inputs)
     assert_equal_all(ours, theirs, case)
     out = ours[0].astype(np.int64)

@@ -11,20 +11,19 @@ from __future__ import annotations
 
 import math
 import zlib
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
 
 import litert_runner
-from workbench import dump
+import quantized_cases
+from quantized_cases import assert_same, litert_outputs, run_ours
 from workbench.interpreter import Interpreter
 from workbench.schema import (
     ActivationFunctionType as Act, AddOptions, BuiltinOperator as B, ConcatenationOptions, Conv2DOptions,
     DepthwiseConv2DOptions, FullyConnectedOptions, ModelBuilder, MulOptions, Padding, Pool2DOptions, ReducerOptions,
     SoftmaxOptions, SubOptions,
 )
-from workbench.versioning import update_versions
 
 S, V = Padding.SAME, Padding.VALID
 
@@ -340,27 +339,11 @@ CASES = {
 
 
 def build_case(name):
-    builder, inputs = CASES[name](name)
-    return update_versions(builder.build()), inputs
-
-
-def run_ours(model, inputs, reference=False):
-    it = Interpreter(model=model, reference=reference)
-    it.allocate_tensors()
-    by_name = {d["name"]: d for d in it.get_input_details()}
-    for name, value in inputs.items():
-        it.set_tensor(by_name[name]["index"], value)
-    it.invoke()
-    return [it.get_tensor(d["index"]) for d in it.get_output_details()]
+    return quantized_cases.build(CASES, name)
 
 
 def assert_equal_all(ours, theirs, what):
-    assert len(ours) == len(theirs)
-    for k, (a, b) in enumerate(zip(ours, theirs)):
-        assert a.shape == b.shape and a.dtype == b.dtype, f"{what} output {k}: {a.dtype}{a.shape} vs {b.dtype}{b.shape}"
-        bad = int((a != b).sum())
-        assert bad == 0, (f"{what} output {k}: {bad}/{a.size} elements differ; max |diff| "
-                          f"{int(np.abs(a.astype(np.int64) - b.astype(np.int64)).max()) if a.dtype.kind in 'iu' else float(np.abs(a - b).max())}")
+    assert_same(ours, theirs, what, float_bits=False)
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
@@ -371,27 +354,13 @@ def test_fast_int8_kernels_equal_references(case):
 
 @pytest.fixture(scope="session")
 def litert_q_results(tmp_path_factory):
-    root = tmp_path_factory.mktemp("litert_qops")
-
-    def one(name):
-        model, inputs = build_case(name)
-        path = root / f"{name}.tflite"
-        path.write_bytes(dump(model))
-        it = Interpreter(model=model)
-        ordered = {f"input_{k}": inputs[d["name"]] for k, d in enumerate(it.get_input_details())}
-        np.savez(root / f"{name}_in.npz", **ordered)
-        return name, litert_runner.run(path, root / f"{name}_in.npz", root / f"{name}_out.npz")
-
-    with ThreadPoolExecutor(max_workers=4) as pool:
-        return dict(pool.map(one, sorted(CASES)))
+    return litert_runner.run_built(tmp_path_factory.mktemp("litert_qops"), CASES, build_case, workers=4)
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_int8_kernels_bit_exact_with_litert(case, litert_q_results):
-    result = litert_q_results[case]
-    assert result.ok, result.describe()
     model, inputs = build_case(case)
-    theirs = [result.outputs[f"output_{k}"] for k in range(len(result.outputs))]
+    theirs = litert_outputs(litert_q_results[case])
     assert_equal_all(run_ours(model, inputs), theirs, case)
 
 

@@ -27,13 +27,13 @@ uint32 words), integer outputs for equality.
 from __future__ import annotations
 
 import zlib
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
 
 import litert_runner
-from workbench import dump
+import quantized_cases
+from quantized_cases import assert_same, litert_outputs, run_ours
 from workbench.interpreter import Interpreter
 from workbench.errors import UnsupportedOpError
 from workbench.schema import (
@@ -189,29 +189,7 @@ CASES = {
 
 
 def build_case(name):
-    builder, inputs = CASES[name](name)
-    return update_versions(builder.build()), inputs
-
-
-def run_ours(model, inputs, reference=False):
-    it = Interpreter(model=model, reference=reference)
-    it.allocate_tensors()
-    by_name = {d["name"]: d for d in it.get_input_details()}
-    for name, value in inputs.items():
-        it.set_tensor(by_name[name]["index"], value)
-    it.invoke()
-    return [it.get_tensor(d["index"]) for d in it.get_output_details()]
-
-
-def assert_same(ours, theirs, what):
-    assert len(ours) == len(theirs)
-    for k, (a, b) in enumerate(zip(ours, theirs)):
-        assert a.shape == b.shape and a.dtype == b.dtype, f"{what} output {k}: {a.dtype}{a.shape} vs {b.dtype}{b.shape}"
-        if a.dtype == np.float32:
-            bad = int((a.view(np.uint32) != b.view(np.uint32)).sum())
-        else:
-            bad = int((a != b).sum())
-        assert bad == 0, f"{what} output {k}: {bad}/{a.size} values differ"
+    return quantized_cases.build(CASES, name)
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
@@ -222,28 +200,13 @@ def test_fast_kernels_equal_references(case):
 
 @pytest.fixture(scope="session")
 def litert_results(tmp_path_factory):
-    root = tmp_path_factory.mktemp("litert_sweep")
-
-    def one(name):
-        model, inputs = build_case(name)
-        path = root / f"{name}.tflite"
-        path.write_bytes(dump(model))
-        it = Interpreter(model=model)
-        ordered = {f"input_{k}": inputs[d["name"]] for k, d in enumerate(it.get_input_details())}
-        np.savez(root / f"{name}_in.npz", **ordered)
-        return name, litert_runner.run(path, root / f"{name}_in.npz", root / f"{name}_out.npz")
-
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        return dict(pool.map(one, sorted(CASES)))
+    return litert_runner.run_built(tmp_path_factory.mktemp("litert_sweep"), CASES, build_case, workers=2)
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_bitwise_with_litert(case, litert_results):
-    result = litert_results[case]
-    assert result.ok, result.describe()
     model, inputs = build_case(case)
-    theirs = [result.outputs[f"output_{k}"] for k in range(len(result.outputs))]
-    assert_same(run_ours(model, inputs), theirs, case)
+    assert_same(run_ours(model, inputs), litert_outputs(litert_results[case]), case)
 
 
 def test_hybrid_transpose_conv_sums_taps_in_float_not_once_in_int32():

@@ -62,20 +62,32 @@ class TransposeConvData(OpData):
     cols: object = None        # scratch [N*H*W, KH*KW*O]
 
 
-def reference(x, filt, bias, stride, pad, out_shape, act_range):
-    """Scatter every filter tap's contribution onto a canvas, then crop the padding off."""
-    n, h, w, ci = x.shape
+def zero_canvas(x_shape, f_shape, stride, pad, out_hw, dtype) -> np.ndarray:
+    """Zeros [N, CH, CW, O] big enough for every tap of every input pixel and for the padded output."""
+    n, h, w, _ = x_shape
+    co, kh, kw, _ = f_shape
+    (sh, sw), (pt, pl), (oh, ow) = stride, pad, out_hw
+    return np.zeros((n, max((h - 1) * sh + kh, pt + oh), max((w - 1) * sw + kw, pl + ow), co), dtype)
+
+
+def scatter_taps(x, filt, stride, pad, out_hw, dtype) -> np.ndarray:
+    """Σ over filter taps of ``x @ filt[:, ky, kx, :].T`` scattered onto a ``dtype`` canvas (input pixel
+    (y, x) lands at (y·S_h + ky, x·S_w + kx)), cropped to the output [N, OH, OW, O]: taps off it dropped."""
+    n, h, w, _ = x.shape
     co, kh, kw, _ = filt.shape
-    (sh, sw), (pt, pl) = stride, pad
-    oh, ow = out_shape[1], out_shape[2]
+    (sh, sw), (pt, pl), (oh, ow) = stride, pad, out_hw
     if x.size == 0 or n * oh * ow * co == 0:     # nothing to scatter (an empty input) or to keep
-        out = np.zeros((n, oh, ow, co), np.float32) + (np.float32(0) if bias is None else bias)
-        return np.clip(out, *act_range).astype(np.float32)
-    canvas = np.zeros((n, max((h - 1) * sh + kh, pt + oh), max((w - 1) * sw + kw, pl + ow), co), np.float32)
+        return np.zeros((n, oh, ow, co), dtype)
+    canvas = zero_canvas(x.shape, filt.shape, stride, pad, out_hw, dtype)
     for ky in range(kh):
         for kx in range(kw):
             canvas[:, ky:ky + (h - 1) * sh + 1:sh, kx:kx + (w - 1) * sw + 1:sw, :] += x @ filt[:, ky, kx, :].T
-    out = canvas[:, pt:pt + oh, pl:pl + ow, :]
+    return canvas[:, pt:pt + oh, pl:pl + ow, :]
+
+
+def reference(x, filt, bias, stride, pad, out_shape, act_range):
+    """Scatter every filter tap's contribution onto a canvas, then crop the padding off."""
+    out = scatter_taps(x, filt, stride, pad, out_shape[1:3], np.float32)
     if bias is not None:
         out = out + bias
     return np.clip(out, *act_range).astype(np.float32)
@@ -125,6 +137,11 @@ def check_shapes(node, context, x_t, f_t, b_t):
     context.expect_dtype(node, f_t, (F32,), "weights")
     if b_t >= 0:
         context.expect_dtype(node, b_t, (F32,), "bias")
+    return check_operands(node, context, x_t, f_t, b_t)
+
+
+def check_operands(node, context, x_t, f_t, b_t):
+    """Input NHWC and weights OHWI of the same depth, a bias (if any) of O values: (input, weights) shapes."""
     xs, fs = context.shape(x_t), context.shape(f_t)
     if len(xs) != 4 or len(fs) != 4 or xs[3] != fs[3]:
         raise UnsupportedOpError(f"{node.op_name} (node {node.index}): input {list(xs)} and weights {list(fs)} "
@@ -133,6 +150,29 @@ def check_shapes(node, context, x_t, f_t, b_t):
         raise UnsupportedOpError(f"{node.op_name} (node {node.index}): bias {list(context.shape(b_t))} for "
                                  f"{fs[0]} output channels")
     return xs, fs
+
+
+def output_geometry(node, context, p, xs, fs):
+    """The constant output shape (input 0) checked against input ``xs`` and weights ``fs``, the strides and
+    padding of the options, and the forward-conv padding: (output shape, stride_h, stride_w, padding code,
+    pad_top, pad_left)."""
+    shape = np.asarray(context.require_value(node, 0, "the output shape")).reshape(-1)
+    if shape.shape != (4,):
+        raise UnsupportedOpError(f"TRANSPOSE_CONV (node {node.index}): output shape {shape.tolist()} must have 4 "
+                                 f"values")
+    out = tuple(int(v) for v in shape)
+    if any(v < 0 for v in out):
+        raise UnsupportedOpError(f"TRANSPOSE_CONV (node {node.index}): output shape {list(out)} has a negative "
+                                 f"dimension")
+    if out[0] != xs[0] or out[3] != fs[0]:
+        raise UnsupportedOpError(f"TRANSPOSE_CONV (node {node.index}): output shape {list(out)} does not fit "
+                                 f"batch {xs[0]} / {fs[0]} output channels")
+    sh, sw, padding = p["stride_h"], p["stride_w"], p["padding"]
+    if sh <= 0 or sw <= 0 or padding not in (1, 2):
+        raise UnsupportedOpError(f"TRANSPOSE_CONV (node {node.index}): strides ({sh}, {sw}) / padding "
+                                 f"{PADDING_NAMES.get(padding, padding)} unusable (absent options table?)")
+    pt, pl = transpose_window(node, padding, out[1], out[2], fs[1], fs[2], sh, sw, xs[1], xs[2])
+    return out, sh, sw, padding, pt, pl
 
 
 class TransposeConvBase(Kernel):
@@ -216,18 +256,7 @@ class TransposeConvQuantizedData(OpData):
 
 def scatter_sums_int64(x, filt, stride, pad, out_hw, in_zp) -> np.ndarray:
     """Σ w·(x − zp) scattered onto the output canvas in int64 numpy (taps off the output dropped)."""
-    n, h, w, ci = x.shape
-    co, kh, kw, _ = filt.shape
-    (sh, sw), (pt, pl), (oh, ow) = stride, pad, out_hw
-    if x.size == 0 or n * oh * ow * co == 0:     # nothing to scatter (an empty input) or to keep
-        return np.zeros((n, oh, ow, co), np.int64)
-    canvas = np.zeros((n, max((h - 1) * sh + kh, pt + oh), max((w - 1) * sw + kw, pl + ow), co), np.int64)
-    xs = x.astype(np.int64) - in_zp
-    f = filt.astype(np.int64)
-    for ky in range(kh):
-        for kx in range(kw):
-            canvas[:, ky:ky + (h - 1) * sh + 1:sh, kx:kx + (w - 1) * sw + 1:sw, :] += xs @ f[:, ky, kx, :].T
-    return canvas[:, pt:pt + oh, pl:pl + ow, :]
+    return scatter_taps(x.astype(np.int64) - in_zp, filt.astype(np.int64), stride, pad, out_hw, np.int64)
 
 
 def requantize_tc(acc2d, bias, d, out2d, jit: bool) -> None:
@@ -285,13 +314,7 @@ def prepare_quantized(context, node, p):
     dt = context.dtype(x_t)
     context.expect_dtype(node, f_t, (I8,), "weights")
     context.expect_dtype(node, y_t, (dt,), "output")
-    xs, fs = context.shape(x_t), context.shape(f_t)
-    if len(xs) != 4 or len(fs) != 4 or xs[3] != fs[3]:
-        raise UnsupportedOpError(f"{node.op_name} (node {node.index}): input {list(xs)} and weights {list(fs)} "
-                                 f"(OHWI) do not match")
-    if b_t >= 0 and context.shape(b_t) != (fs[0],):
-        raise UnsupportedOpError(f"{node.op_name} (node {node.index}): bias {list(context.shape(b_t))} for "
-                                 f"{fs[0]} output channels")
+    xs, fs = check_operands(node, context, x_t, f_t, b_t)
     if dt == I16:
         bias_type, option = quant.bias_type_16x8(node, context, b_t, p)
         in_s, out_s = quant.symmetric_int16_scales(node, context, x_t, y_t)
@@ -317,19 +340,7 @@ def prepare_quantized(context, node, p):
         out_s, out_zp = quant.tensor_scale_zp(context, y_t)
         recipe = "int32"
         qmin, qmax = -128, 127
-    shape = np.asarray(context.require_value(node, 0, "the output shape")).reshape(-1)
-    if shape.shape != (4,):
-        raise UnsupportedOpError(f"TRANSPOSE_CONV (node {node.index}): output shape {shape.tolist()} must have 4 "
-                                 f"values")
-    out = tuple(int(v) for v in shape)
-    if any(v < 0 for v in out) or out[0] != xs[0] or out[3] != fs[0]:
-        raise UnsupportedOpError(f"TRANSPOSE_CONV (node {node.index}): output shape {list(out)} does not fit "
-                                 f"batch {xs[0]} / {fs[0]} output channels")
-    sh, sw, padding = p["stride_h"], p["stride_w"], p["padding"]
-    if sh <= 0 or sw <= 0 or padding not in (1, 2):
-        raise UnsupportedOpError(f"TRANSPOSE_CONV (node {node.index}): strides ({sh}, {sw}) / padding "
-                                 f"{PADDING_NAMES.get(padding, padding)} unusable (absent options table?)")
-    pt, pl = transpose_window(node, padding, out[1], out[2], fs[1], fs[2], sh, sw, xs[1], xs[2])
+    out, sh, sw, padding, pt, pl = output_geometry(node, context, p, xs, fs)
     co, kh, kw, ci = fs
     f_scales, _, _ = quant.quant_params(context, f_t)
     eff, mult, shift = quant.per_channel_multipliers(in_s, f_scales, out_s, co)
@@ -383,22 +394,7 @@ class TransposeConv(TransposeConvBase):
         if context.dtype(x_t) == F32 and context.dtype(f_t) == I8:
             return prepare_hybrid(context, node, p)
         xs, fs = check_shapes(node, context, x_t, f_t, b_t)
-        shape = np.asarray(context.require_value(node, 0, "the output shape")).reshape(-1)
-        if shape.shape != (4,):
-            raise UnsupportedOpError(f"TRANSPOSE_CONV (node {node.index}): output shape {shape.tolist()} must have 4 "
-                                     f"values")
-        out = tuple(int(v) for v in shape)
-        if any(v < 0 for v in out):
-            raise UnsupportedOpError(f"TRANSPOSE_CONV (node {node.index}): output shape {list(out)} has a negative "
-                                     f"dimension")
-        if out[0] != xs[0] or out[3] != fs[0]:
-            raise UnsupportedOpError(f"TRANSPOSE_CONV (node {node.index}): output shape {list(out)} does not fit "
-                                     f"batch {xs[0]} / {fs[0]} output channels")
-        sh, sw, padding = p["stride_h"], p["stride_w"], p["padding"]
-        if sh <= 0 or sw <= 0 or padding not in (1, 2):
-            raise UnsupportedOpError(f"TRANSPOSE_CONV (node {node.index}): strides ({sh}, {sw}) / padding "
-                                     f"{PADDING_NAMES.get(padding, padding)} unusable (absent options table?)")
-        pt, pl = transpose_window(node, padding, out[1], out[2], fs[1], fs[2], sh, sw, xs[1], xs[2])
+        out, sh, sw, padding, pt, pl = output_geometry(node, context, p, xs, fs)
         context.set_output(node.outputs[0], out, F32)
         return self.make_data(context, node, PADDING_NAMES[padding], sh, sw, pt, pl, out,
                               p.get("fused_activation_function", 0))
@@ -413,25 +409,18 @@ class TransposeConv(TransposeConvBase):
         return super().invoke(context, node, d)
 
     def invoke_reference(self, context, node, d):
+        if type(d) is TransposeConvData:
+            return super().invoke_reference(context, node, d)
+        t = context.tensors
+        b_t = node.input(3)
+        out = t[node.outputs[0]]
+        args = (t[node.inputs[2]], t[node.inputs[1]], t[b_t] if b_t >= 0 else None, d)
         if type(d) is TransposeConvUint8Data:
-            t = context.tensors
-            b_t = node.input(3)
-            t[node.outputs[0]][...] = reference_uint8(t[node.inputs[2]], t[node.inputs[1]],
-                                                      t[b_t] if b_t >= 0 else None, d)
-            return
-        if type(d) is TransposeConvQuantizedData:
-            t = context.tensors
-            b_t = node.input(3)
-            t[node.outputs[0]][...] = reference_quantized(t[node.inputs[2]], t[node.inputs[1]],
-                                                          t[b_t] if b_t >= 0 else None, d, t[node.outputs[0]].dtype)
-            return
-        if type(d) is TransposeConvHybridData:
-            t = context.tensors
-            b_t = node.input(3)
-            t[node.outputs[0]][...] = reference_hybrid(t[node.inputs[2]], t[node.inputs[1]],
-                                                       t[b_t] if b_t >= 0 else None, d)
-            return
-        return super().invoke_reference(context, node, d)
+            out[...] = reference_uint8(*args)
+        elif type(d) is TransposeConvQuantizedData:
+            out[...] = reference_quantized(*args, out.dtype)
+        else:
+            out[...] = reference_hybrid(*args)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -514,17 +503,8 @@ def requantize_uint8(acc, d) -> np.ndarray:
 
 def reference_uint8(x, filt, bias, d) -> np.ndarray:
     """Scatter every tap's Σ (w − w_zp)·(x − x_zp) onto an int64 canvas, crop, add the bias, requantize."""
-    n, h, w, ci = x.shape
-    co, kh, kw, _ = filt.shape
-    sh, sw, pt, pl = d.stride_h, d.stride_w, d.pad_top, d.pad_left
-    oh, ow = d.output_shape[1], d.output_shape[2]
-    canvas = np.zeros((n, max((h - 1) * sh + kh, pt + oh), max((w - 1) * sw + kw, pl + ow), co), np.int64)
-    xs = x.astype(np.int64) - d.input_zero_point
-    f = filt.astype(np.int64) - d.filter_zero_point
-    for ky in range(kh if x.size else 0):       # an empty input scatters nothing
-        for kx in range(kw):
-            canvas[:, ky:ky + (h - 1) * sh + 1:sh, kx:kx + (w - 1) * sw + 1:sw, :] += xs @ f[:, ky, kx, :].T
-    acc = canvas[:, pt:pt + oh, pl:pl + ow, :]
+    acc = scatter_taps(x.astype(np.int64) - d.input_zero_point, filt.astype(np.int64) - d.filter_zero_point,
+                       (d.stride_h, d.stride_w), (d.pad_top, d.pad_left), d.output_shape[1:3], np.int64)
     if bias is not None:
         acc = acc + bias.astype(np.int64)
     return requantize_uint8(acc, d)
@@ -534,27 +514,9 @@ def prepare_uint8(context, node, p):
     x_t, f_t, b_t, y_t = node.input(2), node.input(1), node.input(3), node.outputs[0]
     context.expect_dtype(node, f_t, (U8,), "weights")
     context.expect_dtype(node, y_t, (U8,), "output")
-    xs, fs = context.shape(x_t), context.shape(f_t)
-    if len(xs) != 4 or len(fs) != 4 or xs[3] != fs[3]:
-        raise UnsupportedOpError(f"{node.op_name} (node {node.index}): input {list(xs)} and weights {list(fs)} "
-                                 f"(OHWI) do not match")
-    if b_t >= 0 and context.shape(b_t) != (fs[0],):
-        raise UnsupportedOpError(f"{node.op_name} (node {node.index}): bias {list(context.shape(b_t))} for "
-                                 f"{fs[0]} output channels")
+    xs, fs = check_operands(node, context, x_t, f_t, b_t)
     in_s, in_zp, f_s, f_zp, out_s, out_zp, real, m, s = quant.uint8_matrix_scales(node, context, x_t, f_t, b_t, y_t)
-    shape = np.asarray(context.require_value(node, 0, "the output shape")).reshape(-1)
-    if shape.shape != (4,):
-        raise UnsupportedOpError(f"TRANSPOSE_CONV (node {node.index}): output shape {shape.tolist()} must have 4 "
-                                 f"values")
-    out = tuple(int(v) for v in shape)
-    if any(v < 0 for v in out) or out[0] != xs[0] or out[3] != fs[0]:
-        raise UnsupportedOpError(f"TRANSPOSE_CONV (node {node.index}): output shape {list(out)} does not fit "
-                                 f"batch {xs[0]} / {fs[0]} output channels")
-    sh, sw, padding = p["stride_h"], p["stride_w"], p["padding"]
-    if sh <= 0 or sw <= 0 or padding not in (1, 2):
-        raise UnsupportedOpError(f"TRANSPOSE_CONV (node {node.index}): strides ({sh}, {sw}) / padding "
-                                 f"{PADDING_NAMES.get(padding, padding)} unusable (absent options table?)")
-    pt, pl = transpose_window(node, padding, out[1], out[2], fs[1], fs[2], sh, sw, xs[1], xs[2])
+    out, sh, sw, padding, pt, pl = output_geometry(node, context, p, xs, fs)
     co, kh, kw, ci = fs
     code = p.get("fused_activation_function", 0)
     lo, hi = quant.activation_range_quantized(code, out_s, out_zp, 0, 255)
@@ -642,28 +604,10 @@ def prepare_hybrid(context, node, p):
     context.expect_dtype(node, y_t, (F32,), "output")
     if b_t >= 0:
         context.expect_dtype(node, b_t, (F32,), "bias")
-    xs, fs = context.shape(x_t), context.shape(f_t)
-    if len(xs) != 4 or len(fs) != 4 or xs[3] != fs[3]:
-        raise UnsupportedOpError(f"{node.op_name} (node {node.index}): input {list(xs)} and weights {list(fs)} "
-                                 f"(OHWI) do not match")
-    if b_t >= 0 and context.shape(b_t) != (fs[0],):
-        raise UnsupportedOpError(f"{node.op_name} (node {node.index}): bias {list(context.shape(b_t))} for "
-                                 f"{fs[0]} output channels")
+    xs, fs = check_operands(node, context, x_t, f_t, b_t)
     co, kh, kw, ci = fs
     scales, per_channel = quant.hybrid_filter_scales(node, context, f_t, co, 0)
-    shape = np.asarray(context.require_value(node, 0, "the output shape")).reshape(-1)
-    if shape.shape != (4,):
-        raise UnsupportedOpError(f"TRANSPOSE_CONV (node {node.index}): output shape {shape.tolist()} must have 4 "
-                                 f"values")
-    out = tuple(int(v) for v in shape)
-    if any(v < 0 for v in out) or out[0] != xs[0] or out[3] != co:
-        raise UnsupportedOpError(f"TRANSPOSE_CONV (node {node.index}): output shape {list(out)} does not fit "
-                                 f"batch {xs[0]} / {co} output channels")
-    sh, sw, padding = p["stride_h"], p["stride_w"], p["padding"]
-    if sh <= 0 or sw <= 0 or padding not in (1, 2):
-        raise UnsupportedOpError(f"TRANSPOSE_CONV (node {node.index}): strides ({sh}, {sw}) / padding "
-                                 f"{PADDING_NAMES.get(padding, padding)} unusable (absent options table?)")
-    pt, pl = transpose_window(node, padding, out[1], out[2], kh, kw, sh, sw, xs[1], xs[2])
+    out, sh, sw, padding, pt, pl = output_geometry(node, context, p, xs, fs)
     code = p.get("fused_activation_function", 0)
     lo, hi = activation_range(code)
     context.set_output(y_t, out, F32)
@@ -740,7 +684,7 @@ def reference_hybrid(x, filt, bias, d) -> np.ndarray:
     oh, ow = d.output_shape[1], d.output_shape[2]
     q, sf, zp = quant.asymmetric_quantize_rows(x.reshape(n, -1))
     q = q.reshape(x.shape).astype(np.int32)
-    canvas = np.zeros((n, max((h - 1) * sh + kh, pt + oh), max((w - 1) * sw + kw, pl + ow), co), np.float32)
+    canvas = zero_canvas(x.shape, filt.shape, (sh, sw), (pt, pl), (oh, ow), np.float32)
     wf = filt.astype(np.float32).transpose(3, 1, 2, 0)          # [I, KH, KW, O]
     for b in range(n):
         for iy in range(h):
