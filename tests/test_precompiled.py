@@ -140,14 +140,29 @@ def test_openblas_jobs_go_to_the_pool(probe_library):
 
     a = np.random.default_rng(6).standard_normal((700, 300)).astype(np.float32)
     w = np.random.default_rng(7).standard_normal((300, 200)).astype(np.float32)
+    import threading
+
     _blas.set_threads(1)
     one = a @ w
     try:
         _blas.set_threads(2)
         two = a @ w
+        _blas.set_threads(4)                # more jobs than CPUs: each still gets its own thread
+        four = a @ w
+        both = [None, None]                 # two Python threads in OpenBLAS at once: they queue up
+
+        def product(k):
+            both[k] = a @ w
+
+        workers = [threading.Thread(target=product, args=(k,)) for k in range(2)]
+        for t in workers:
+            t.start()
+        for t in workers:
+            t.join()
     finally:
         _blas.set_threads(1)
-    np.testing.assert_allclose(two, one, rtol=1e-5, atol=1e-4)
+    for got in (two, four, *both):
+        np.testing.assert_allclose(got, one, rtol=1e-5, atol=1e-4)
     if _blas.available():
         assert _blas._handed_over == 2
 

@@ -15,7 +15,7 @@ _getter = None
 _library = None         # the OpenBLAS that numpy loaded (ctypes)
 _searched = False
 _current: int | None = None
-_handed_over: int | None = None     # threads of the kernel library's pool that OpenBLAS's jobs go to
+_handed_over: int | None = None     # OpenBLAS's jobs go to the kernel library's pool (since n threads)
 
 
 def _find():
@@ -77,7 +77,7 @@ def hand_over(n: int) -> bool:
     the model (depthwise rows, bias passes) would use; the pool's threads spin ~50 µs, then sleep.
     Nothing happens without the library or with an OpenBLAS that lacks the hook."""
     global _handed_over
-    if _handed_over is not None and _handed_over >= n:
+    if _handed_over is not None:
         return True
     from . import precompiled
 
@@ -88,7 +88,7 @@ def hand_over(n: int) -> bool:
         hook = ctypes.c_void_p.in_dll(_library, "openblas_threads_callback_")
     except ValueError:
         return False
-    hook.value = lib.module.blas_callback(int(n))
+    hook.value = lib.module.blas_callback()
     _handed_over = n
     return True
 

@@ -219,7 +219,7 @@ static int take_scalar(PyObject *o, char letter, slots_t *s)
 #define CPU_RELAX() atomic_signal_fence(memory_order_seq_cst)
 #endif
 
-#define MAX_THREADS 16
+#define MAX_THREADS 64
 #define SPIN_ROUNDS 4000
 
 typedef void (*part_fn)(void *ctx, int part, int thread);
@@ -294,11 +294,13 @@ static void pool_run(part_fn fn, void *ctx, int parts, int threads, int claim)
         threads = MAX_THREADS;
     if (threads > parts)
         threads = parts;
-    if (threads <= 1 || pthread_mutex_trylock(&pool.busy) != 0) {
-        for (k = 0; k < parts; k++)
+    if (threads <= 1 || (claim && pthread_mutex_trylock(&pool.busy) != 0)) {
+        for (k = 0; k < parts; k++)     /* independent parts: the caller can do them all */
             fn(ctx, k, 0);
         return;
     }
+    if (!claim)                         /* jobs that wait for each other need their threads: queue up */
+        pthread_mutex_lock(&pool.busy);
     pool.first_seen = atomic_load(&pool.generation);
     while (pool.started < threads - 1) {
         if (pthread_create(&pool.threads[pool.started], NULL, worker, (void *)(intptr_t)(pool.started + 1)) != 0)
@@ -345,8 +347,6 @@ static void blas_part(void *ctx, int part, int thread)
     b->job(thread, b->jobs + (size_t)part * b->size, b->data);
 }
 
-static int blas_width = 1;
-
 static void blas_threads_callback(int sync, blas_job_fn job, int count, size_t size, void *jobs, int data)
 {
     blas_jobs_t b;
@@ -354,7 +354,7 @@ static void blas_threads_callback(int sync, blas_job_fn job, int count, size_t s
     b.jobs = (char *)jobs;
     b.size = size;
     b.data = data;
-    pool_run(blas_part, &b, count, blas_width, 0);
+    pool_run(blas_part, &b, count, count, 0);   /* every job its own thread: they wait for each other */
 }
 
 /* the arguments in the slots of an entry described by spec (3 letters an argument), or 0 */
@@ -527,22 +527,17 @@ static PyObject *kernel_call_rows(PyObject *self, PyObject *const *args, Py_ssiz
     Py_RETURN_NOTIMPLEMENTED;
 }
 
-/* blas_callback(threads): the address of the function OpenBLAS may hand its jobs to, their
- * jobs then shared among `threads` threads of the pool */
-static PyObject *kernel_blas_callback(PyObject *self, PyObject *arg)
+/* blas_callback(): the address of the function OpenBLAS may hand its jobs to */
+static PyObject *kernel_blas_callback(PyObject *self, PyObject *unused)
 {
-    long t = PyLong_AsLong(arg);
-    if (t == -1 && PyErr_Occurred())
-        return NULL;
-    blas_width = t < 1 ? 1 : (t > MAX_THREADS ? MAX_THREADS : (int)t);
     return PyLong_FromVoidPtr((void *)blas_threads_callback);
 }
 
 static PyMethodDef METHODS[] = {
     {"call_rows", (PyCFunction)(void (*)(void))kernel_call_rows, METH_FASTCALL,
      "call_rows(first, count, fallback, threads, total, align, *args): rows 0..total on the pool"},
-    {"blas_callback", (PyCFunction)kernel_blas_callback, METH_O,
-     "blas_callback(threads): address of the OpenBLAS threads callback (jobs on `threads` threads)"},
+    {"blas_callback", (PyCFunction)kernel_blas_callback, METH_NOARGS,
+     "blas_callback(): address of the OpenBLAS threads callback (each job on a thread of the pool)"},
     {"call", (PyCFunction)(void (*)(void))kernel_call, METH_FASTCALL,
      "call(first, count, fallback, *args): run the first of entries first..first+count that takes args"},
     {"match", (PyCFunction)(void (*)(void))kernel_match, METH_FASTCALL,
