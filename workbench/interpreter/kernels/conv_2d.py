@@ -198,6 +198,28 @@ def float_guard_rows(x2d, limit, flags, r0, r1):
 
 
 @njit(nogil=True)
+def im2col_rows(x, cols6, sh, sw, dh, dw, pt, pl, r0, r1):
+    """The im2col matrix's rows for output image rows r0..r1 (row r = image r // OH, output row
+    r % OH): ``cols6[b, oy, ox, ky, kx, :]`` is the input pixel under tap (ky, kx) of output
+    (oy, ox), or zeros where the tap falls in the padding — no padded copy of the input."""
+    _, h, w, c = x.shape
+    _, oh, ow, kh, kw, _ = cols6.shape
+    for r in range(r0, r1):
+        b, oy = r // oh, r % oh
+        for ox in range(ow):
+            for ky in range(kh):
+                iy = oy * sh - pt + ky * dh
+                for kx in range(kw):
+                    ix = ox * sw - pl + kx * dw
+                    if 0 <= iy < h and 0 <= ix < w:
+                        for i in range(c):
+                            cols6[b, oy, ox, ky, kx, i] = x[b, iy, ix, i]
+                    else:
+                        for i in range(c):
+                            cols6[b, oy, ox, ky, kx, i] = 0.0
+
+
+@njit(nogil=True)
 def float_epilogue_rows(out2d, bias, lo, hi, r0, r1):
     """Rows r0..r1 of the float fast path after its BLAS product: + bias, then the clamp to [lo, hi],
     in one pass (shared among the threads by :func:`workbench.interpreter._jit.run_rows`)."""
@@ -618,10 +640,7 @@ class Conv2D(Kernel):
         else:
             impl = "im2col+blas"
             weights = filter_matrix(filt) if filt is not None else None
-            need = [((n * oh * ow, kh * kw * c), np.float32)]
-            if needs_pad:
-                need.append((padded_shape((n, h, w, c), kh, kw, oh, ow, sh, sw, dh, dw, pt, pl), np.float32))
-            scratch = context.scratch.reserve(*need)
+            scratch = context.scratch.reserve(((n * oh * ow, kh * kw * c), np.float32))
         return Conv2DData(PADDING_NAMES[p["padding"]], sh, sw, dh, dw, kh, kw, pt, pl, groups, (n, oh, ow, o),
                           activation_name(p["fused_activation_function"]), lo, hi, impl, weights,
                           None if bias_v is None else np.ascontiguousarray(bias_v, np.float32), padded, cols, scratch,
@@ -661,17 +680,11 @@ class Conv2D(Kernel):
         if impl == "matmul":
             np.matmul(x2d, weights, out=out2d)
         else:
-            cols, *padded = context.scratch.views(d.scratch)
-            src = x
-            if padded:
-                src = padded[0]
-                src.fill(0.0)
-                h, w = x.shape[1], x.shape[2]
-                src[:, d.pad_top:d.pad_top + h, d.pad_left:d.pad_left + w, :] = x
-            _, oh, ow, _ = out.shape
-            view = im2col_view(src, oh, ow, d.filter_h, d.filter_w, d.stride_h, d.stride_w, d.dilation_h,
-                               d.dilation_w)
-            np.copyto(cols.reshape(view.shape), view)
+            (cols,) = context.scratch.views(d.scratch)
+            n, oh, ow, _ = out.shape
+            run_rows(im2col_rows, n * oh, threads, x, cols.reshape(n, oh, ow, d.filter_h, d.filter_w, x.shape[3]),
+                     d.stride_h, d.stride_w, d.dilation_h, d.dilation_w, d.pad_top, d.pad_left,
+                     work=cols.size * 4)
             np.matmul(cols, weights, out=out2d)
         run_rows(float_epilogue_rows, out2d.shape[0], threads, out2d, bias, np.float32(d.output_activation_min),
                  np.float32(d.output_activation_max), work=out2d.size * 8)
