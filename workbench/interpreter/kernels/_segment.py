@@ -9,6 +9,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..registry import Kernel, OpData, opdata
+from ._common import F32
+from ._elementwise import I32, refuse
+
 
 def identity(kind: str, dtype: np.dtype):
     if kind == "sum":
@@ -35,3 +39,45 @@ def segment_reduce(kind: str, data: np.ndarray, ids: np.ndarray, num_segments: i
         return out
     UFUNC[kind].at(out, flat[keep], rows[keep])
     return out
+
+
+@opdata
+class UnsortedSegmentData(OpData):
+    num_segments: int
+    output_shape: tuple
+    empty_value: object             # the reduction's identity, in the rows no id points at
+
+
+class UnsortedSegmentKernel(Kernel):
+    """UNSORTED_SEGMENT_{SUM,PROD,MAX,MIN}: the four differ only in ``kind``.
+
+    Inputs: data (float32 or int32), segment_ids (int32, shaped like data's leading dimensions),
+    num_segments (int32 scalar or [1]).  Output [num_segments] + data.shape[ids.rank:]; ids outside
+    [0, num_segments) are skipped."""
+
+    kind = ""
+
+    def prepare(self, context, node):
+        data, ids, n_t = node.inputs[0], node.inputs[1], node.inputs[2]
+        dt = context.expect_dtype(node, data, (F32, I32), "data")
+        context.expect_dtype(node, ids, (I32,), "segment_ids")
+        context.expect_dtype(node, n_t, (I32,), "num_segments")
+        ds, ids_s = context.shape(data), context.shape(ids)
+        if tuple(ds[:len(ids_s)]) != tuple(ids_s):
+            refuse(node, f"segment_ids {list(ids_s)} must match the leading dimensions of data {list(ds)}")
+        n = [int(v) for v in np.asarray(context.require_value(node, 2, "num_segments")).reshape(-1)]
+        if len(n) != 1 or n[0] < 0:
+            refuse(node, f"num_segments must be one non-negative value; got {n}")
+        out = (n[0],) + tuple(ds[len(ids_s):])
+        context.set_output(node.outputs[0], out, dt)
+        return UnsortedSegmentData(n[0], out, identity(self.kind, dt))
+
+    def invoke(self, context, node, d):
+        t = context.tensors
+        t[node.outputs[0]][...] = segment_reduce(self.kind, t[node.inputs[0]], t[node.inputs[1]], d.num_segments,
+                                                 False)
+
+    def invoke_reference(self, context, node, d):
+        t = context.tensors
+        t[node.outputs[0]][...] = segment_reduce(self.kind, t[node.inputs[0]], t[node.inputs[1]], d.num_segments,
+                                                 True)
