@@ -113,6 +113,7 @@ def test_rows_on_the_librarys_own_pool(probe_library, monkeypatch):
     import threading
 
     monkeypatch.setattr(_jit, "MIN_PARALLEL_WORK", 0)
+    monkeypatch.setattr(_jit, "MIN_POOL_WORK", 0)
     pre = precompiled.for_function(probe.scaled_rows)
     x = np.random.default_rng(5).standard_normal((1001, 37)).astype(np.float32)
     ref = np.empty_like(x)

@@ -73,8 +73,10 @@ def run(model, inputs, reference=False, threads=1):
 
 @pytest.fixture
 def split_everything(monkeypatch):
-    """Share rows between threads however small the node (normally only from ~2 M multiply-adds)."""
+    """Share rows between threads however small the node (normally only from ~2 M multiply-adds, or
+    ~32 k on the kernel library's pool)."""
     monkeypatch.setattr(_jit, "MIN_PARALLEL_WORK", 0)
+    monkeypatch.setattr(_jit, "MIN_POOL_WORK", 0)
 
 
 @pytest.mark.parametrize("case", sorted(BIG))
@@ -287,7 +289,8 @@ def test_scratch_layout_is_aligned_and_views_share_one_buffer():
 
 
 def test_small_work_stays_in_the_calling_thread(monkeypatch):
-    """Below MIN_PARALLEL_WORK (or with 1 thread) run_rows makes exactly one plain call."""
+    """Below MIN_PARALLEL_WORK for Python's pool, below MIN_POOL_WORK for any, or with 1 thread,
+    run_rows makes exactly one plain call."""
     import threading
 
     calls = []
@@ -297,7 +300,8 @@ def test_small_work_stays_in_the_calling_thread(monkeypatch):
 
     _jit.run_rows(record, 100, 2, work=_jit.MIN_PARALLEL_WORK - 1)
     _jit.run_rows(record, 100, 1)
-    assert calls == [(0, 100, True), (0, 100, True)]
+    _jit.run_rows(record, 100, 2, work=_jit.MIN_POOL_WORK - 1)
+    assert calls == [(0, 100, True), (0, 100, True), (0, 100, True)]
     calls.clear()
     monkeypatch.setattr(_jit, "cpu_count", lambda: 2)
     _jit.run_rows(record, 100, 2, align=4, work=_jit.MIN_PARALLEL_WORK)
@@ -340,3 +344,30 @@ def test_float_conv_rows_shared_between_threads(case, split_everything):
     huge_two, _ = run(model, {"x": huge}, threads=2)
     huge_ref, _ = run(model, {"x": huge}, reference=True)
     assert huge_two[0].tobytes() == huge_ref[0].tobytes()
+
+
+def test_float_guard_pieces_and_limit(split_everything):
+    """The float conv guard reads its input as pieces of GUARD_CHUNK values: a value at or above the
+    limit (or NaN / inf) raises the flag wherever it sits: first or last value of a piece, in the
+    short last piece, with one or two threads; the float32 limit is never laxer than 1e38 / bound."""
+    size = 3 * conv_2d.GUARD_CHUNK + 17
+    pieces = -(-size // conv_2d.GUARD_CHUNK)
+    limit = conv_2d.guard_limit(1e30)
+    assert float(limit) <= 1e8 and float(np.nextafter(limit, np.float32(np.inf))) > 1e8
+    assert conv_2d.guard_limit(0.0) == np.inf and conv_2d.guard_limit(np.nan) == np.inf
+    assert conv_2d.guard_limit(1e-30) == conv_2d.guard_limit(0.29) == np.inf and conv_2d.guard_limit(0.3) < np.inf
+    for bound in (3.0, 7.1e30, 1.01, 123456.789):
+        lf = conv_2d.guard_limit(bound)
+        assert float(lf) <= 1e38 / bound and float(np.nextafter(lf, np.float32(np.inf))) > 1e38 / bound
+    for threads in (1, 2):
+        flat = np.full(size, np.float32(-1e8) * np.float32(0.999), np.float32)
+        flags = np.zeros(1, np.int8)
+        _jit.run_rows(conv_2d.float_guard_rows, pieces, threads, flat, limit, flags)
+        assert flags[0] == 0
+        for where in (0, conv_2d.GUARD_CHUNK - 1, conv_2d.GUARD_CHUNK, 2 * conv_2d.GUARD_CHUNK + 5, size - 1):
+            for value in (np.float32(1e8), np.float32(-np.inf), np.float32(np.nan)):
+                bad = flat.copy()
+                bad[where] = value
+                flags[0] = 0
+                _jit.run_rows(conv_2d.float_guard_rows, pieces, threads, bad, limit, flags)
+                assert flags[0] == 1, (threads, where, value)

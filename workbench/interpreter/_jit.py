@@ -144,7 +144,8 @@ def native(builder):
 # sharing a kernel's rows among threads
 
 _pool = None
-MIN_PARALLEL_WORK = 1 << 21     # below ~2 million multiply-adds a thread hand-off costs more than it saves
+MIN_PARALLEL_WORK = 1 << 21     # below ~2 million multiply-adds a hand-off to Python's thread pool costs more
+MIN_POOL_WORK = 1 << 15         # ... and below ~32 thousand, one to the kernel library's pool (about 1 µs)
 
 
 def cpu_count() -> int:
@@ -162,13 +163,13 @@ def run_rows(fn, total: int, threads: int, *args, align: int = 1, work: int | No
     into that many pieces of a multiple of ``align`` rows, run at the same time on a small thread
     pool (``fn`` must be a jitted kernel declared ``nogil=True``, writing disjoint rows) while the
     calling thread runs the first piece.  With 1 thread, or less ``work`` (multiply-adds, when
-    given) than ``MIN_PARALLEL_WORK``, one plain call: nothing else happens.
+    given) than the hand-off costs, one plain call: nothing else happens.  The precompiled kernel
+    library's pool hands off in about a microsecond (``MIN_POOL_WORK``), Python's thread pool in tens
+    (``MIN_PARALLEL_WORK``).
     """
     global _pool
-    if work is not None and work < MIN_PARALLEL_WORK:
-        threads = 1
     threads = min(int(threads), cpu_count(), max(1, total // (2 * align)))
-    if threads <= 1:
+    if threads <= 1 or (work is not None and work < MIN_POOL_WORK):
         fn(*args, 0, total)
         return
     if type(fn) is LazyJit:             # a kernel of the precompiled library: its own thread pool
@@ -179,6 +180,9 @@ def run_rows(fn, total: int, threads: int, *args, align: int = 1, work: int | No
         if rows is not None and rows(threads, total, align, *args):
             return
         fn = fn.compile()
+    if work is not None and work < MIN_PARALLEL_WORK:
+        fn(*args, 0, total)
+        return
     step = -(-total // threads)
     step = -(-step // align) * align
     if _pool is None or _pool._max_workers < threads - 1:

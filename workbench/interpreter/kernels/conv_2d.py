@@ -182,19 +182,36 @@ def filter_matrix(filt: np.ndarray) -> np.ndarray:
     return np.asarray(filt, np.float32).reshape(filt.shape[0], -1).T
 
 
+GUARD_CHUNK = 4096      # the guard's "rows": pieces of this many input values
+
+
 @njit(nogil=True)
-def float_guard_rows(x2d, limit, flags, r0, r1):
-    """``flags[0]`` = 1 when a value of rows r0..r1 is not below ``limit`` in magnitude (or is NaN).
+def float_guard_rows(flat, limit, flags, r0, r1):
+    """``flags[0]`` = 1 when a value of pieces r0..r1 of ``flat`` (pieces of ``GUARD_CHUNK`` values)
+    is not below ``limit`` in magnitude (or is NaN).
 
     With ``limit`` = 1e38 / (max|w| · dot length), no product or partial sum of the node can
     overflow float32 unless a flag is raised; when one could, BLAS's order and fused multiply-adds
     may turn litert's inf + (-inf) = NaN into ±FLT_MAX (or the other way round), so the caller
     runs the per-tap reference, whose order litert agrees with."""
     for r in range(r0, r1):
-        for j in range(x2d.shape[1]):
-            if not abs(x2d[r, j]) < limit:
-                flags[0] = 1
-                return
+        piece = flat[r * GUARD_CHUNK:(r + 1) * GUARD_CHUNK]
+        bad = False
+        for j in range(piece.size):
+            bad |= not abs(piece[j]) < limit       # no early exit inside a piece: the loop vectorises
+        if bad:
+            flags[0] = 1
+            return
+
+
+def guard_limit(bound: float) -> np.float32:
+    """The guard's float32 limit for weights of ``bound`` (max|w| · dot length): 1e38 / bound rounded
+    down, so that float32 comparisons are never laxer than the exact ones."""
+    limit = 1e38 / bound if bound > 0 else np.inf
+    if not limit <= float(np.finfo(np.float32).max):    # every finite float32 passes, inf and NaN do not
+        return np.float32(np.inf)
+    lf = np.float32(limit)     # float32 against float32: twice as many lanes as against a float64 limit
+    return np.nextafter(lf, np.float32(0)) if float(lf) > limit else lf
 
 
 @njit(nogil=True)
@@ -670,9 +687,9 @@ class Conv2D(Kernel):
         threads = context.num_threads
         x2d = x.reshape(-1, x.shape[3])
         flags = np.zeros(1, np.int8)
-        if x.size:
-            limit = 1e38 / bound if bound > 0 else np.inf            # inf / NaN inputs are caught either way
-            run_rows(float_guard_rows, x2d.shape[0], threads, x2d, limit, flags, work=x.size * 8)
+        if x.size:                          # inf / NaN inputs are caught whatever the limit
+            run_rows(float_guard_rows, -(-x.size // GUARD_CHUNK), threads, x.reshape(-1), guard_limit(bound), flags,
+                     work=x.size * 8)
         if flags[0]:
             self.invoke_reference(context, node, d)
             return
