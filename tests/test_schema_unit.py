@@ -264,3 +264,38 @@ def test_tensor_in_an_external_buffer_group_says_where_its_data_is():
     again = load(dump(model))
     with pytest.raises(ModelError, match="108 bytes at offset 4096 of external file 'weights.bin'"):
         tensor_data(again, 0, 1)
+
+
+def test_empty_data_vector_is_no_data_with_a_note_litert_refuses_it(tmp_path):
+    """A buffer whose data vector is present but 0 bytes long (Arm's ethos-u-vela test network has
+    one on its output tensor): read as "no data" — the tensor is computed at run time — with a load
+    note saying that ai-edge-litert refuses such a file; the model runs as without the vector."""
+    import litert_runner
+    from workbench.interpreter import Interpreter
+    from workbench.schema import Buffer
+
+    model = dilated_depthwise()
+    sg = model.subgraphs[0]
+    y = sg.outputs[0]
+    tensors = list(sg.tensors)
+    tensors[y] = dataclasses.replace(tensors[y], buffer=len(model.buffers))
+    odd = dataclasses.replace(model, buffers=(*model.buffers, Buffer(data=b"")),
+                              subgraphs=(dataclasses.replace(sg, tensors=tuple(tensors)),))
+    loaded = load(dump(odd))
+    assert loaded.buffers[-1].data is not None and len(loaded.buffers[-1].data) == 0
+    notes = [n for n in loaded.load_notes if "0 bytes" in str(n)]
+    assert len(notes) == 1 and notes[0].path == f"model.subgraphs[0].tensors[{y}].buffer"
+    assert "ai-edge-litert" in str(notes[0]) and f"Tensor {y} is invalidly specified" in str(notes[0])
+    x = np.random.default_rng(0).standard_normal((1, 8, 8, 3)).astype(np.float32)
+    outs = []
+    for m in (model, loaded):
+        it = Interpreter(model=m)
+        it.allocate_tensors()
+        it.set_tensor(it.get_input_details()[0]["index"], x)
+        it.invoke()
+        outs.append(it.get_tensor(it.get_output_details()[0]["index"]))
+    assert outs[0].tobytes() == outs[1].tobytes()
+    path = tmp_path / "odd.tflite"
+    path.write_bytes(dump(odd))
+    result = litert_runner.run(path, tmp_path / "in.npz", tmp_path / "out.npz", seed=0)
+    assert not result.ok and "invalidly specified" in result.describe()
