@@ -351,3 +351,25 @@ def test_mediapipe_float16_dequantize_difference_shows(corpus_paths, capsys):
     assert len(marked) == 113 and all("DEQUANTIZE" in line and "v3: in0=FLOAT16" in line for line in marked)
     code, out, _ = run_subprocess("versions", path, "--runtime", "1.13.1")
     assert code == 1 and op_not_found_text("DEQUANTIZE", 2) in out
+
+
+def test_legacy_quantizer_versions_and_stale_metadata_are_explained(corpus_paths, capsys):
+    """mltk_anomaly_detection went through TFLite's legacy post-training quantizer: its int32
+    STRIDED_SLICE and PACK are stored v2 (that quantizer stamps them so), and its metadata (1.11.0)
+    is below the 1.14.0 its int8 FULLY_CONNECTED v4 needs."""
+    path = corpus_paths["mltk_anomaly_detection"]
+    code, doc = versions_json(capsys, path)
+    assert code == 0
+    notes = {o["op"]: o["note"] for o in doc["operators"] if o["computed_version"] != o["stored_version"]}
+    assert set(notes) == {"STRIDED_SLICE", "PACK"}
+    assert all("legacy post-training quantizer" in n and "v2" in n for n in notes.values())
+    assert doc["min_runtime"]["stored"] == "1.11.0" and doc["min_runtime"]["from_stored_versions"] == "1.14.0"
+    code, out, err = run_subprocess("versions", path)
+    assert code == 0 and err == ""
+    assert "below the 1.14.0 the stored versions need, so TFLite 1.11.0 would still refuse" in out
+    # a float model's STRIDED_SLICE at v2 would not be blamed on the quantizer
+    from workbench.versioning.writers import legacy_quantizer_note
+    from workbench.schema import BuiltinOperator as B
+    assert legacy_quantizer_note(B.STRIDED_SLICE, 2, 1, quantized_model=False) is None
+    assert legacy_quantizer_note(B.STRIDED_SLICE, 3, 1, quantized_model=True) is None
+    assert legacy_quantizer_note(B.CONV_2D, 3, 1, quantized_model=True) is not None

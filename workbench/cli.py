@@ -34,10 +34,11 @@ from .options import parse as parse_options
 from .schema import buffer_bytes, builtin_code, load, op_name, stored_min_runtime
 from .schema.declare import FlatTable
 from .schema.reader import UnknownTable
-from .schema.enums import BuiltinOperator
+from .schema.enums import BuiltinOperator, TensorType
 from .versioning import (
     check, compare_runtime_version, min_runtime, op_version, read_min_runtime_metadata,
 )
+from .versioning.writers import legacy_quantizer_note
 
 EXIT_OK = 0
 EXIT_INTERNAL = 1
@@ -468,7 +469,8 @@ def _release(text: str) -> str:
     return text
 
 
-def _version_note(stored: int, computed: int | None, shared_by: int, code_max: int | None, code: int) -> str | None:
+def _version_note(stored: int, computed: int | None, shared_by: int, code_max: int | None, code: int,
+                  op=None, quantized_model: bool = False) -> str | None:
     """Why a computed version differs from the stored one, when the file itself can say."""
     if computed is None or computed == stored:
         return None
@@ -477,7 +479,15 @@ def _version_note(stored: int, computed: int | None, shared_by: int, code_max: i
                 f"v{stored}")
     if computed > stored:
         return "computed above stored: the file's writer did not apply this rule"
-    return "stored above computed: no rule of today's gives this version"
+    return (legacy_quantizer_note(op, stored, computed, quantized_model)
+            or "stored above computed: no rule of today's gives this version")
+
+
+def _integer_quantized(model) -> bool:
+    """Whether any tensor of the model is int8 / uint8 / int16 with quantization parameters."""
+    return any(t.type in (TensorType.INT8, TensorType.UINT8, TensorType.INT16) and t.quantization is not None
+               and t.quantization.scale is not None and len(t.quantization.scale) > 0
+               for sg in model.subgraphs or () for t in sg.tensors or ())
 
 
 def _drivers(mr) -> list[dict]:
@@ -489,6 +499,7 @@ def versions_report(model, *, file: str | None = None, runtime: str | None = Non
     """The ``versions --json`` document: per-operator stored vs computed versions, the minimum runtime
     (computed, metadata, from stored versions) and, with ``runtime``, what that release would refuse."""
     rows, users, code_max = [], {}, {}
+    quantized = _integer_quantized(model)
     for s, sg in enumerate(model.subgraphs or ()):
         for i, op in enumerate(sg.operators or ()):
             v = op_version(model, s, i)
@@ -503,7 +514,8 @@ def versions_report(model, *, file: str | None = None, runtime: str | None = Non
         operators.append({
             "subgraph": s, "index": i, "op": v.op, "opcode_index": int(code), "stored_version": int(v.stored),
             "computed_version": computed, "reason": v.reason,
-            "note": _version_note(v.stored, computed, users[code], code_max.get(code), code),
+            "note": _version_note(v.stored, computed, users[code], code_max.get(code), code, v.signature.op,
+                                  quantized),
         })
     computed_mr, stored_mr = min_runtime(model, computed=True), min_runtime(model)
     doc = {
@@ -568,6 +580,10 @@ def render_versions(doc: dict, limit: int | None = None) -> str:
         line.append(["min_runtime_version metadata", "(absent)", ""])
     else:
         agree = "agrees with computed" if meta == mr["computed"] else f"≠ computed {mr['computed']}"
+        need = mr["from_stored_versions"]
+        if need and compare_runtime_version(meta, need):
+            agree += (f"; below the {need} the stored versions need, so TFLite {meta} would still refuse "
+                      f"this file (a stale figure: a later step raised versions and kept the metadata)")
         line.append(["min_runtime_version metadata", meta, agree])
     out += _table(["", "release", "driven by"], line)
 

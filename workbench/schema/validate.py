@@ -111,11 +111,12 @@ def validate_model(model) -> list:
                     tensor_nbytes(tensor, f"{base}.tensors[{ti}].shape")  # raises with the details
             if b and b < len(buffers) and tensor.sparsity is None:
                 stored = buffer_size(buffers[b])
-                if stored == 0 and buffers[b].data is not None and buffers[b].offset <= 1:
+                if (stored == 0 and buffers[b].data is not None and buffers[b].offset <= 1
+                        and tensor_nbytes(tensor, f"{base}.tensors[{ti}].shape")):
                     notes.append(LoadNote(f"{base}.tensors[{ti}].buffer", None,
                                           f"buffer {b} has a data vector of 0 bytes: read here as no data (a "
                                           f"tensor computed at run time); ai-edge-litert 2.3 counts it as 0 "
-                                          f"bytes of constant data and refuses the model ('Tensor {ti} is "
+                                          f"bytes of constant data, too few for the shape, and refuses the model ('Tensor {ti} is "
                                           f"invalidly specified in schema')"))
                 nbytes = tensor_nbytes(tensor, f"{base}.tensors[{ti}].shape") if stored else None
                 if nbytes is not None and stored != nbytes:
