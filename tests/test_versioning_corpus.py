@@ -97,6 +97,7 @@ EXPECTED_DIFFERENCES: dict[str, dict[tuple[str, int, int], tuple[int, str]]] = {
     "aitoolkit_image_classifier": {},
     "aitoolkit_object_detector": {},
     "aitoolkit_deeplab_v3": {},
+    "star_trek_activation_phrase_v2": {},
     "mltk_anomaly_detection": {("STRIDED_SLICE", 2, 1): (1, LEGACY_QUANTIZER_RAISED),
                                ("PACK", 2, 1): (1, LEGACY_QUANTIZER_RAISED)},
 }
@@ -134,6 +135,7 @@ EXPECTED_MIN_RUNTIME: dict[str, tuple[str | None, str, str]] = {
     "aitoolkit_image_classifier": (None, "1.14.0", "1.14.0"),
     "aitoolkit_object_detector": ("1.14.0", "1.14.0", "1.14.0"),
     "aitoolkit_deeplab_v3": (None, "1.12.0", "1.12.0"),         # DEPTHWISE_CONV_2D v2: dilation
+    "star_trek_activation_phrase_v2": ("2.5.0", "2.5.0", "2.5.0"),
     # MLTK: the STALE_METADATA ones keep their float graph's figure
     "mltk_audio_example1": ("1.5.0", "1.14.0", "1.14.0"),
     "mltk_autoencoder_example_float32": ("1.14.0", "1.14.0", "1.14.0"),

