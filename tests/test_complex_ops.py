@@ -11,10 +11,8 @@ litert's builtin kernels (child process):
   ±0, ±1, 1e±30, FLT_MAX, the smallest normal and subnormal, ±inf, NaNs of both signs and a
   signalling NaN, plus values with random exponents over the whole range.
 
-Every output element must be bitwise equal to litert's, with one exception in the RFFT2D chain:
-the imaginary part of the self-conjugate bins ((0 | H/2, 0 | W/2)) is exactly zero, and litert's
-RFFT2D writes it as −0.0 where ours writes +0.0; there IMAG is compared by value, everywhere else
-by bits (the directly fed models check IMAG's −0.0 bit for bit).
+Every output element must be bitwise equal to litert's, also the imaginary parts of RFFT2D's
+self-conjugate bins ((0 | H/2, 0 | W/2)), which TFLite writes as −0.0.
 """
 
 from __future__ import annotations
@@ -180,33 +178,10 @@ def litert_results(tmp_path_factory):
 # bit-exact against litert
 
 
-def imag_exempt(name, shape):
-    """Elements whose imaginary part litert's RFFT2D writes as −0.0 and ours as +0.0 (see the module
-    docstring): the self-conjugate bins of each [fh, fw/2 + 1] plane.  None for the direct cases."""
-    if not name.startswith("rfft_"):
-        return None
-    fh, half = shape[-2], shape[-1]
-    fw = 2 * (half - 1)
-    mask = np.zeros(shape, bool)
-    for r in {0, fh // 2}:
-        for c in {0, fw // 2}:
-            mask[..., r, c] = True
-    return mask
-
-
 def assert_bit_exact(name, ours, theirs):
-    abs_o, real_o, imag_o = ours
-    abs_t, real_t, imag_t = theirs
-    assert_same([abs_o, real_o], [abs_t, real_t], name)
-    exempt = imag_exempt(name, imag_o.shape)
-    if exempt is None:
-        assert_same([imag_o], [imag_t], name)
-        return
-    bits = "u4" if imag_o.dtype == F32 else "u8"
-    assert imag_o.shape == imag_t.shape and imag_o.dtype == imag_t.dtype
-    differ = imag_o.view(bits) != imag_t.view(bits)
-    assert not (differ & ~exempt).any(), f"{name}: IMAG differs off the self-conjugate bins"
-    assert (imag_o[exempt] == 0).all() and (imag_t[exempt] == 0).all(), f"{name}: a self-conjugate bin is not 0"
+    """Every element of |z|, REAL and IMAG bitwise equal to litert's, the −0.0 imaginary parts that
+    TFLite's RFFT2D writes at the self-conjugate bins included."""
+    assert_same(list(ours), list(theirs), name)
 
 
 @pytest.mark.parametrize("case", sorted(CASES))

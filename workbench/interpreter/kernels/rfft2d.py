@@ -2,8 +2,10 @@
 
 Input [..., H, W]; fft_length (int32 [2], a constant of powers of two) = (fh, fw): the input is
 cropped or zero-padded to fh x fw, and the output is [..., fh, fw / 2 + 1] (the non-redundant
-half of the spectrum).  numpy computes in float64 and rounds to complex64; TFLite's own FFT rounds
-differently, so results agree to float rounding."""
+half of the spectrum).  numpy computes in float64 and rounds to complex64; TFLite's own FFT (Ooura's
+rdft2d in double) can round differently, so results agree to float rounding.  One fact is copied:
+TFLite writes the imaginary parts of the four self-conjugate bins ((0, 0), (0, fw/2), (fh/2, 0),
+(fh/2, fw/2)) as zeros that its final sign flip makes −0.0, whatever the input."""
 
 import numpy as np
 
@@ -41,4 +43,11 @@ class Rfft2d(Kernel):
 
     def invoke(self, context, node, d):
         x = context.tensors[node.inputs[0]].astype(np.float64)
-        context.tensors[node.outputs[0]][...] = np.fft.rfft2(x, s=d.fft_length, axes=(-2, -1)).astype(C64)
+        out = context.tensors[node.outputs[0]]
+        with np.errstate(invalid="ignore", over="ignore"):
+            out[...] = np.fft.rfft2(x, s=d.fft_length, axes=(-2, -1)).astype(C64)
+        fh, fw = d.fft_length
+        imag = out.imag                     # a view: the imaginary parts in place
+        for row in {0, fh // 2}:
+            for col in {0, fw // 2}:
+                imag[..., row, col] = -0.0
