@@ -83,8 +83,6 @@ KNOWN_GAPS: dict[tuple[str, int], str] = {
     ("DEPTHWISE_CONV_2D", 5): "c: trap row — the int16×int16 rule tests outputs[1], which a DEPTHWISE has not",
     ("DEPTHWISE_CONV_2D", 7): INT4 + " (int8 × int4 weights)",
     ("DEQUANTIZE", 4): "c: no rule ever produces DEQUANTIZE v4 (TFLITE_FACTS §2.4)",
-    ("DEQUANTIZE", 6): INT4,
-    ("DEQUANTIZE", 7): INT2,
     ("DEQUANTIZE", 8): UINT4,
     ("DEQUANTIZE", 9): NO_RULE,
     ("EMBEDDING_LOOKUP", 4): "not ours: int4 tables (b) or per-channel int8 tables (implementable; "

@@ -127,6 +127,31 @@ _STRING = 5      # TensorType.STRING: an object array of Python bytes (workbench
 STRING_DTYPE = np.dtype(object)
 
 
+_INT4 = 17       # TensorType.INT4: two values a byte, held unpacked as int8 (constants only)
+_INT2 = 19       # TensorType.INT2: four values a byte, held unpacked as int8 (constants only)
+PACKED_BITS = {_INT4: 4, _INT2: 2}
+
+
+def unpack_packed_ints(raw, count: int, bits: int) -> np.ndarray:
+    """Signed ``bits``-bit integers packed into bytes → an int8 vector of ``count`` values.
+
+    TFLite's packing (``UnpackPackedIntToInt8`` in portable_tensor_utils): value ``i`` lies in byte
+    ``i * bits // 8``, the first value in the lowest bits; each value is sign-extended (int4 holds
+    -8..7, int2 -2..1).  The bytes must be exactly ``ceil(count * bits / 8)``; an odd int4 count
+    leaves the high nibble of the last byte unused.
+    """
+    per_byte = 8 // bits
+    data = np.frombuffer(raw, np.uint8)
+    need = -(-count // per_byte)
+    if data.size != need:
+        raise ModelError(f"{data.size} bytes hold {count} int{bits} values only as {need} bytes")
+    shifts = np.arange(per_byte, dtype=np.uint8) * bits
+    fields = (data[:, None] >> shifts) & np.uint8((1 << bits) - 1)   # [byte, slot], low bits first
+    values = fields.reshape(-1)[:count].astype(np.int8)
+    sign = np.int8(1 << (bits - 1))
+    return ((values ^ sign) - sign).astype(np.int8)
+
+
 def _dtype_of(tensor) -> np.dtype | None:
     if int(tensor.type) == _RESOURCE:
         return np.dtype(np.int32)
@@ -190,8 +215,17 @@ class Context:
         self.interpreter = None             # the Interpreter (for control flow and resource variables)
         self.scratch = Scratch()            # temporary arrays the nodes share (see arena.Scratch)
         self._file_constants: list = [None] * n
+        # constants stored packed (INT4 / INT2) in the file, held unpacked as int8: tensor id → bits
+        self.packed_constants: dict[int, int] = {}
         for t, meta in enumerate(self.meta):
             self.dtypes[t] = _dtype_of(meta)
+            if meta.buffer and not meta.is_variable and int(meta.type) in PACKED_BITS:
+                value = self._packed_constant(model, subgraph, t, meta)
+                if value is not None:
+                    self._file_constants[t] = value
+                    self.packed_constants[t] = PACKED_BITS[int(meta.type)]
+                    self.dtypes[t] = value.dtype
+                continue
             if meta.buffer and not meta.is_variable:
                 try:
                     value = tensor_data(model, subgraph, t)
@@ -207,6 +241,31 @@ class Context:
                         raw = buffer_bytes(model, meta.buffer)
                         value = np.frombuffer(raw, self.dtypes[t])  # the stored (compressed) values
                     self._file_constants[t] = value
+
+    @staticmethod
+    def _packed_constant(model, subgraph: int, t: int, meta) -> np.ndarray | None:
+        """An INT4 / INT2 constant, unpacked once to int8 of its logical shape (None: no data)."""
+        path = f"model.subgraphs[{subgraph}].tensors[{t}] (buffer {meta.buffer})"
+        if meta.sparsity is not None:
+            raise ModelError(f"a sparse {meta.type.name} tensor is not supported (TFLite densifies int8/float only)",
+                             path)
+        raw = tensor_data(model, subgraph, t)       # the raw bytes (None when the buffer is empty)
+        if raw is None:
+            return None
+        shape = tuple(int(d) for d in (meta.shape or ()))
+        _check_shape(shape, path)
+        bits = PACKED_BITS[int(meta.type)]
+        try:
+            value = unpack_packed_ints(raw, math.prod(shape), bits).reshape(shape)
+        except ModelError as exc:
+            raise ModelError(f"{meta.type.name} tensor of shape {list(shape)}: {exc}", path) from None
+        value.flags.writeable = False
+        return value
+
+    def packed_bits(self, t: int) -> int | None:
+        """4 or 2 when constant ``t`` is stored packed (INT4 / INT2) in the file and held here
+        unpacked as int8; None otherwise."""
+        return self.packed_constants.get(t) if t >= 0 else None
 
     # -- called by the interpreter ---------------------------------------------------------
     def reset(self, input_shapes: dict[int, tuple]) -> None:
@@ -225,7 +284,7 @@ class Context:
             else:
                 self.shapes[t] = tuple(int(d) for d in (meta.shape or ()))
                 _check_shape(self.shapes[t], f"model.subgraphs[{self.subgraph_index}].tensors[{t}].shape")
-            self.dtypes[t] = _dtype_of(meta)
+            self.dtypes[t] = const.dtype if t in self.packed_constants else _dtype_of(meta)
         for t, shape in input_shapes.items():
             self.shapes[t] = tuple(int(d) for d in shape)
             _check_shape(self.shapes[t], f"model.subgraphs[{self.subgraph_index}].tensors[{t}].shape")

@@ -1065,6 +1065,16 @@ def reference_hybrid(x, filt, bias, d) -> np.ndarray:
     return out.reshape(d.output_shape)
 
 
+def _packed_note(context, f_t) -> str:
+    """int4 filters (AEQ's dynamic_wi4 recipes) are unpacked to int8 at load; litert's conv.cc unpacks
+    them too and runs the same int8 hybrid path."""
+    bits = context.packed_bits(f_t)
+    if bits == 2:
+        raise UnsupportedOpError(f"CONV_2D: int2 filter '{context.name(f_t)}' with a float input: litert's "
+                                 f"results differ from the unpacked-int8 hybrid path, not implemented")
+    return f"int{bits} weights (unpacked to int8), " if bits else ""
+
+
 def prepare_hybrid(context, node, p):
     f_t, b_t, y_t = node.input(1), node.input(2), node.outputs[0]
     context.expect_dtype(node, y_t, (F32,), "output")
@@ -1088,7 +1098,7 @@ def prepare_hybrid(context, node, p):
         return Conv2DHybridData(
             PADDING_NAMES[p["padding"]], sh, sw, dh, dw, kh, kw, pt, pl, groups, (n, oh, ow, o),
             activation_name(code), True, True, fs, np.zeros(o, np.int64), lo, hi,
-            "grouped, per-channel, asymmetric: quantize(numba)+direct loop(numba)", None,
+            _packed_note(context, f_t) + "grouped, per-channel, asymmetric: quantize(numba)+direct loop(numba)", None,
             None if bias is None else np.ascontiguousarray(bias, np.float32), np.zeros((n, h, w, c), np.int8),
             np.ones(n, np.float32), np.zeros(n, np.int32), filter=np.ascontiguousarray(filt, np.int8))
     context.set_output(y_t, (n, oh, ow, o), F32)
@@ -1097,7 +1107,7 @@ def prepare_hybrid(context, node, p):
     pshape = padded_shape((n, h, w, c), kh, kw, oh, ow, sh, sw, dh, dw, pt, pl)
     direct = kh == kw == 1 and sh == sw == 1 and pshape[1:3] == (h, w)
     padded = None if direct or pshape[1:3] == (h, w) else np.zeros(pshape, np.int8)
-    kind = "per-channel, asymmetric" if per_channel else "per-tensor, symmetric"
+    kind = _packed_note(context, f_t) + ("per-channel, asymmetric" if per_channel else "per-tensor, symmetric")
     return Conv2DHybridData(
         PADDING_NAMES[p["padding"]], sh, sw, dh, dw, kh, kw, pt, pl, 1, (n, oh, ow, o), activation_name(code),
         per_channel, per_channel, fs, quant.sse_row_sums(wmat), lo, hi,

@@ -805,6 +805,10 @@ def prepare_hybrid(context, node, p):
     if filt is None or bias is None:
         raise UnsupportedOpError(f"DEPTHWISE_CONV_2D (node {node.index}): hybrid filter and bias must be constant "
                                  f"tensors")
+    if context.packed_bits(f_t):
+        raise UnsupportedOpError(f"DEPTHWISE_CONV_2D (node {node.index}): a float input with an "
+                                 f"int{context.packed_bits(f_t)} filter '{context.name(f_t)}' (hybrid); litert 2.3 "
+                                 f"refuses it too ('Type FLOAT32 with filter type INT4 not currently supported')")
     fs, _ = quant.hybrid_filter_scales(node, context, f_t, co, 3, "filter")
     if len(fs) != co:
         raise UnsupportedOpError(f"DEPTHWISE_CONV_2D (node {node.index}): a hybrid filter needs one scale per output "
@@ -818,7 +822,9 @@ def prepare_hybrid(context, node, p):
     context.set_output(y_t, (n, oh, ow, co), F32)
     return DepthwiseConv2DHybridData(
         PADDING_NAMES[p["padding"]], sh, sw, dh, dw, pt, pl, co // c, (n, oh, ow, co), activation_name(code), fs,
-        lo, hi, (co // 4) * 4, "quantize(numba)+numba", np.ascontiguousarray(filt.reshape(kh, kw, co)),
+        lo, hi, (co // 4) * 4,
+        (f"int{context.packed_bits(f_t)} weights (unpacked to int8), " if context.packed_bits(f_t) else "")
+        + "quantize(numba)+numba", np.ascontiguousarray(filt.reshape(kh, kw, co)),
         np.ascontiguousarray(bias, np.float32), np.zeros((n, h, w, c), np.int8), np.ones(n, np.float32),
         np.zeros(n, np.int32), np.empty((n, oh, ow, co), np.int32))
 

@@ -1,5 +1,9 @@
 """DEQUANTIZE → float32: float16 widens (version 3); int8/uint8/int16 compute scale * (q - zero_point),
 per tensor (v1 uint8, v2 int8, v3 int16) or per channel along ``quantized_dimension`` (v5).
+int4 (v6) and int2 (v7) constants (AI Edge Quantizer's weight-only recipes) are unpacked to int8 when
+the model is loaded (``Context.packed_bits``) and then take exactly the int8 paths, as litert's
+``dequantize.h`` does after ``UnpackPackedIntToInt8``.  AEQ leaves the op at version 1; litert does
+not look at the version once the kernel is found, so neither do we.
 
 Constant inputs (float16 weights) are dequantized once, in ``allocate_tensors``.
 
@@ -46,7 +50,7 @@ def per_tensor_8wide(q, scale, zero_point) -> np.ndarray:
     return out.reshape(np.shape(q))
 
 
-@kernel(BuiltinOperator.DEQUANTIZE, versions=(1, 2, 3, 5))
+@kernel(BuiltinOperator.DEQUANTIZE, versions=(1, 2, 3, 5, 6, 7))
 class Dequantize(Kernel):
     name = "dequantize"
 
@@ -58,6 +62,8 @@ class Dequantize(Kernel):
         if dt == np.float16:
             return DequantizeData("float16")
         q = context.tensor_meta(x).quantization
+        bits = context.packed_bits(x)
+        input_type = f"int{bits} (stored packed, unpacked to int8)" if bits else str(dt)
         scales = np.asarray(tuple(q.scale or ()) if q is not None else (), np.float32)
         zps = np.asarray(tuple(q.zero_point or ()) if q is not None else (), np.int32)
         if len(scales) == 0:
@@ -77,7 +83,7 @@ class Dequantize(Kernel):
             if dt == np.int16 and zps != 0:
                 raise UnsupportedOpError(f"DEQUANTIZE (node {node.index}): int16 input zero point is {int(zps)}; "
                                          f"TFLite needs 0")
-        return DequantizeData(str(dt), scales, zps, axis)
+        return DequantizeData(input_type, scales, zps, axis)
 
     def invoke(self, context, node, d):
         x = context.tensors[node.inputs[0]]

@@ -45,6 +45,7 @@ from ...schema.enums import BuiltinOperator
 from ..registry import Kernel, OpData, kernel, opdata
 from .. import _vnni, quant
 from ._common import F32, activation_name, activation_range, apply_activation, check_bias
+from . import _fc_int4
 from ._elementwise import KernelError
 
 I8 = np.dtype(np.int8)
@@ -343,6 +344,8 @@ class FullyConnected(Kernel):
             return invoke_v7_v8(context, node, d)
         if type(d) is FullyConnectedHybridData:
             return invoke_hybrid(context, node, d)
+        if type(d) in (_fc_int4.FullyConnectedHybrid4BitData, _fc_int4.FullyConnectedBlockwise4BitData):
+            return _invoke_int4(context, node, d, reference=False)
         if type(d) is FullyConnectedUint8Data:
             return invoke_uint8(context, node, d)
         if type(d) is FullyConnectedInt16Data:
@@ -380,6 +383,8 @@ class FullyConnected(Kernel):
             return invoke_v7_v8(context, node, d, reference=True)
         if type(d) in (FullyConnectedUint8Data, FullyConnectedHybridData):
             return invoke_reference_uint8_or_hybrid(context, node, d)
+        if type(d) in (_fc_int4.FullyConnectedHybrid4BitData, _fc_int4.FullyConnectedBlockwise4BitData):
+            return _invoke_int4(context, node, d, reference=True)
         if type(d) is FullyConnectedInt16Data:
             y = reference_int16(t[node.inputs[0]], t[node.inputs[1]], t[b_t] if b_t >= 0 else None, d)
             t[node.outputs[0]][...] = y.reshape(d.output_shape)
@@ -607,18 +612,27 @@ def prepare_hybrid(context, node, p):
     w = context.value(w_t)
     if w is None:
         raise UnsupportedOpError(f"FULLY_CONNECTED (node {node.index}): hybrid weights must be a constant tensor")
-    fs, per_channel = quant.hybrid_filter_scales(node, context, w_t, units, 0)
-    asym = bool(p.get("asymmetric_quantize_inputs", False))
     bias = context.value(b_t) if b_t >= 0 else None
     if b_t >= 0 and bias is None:
         raise UnsupportedOpError(f"FULLY_CONNECTED (node {node.index}): a hybrid bias must be a constant tensor")
+    blockwise = _fc_int4.blockwise_details(context, w_t)
+    four_bit = context.packed_bits(w_t) == 4 and _fc_int4.uses_4bit_kernel(batch, units, k)
+    if blockwise is not None or four_bit:       # int4 weights: litert's 4-bit kernels (_fc_int4.py)
+        context.set_output(y_t, out, F32)
+        geometry = (batch, units, k, keep, out)
+        if blockwise is not None:
+            return _fc_int4.prepare_blockwise(context, node, geometry, w, bias, code, blockwise, four_bit)
+        return _fc_int4.prepare_4bit(context, node, geometry, w, bias, code)
+    fs, per_channel = quant.hybrid_filter_scales(node, context, w_t, units, 0)
+    asym = bool(p.get("asymmetric_quantize_inputs", False))
     context.set_output(y_t, out, F32)
     w64 = w.astype(np.int64)
     fdt = quant.exact_float_dtype(float(np.abs(w64).sum(axis=1).max(initial=0)), input_abs_max=128)
     lo, hi = {0: (-np.inf, np.inf), 1: (0.0, np.inf), 2: (-1.0, 1.0), 3: (0.0, 6.0)}[int(code)]
+    packed = context.packed_bits(w_t)
     return FullyConnectedHybridData(
         batch, units, k, keep, out, activation_name(code), asym, per_channel, fs, quant.sse_row_sums(w), lo, hi,
-        f"quantize(numba)+blas({fdt.name}, exact)", np.ascontiguousarray(w64.T, fdt),
+        (f"int{packed} weights (unpacked to int8), " if packed else "") + f"quantize(numba)+blas({fdt.name}, exact)", np.ascontiguousarray(w64.T, fdt),
         None if bias is None else np.ascontiguousarray(bias, np.float32), np.zeros((batch, k), np.int8),
         np.ones(batch, np.float32), np.zeros(batch, np.int32), np.zeros((batch, units), np.float32),
         np.empty((batch, k), fdt), np.empty((batch, units), fdt), int(code))
@@ -636,6 +650,19 @@ def invoke_hybrid(context, node, d) -> None:
     np.matmul(d.cols, d.weights_t, out=d.acc)
     out2d[...] = hybrid_fc_output(d.acc, d.input_offsets, d.row_sums, d.scaling_factors, d.filter_scale, d.bias,
                                   d.activation_code, d.product_scales)
+
+
+def _invoke_int4(context, node, d, reference: bool) -> None:
+    """int4 weights through litert's 4-bit kernels (see ``_fc_int4.py``)."""
+    t = context.tensors
+    x, out = t[node.inputs[0]], t[node.outputs[0]]
+    if type(d) is _fc_int4.FullyConnectedBlockwise4BitData:
+        fn = _fc_int4.reference_blockwise if reference else _fc_int4.blockwise_output
+        out.reshape(d.batch, d.units)[...] = fn(x, t[node.inputs[1]], d)
+    elif reference:
+        out.reshape(d.batch, d.units)[...] = _fc_int4.reference_4bit(x, d)
+    else:
+        _fc_int4.invoke_4bit(x, d, out)
 
 
 def prepare_uint8_or_hybrid(context, node, p):
