@@ -411,7 +411,7 @@ def test_a_private_copy_of_the_xnnpack_target_keeps_the_wake_word_variables_on_t
 
 
 def test_the_simulated_delegate_runs_shared_variables_across_partitions(tmp_path):
-    from workbench.partition import SimulatedAccelerator
+    from workbench.delegate import SimulatedAccelerator
 
     t = make_target(tmp_path, "shared", {"ADD": {}, **VAR_OPS}, variables="shared")
     m = stateful_model(split=True)

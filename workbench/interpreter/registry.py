@@ -288,13 +288,38 @@ class OpResolver:
         return f"{type(self).__name__} with {len(ops)} ops:\n{body}"
 
 
+KERNEL_PLUGINS = "workbench.kernels"    # entry-point group: modules that register kernels with @kernel
+_plugins_loaded: list = []
+
+
+def load_kernel_plugins() -> list[str]:
+    """Import, once, every module an installed package declares under the entry-point group
+    ``workbench.kernels``; their ``@kernel`` decorators add to the builtin registry.  This is how a layer
+    above the interpreter (``workbench.delegate``'s ``workbench-offload``) or a package of your own adds
+    kernels that every :class:`BuiltinOpResolver` then has, without the interpreter importing it.
+    Returns the entry points loaded (``name = module``)."""
+    if not _plugins_loaded:
+        from importlib.metadata import entry_points
+
+        for ep in sorted(entry_points(group=KERNEL_PLUGINS), key=lambda e: e.name):
+            try:
+                ep.load()
+            except Exception as exc:
+                raise RegistrationError(f"kernel plugin {ep.name!r} ({ep.value}, entry-point group "
+                                        f"{KERNEL_PLUGINS!r}) failed to load: {type(exc).__name__}: {exc}") from exc
+            _plugins_loaded.append(f"{ep.name} = {ep.value}")
+        _plugins_loaded.append("")      # loaded (possibly nothing): do not scan again
+    return [p for p in _plugins_loaded if p]
+
+
 class BuiltinOpResolver(OpResolver):
     """Every kernel registered with ``@kernel`` (the kernels package is imported on first use)."""
 
     def __init__(self):
         super().__init__()
         from . import kernels  # noqa: F401  (registers everything)
-        from ..partition import offload  # noqa: F401  (the compiled-partition custom op, workbench-offload)
+
+        load_kernel_plugins()
 
         groups: dict[tuple, list[int]] = {}
         for (op, v), cls in BUILTIN_KERNELS.items():

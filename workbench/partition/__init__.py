@@ -4,10 +4,10 @@
     plan = P.partition(model, "tidl", "tidl")        # every node: where it runs, and why
     plan.diff(P.partition(model, "tidl", "tflite"))
     out = P.compile(plan)                            # one CUSTOM op per partition, a standard .tflite
-    d = P.SimulatedAccelerator("tidl")               # the delegate interface, with a toy delegate
-    it = d.interpreter(model); it.allocate_tensors(); it.invoke(); d.device_us
 
-Targets are data (``targets/*.json``); strategies know nothing about kernels (GraphView + a predicate).
+Targets are data (``targets/*.json``); strategies know nothing about kernels (GraphView + a predicate),
+and nothing here imports the interpreter: running a plan (the offload kernel, delegates, the simulated
+accelerator) is :mod:`workbench.delegate`'s job.
 Every plan runs: its partitions are convex over data and control edges (a :class:`PlanError` spells
 out a cycle otherwise); ops calling subgraphs (IF / WHILE / CALL_ONCE) and resource variables follow
 the rules in :mod:`workbench.partition.target` ("calls subgraph 1 which the delegate would not see",
@@ -15,7 +15,6 @@ the rules in :mod:`workbench.partition.target` ("calls subgraph 1 which the dele
 """
 
 from .compiler import OFFLOAD_OP, compile, submodel
-from .delegate import Delegate, DelegateError, NodeSignature, SimulatedAccelerator
 from .graph import GraphView
 from .plan import Partition, Placement, Plan, PlanDiff, PlanError, execution_order, node_macs
 from .strategies import STRATEGIES, boundary, partition
@@ -25,5 +24,4 @@ from .target import Target, TargetError, list_targets, load_target, parse_target
 __all__ = ["GraphView", "Plan", "Placement", "Partition", "PlanDiff", "PlanError", "execution_order", "partition",
            "STRATEGIES", "boundary",
            "NodeSubset", "partition_graph", "Target", "TargetError", "load_target", "list_targets", "parse_target",
-           "node_macs", "compile", "submodel", "OFFLOAD_OP", "Delegate", "DelegateError", "NodeSignature",
-           "SimulatedAccelerator"]
+           "node_macs", "compile", "submodel", "OFFLOAD_OP"]

@@ -6,7 +6,7 @@ custom op's options (a FlexBuffer map); the remaining operators keep their built
 tensor indices remapped; tensors and buffers nobody uses any more are dropped; the opcode table is
 rebuilt; metadata and signatures follow the new indices; ``min_runtime_version`` is recomputed for the
 operators left on the CPU and written.  The offload kernel
-(:mod:`workbench.partition.offload`) runs the embedded model, so the result runs with a plain
+(:mod:`workbench.delegate.offload`) runs the embedded model, so the result runs with a plain
 ``workbench.Interpreter``.
 
 Custom options (FlexBuffer map)::

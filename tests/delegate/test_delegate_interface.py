@@ -8,10 +8,8 @@ import numpy as np
 import pytest
 
 from workbench import Interpreter, load
-from workbench.partition import (
-    Delegate, DelegateError, NodeSignature, SimulatedAccelerator, partition,
-)
-from workbench.partition.delegate import RESTORED, apply
+from workbench.partition import partition
+from workbench.delegate import RESTORED, Delegate, DelegateError, NodeSignature, SimulatedAccelerator, apply
 from workbench.schema import BuiltinOperator as B, DepthwiseConv2DOptions, ModelBuilder
 
 

@@ -1,12 +1,8 @@
-"""The delegate interface, and a toy delegate that simulates an accelerator on the CPU.
+"""The delegate interface, as TFLite's (``delegates/utils/simple_delegate.h``, TFLITE_FACTS §5.3-5.4).
 
-    d = SimulatedAccelerator("tidl")          # any Target: which ops, which limits, what they cost
-    plan = d.prepare(model)                   # IsNodeSupported for every node, then TFLite's partitioning
-    it = d.interpreter(model)                 # the model with each partition replaced by d's kernel
-    it.allocate_tensors(); it.invoke()
-    d.device_us, d.stats                      # simulated device time, per partition and in total
-
-The interface is small, as in TFLite (``delegates/utils/simple_delegate.h``, TFLITE_FACTS §5.3-5.4):
+    class Mine(Delegate):
+        def supports(self, sig): ...         # None, or why this node stays on the CPU
+        def create_kernel(self, partition): ...
 
 * ``name``;
 * ``supports(sig)`` — does the delegate take this node?  None, or the reason it does not;
@@ -15,11 +11,8 @@ The interface is small, as in TFLite (``delegates/utils/simple_delegate.h``, TFL
   Requested version M."), then ``supports``, then the partitioning and the largest-first selection;
 * ``create_kernel(partition)`` — the kernel that runs one partition.
 
-:class:`SimulatedAccelerator` runs each partition's sub-model on the CPU through the offload kernel
-(:mod:`workbench.partition.offload`) and adds the partition's simulated time, from the target's cost
-figures, to its counters on every invoke.  It can be told to fail on purpose (``fail="prepare"``,
-``"init"`` or ``"invoke"``) to show what happens then: :func:`apply` restores the original execution
-plan after a failed prepare, as TFLite does, and says so.
+:func:`apply` runs a delegate over a model; when its prepare fails it restores the original execution
+plan, as TFLite does, and says so.
 """
 
 from __future__ import annotations
@@ -27,16 +20,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..errors import WorkbenchError
+from ..interpreter import Interpreter
+from ..interpreter.registry import BuiltinOpResolver
+from ..partition import GraphView, Partition, Plan, Target, partition
+from ..partition import compile as compile_plan
 from ..schema.enums import BuiltinOperator
-from .compiler import compile as compile_plan
-from .graph import GraphView
 from .offload import Offload, read_options
-from .plan import Partition, Plan
-from .strategies import partition
-from .target import Target, load_target
 
-__all__ = ["Delegate", "DelegateError", "NodeSignature", "SimulatedAccelerator", "apply", "FAIL_POINTS",
-           "RESTORED"]
+__all__ = ["Delegate", "DelegateError", "NodeSignature", "apply", "version_error", "FAIL_POINTS", "RESTORED"]
 
 FAIL_POINTS = ("prepare", "init", "invoke")
 # subgraph.cc, when ModifyGraphWithDelegate fails and the delegation is undone
@@ -140,9 +131,6 @@ class Delegate:
 
     def interpreter(self, model, subgraph: int = 0, plan: Plan | None = None, **kwargs):
         """A workbench Interpreter for ``model`` with every partition replaced by this delegate's kernel."""
-        from ..interpreter import Interpreter
-        from ..interpreter.registry import BuiltinOpResolver
-
         plan = self.prepare(model, subgraph) if plan is None else plan
         compiled = compile_plan(plan, custom_op_name=self.custom_op)
         resolver = BuiltinOpResolver()
@@ -151,40 +139,6 @@ class Delegate:
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name}>"
-
-
-# ------------------------------------------------------------------------------------------------
-
-
-@dataclass
-class PartitionStats:
-    partition: int
-    nodes: int
-    est_us: float               # simulated time of one run (compute + transfers), from the target's costs
-    invocations: int = 0
-    device_us: float = 0.0
-
-
-class PartitionKernel(Offload):
-    """Runs one partition's sub-model on the CPU (the offload kernel) and counts simulated device time."""
-
-    name = "simulated_delegate"
-    foldable = False             # every invoke is a device run, even when all inputs are constants
-
-    def __init__(self, delegate: "SimulatedAccelerator", partition: Partition):
-        self.delegate = delegate
-        self.partition = partition
-
-    def prepare(self, context, node):
-        self.delegate._maybe_fail("init", f"partition {self.partition.index}")
-        return super().prepare(context, node)
-
-    def invoke(self, context, node, data) -> None:
-        self.delegate._maybe_fail("invoke", f"partition {self.partition.index}")
-        super().invoke(context, node, data)
-        s = self.delegate.stats[self.partition.index]
-        s.invocations += 1
-        s.device_us += self.partition.est_us
 
 
 @dataclass(frozen=True, eq=False)
@@ -216,77 +170,9 @@ class _DelegateNode(Offload):
         data.kernel.invoke(context, node, data.data)
 
 
-class SimulatedAccelerator(Delegate):
-    """A toy delegate for a :class:`Target`: takes what the target supports (with the target's exact
-    reasons), refuses op versions above the target's ``max_version`` at prepare (GPU-delegate words),
-    runs its partitions on the CPU and counts the time the device would take.
-
-    ``max_versions``: op name → highest known version, overriding the target's; ``fail``: one of
-    ``FAIL_POINTS`` to fail on purpose there.
-    """
-
-    def __init__(self, target="xnnpack", *, name: str | None = None, max_versions=None, fail: str | None = None,
-                 **knobs):
-        super().__init__(**knobs)
-        self._target = load_target(target)
-        self.name = name or f"simulated-{self._target.name}"
-        self.max_versions = dict(max_versions or {})
-        if fail is not None and fail not in FAIL_POINTS:
-            raise ValueError(f"fail must be one of {', '.join(FAIL_POINTS)} (or None), got {fail!r}")
-        self.fail = fail
-        self.stats: dict[int, PartitionStats] = {}
-
-    @property
-    def target(self) -> Target:
-        return self._target
-
-    def max_version(self, sig: NodeSignature) -> int | None:
-        if sig.name in self.max_versions:
-            return self.max_versions[sig.name]
-        c = self._target.constraints(sig.name, sig.is_custom)
-        return None if c is None else c.get("max_version")
-
-    def supports(self, sig: NodeSignature) -> str | None:
-        # the version was checked already (with the GPU delegate's words); the rest is the target's
-        c = self._target.constraints(sig.name, sig.is_custom)
-        if c is None:
-            return f"{sig.name}: not supported"
-        from .target import _check
-
-        return _check(sig.graph, sig.node, {k: v for k, v in c.items() if k != "max_version"}, self._target)
-
-    def prepare(self, model, subgraph: int = 0) -> Plan:
-        self._maybe_fail("prepare", "DelegatePrepare")
-        plan = super().prepare(model, subgraph)
-        self.stats = {p.index: PartitionStats(p.index, len(p.nodes), p.est_us) for p in plan.partitions}
-        return plan
-
-    def create_kernel(self, partition: Partition) -> PartitionKernel:
-        return PartitionKernel(self, partition)
-
-    # -- counters -----------------------------------------------------------------------------------
-    @property
-    def device_us(self) -> float:
-        return sum(s.device_us for s in self.stats.values())
-
-    @property
-    def invocations(self) -> int:
-        return max((s.invocations for s in self.stats.values()), default=0)
-
-    def reset_stats(self) -> None:
-        for s in self.stats.values():
-            s.invocations, s.device_us = 0, 0.0
-
-    def _maybe_fail(self, point: str, where: str) -> None:
-        if self.fail == point:
-            raise DelegateError(f"{self.name}: failing on purpose in {point} ({where})")
-
-
 def apply(delegate: Delegate, model, subgraph: int = 0, **kwargs):
     """(interpreter, plan or None): the model with ``delegate`` applied; when its prepare fails, the
     undelegated model, as TFLite restores the original execution plan (the log says so)."""
-    from ..interpreter import Interpreter
-
     try:
         plan = delegate.prepare(model, subgraph)
     except DelegateError as exc:

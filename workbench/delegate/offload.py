@@ -1,8 +1,15 @@
 """The offload kernel: runs a compiled partition's embedded .tflite with workbench.Interpreter.
 
-Registered as the custom op ``workbench-offload`` (version 1) in the interpreter's builtin
-registry, so ``workbench.Interpreter(model_path=compiled)`` resolves it like any other kernel.  On a
-real device this is where the accelerator API would be called (TIDL: Init / Prepare / Eval / Free).
+``workbench partition -o`` writes each partition as one CUSTOM op, ``workbench-offload``, whose options
+carry the partition as a .tflite of its own (:mod:`workbench.partition.compiler`).  This module is the
+kernel for that op — the paper's custom kernel, where a real device would be called (TIDL: Init /
+Prepare / Eval / Free).
+
+Who registers it: the interpreter knows nothing of partitions or delegates, so it cannot.  This package
+declares the module under the entry-point group ``workbench.kernels`` (``pyproject.toml``); the builtin
+resolver loads that group once, the first time one is built, exactly as a third-party package would add
+its own custom kernels.  So ``workbench.Interpreter(model_path=compiled)`` resolves ``workbench-offload``
+like any other kernel, while ``workbench.interpreter`` never imports this package.
 
 Resource variables: with ``"variables": "shared"`` in the options (a target like XNNPACK, which works
 on the interpreter's own variables) the embedded interpreter uses the outer interpreter's variable
@@ -19,8 +26,9 @@ import numpy as np
 from flatbuffers import flexbuffers
 
 from ..errors import UnsupportedOpError
+from ..interpreter import Interpreter
 from ..interpreter.registry import Kernel, kernel
-from .compiler import FORMAT, OFFLOAD_OP
+from ..partition.compiler import FORMAT, OFFLOAD_OP
 
 __all__ = ["Offload", "read_options"]
 
@@ -51,8 +59,6 @@ class Offload(Kernel):
     foldable = False
 
     def prepare(self, context, node):
-        from ..interpreter import Interpreter
-
         raw = node.operator.custom_options if node.operator is not None else None
         if raw is None:
             raise UnsupportedOpError(f"{OFFLOAD_OP} (node {node.index}) has no custom options")

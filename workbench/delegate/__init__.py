@@ -1,0 +1,21 @@
+"""Delegation: running part of a model on a (simulated) accelerator, as TFLite delegates do.
+
+    from workbench.delegate import SimulatedAccelerator, apply
+    d = SimulatedAccelerator("tidl")                 # the toy delegate for a target file
+    it, plan = apply(d, model)                       # prepare (version check, supports, partitioning)
+    it.allocate_tensors(); it.invoke(); d.device_us  # partitions run through the offload kernel
+
+This package sits above the interpreter and the partitioner (ARCHITECTURE's import order: ... →
+partition → interpreter → delegate → viz → cli): the partitioner decides which nodes go where and knows
+nothing of kernels; the interpreter runs kernels and knows nothing of partitions; here the two meet.
+It also holds the kernel of ``workbench-offload``, the custom op ``workbench partition -o`` writes,
+registered with the interpreter through the ``workbench.kernels`` entry-point group (see
+:mod:`workbench.delegate.offload`).
+"""
+
+from .interface import FAIL_POINTS, RESTORED, Delegate, DelegateError, NodeSignature, apply, version_error
+from .offload import Offload, read_options
+from .simulated import PartitionKernel, PartitionStats, SimulatedAccelerator
+
+__all__ = ["Delegate", "DelegateError", "NodeSignature", "SimulatedAccelerator", "PartitionKernel", "PartitionStats",
+           "Offload", "read_options", "apply", "version_error", "FAIL_POINTS", "RESTORED"]
