@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from . import __version__
-from .errors import WorkbenchError
+from .errors import ModelError, UnsupportedOpError, WorkbenchError
 from .options import parse as parse_options
 from .schema import buffer_bytes, builtin_code, load, op_name, stored_min_runtime
 from .schema.declare import FlatTable
@@ -426,6 +426,16 @@ def _nonnegative(text: str) -> int:
     return value
 
 
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} is below 1 (as in litert, num_threads should be >= 1)")
+    return value
+
+
 def _register_inspect(sub) -> None:
     p = sub.add_parser("inspect", help="summarize a .tflite file (tensors, operators, options, metadata)",
                        description="Summarize a .tflite file: operator codes, tensors, operators with their "
@@ -469,6 +479,13 @@ def _release(text: str) -> str:
     return text
 
 
+def full_release(text: str) -> str:
+    """A release as MAJOR.MINOR.PATCH: ``1.14`` → ``1.14.0``, ``2`` → ``2.0.0`` (TFLite's releases all
+    have three components; compared as written, ``1.14`` would be below ``1.14.0``)."""
+    parts = text.split(".")
+    return ".".join(parts + ["0"] * (3 - len(parts)))
+
+
 def _version_note(stored: int, computed: int | None, shared_by: int, code_max: int | None, code: int,
                   op=None, quantized_model: bool = False) -> str | None:
     """Why a computed version differs from the stored one, when the file itself can say."""
@@ -497,7 +514,10 @@ def _drivers(mr) -> list[dict]:
 
 def versions_report(model, *, file: str | None = None, runtime: str | None = None) -> dict:
     """The ``versions --json`` document: per-operator stored vs computed versions, the minimum runtime
-    (computed, metadata, from stored versions) and, with ``runtime``, what that release would refuse."""
+    (computed, metadata, from stored versions) and, with ``runtime``, what that release would refuse.
+
+    ``runtime`` with fewer than three components is read as a release (``1.14`` → ``1.14.0``);
+    ``runtime_given`` keeps the text as given."""
     rows, users, code_max = [], {}, {}
     quantized = _integer_quantized(model)
     for s, sg in enumerate(model.subgraphs or ()):
@@ -531,14 +551,56 @@ def versions_report(model, *, file: str | None = None, runtime: str | None = Non
         },
     }
     if runtime is not None:
+        given, runtime = runtime, full_release(runtime)
         findings = check(model, runtime)
         doc["runtime"] = runtime
+        doc["runtime_given"] = given
         doc["can_run"] = not any(f.is_error for f in findings)
         doc["findings"] = [{
             "kind": f.kind, "subgraph": f.subgraph, "index": f.op_index, "op": f.op, "version": f.version,
             "computed_version": f.computed, "error": f.message, "reason": f.reason, "refuses": f.is_error,
         } for f in findings]
+        doc["finding_groups"] = [{k: g[k] for k in ("kind", "op", "version", "refuses", "count", "nodes")}
+                                 for g in group_findings(doc["findings"])]
     return doc
+
+
+def _why(f: dict) -> str:
+    """A finding's reason, with the computed version when it differs from the stored one."""
+    why = f.get("reason") or ""
+    if why and f.get("computed_version") is not None and f["computed_version"] != f.get("version"):
+        why += f" (stored v{f['version']}, today's rules compute v{f['computed_version']})"
+    return why
+
+
+def group_findings(findings: list[dict]) -> list[dict]:
+    """Findings of the same kind, op and stored version as one group, in order of first appearance:
+    ``kind``, ``op``, ``version``, ``refuses``, ``count``, ``nodes`` ([[subgraph, index], ...]; empty
+    for a model-level finding), ``findings`` (the members), ``errors`` and ``whys`` (their distinct
+    texts, each with the nodes it belongs to). Generic over ``kind``: any finding with those fields
+    groups the same way."""
+    groups: dict[tuple, dict] = {}
+    for f in findings:
+        key = (f["kind"], f["op"], f["version"], bool(f["refuses"]))
+        g = groups.get(key)
+        if g is None:
+            g = groups[key] = {"kind": f["kind"], "op": f["op"], "version": f["version"], "refuses": bool(f["refuses"]),
+                               "count": 0, "nodes": [], "findings": [], "errors": {}, "whys": {}}
+        g["count"] += 1
+        g["findings"].append(f)
+        node = None if f["subgraph"] is None else [f["subgraph"], f["index"]]
+        if node is not None:
+            g["nodes"].append(node)
+        for field, text in (("errors", f["error"] or ""), ("whys", _why(f))):
+            if text:
+                g[field].setdefault(text, []).append(node)
+    return list(groups.values())
+
+
+def _node_list(nodes, places: int = _DRIVER_PLACES) -> str:
+    """'0:3, 0:7, … 12 more' for [[0, 3], [0, 7], ...]."""
+    where = [f"{s}:{i}" for s, i in (n for n in nodes if n is not None)]
+    return ", ".join(where[:places]) + (f", … {len(where) - places} more" if len(where) > places else "")
 
 
 def _places(drivers: list[dict]) -> str:
@@ -596,15 +658,23 @@ def render_versions(doc: dict, limit: int | None = None) -> str:
             out.append(f"TFLite {rt}: can run this model (every operator's stored version is registered there)")
         else:
             out.append(f"TFLite {rt}: cannot run this model ({len(errors)} finding{'s' if len(errors) != 1 else ''})")
-        for f in errors + unknown:
-            where = "model" if f["subgraph"] is None else f"[{f['subgraph']}:{f['index']}] {f['op']} v{f['version']}"
-            out.append(f"  {f['kind']}: {where}")
-            out.append(f"    error: {f['error']}")
-            if f["reason"]:
-                why = f["reason"]
-                if f["computed_version"] is not None and f["computed_version"] != f["version"]:
-                    why += f" (stored v{f['version']}, today's rules compute v{f['computed_version']})"
-                out.append(f"    why:   {why}")
+        given = doc.get("runtime_given")
+        if given is not None and given != rt:
+            out.append(f"  note: --runtime {given} read as release {rt}")
+        for g in group_findings(errors + unknown):
+            op = "" if g["op"] is None else f" {g['op']}" + ("" if g["version"] is None else f" v{g['version']}")
+            if not g["nodes"]:
+                where = "model" + (f" ({g['count']} findings)" if g["count"] > 1 else "")
+            elif g["count"] == 1:
+                where = f"[{_node_list(g['nodes'])}]{op}"
+            else:
+                where = f"[{_node_list(g['nodes'])}]{op} ({g['count']} nodes)"
+            out.append(f"  {g['kind']}: {where}")
+            for field, label in (("errors", "error: "), ("whys", "why:   ")):
+                texts = g[field]
+                for text, nodes in texts.items():
+                    at = f"  [at {_node_list(nodes)}]" if len(texts) > 1 and any(n is not None for n in nodes) else ""
+                    out.append(f"    {label}{text}{at}")
         raised = mr["from_stored_versions"] is not None and mr["computed"] is not None and \
             compare_runtime_version(mr["from_stored_versions"], mr["computed"])
         if (doc["can_run"] or raised) and mr["computed"] and compare_runtime_version(rt, mr["computed"]):
@@ -622,7 +692,7 @@ def _register_versions(sub) -> None:
                                    "given and that release cannot run the model.")
     p.add_argument("model", help="path of a .tflite file")
     p.add_argument("--runtime", type=_release, metavar="X.Y.Z",
-                   help="check the model against TFLite release X.Y.Z (exit status 1 if it cannot run it)")
+                   help="check the model against TFLite release X.Y.Z (X.Y means X.Y.0; exit status 1 if it cannot run it)")
     p.add_argument("--json", action="store_true", help="print one JSON document instead of text")
     p.add_argument("--limit", type=_nonnegative, metavar="N",
                    help="text view: show at most N operators (JSON output is always complete)")
@@ -640,6 +710,30 @@ def _cmd_versions(args) -> int:
     if args.runtime is not None and not doc["can_run"]:
         return EXIT_CANNOT_RUN
     return EXIT_OK
+
+
+def _check_writable(path: str, flag: str) -> None:
+    """Before any work: the file ``path`` (given with ``flag``) can be created, i.e. its directory exists."""
+    directory = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):
+        raise WorkbenchError(f"{flag} {path}: cannot write there: it is a directory")
+    if not os.path.isdir(directory):
+        raise WorkbenchError(f"{flag} {path}: cannot write there: directory {directory} does not exist")
+
+
+def _write(path: str, flag: str, write) -> None:
+    """``write(path)``, an OSError said as a write error that names the file."""
+    try:
+        write(path)
+    except OSError as exc:
+        raise WorkbenchError(f"{flag} {path}: cannot write: {exc.strerror or _one_line(exc)}") from None
+
+
+def _write_bytes(data: bytes):
+    def write(path):
+        with open(path, "wb") as f:
+            f.write(data)
+    return write
 
 
 def _register_partition(sub) -> None:
@@ -660,6 +754,32 @@ def _register_partition(sub) -> None:
     p.set_defaults(run=_cmd_partition)
 
 
+def _check_deny(model, deny: list[str]) -> list[str]:
+    """``--deny`` items as given, each checked against subgraph 0 (the one partitioned): a node index
+    in range, or an op name (builtin, or a custom op's code) that some operator of it has."""
+    import difflib
+
+    sg = (model.subgraphs or [None])[0]
+    ops = [] if sg is None else [op_name(model.operator_codes[op.opcode_index]) for op in sg.operators or ()]
+    for item in deny:
+        if item.lstrip("-").isdigit():
+            if not 0 <= int(item) < len(ops):
+                raise WorkbenchError(f"--deny {item}: there is no node {item} (subgraph 0 has {len(ops)} operators, "
+                                     f"nodes 0..{len(ops) - 1})" if ops else f"--deny {item}: subgraph 0 has no "
+                                     f"operators")
+        elif item not in ops:
+            present = sorted(set(ops))
+            if item in BuiltinOperator.__members__:
+                what = f"the model has no {item} operator in subgraph 0"
+            else:
+                what = f"{item!r} is not an op name (a builtin such as CONV_2D, or a custom op's code)"
+            close = difflib.get_close_matches(item, present, n=1) or \
+                difflib.get_close_matches(item.upper(), present, n=1)
+            hint = f"; did you mean {close[0]}?" if close else ""
+            raise WorkbenchError(f"--deny {item}: {what}{hint} (its ops: {', '.join(present) or 'none'})")
+    return list(deny)
+
+
 def _cmd_partition(args) -> int:
     from .partition import compile as compile_plan, list_targets, load_target, partition
     from .schema import dump
@@ -672,15 +792,17 @@ def _cmd_partition(args) -> int:
     if not args.model:
         print("error: partition needs MODEL (or --list-targets)", file=sys.stderr)
         return EXIT_ERROR
+    if args.output:
+        _check_writable(args.output, "-o")
     model = load(args.model)
-    plan = partition(model, args.target, args.strategy, deny=args.deny, max_partitions=args.max_partitions,
+    deny = _check_deny(model, args.deny)
+    plan = partition(model, args.target, args.strategy, deny=deny, max_partitions=args.max_partitions,
                      min_nodes=args.min_nodes)
     doc = plan.to_dict()
     doc["file"] = str(args.model)
     if args.output:
         compiled = compile_plan(plan)
-        with open(args.output, "wb") as f:
-            f.write(dump(compiled))
+        _write(args.output, "-o", _write_bytes(dump(compiled)))
         doc["output"] = {"path": str(args.output), "tensors": len(compiled.subgraphs[0].tensors),
                          "operators": len(compiled.subgraphs[0].operators)}
     if args.json:
@@ -754,10 +876,21 @@ def _parse_shape(spec: str) -> tuple[str, tuple]:
     return key, shape
 
 
+def _unknown_rank(it, d) -> bool:
+    """Whether input ``d`` is stored with an unknown rank (``has_rank`` false, no shape): any shape fits it,
+    as litert's resize_tensor_input (not strict) allows."""
+    t = it.model.subgraphs[0].tensors[d["index"]]
+    return not t.has_rank and not t.shape and not t.shape_signature
+
+
 def _resize(it, d, shape: tuple, why: str) -> None:
-    """Resize input ``d`` to ``shape`` if it differs, as litert's resize_tensor_input(strict=True) allows."""
+    """Resize input ``d`` to ``shape`` if it differs, as litert's resize_tensor_input(strict=True) allows
+    (an input of unknown rank takes any shape, as litert's resize_tensor_input does)."""
     current = tuple(int(v) for v in d["shape"])
     if shape == current:
+        return
+    if _unknown_rank(it, d):
+        it.resize_tensor_input(d["index"], list(shape))
         return
     sig = tuple(int(v) for v in d["shape_signature"])
     if len(shape) != len(sig):
@@ -770,6 +903,79 @@ def _resize(it, d, shape: tuple, why: str) -> None:
                              f"dimension {k} is fixed at {sig[k]} and cannot become {shape[k]} (only -1 dimensions "
                              f"can be resized)")
     it.resize_tensor_input(d["index"], list(shape), strict=True)
+
+
+_NPY_MAGIC = b"\x93NUMPY"
+
+
+def _load_input(key: str, path: str, d) -> np.ndarray:
+    """The array of ``--input NAME=FILE.npy`` for input ``d``; a file that is not a .npy array of the
+    input's kind is a usage error that names the file and says what is wrong with it."""
+    where = f"--input {key}"
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(len(_NPY_MAGIC))
+    except OSError as exc:
+        raise WorkbenchError(f"{where}: cannot read {path}: {exc.strerror or _one_line(exc)}") from None
+    if head[:4] == b"PK\x03\x04":
+        raise WorkbenchError(f"{where}: {path} is an .npz archive (np.savez); give one array saved with np.save")
+    if head != _NPY_MAGIC:
+        what = "an empty file" if not head else "not a .npy file (it does not start with numpy's \\x93NUMPY magic)"
+        raise WorkbenchError(f"{where}: {path} is {what}; save the array with np.save")
+    try:
+        a = np.load(path, allow_pickle=False)
+    except ValueError as exc:
+        if "Object arrays" in str(exc):
+            raise WorkbenchError(f"{where}: {path} holds an object array (pickled Python objects), not "
+                                 f"numbers") from None
+        raise WorkbenchError(f"{where}: {path} is a truncated or corrupt .npy file ({_one_line(exc)})") from None
+    except EOFError as exc:
+        raise WorkbenchError(f"{where}: {path} is a truncated .npy file ({_one_line(exc)})") from None
+    want = np.dtype(d["dtype"])
+    if want.kind == "S":                    # a STRING input: set_tensor takes bytes and str
+        if a.dtype.kind not in "SU":
+            raise WorkbenchError(f"{where}: {path} holds a {a.dtype} array; input '{d['name']}' is a STRING "
+                                 f"tensor (give an array of bytes or str)")
+        return a
+    if a.dtype.kind not in "biufc":
+        raise WorkbenchError(f"{where}: {path} holds a {a.dtype} array, not numbers; input '{d['name']}' is "
+                             f"{want}")
+    if a.dtype != want:
+        raise WorkbenchError(f"{where}: {path} holds a {a.dtype} array; input '{d['name']}' is {want} "
+                             f"(save it with .astype(np.{want.name}))")
+    return a
+
+
+def _kernel_missing(it) -> bool:
+    """Whether some operator of the model has no kernel in the interpreter's resolver (allocate_tensors
+    then fails on that, whatever the input shapes)."""
+    for sg in it.model.subgraphs or ():
+        for op in sg.operators or ():
+            oc = it.model.operator_codes[op.opcode_index]
+            try:
+                code = builtin_code(oc)
+                op = oc.custom_code if code == BuiltinOperator.CUSTOM else BuiltinOperator(code)
+                it.resolver.find(op, int(oc.version))
+            except (UnsupportedOpError, ValueError):
+                return True
+    return False
+
+
+def _shape_hint(it, details, given) -> str:
+    """For an allocation that failed while preparing a node: the inputs that run at a stored shape
+    which --shape or an --input array could change."""
+    hints = []
+    for k, d in enumerate(details):
+        if k in given:
+            continue
+        shape, sig = [int(v) for v in d["shape"]], [int(v) for v in d["shape_signature"]]
+        if _unknown_rank(it, d):
+            hints.append(f"input '{d['name']}' has unknown rank and runs as a scalar unless given a shape with "
+                         f"--shape {d['name']}=... or an --input array")
+        elif -1 in sig:
+            hints.append(f"input '{d['name']}' has shape signature {sig} and runs at its stored shape {shape} "
+                         f"unless resized with --shape {d['name']}=... or an --input array")
+    return "; ".join(hints)
 
 
 def _allocate_and_feed(it, input_specs: list[str], shape_specs: list[str], seed: int) -> list:
@@ -787,7 +993,7 @@ def _allocate_and_feed(it, input_specs: list[str], shape_specs: list[str], seed:
         if not sep:
             raise WorkbenchError(f"--input {spec!r}: expected NAME=FILE.npy")
         pos = _input_position(details, key, "--input")
-        arrays[pos] = np.load(path, allow_pickle=False)
+        arrays[pos] = _load_input(key, path, details[pos])
         shape = tuple(arrays[pos].shape)
         if pos in shapes and shapes[pos][0] != shape:
             raise WorkbenchError(f"--input {spec!r}: the array has shape {list(shape)}, but {shapes[pos][1]} asks "
@@ -798,12 +1004,10 @@ def _allocate_and_feed(it, input_specs: list[str], shape_specs: list[str], seed:
     try:
         it.allocate_tensors()
     except WorkbenchError as exc:
-        unsized = [d for k, d in enumerate(details) if k not in shapes and -1 in [int(v) for v in d["shape_signature"]]]
-        if not unsized:
+        # the hint is about shapes: not for a malformed file or an op without a kernel
+        hint = "" if isinstance(exc, ModelError) or _kernel_missing(it) else _shape_hint(it, details, shapes)
+        if not hint:
             raise
-        hint = "; ".join(f"input '{d['name']}' has shape signature {[int(v) for v in d['shape_signature']]} and "
-                         f"runs at its stored shape {[int(v) for v in d['shape']]} unless resized with --shape "
-                         f"{d['name']}=... or an --input array" for d in unsized)
         raise WorkbenchError(f"{exc} (hint: {hint})") from None
     details = it.get_input_details()
     values = random_inputs(details, seed) if len(arrays) < len(details) else [None] * len(details)
@@ -828,9 +1032,35 @@ def _finite(x: float):
     return x if np.isfinite(x) else repr(x)
 
 
+def render_profile(profile, top: int = 10) -> str:
+    """A :class:`~workbench.interpreter.trace.Profile` as text (benchmark_model's two tables), each
+    column as wide as its longest cell, so a long op or kernel name never runs into the next column."""
+    def columns(headers, rows, right):
+        widths = [max(len(r[k]) for r in [headers] + rows) for k in range(len(headers))]
+        fmt = lambda r: "  ".join(c.rjust(w) if k in right else c.ljust(w)  # noqa: E731
+                                  for k, (c, w) in enumerate(zip(r, widths))).rstrip()
+        return [fmt(headers)] + [fmt(r) for r in rows]
+
+    out = [f"Profile over {profile.runs} runs: {profile.total_ms:.3f} ms per invoke, {len(profile.nodes)} nodes",
+           "", "=" * 30 + " Summary by node type " + "=" * 30]
+    rows = [[r.op, str(r.count), f"{r.avg_ms:.3f}", f"{r.percent:.2f}%", f"{r.cdf_percent:.2f}%"]
+            for r in profile.by_op]
+    out += columns(["node type", "count", "avg ms", "%", "cdf%"], rows, {1, 2, 3, 4})
+    out += ["", "=" * 30 + " Top nodes by time " + "=" * 30]
+    rows, running = [], 0.0
+    for r in profile.top(top):
+        running += r.percent
+        rows.append([str(r.node), r.op, r.kernel, f"{r.avg_ms:.3f}", f"{r.percent:.2f}%", f"{running:.2f}%",
+                     str(list(r.output_shape))])
+    out += columns(["node", "op", "kernel", "avg ms", "%", "cdf%", "output"], rows, {0, 3, 4, 5})
+    return "\n".join(out)
+
+
 def _cmd_run(args) -> int:
     from .interpreter import Interpreter
 
+    if args.save:
+        _check_writable(args.save, "--save")
     it = Interpreter(model_path=args.model)
     _allocate_and_feed(it, args.input, args.shape, args.seed)
     steps = []
@@ -843,7 +1073,7 @@ def _cmd_run(args) -> int:
         it.invoke()
     outputs = {d["name"]: it.get_tensor(d["index"]) for d in it.get_output_details()}
     if args.save:
-        np.savez(args.save, **outputs)
+        _write(args.save, "--save", lambda path: np.savez(path, **outputs))
     doc = {"file": args.model, "outputs": [_array_summary(n, a) for n, a in outputs.items()]}
     if args.steps:
         doc["steps"] = steps
@@ -860,7 +1090,7 @@ def _cmd_run(args) -> int:
         out.append(f"output {o['name']}: {o['dtype']}{o['shape']} min {o['min']} max {o['max']} "
                    f"mean {o['mean']} first {o['first']}")
     if profile is not None:
-        out.append(str(profile))
+        out.append(render_profile(profile))
     sys.stdout.write("\n".join(out) + "\n")
     return EXIT_OK
 
@@ -872,7 +1102,7 @@ def _register_bench(sub) -> None:
                                    "seeded inputs in the same run, and print the ratios. --shape resizes "
                                    "the input for every runtime measured (litert's resize_tensor_input).")
     p.add_argument("model", help="path of a .tflite file")
-    p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--threads", type=_positive, default=1, metavar="N", help="threads, 1 or more (default 1)")
     p.add_argument("--runs", type=_nonnegative, default=30)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--shape", action="append", default=[], metavar="NAME=D0,D1,...", help=SHAPE_HELP)
@@ -934,6 +1164,21 @@ def _register_precompile(sub) -> None:
     p.set_defaults(run=_cmd_precompile)
 
 
+def precompile_notes(manifest: dict) -> str:
+    """What a build left out, worded as the notes they are: the build succeeded either way."""
+    out = ["precompiled kernel library built"]
+    skipped_models, kept = manifest.get("workload_failures") or [], manifest.get("skipped") or []
+    if skipped_models:
+        out.append(f"note: {len(skipped_models)} workload model(s) skipped (expected, not a failure: they cannot "
+                   f"run on seeded random inputs as they are, so they add no kernels; the library is built from "
+                   f"the others):")
+        out += [f"  skipped {line}" for line in skipped_models]
+    if kept:
+        out.append(f"note: {len(kept)} kernel specialisation(s) stay with numba (compiled when first used):")
+        out += [f"  {line}" for line in kept]
+    return "\n".join(out)
+
+
 def _cmd_precompile(args) -> int:
     from .interpreter import precompiled
 
@@ -944,10 +1189,7 @@ def _cmd_precompile(args) -> int:
         log = (lambda *_: None) if args.json else print
         manifest = precompiled.build(models, log=log)
         if not args.json:
-            for line in manifest["workload_failures"]:
-                print(f"  workload model not run: {line}")
-            for line in manifest["skipped"]:
-                print(f"  left to numba: {line}")
+            print(precompile_notes(manifest))
     doc = precompiled.status()
     if args.json:
         json.dump(doc, sys.stdout, indent=1)
@@ -977,6 +1219,24 @@ def _one_line(text: str) -> str:
     return " ".join(str(text).split())
 
 
+def _model_path(text: str) -> str:
+    """MODEL as given, or the cached file of the corpus model of that name when no such file exists
+    (``workbench inspect face_landmark``). A bare name that is neither: a one-line error naming both."""
+    if os.path.exists(text):
+        return text
+    from . import corpus
+
+    if text in corpus.MODELS:
+        return str(corpus.cached_path(text))
+    if os.sep in text or (os.altsep and os.altsep in text) or text.endswith(".tflite"):
+        return text                                     # a path: the command says "cannot read"
+    try:
+        corpus.cached_path(text)
+    except corpus.CorpusError as exc:
+        raise WorkbenchError(f"cannot read {text}: no such file, and {exc}") from None
+    return text
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; returns the exit status (0 ok, 2 bad input or arguments, 1 internal)."""
     for stream in (sys.stdout, sys.stderr):  # never die on a name the terminal cannot encode
@@ -993,6 +1253,12 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return EXIT_ERROR
     where = getattr(args, "model", None)
+    try:
+        if where:
+            where = args.model = _model_path(where)
+    except WorkbenchError as exc:
+        print(f"error: {_one_line(exc)}", file=sys.stderr)
+        return EXIT_ERROR
     prefix = f"{where}: " if where else ""
     try:
         return args.run(args)

@@ -353,6 +353,24 @@ def path(name: str) -> Path:
     return fetch([name])[name]
 
 
+def cached_path(name: str) -> Path:
+    """Where corpus model ``name`` is in the cache, without fetching it (``workbench inspect face_landmark``).
+
+    :class:`CorpusError` when ``name`` is not a corpus model (with the closest names) or when it is not
+    fetched yet (``python -m workbench.corpus`` fetches the corpus)."""
+    if name not in MODELS:
+        import difflib
+
+        close = difflib.get_close_matches(name, MODELS, n=3)
+        hint = f"; did you mean {' or '.join(close)}?" if close else " (python -m workbench.corpus lists them)"
+        raise CorpusError(f"{name!r} is not a corpus model name{hint}")
+    target = cache_dir() / f"{name}.tflite"
+    if not target.is_file():
+        raise CorpusError(f"{name!r} is a corpus model that is not fetched yet (no {target}): run "
+                          f"python -m workbench.corpus (or make corpus)")
+    return target
+
+
 def main() -> None:
     paths = fetch(quiet=False)
     for n, p in sorted(paths.items()):

@@ -600,7 +600,7 @@ def run_workload(models, log=print) -> list[str]:
             it.allocate_tensors()
             details = it.get_input_details()
             if any(np.dtype(d["dtype"]).kind not in "fiub" for d in details):
-                raise ValueError("an input is not numeric")
+                raise ValueError("it has an input that is not numeric, e.g. STRING (the workload feeds random numbers)")
             for d, x in zip(details, random_inputs(details, seed=0)):
                 it.set_tensor(d["index"], x)
             it.invoke()
