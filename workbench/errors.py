@@ -50,5 +50,19 @@ class TensorError(WorkbenchError, ValueError):
     """
 
 
+class DelegateError(WorkbenchError, RuntimeError):
+    """A delegate failed: in its prepare (the interpreter then restores the original execution plan), or
+    a delegate kernel failed in init, prepare or invoke.  A ``RuntimeError``, as LiteRT raises then."""
+
+
 class RegistrationError(WorkbenchError, ValueError):
     """A kernel registration is refused (duplicate (op, version), bad version range)."""
+
+
+class NotAllocatedError(WorkbenchError, RuntimeError):
+    """``invoke()`` (or ``steps()``, ``profile()``, ``invoke_node()``) before ``allocate_tensors()``,
+    or after a ``resize_tensor_input()`` that needs a new allocation.
+
+    It is also a ``RuntimeError``, as ai_edge_litert's "Invoke called on model that is not ready.", so
+    code written for one catches the other.
+    """

@@ -92,7 +92,8 @@ def test_partitions_run_on_the_cpu_bit_exact_and_count_device_time(corpus_paths,
     got = _run(it, x)
     for a, b in zip(want, got):
         assert a.dtype == b.dtype and np.array_equal(a, b)
-    assert {n.op_name for n in it.nodes} >= {d.custom_op}
+    delegated = [n for n in it.nodes if n.index in it.execution_plan() and n.op == B.DELEGATE]
+    assert delegated and {n.op_name for n in delegated} == {d.name}
     one = sum(s.est_us for s in d.stats.values())
     assert d.invocations == 1 and d.device_us == pytest.approx(one)
     it.invoke()
@@ -107,13 +108,17 @@ def test_failing_on_purpose_in_prepare_restores_the_original_plan(corpus_paths):
     d = SimulatedAccelerator("tidl", fail="prepare")
     with pytest.raises(DelegateError, match="failing on purpose in prepare"):
         d.prepare(m)
+    with pytest.raises(RuntimeError, match="failing on purpose in prepare") as err:
+        Interpreter(model=m, experimental_delegates=[d])
+    assert str(err.value).endswith(RESTORED)            # as LiteRT's constructor says it
+    d.fallback_to_cpu = True                           # the teaching aid: keep going on the CPU
     it, plan = apply(d, m)
-    assert plan is None and d.log[-1] == RESTORED
+    assert plan is None and it.delegate_log[-1] == RESTORED and it.execution_plan() == list(range(len(it.nodes)))
     x = _inputs(m)
     assert all(np.array_equal(a, b) for a, b in zip(_run(it, x), _run(Interpreter(model=m), x)))
     assert SimulatedAccelerator("tidl").prepare(m).offloaded > 0
     it, plan = apply(SimulatedAccelerator("tidl"), m)
-    assert plan is not None and plan.partitions
+    assert plan is not None and plan.plans[0].partitions and plan.nodes[0]
 
 
 @pytest.mark.parametrize("point", ["init", "invoke"])
@@ -121,9 +126,13 @@ def test_failing_on_purpose_in_a_kernel(corpus_paths, point):
     m = _model(str(corpus_paths["sine_float"]))
     d = SimulatedAccelerator("tidl", fail=point)
     it = d.interpreter(m)
-    with pytest.raises(DelegateError, match=f"failing on purpose in {point}"):
+    verb = "prepare" if point == "init" else "invoke"
+    with pytest.raises(DelegateError, match=f"failing on purpose in {point}") as err:
         it.allocate_tensors()
         it.invoke()
+    assert isinstance(err.value, RuntimeError)
+    node = it.delegations[0][1].nodes[0][0]
+    assert f"Node number {node} (simulated-tidl) failed to {verb}." in str(err.value)
 
 
 def test_bad_fail_point_and_the_abstract_base():

@@ -13,9 +13,12 @@ registered with the interpreter through the ``workbench.kernels`` entry-point gr
 :mod:`workbench.delegate.offload`).
 """
 
-from .interface import FAIL_POINTS, RESTORED, Delegate, DelegateError, NodeSignature, apply, version_error
+from ..errors import DelegateError
+from .device import Device, DeviceData, DeviceKernel, PartitionStats
+from .interface import FAIL_POINTS, RESTORED, Delegate, Delegation, NodeSignature, apply, plan_subsets, version_error
 from .offload import Offload, read_options
-from .simulated import PartitionKernel, PartitionStats, SimulatedAccelerator
+from .simulated import SimulatedAccelerator, SimulatedKernel
 
-__all__ = ["Delegate", "DelegateError", "NodeSignature", "SimulatedAccelerator", "PartitionKernel", "PartitionStats",
-           "Offload", "read_options", "apply", "version_error", "FAIL_POINTS", "RESTORED"]
+__all__ = ["Delegate", "DelegateError", "Delegation", "NodeSignature", "SimulatedAccelerator", "SimulatedKernel",
+           "Device", "DeviceKernel", "DeviceData", "PartitionStats", "Offload", "read_options", "apply",
+           "plan_subsets", "version_error", "FAIL_POINTS", "RESTORED"]

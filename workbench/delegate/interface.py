@@ -1,41 +1,48 @@
 """The delegate interface, as TFLite's (``delegates/utils/simple_delegate.h``, TFLITE_FACTS §5.3-5.4).
 
-    class Mine(Delegate):
-        def supports(self, sig): ...         # None, or why this node stays on the CPU
-        def create_kernel(self, partition): ...
+A delegate in a few lines::
 
-* ``name``;
-* ``supports(sig)`` — does the delegate take this node?  None, or the reason it does not;
-* ``prepare(model)`` — DelegatePrepare: the version check first (a node whose stored version is above
-  what the delegate knows is refused with the GPU delegate's words, "Max version supported: N.
-  Requested version M."), then ``supports``, then the partitioning and the largest-first selection;
-* ``create_kernel(partition)`` — the kernel that runs one partition.
+    class ReluOnly(Delegate):
+        name = "relu-only"
+        def supports(self, sig):                 # IsNodeSupported: None, or why the node stays on the CPU
+            return None if sig.name == "RELU" else f"{sig.name}: not supported"
+        def create_kernel(self, partition):      # the kernel that runs one partition
+            return DeviceKernel(self, partition) # the default: the partition's own kernels, on a "device"
 
-:func:`apply` runs a delegate over a model; when its prepare fails it restores the original execution
-plan, as TFLite does, and says so.
+    it = workbench.Interpreter(model_path=..., experimental_delegates=[ReluOnly()])
+
+What happens, step by step, as in TFLite:
+
+1. The interpreter's constructor calls ``delegate_prepare(interpreter)`` (ModifyGraphWithDelegate).
+2. For every subgraph, :meth:`Delegate.prepare` checks each node: the version check first (a stored
+   version above ``max_version`` is refused in the GPU delegate's words, "Max version supported: N.
+   Requested version M."), then ``supports``; then the partitioner cuts the graph (``strategy``: TFLite's
+   own by default) and keeps the largest partitions (``max_partitions``, ``min_nodes``).
+3. The interpreter replaces each partition by one DELEGATE node whose kernel comes from
+   ``create_kernel`` (ReplaceNodeSubsetsWithDelegateKernels) and logs "Replacing N out of M node(s) …".
+4. ``allocate_tensors`` runs each delegate kernel's init and prepare, ``invoke`` its invoke.
+
+A failure in step 2 restores the original execution plan and the constructor raises a RuntimeError
+("Restored original execution plan after delegate application failure."); a kernel failing in init or
+prepare makes ``allocate_tensors`` raise ("Node number N (NAME) failed to prepare."), in invoke
+``invoke`` ("Node number N (NAME) failed to invoke.").  ``fallback_to_cpu=True`` — a teaching aid, not
+TFLite's behaviour — keeps the CPU plan instead of raising when prepare fails.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from ..errors import WorkbenchError
-from ..interpreter import Interpreter
-from ..interpreter.registry import BuiltinOpResolver
-from ..partition import GraphView, Partition, Plan, Target, partition
-from ..partition import compile as compile_plan
+from ..errors import DelegateError
+from ..partition import GraphView, NodeSubset, Partition, Plan, Target, execution_order, partition
 from ..schema.enums import BuiltinOperator
-from .offload import Offload, read_options
 
-__all__ = ["Delegate", "DelegateError", "NodeSignature", "apply", "version_error", "FAIL_POINTS", "RESTORED"]
+__all__ = ["Delegate", "DelegateError", "Delegation", "NodeSignature", "version_error", "FAIL_POINTS", "RESTORED",
+           "replacing_line"]
 
 FAIL_POINTS = ("prepare", "init", "invoke")
 # subgraph.cc, when ModifyGraphWithDelegate fails and the delegation is undone
 RESTORED = "Restored original execution plan after delegate application failure."
-
-
-class DelegateError(WorkbenchError):
-    """A delegate failed (in prepare, while creating its kernels, or while running one)."""
 
 
 @dataclass(frozen=True)
@@ -75,20 +82,74 @@ def version_error(max_version: int, version: int) -> str:
     return f"Max version supported: {max_version}. Requested version {version}."
 
 
+def replacing_line(replaced: int, total: int, name: str, subsets: int, subgraph: int, sg_name: str) -> str:
+    """The line LiteRT's subgraph.cc logs when a delegate takes nodes (LiteRT 2.3's wording; ``subsets``
+    counts every node subset of the partitioning, those left on the CPU included)."""
+    return (f"Replacing {replaced} out of {total} node(s) with delegate ({name}) node, yielding {subsets} "
+            f"partitions for subgraph {subgraph} ({sg_name}).")
+
+
+@dataclass
+class Delegation:
+    """What one delegate did to one interpreter: the plan of every subgraph it looked at, and the node
+    each of its partitions became (``nodes[subgraph][k]``: the DELEGATE node of partition k)."""
+
+    delegate: object
+    plans: dict = field(default_factory=dict)
+    nodes: dict = field(default_factory=dict)
+
+    def placements(self, subgraph: int = 0) -> tuple:
+        plan = self.plans.get(subgraph)
+        return () if plan is None else plan.placements
+
+    def partition_of(self, subgraph: int, node_index: int):
+        """(plan, partition) whose DELEGATE node is ``node_index``."""
+        for k, idx in enumerate(self.nodes.get(subgraph, ())):
+            if idx == node_index:
+                plan = self.plans[subgraph]
+                return plan, plan.partitions[k]
+        raise DelegateError(f"node {node_index} of subgraph {subgraph} is not a node of delegate "
+                            f"{getattr(self.delegate, 'name', self.delegate)}")
+
+
 class Delegate:
     """Base class: override ``supports`` and ``create_kernel`` (and ``max_version`` for the version check).
 
     Knobs as SimpleDelegateInterface::Options: ``max_partitions`` (≤ 0: all), ``min_nodes`` per partition
-    (≤ 0: no minimum); ``deny``: node indices / op names kept on the CPU.
+    (≤ 0: no minimum); ``deny``: node indices / op names kept on the CPU; ``strategy``: how the graph is
+    cut (``tflite``, ``tidl``, ``edgetpu``: see :mod:`workbench.partition.strategies`);
+    ``fallback_to_cpu``: when prepare fails, log it and keep the CPU plan instead of raising.
     """
 
     name = "delegate"
 
-    def __init__(self, *, max_partitions: int = 0, min_nodes: int = 0, deny=()):
+    def __init__(self, *, max_partitions: int = 0, min_nodes: int = 0, deny=(), strategy: str = "tflite",
+                 fallback_to_cpu: bool = False):
         self.max_partitions = max_partitions
         self.min_nodes = min_nodes
         self.deny = tuple(deny)
+        self.strategy = strategy
+        self.fallback_to_cpu = bool(fallback_to_cpu)
         self.log: list[str] = []
+        self._plans: dict[int, Plan] = {}        # id(partition) → its plan
+        self._device = None
+
+    @property
+    def device(self):
+        """The simulated device this delegate's kernels run on (:class:`workbench.delegate.device.Device`)."""
+        if self._device is None:
+            from .device import Device
+
+            self._device = Device(self.name)
+        return self._device
+
+    def plan_of(self, partition: Partition) -> Plan:
+        """The plan ``partition`` belongs to (set by :meth:`delegate_prepare`)."""
+        try:
+            return self._plans[id(partition)]
+        except KeyError:
+            raise DelegateError(f"{self.name}: partition {partition.index} is not one of this delegate's "
+                                f"plans") from None
 
     # -- the interface ---------------------------------------------------------------------------
     def max_version(self, sig: NodeSignature) -> int | None:
@@ -99,12 +160,18 @@ class Delegate:
         raise NotImplementedError(f"{type(self).__name__}.supports")
 
     def create_kernel(self, partition: Partition):
-        raise NotImplementedError(f"{type(self).__name__}.create_kernel")
+        """The kernel that runs ``partition`` (the default: :class:`DeviceKernel`, the partition's own
+        kernels on a simulated device)."""
+        from .device import DeviceKernel
+
+        return DeviceKernel(self, partition)
 
     @property
     def target(self) -> Target:
         """The target whose cost figures estimate partition times (and that names the plan)."""
-        raise NotImplementedError(f"{type(self).__name__}.target")
+        from ..partition import load_target
+
+        return load_target("xnnpack")
 
     # -- prepare ----------------------------------------------------------------------------------
     def is_node_supported(self, sig: NodeSignature) -> str | None:
@@ -114,69 +181,128 @@ class Delegate:
             return f"{sig.name}: {version_error(mv, sig.version)}"
         return self.supports(sig)
 
-    def prepare(self, model, subgraph: int = 0) -> Plan:
-        """DelegatePrepare: which nodes the delegate takes (every other node with its reason), partitioned
-        as TFLite does (greedy clustering, then the largest-first selection)."""
-        plan = partition(model, self.target, "tflite", subgraph=subgraph, deny=self.deny,
-                         max_partitions=self.max_partitions, min_nodes=self.min_nodes,
-                         check=lambda g, i: self.is_node_supported(NodeSignature(g, i)))
+    def prepare(self, model, subgraph: int = 0, *, taken=None) -> Plan:
+        """DelegatePrepare for one subgraph: which nodes the delegate takes (every other node with its
+        reason), cut by ``strategy``.  ``taken``: node → the delegate that already has it."""
+        taken = taken or {}
+
+        def check(g, i):
+            if i in taken:
+                return f"{g.nodes[i].name}: already delegated to {taken[i]}"
+            return self.is_node_supported(NodeSignature(g, i))
+
+        plan = partition(model, self.target, self.strategy, subgraph=subgraph, deny=self.deny,
+                         max_partitions=self.max_partitions, min_nodes=self.min_nodes, check=check)
         self.log.append(f"{self.name} delegate: {plan.offloaded} nodes delegated out of {len(plan.placements)} "
                         f"nodes with {len(plan.partitions)} partitions.")
         return plan
 
-    # -- running ------------------------------------------------------------------------------------
-    @property
-    def custom_op(self) -> str:
-        return f"workbench-delegate-{self.name}"
+    def delegate_prepare(self, interpreter) -> Delegation:
+        """ModifyGraphWithDelegate's callback: prepare every subgraph of ``interpreter`` and replace each
+        partition by one DELEGATE node run by ``create_kernel``'s kernel."""
+        delegation = Delegation(self)
+        model = interpreter.model
+        registration = _Registration(self, delegation)
+        for s in range(len(model.subgraphs)):
+            sg = interpreter._sg(s)
+            planned = set(sg.execution_plan)
+            taken = {i: "another delegate" for i in range(len(model.subgraphs[s].operators or ()))
+                     if i not in planned}
+            plan = self.prepare(model, s, taken=taken)
+            delegation.plans[s] = plan
+            self._plans.update((id(p), plan) for p in plan.partitions)
+            if not plan.partitions:
+                continue
+            subsets = plan_subsets(plan)
+            delegation.nodes[s] = sg.replace_node_subsets(registration, self.name, subsets,
+                                                          params={"delegate": self.name})
+            line = replacing_line(plan.offloaded, len(plan.placements), self.name, len(subsets), s,
+                                  model.subgraphs[s].name or "")
+            self.log.append(line)
+            interpreter.delegate_log.append(line)
+        return delegation
 
-    def interpreter(self, model, subgraph: int = 0, plan: Plan | None = None, **kwargs):
-        """A workbench Interpreter for ``model`` with every partition replaced by this delegate's kernel."""
-        plan = self.prepare(model, subgraph) if plan is None else plan
-        compiled = compile_plan(plan, custom_op_name=self.custom_op)
-        resolver = BuiltinOpResolver()
-        resolver.add_custom(self.custom_op, _DelegateNode(self, plan))
-        return Interpreter(model=compiled, op_resolver=resolver, **kwargs)
+    # -- the same, without an interpreter ----------------------------------------------------------
+    def interpreter(self, model, **kwargs):
+        """``workbench.Interpreter(model=model, experimental_delegates=[self], **kwargs)``."""
+        from ..interpreter import Interpreter
+
+        return Interpreter(model=model, experimental_delegates=[self], **kwargs)
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name}>"
+
+
+def plan_subsets(plan: Plan) -> list:
+    """The plan as TFLite's node subsets, in an order that runs: runs of CPU nodes (non-partition subsets)
+    and one partition subset per partition, with the tensors that cross at run time."""
+    g = plan.graph
+    where = [p.partition for p in plan.placements]
+    out: list = []
+    for kind, x in execution_order(g, where, name=f"plan {plan.name}"):
+        if kind == "p":
+            part = plan.partitions[x]
+            out.append(NodeSubset(True, list(part.nodes), list(part.runtime_inputs), list(part.outputs)))
+        elif out and not out[-1].partition:
+            out[-1].nodes.append(x)
+        else:
+            out.append(NodeSubset(False, [x]))
+    return out
+
+
+class _Registration:
+    """The registration every DELEGATE node of one delegate shares (TfLiteRegistration): it asks the
+    delegate for the kernel of the node's partition and hands the calls on to it."""
+
+    name = "delegate"
+    foldable = False
+    value_inputs = None
+    invoke_reference = None
+
+    def __init__(self, delegate: Delegate, delegation: Delegation):
+        self.delegate = delegate
+        self.delegation = delegation
+
+    def init(self, context, node):
+        return None
+
+    def prepare(self, context, node):
+        plan, part = self.delegation.partition_of(node.subgraph, node.index)
+        kern = self.delegate.create_kernel(part)
+        init = getattr(kern, "init", None)
+        user = init(context, node) if init is not None else None
+        return _NodeData(kern, kern.prepare(context, node), user, plan, part)
+
+    def invoke(self, context, node, data) -> None:
+        data.kernel.invoke(context, node, data.data)
+
+    def free(self, context, node, data) -> None:
+        if data is not None:
+            free = getattr(data.kernel, "free", None)
+            if free is not None:
+                free(context, node, data.data)
+
+    def kernel_name(self, data, reference: bool = False) -> str:
+        return f"{self.delegate.name}" + (f":P{data.partition.index}" if data is not None else "")
 
 
 @dataclass(frozen=True, eq=False)
 class _NodeData:
     kernel: object
     data: object
+    user: object
+    plan: Plan
+    partition: Partition
 
     @property
     def impl(self) -> str:
         return getattr(self.data, "impl", "")
 
 
-class _DelegateNode(Offload):
-    """The registration of the delegate's custom op: each node asks the delegate for its partition's kernel."""
+def apply(delegate: Delegate, model, **kwargs):
+    """(interpreter, delegation or None): ``model`` with ``delegate`` applied.  None when the delegate
+    failed in prepare and has ``fallback_to_cpu`` (the interpreter's ``delegate_log`` says why)."""
+    from ..interpreter import Interpreter
 
-    name = "delegate"
-    foldable = False
-
-    def __init__(self, delegate: Delegate, plan: Plan):
-        self.delegate = delegate
-        self.plan = plan
-
-    def prepare(self, context, node):
-        k = int(read_options(bytes(node.operator.custom_options)).get("partition", 0))
-        kern = self.delegate.create_kernel(self.plan.partitions[k])
-        return _NodeData(kern, kern.prepare(context, node))
-
-    def invoke(self, context, node, data) -> None:
-        data.kernel.invoke(context, node, data.data)
-
-
-def apply(delegate: Delegate, model, subgraph: int = 0, **kwargs):
-    """(interpreter, plan or None): the model with ``delegate`` applied; when its prepare fails, the
-    undelegated model, as TFLite restores the original execution plan (the log says so)."""
-    try:
-        plan = delegate.prepare(model, subgraph)
-    except DelegateError as exc:
-        delegate.log.append(str(exc))
-        delegate.log.append(RESTORED)
-        return Interpreter(model=model, **kwargs), None
-    return delegate.interpreter(model, subgraph, plan=plan, **kwargs), plan
+    it = Interpreter(model=model, experimental_delegates=[delegate], **kwargs)
+    return it, it.delegations[-1][1]

@@ -63,15 +63,22 @@ class Offload(Kernel):
         if raw is None:
             raise UnsupportedOpError(f"{OFFLOAD_OP} (node {node.index}) has no custom options")
         doc = read_options(raw)
-        inner = Interpreter(model_content=bytes(doc["model"]))
-        if doc.get("variables") == "shared":
+        return self.start(context, node, bytes(doc["model"]), int(doc.get("partition", 0)),
+                          str(doc.get("target", "")), shared=doc.get("variables") == "shared")
+
+    def start(self, context, node, model_bytes: bytes, partition: int, target: str, *, shared: bool,
+              **interpreter_kwargs) -> OffloadData:
+        """Load the partition's .tflite into an interpreter of its own (its memory is the device's),
+        sized for the shapes the outer interpreter gives the node's inputs."""
+        inner = Interpreter(model_content=model_bytes, **interpreter_kwargs)
+        if shared:
             outer = context.interpreter
             inner.resource_ids = outer.resource_ids
             inner.resources = outer.resources
         ins = tuple(d["index"] for d in inner.get_input_details())
         outs = tuple(d["index"] for d in inner.get_output_details())
         if len(ins) != len(node.inputs) or len(outs) != len(node.outputs):
-            raise UnsupportedOpError(f"{OFFLOAD_OP} (node {node.index}): the embedded model has {len(ins)} inputs / "
+            raise UnsupportedOpError(f"{node.op_name} (node {node.index}): the embedded model has {len(ins)} inputs / "
                                      f"{len(outs)} outputs, the operator {len(node.inputs)} / {len(node.outputs)}")
         details = {d["index"]: d for d in inner.get_input_details()}
         for k, t in zip(ins, node.inputs):
@@ -84,7 +91,7 @@ class Offload(Kernel):
             if dtype is np.object_:    # RESOURCE (reported as object, like litert) is held as an int32 id
                 dtype = inner.get_tensor(d["index"]).dtype
             context.set_output(t, tuple(int(x) for x in d["shape"]), dtype)
-        return OffloadData(inner, ins, outs, int(doc.get("partition", 0)), str(doc.get("target", "")))
+        return OffloadData(inner, ins, outs, partition, target)
 
     def invoke(self, context, node, data) -> None:
         inner = data.inner

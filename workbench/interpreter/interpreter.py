@@ -52,7 +52,7 @@ from pathlib import Path
 import numpy as np
 
 from .. import config
-from ..errors import ModelError, TensorError, UnsupportedOpError, WorkbenchError
+from ..errors import DelegateError, ModelError, NotAllocatedError, TensorError, UnsupportedOpError, WorkbenchError
 from ..options import options_table_for, parse as parse_options
 from ..schema import load
 from ..schema.enums import BuiltinOperator
@@ -276,6 +276,11 @@ class _Subgraph:
                                    Slots(op.outputs or (), f"{name} (node {i} of subgraph {index}): outputs",
                                          f"{where}.outputs"),
                                    params, opts, opts.custom, op))
+        # TFLite's execution_plan_: the node indices that run, in order.  A delegate replaces subsets of it
+        # with nodes of its own, appended to ``nodes`` (ModifyGraphWithDelegate); the replaced nodes stay
+        # in ``nodes`` and leave the plan.
+        self.execution_plan: list[int] = list(range(len(self.nodes)))
+        self.delegate_kernels: dict[int, object] = {}    # node index → the kernel a delegate gave it
         self.allocated = False
         self.prepared: list[tuple] = []     # (node, kernel, user_data, data) for every node
         self.plan: list[tuple] = []         # (invoke function, node, data) for the executed nodes
@@ -312,10 +317,17 @@ class _Subgraph:
         self.plan_kernels = []
         self.allocated = False
 
+    def plan_nodes(self) -> list[Node]:
+        """The nodes of the execution plan, in order."""
+        return [self.nodes[i] for i in self.execution_plan]
+
     def resolve(self) -> list:
         resolver = self.interp.resolver
         kernels, errors = [], []
-        for node in self.nodes:
+        for node in self.plan_nodes():
+            if node.index in self.delegate_kernels:
+                kernels.append(self.delegate_kernels[node.index])
+                continue
             try:
                 kernels.append(resolver.find(node.op, node.version))
             except UnsupportedOpError as exc:
@@ -346,8 +358,15 @@ class _Subgraph:
         executed = []
         self.folded_nodes = []
         self.deferred_nodes = []
-        for node, kernel in zip(self.nodes, kernels):
-            user = kernel.init(ctx, node)
+        for node, kernel in zip(self.plan_nodes(), kernels):
+            delegated = node.index in self.delegate_kernels
+            try:
+                user = kernel.init(ctx, node)
+            except Exception as exc:
+                if not delegated or isinstance(exc, MemoryError):
+                    raise
+                raise DelegateError(f"{exc}\nDelegate kernel initialization failed.\nNode number {node.index} "
+                                    f"({node.op_name}) failed to prepare.") from exc
             if any(t < 0 for t in node.outputs):
                 raise UnsupportedOpError(f"node {node.index} ({node.op_name}) has an absent (-1) output slot")
             fn = kernel.invoke_reference if (ctx.reference and kernel.invoke_reference is not None) else kernel.invoke
@@ -360,6 +379,11 @@ class _Subgraph:
                     data = kernel.prepare(ctx, node)
                 except DynamicValueNeeded:
                     deferred = True
+                except Exception as exc:
+                    if not delegated or isinstance(exc, MemoryError):
+                        raise
+                    raise DelegateError(f"{exc}\nNode number {node.index} ({node.op_name}) failed to "
+                                        f"prepare.") from exc
                 except MemoryError as exc:
                     raise TensorError(f"node {node.index} ({node.op_name}) of subgraph {self.index}: prepare "
                                       f"needs more memory than there is ({exc})") from None
@@ -455,6 +479,71 @@ class _Subgraph:
                              else f"{kernel.name} (prepared in invoke)" for fn, node, data, kernel in executed]
         self.allocated = True
 
+    # -- delegation ------------------------------------------------------------------------
+    def replace_node_subsets(self, kernel, name: str, subsets, params=None) -> list[int]:
+        """ReplaceNodeSubsetsWithDelegateKernels: rebuild the execution plan from ``subsets``.
+
+        ``subsets``: the current execution plan cut into node subsets, in an order that runs (objects
+        with ``partition`` (bool), ``nodes``, ``inputs``, ``outputs``, as
+        :class:`workbench.partition.NodeSubset`).  A non-partition subset keeps its nodes; each partition
+        subset becomes one new node (op DELEGATE, named ``name``, run by ``kernel``) reading the subset's
+        inputs and writing its outputs, appended to ``nodes``.  Its ``params`` are TFLite's
+        TfLiteDelegateParams: ``nodes_to_replace``, ``input_tensors``, ``output_tensors`` (and
+        ``params``' entries).  Returns the new node indices.  The partitioning itself is the caller's
+        (TFLite's core does it here; in the workbench it lives in :mod:`workbench.partition`, which the
+        interpreter does not import)."""
+        if self.allocated or self.prepared:
+            self.free()
+        planned = set(self.execution_plan)
+        seen: list[int] = []
+        for sub in subsets:
+            seen.extend(int(i) for i in sub.nodes)
+        if sorted(seen) != sorted(planned) or len(seen) != len(set(seen)):
+            raise DelegateError(f"delegate {name}: the node subsets do not cover the execution plan of subgraph "
+                                f"{self.index} exactly once (plan {len(planned)} nodes, subsets {len(seen)})")
+        new_plan, added = [], []
+        produced = {t for i in self.execution_plan for t in self.nodes[i].outputs if t >= 0}
+        ready = set(range(len(self.context.meta))) - produced     # inputs, constants, variables
+        for sub in subsets:
+            if not sub.partition:
+                items = [self.nodes[int(i)] for i in sub.nodes]
+            else:
+                index = len(self.nodes)
+                where = f"model.subgraphs[{self.index}] (delegate node {index})"
+                node = Node(self.index, index, BuiltinOperator.DELEGATE, name, 1,
+                            Slots(tuple(sub.inputs), f"{name} (node {index} of subgraph {self.index}): inputs",
+                                  f"{where}.inputs"),
+                            Slots(tuple(sub.outputs), f"{name} (node {index} of subgraph {self.index}): outputs",
+                                  f"{where}.outputs"),
+                            {"nodes_to_replace": tuple(int(i) for i in sub.nodes),
+                             "input_tensors": tuple(sub.inputs), "output_tensors": tuple(sub.outputs),
+                             **dict(params or {})}, None, None, None)
+                self.nodes.append(node)
+                self.delegate_kernels[index] = kernel
+                added.append(index)
+                items = [node]
+            for node in items:
+                missing = [t for t in node.inputs if t >= 0 and t not in ready]
+                if missing:
+                    raise DelegateError(f"delegate {name}: node {node.index} ({node.op_name}) would read tensor "
+                                        f"{missing[0]} ('{self.context.name(missing[0])}') before anything writes "
+                                        f"it: the node subsets are not in an order that runs")
+                ready.update(t for t in node.outputs if t >= 0)
+                new_plan.append(node.index)
+        self.execution_plan = new_plan
+        return added
+
+    def restore(self, snapshot) -> None:
+        """Put back an execution plan taken with :meth:`snapshot` (a failed delegate is undone)."""
+        plan, kernels, n = snapshot
+        self.free()
+        self.execution_plan = list(plan)
+        self.delegate_kernels = dict(kernels)
+        del self.nodes[n:]
+
+    def snapshot(self) -> tuple:
+        return list(self.execution_plan), dict(self.delegate_kernels), len(self.nodes)
+
     # -- used by control-flow kernels (IF, WHILE, CALL_ONCE) -------------------------------
     def prepare_for(self, shapes, dtypes=None) -> None:
         """Allocate this subgraph for inputs of the given shapes (when they differ from now)."""
@@ -513,10 +602,12 @@ class _Subgraph:
         return True
 
     # -- running ---------------------------------------------------------------------------
-    def check_allocated(self) -> None:
+    def check_allocated(self, error: type = NotAllocatedError) -> None:
+        """``error``: NotAllocatedError (a RuntimeError) for running, as litert's invoke; TensorError
+        (a ValueError) for set_tensor / get_tensor, as litert's."""
         if not self.allocated:
-            raise WorkbenchError("tensors are not allocated: call allocate_tensors() first "
-                                 "(again after resize_tensor_input())")
+            raise error("tensors are not allocated: call allocate_tensors() first "
+                        "(again after resize_tensor_input())")
 
     def invoke(self) -> None:
         self.check_allocated()
@@ -539,6 +630,10 @@ class _Subgraph:
         except MemoryError as exc:
             raise TensorError(f"node {node.index} ({node.op_name}) of subgraph {self.index} needs more memory than "
                               f"there is ({exc})") from None
+        except Exception as exc:
+            if node.index not in self.delegate_kernels:
+                raise
+            raise DelegateError(f"{exc}\nNode number {node.index} ({node.op_name}) failed to invoke.") from exc
         finally:
             self._leave()
 
@@ -655,7 +750,7 @@ class Interpreter:
     def __init__(self, model_path=None, model_content=None, model=None, op_resolver: OpResolver | None = None,
                  num_threads: int | None = 1, *, keep_intermediates: bool = False, reference: bool = False,
                  experimental_preserve_all_tensors: bool = False,
-                 max_while_iterations: int | None = DEFAULT_MAX_WHILE_ITERATIONS):
+                 max_while_iterations: int | None = DEFAULT_MAX_WHILE_ITERATIONS, experimental_delegates=None):
         given = [x is not None for x in (model_path, model_content, model)]
         if sum(given) != 1:
             raise ValueError("give exactly one of model_path, model_content or model")
@@ -669,7 +764,10 @@ class Interpreter:
         if not self.model.subgraphs:
             raise WorkbenchError("the model has no subgraphs")
         self.resolver = op_resolver if op_resolver is not None else BuiltinOpResolver()
-        self.num_threads = 1 if num_threads is None or num_threads < 1 else int(num_threads)
+        if num_threads is not None and (isinstance(num_threads, bool) or int(num_threads) != num_threads
+                                        or num_threads < 1):
+            raise ValueError(f"num_threads should be >= 1, got {num_threads!r} (None: the default, 1)")
+        self.num_threads = 1 if num_threads is None else int(num_threads)
         self.blas_threads = min(self.num_threads, _available_cpus())
         # state shared by all subgraphs: resource variables (VAR_HANDLE / READ_VARIABLE /
         # ASSIGN_VARIABLE) and which CALL_ONCE initializers already ran
@@ -685,6 +783,42 @@ class Interpreter:
         self.keep_intermediates = bool(keep_intermediates or experimental_preserve_all_tensors)
         self.reference = bool(reference)
         self._subgraphs: dict[int, _Subgraph] = {0: _Subgraph(self, 0)}
+        self.delegate_log: list[str] = []             # what applying delegates said (TFLite logs it)
+        self.delegations: list[tuple] = []            # (delegate, what its prepare returned)
+        self._delegates = list(experimental_delegates or ())
+        for d in self._delegates:                     # as litert's constructor: ModifyGraphWithDelegate each
+            self.modify_graph_with_delegate(d)
+
+    def modify_graph_with_delegate(self, delegate) -> None:
+        """TFLite's ModifyGraphWithDelegate: the delegate's ``delegate_prepare(interpreter)`` looks at every
+        subgraph and hands the node subsets it takes to :meth:`_Subgraph.replace_node_subsets`.  If it
+        fails, the original execution plan is restored and a :class:`DelegateError` (a RuntimeError, as
+        litert raises) says so.  Delegates are made by :mod:`workbench.delegate`; the interpreter only
+        calls this one method of theirs."""
+        prepare = getattr(delegate, "delegate_prepare", None)
+        if not callable(prepare):
+            raise ValueError(f"{delegate!r} is not a delegate: it has no delegate_prepare(interpreter) "
+                             f"(make one with workbench.delegate.load_delegate or a workbench.delegate.Delegate "
+                             f"subclass)")
+        for k in range(len(self.model.subgraphs)):
+            self._sg(k)
+        snapshots = {k: sg.snapshot() for k, sg in self._subgraphs.items()}
+        try:
+            result = prepare(self)
+        except Exception as exc:
+            for k, snap in snapshots.items():
+                self._subgraphs[k].restore(snap)
+            restored = "Restored original execution plan after delegate application failure."
+            self.delegate_log += [str(exc), restored]
+            if getattr(delegate, "fallback_to_cpu", False):     # a teaching aid: keep going on the CPU
+                self.delegations.append((delegate, None))
+                return
+            raise DelegateError(f"{exc}\n{restored}") from exc
+        self.delegations.append((delegate, result))
+
+    def execution_plan(self, subgraph_index: int = 0) -> list[int]:
+        """The node indices that run, in order (delegate nodes included, the nodes they replaced not)."""
+        return list(self._sg(subgraph_index).execution_plan)
 
     # -- internals ---------------------------------------------------------------------------
     def _sg(self, index: int = 0) -> _Subgraph:
@@ -748,7 +882,7 @@ class Interpreter:
 
     def _set(self, sg: _Subgraph, tensor_index, value) -> None:
         t = self._check_index(sg, tensor_index)
-        sg.check_allocated()
+        sg.check_allocated(TensorError)
         ctx = sg.context
         value = np.asarray(value)
         expected_dtype, expected_shape = ctx.dtypes[t], tuple(ctx.shapes[t])
@@ -792,7 +926,7 @@ class Interpreter:
     def get_tensor(self, tensor_index: int, subgraph_index: int = 0) -> np.ndarray:
         sg = self._sg(subgraph_index)
         t = self._check_index(sg, tensor_index)
-        sg.check_allocated()
+        sg.check_allocated(TensorError)
         return np.array(self._readable(sg, t))
 
     def tensor(self, tensor_index: int, subgraph_index: int = 0):
