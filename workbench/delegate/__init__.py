@@ -1,9 +1,10 @@
 """Delegation: running part of a model on a (simulated) accelerator, as TFLite delegates do.
 
-    from workbench.delegate import SimulatedAccelerator, apply
-    d = SimulatedAccelerator("tidl")                 # the toy delegate for a target file
-    it, plan = apply(d, model)                       # prepare (version check, supports, partitioning)
-    it.allocate_tensors(); it.invoke(); d.device_us  # partitions run through the offload kernel
+    from workbench.delegate import load_delegate
+    d = load_delegate("tidl", {"strategy": "tidl"})  # as ai_edge_litert's load_delegate, a target for a library
+    it = workbench.Interpreter(model_path=..., experimental_delegates=[d])   # prepare + partitioning
+    it.placements()                                  # every node: device or CPU, partition, reason
+    it.allocate_tensors(); it.invoke(); d.device     # partitions ran on the simulated device
 
 This package sits above the interpreter and the partitioner (ARCHITECTURE's import order: ... →
 partition → interpreter → delegate → viz → cli): the partitioner decides which nodes go where and knows
@@ -17,8 +18,8 @@ from ..errors import DelegateError
 from .device import Device, DeviceData, DeviceKernel, PartitionStats
 from .interface import FAIL_POINTS, RESTORED, Delegate, Delegation, NodeSignature, apply, plan_subsets, version_error
 from .offload import Offload, read_options
-from .simulated import SimulatedAccelerator, SimulatedKernel
+from .simulated import SimulatedAccelerator, SimulatedKernel, load_delegate
 
 __all__ = ["Delegate", "DelegateError", "Delegation", "NodeSignature", "SimulatedAccelerator", "SimulatedKernel",
            "Device", "DeviceKernel", "DeviceData", "PartitionStats", "Offload", "read_options", "apply",
-           "plan_subsets", "version_error", "FAIL_POINTS", "RESTORED"]
+           "plan_subsets", "version_error", "load_delegate", "FAIL_POINTS", "RESTORED"]

@@ -18,7 +18,7 @@ from ..partition.target import _check
 from .device import DeviceKernel
 from .interface import FAIL_POINTS, Delegate, NodeSignature
 
-__all__ = ["SimulatedAccelerator", "SimulatedKernel"]
+__all__ = ["SimulatedAccelerator", "SimulatedKernel", "load_delegate"]
 
 
 class SimulatedKernel(DeviceKernel):
@@ -98,3 +98,79 @@ class SimulatedAccelerator(Delegate):
     def _maybe_fail(self, point: str, where: str) -> None:
         if self.fail == point:
             raise DelegateError(f"{self.name}: failing on purpose in {point} ({where})")
+
+
+# -- load_delegate ------------------------------------------------------------------------------------
+
+_OPTIONS = {
+    "strategy": "how the graph is cut: tflite (default), tidl or edgetpu",
+    "max_partitions": "keep at most this many partitions, largest first (0: all)",
+    "min_nodes": "drop partitions with fewer nodes (0: no minimum)",
+    "deny": "comma-separated node indices and/or op names kept on the CPU",
+    "max_versions": "comma-separated OP:N, the highest version of OP the delegate knows",
+    "fail": "fail on purpose in prepare, init or invoke",
+    "fallback_to_cpu": "true: when prepare fails, keep the CPU plan instead of raising",
+    "name": "the delegate's name in logs and placements",
+}
+
+
+def _int_option(key: str, value: str) -> int:
+    try:
+        return int(value)
+    except ValueError:
+        raise ValueError(f"option {key}={value!r}: expected an integer") from None
+
+
+def _bool_option(key: str, value: str) -> bool:
+    v = value.strip().lower()
+    if v in ("true", "1", "yes"):
+        return True
+    if v in ("false", "0", "no", ""):
+        return False
+    raise ValueError(f"option {key}={value!r}: expected true or false")
+
+
+def load_delegate(library, options=None) -> SimulatedAccelerator:
+    """``ai_edge_litert.interpreter.load_delegate``'s counterpart.  Where LiteRT takes a shared library,
+    this takes a target: a name from ``workbench partition --list-targets`` or a target file (JSON /
+    TOML).  ``options`` is a dict whose values are passed as strings, as LiteRT passes them to a
+    delegate plugin (see ``_OPTIONS``).  Anything that cannot be loaded raises ``ValueError("Failed to
+    load delegate from …")`` with the reason on the next line, as LiteRT does."""
+    from ..partition import TargetError
+
+    raw = {str(k): str(v) for k, v in (options or {}).items()}
+    try:
+        unknown = sorted(set(raw) - set(_OPTIONS))
+        if unknown:
+            known = "; ".join(f"{k}: {v}" for k, v in _OPTIONS.items())
+            raise ValueError(f"unknown option{'s' if len(unknown) > 1 else ''} {', '.join(unknown)} (known: {known})")
+        kw: dict = {}
+        if "strategy" in raw:
+            from ..partition import STRATEGIES
+
+            if raw["strategy"] not in STRATEGIES:
+                raise ValueError(f"option strategy={raw['strategy']!r}: expected one of {', '.join(STRATEGIES)}")
+            kw["strategy"] = raw["strategy"]
+        for key in ("max_partitions", "min_nodes"):
+            if key in raw:
+                kw[key] = _int_option(key, raw[key])
+        if raw.get("deny"):
+            kw["deny"] = tuple(int(x) if x.strip().lstrip("-").isdigit() else x.strip()
+                               for x in raw["deny"].split(",") if x.strip())
+        if raw.get("max_versions"):
+            mv = {}
+            for item in raw["max_versions"].split(","):
+                op, sep, n = item.strip().partition(":")
+                if not sep:
+                    raise ValueError(f"option max_versions: {item.strip()!r} is not OP:N")
+                mv[op.strip()] = _int_option("max_versions", n)
+            kw["max_versions"] = mv
+        if "fail" in raw:
+            kw["fail"] = raw["fail"] or None
+        if "fallback_to_cpu" in raw:
+            kw["fallback_to_cpu"] = _bool_option("fallback_to_cpu", raw["fallback_to_cpu"])
+        if raw.get("name"):
+            kw["name"] = raw["name"]
+        return SimulatedAccelerator(library, **kw)
+    except (ValueError, TargetError, OSError) as exc:
+        raise ValueError(f"Failed to load delegate from {library}\n{exc}") from None

@@ -816,6 +816,20 @@ class Interpreter:
             raise DelegateError(f"{exc}\n{restored}") from exc
         self.delegations.append((delegate, result))
 
+    def placements(self, subgraph_index: int = 0) -> list:
+        """Where every node of the subgraph runs and why, as the delegates applied decided it: one
+        placement record per original node (``node``, ``lane`` device / cpu, ``partition``, ``code``,
+        ``reason``).  A node a delegate took comes from that delegate's record, the others from the first
+        delegate's.  Empty without delegates."""
+        merged: dict = {}
+        for _, result in self.delegations:
+            if result is None:
+                continue
+            for p in result.placements(subgraph_index):
+                if p.node not in merged or p.partition is not None:
+                    merged[p.node] = p
+        return [merged[k] for k in sorted(merged)]
+
     def execution_plan(self, subgraph_index: int = 0) -> list[int]:
         """The node indices that run, in order (delegate nodes included, the nodes they replaced not)."""
         return list(self._sg(subgraph_index).execution_plan)

@@ -27,6 +27,11 @@ class Placement:
     def on_target(self) -> bool:
         return self.partition is not None
 
+    @property
+    def lane(self) -> str:
+        """Where the node runs: "device" (in a partition) or "cpu"."""
+        return "cpu" if self.partition is None else "device"
+
 
 @dataclass(frozen=True)
 class Partition:
