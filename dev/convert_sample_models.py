@@ -1200,7 +1200,8 @@ def write_manifest(out: Path, entries: dict) -> None:
         old = {e["name"]: e for e in json.loads(path.read_text())["models"]}
     old.update(entries)
     known = {f"{n}.tflite" for n in MODELS}
-    models = [old[k] for k in sorted(old) if k in known]
+    # entries of another script (dev/train_digits.py's trained model) are kept as they are
+    models = [old[k] for k in sorted(old) if k in known or old[k]["made_by"]["script"] != SCRIPT]
     doc = {"about": "Small models made by the current TFLite converter (a few then quantized by the AI Edge "
                     "Quantizer) for the workbench's tests; "
                     f"regenerate with `python {SCRIPT}` in a venv with tensorflow-cpu (see README.md).",
