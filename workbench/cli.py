@@ -692,7 +692,8 @@ def _register_versions(sub) -> None:
                                    "given and that release cannot run the model.")
     p.add_argument("model", help="path of a .tflite file")
     p.add_argument("--runtime", type=_release, metavar="X.Y.Z",
-                   help="check the model against TFLite release X.Y.Z (X.Y means X.Y.0; exit status 1 if it cannot run it)")
+                   help="check the model against TFLite release X.Y.Z (X.Y means X.Y.0; exit status 1 if it cannot "
+                        "run it)")
     p.add_argument("--json", action="store_true", help="print one JSON document instead of text")
     p.add_argument("--limit", type=_nonnegative, metavar="N",
                    help="text view: show at most N operators (JSON output is always complete)")
@@ -1166,7 +1167,7 @@ def _register_precompile(sub) -> None:
 
 def precompile_notes(manifest: dict) -> str:
     """What a build left out, worded as the notes they are: the build succeeded either way."""
-    out = ["precompiled kernel library built"]
+    out = []
     skipped_models, kept = manifest.get("workload_failures") or [], manifest.get("skipped") or []
     if skipped_models:
         out.append(f"note: {len(skipped_models)} workload model(s) skipped (expected, not a failure: they cannot "
@@ -1188,8 +1189,9 @@ def _cmd_precompile(args) -> int:
         models = list(args.models) if args.only else precompiled.default_models() + list(args.models)
         log = (lambda *_: None) if args.json else print
         manifest = precompiled.build(models, log=log)
-        if not args.json:
-            print(precompile_notes(manifest))
+        notes = precompile_notes(manifest)
+        if notes and not args.json:
+            print(notes)
     doc = precompiled.status()
     if args.json:
         json.dump(doc, sys.stdout, indent=1)
