@@ -318,7 +318,8 @@ def test_tidl_does_not_support_resize_bilinear():
 
 def test_edgetpu_is_int8_only_and_pools_take_no_fused_activation():
     plan = partition(pool_model(3), "edgetpu", "edgetpu")
-    assert plan.placements[0].reason == "AVERAGE_POOL_2D: input 0 is FLOAT32, not in [INT8, UINT8]"
+    assert plan.placements[0].reason == ("Operation is working on an unsupported data type: "
+                                         "AVERAGE_POOL_2D: input 0 is FLOAT32, not in [INT8, UINT8]")
     b = ModelBuilder()
     q = {"scale": 0.1, "zero_point": 0}
     x = b.input("x", [1, 4, 4, 8], np.int8, quantization=q)
@@ -327,7 +328,8 @@ def test_edgetpu_is_int8_only_and_pools_take_no_fused_activation():
                                                  filter_height=2, fused_activation_function=ActivationFunctionType.RELU))
     b.output(y)
     plan = partition(b.build(), "edgetpu", "edgetpu")
-    assert plan.placements[0].reason == "MAX_POOL_2D: fused activation RELU not allowed (allowed: NONE)"
+    assert plan.placements[0].reason == ("Operation is otherwise supported, but not mapped due to some unspecified "
+                                         "limitation: MAX_POOL_2D: fused activation RELU not allowed (allowed: NONE)")
 
 
 def test_shipped_targets_load():
@@ -404,7 +406,7 @@ def test_edgetpu_cuts_at_the_first_unsupported_op(tmp_path):
     plan = partition(m, mul_only_target(tmp_path), "edgetpu")
     assert [p.nodes for p in plan.partitions] == [(0, 1)]
     assert plan.placements[2].reason == "ADD: not supported"
-    assert plan.placements[3].reason.startswith("supported, but more than one subgraph is not supported")
+    assert plan.placements[3].reason.startswith("More than one subgraph is not supported: depends on node 2 (ADD)")
 
 
 def test_tidl_walks_up_from_the_output(tmp_path):

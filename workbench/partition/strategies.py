@@ -3,8 +3,12 @@
 * ``tflite``  — TFLite's delegate partitioning: PartitionGraphIntoIndependentNodeSubsets over the nodes
   the target supports (greedy by default), then GraphPartitionHelper's largest-first selection
   (``max_partitions``, ``min_nodes``) and a re-partition of the chosen nodes (TFLITE_FACTS §5.1-5.3).
-* ``edgetpu`` — the Edge TPU compiler's default: map ops from the start of the graph; the first op that
-  cannot be mapped and everything after it run on the CPU (§5.5).
+* ``edgetpu`` — the Edge TPU compiler (§5.5, §5.9): TFLite's greedy partitioning of the ops it can map;
+  by default ONE Edge TPU subgraph, the first delegated subset — every mappable op whose inputs come
+  from the graph inputs, constants or ops already in it (so an op depending on a CPU op stays on the
+  CPU, while an independent branch later in the file is still mapped, and CPU ops at the very start,
+  such as a float QUANTIZE, do not stop it).  ``max_partitions`` = K models the compiler's ``-a``:
+  the first K delegated subsets, each one Edge TPU subgraph (K < 0: all of them; 0: the default, 1).
 * ``tidl``    — the TI paper's walk: from the graph outputs up through producers; stop at unsupported
   nodes, whose inputs become the boundary; repeat up to ``max_partitions`` subgraphs (§5.6).
 
@@ -145,20 +149,74 @@ def _tflite(g, target, why, max_partitions, min_nodes, greedy, control_edges):
     return groups, reason, subsets
 
 
+EDGETPU_MORE = "More than one subgraph is not supported"   # the compiler's status for ops after the cut
+
+
 def _edgetpu(g, target, why, max_partitions, min_nodes):
+    """The Edge TPU compiler's placement, on TFLite's own partitioner.
+
+    The compiler is a TFLite delegate at heart (its failures log TFLite's "Restored original execution
+    plan after delegate application failure"): the ops it can map are handed to TFLite's greedy
+    partitioning (§5.1), whose subsets alternate CPU / delegated, each in dependency order.  Without
+    ``-a`` it keeps the first delegated subset — the ops that can run before anything it cannot map
+    must (§5.5 "the first op that cannot be mapped and everything after it", read as data dependency,
+    §5.9).  With ``-a`` every later delegated subset is mapped too, one more Edge TPU subgraph each
+    (#317, #342: 2 ops mapped without -a, 85 with).  ``max_partitions``: 0 → 1 (the default), K > 0 →
+    the first K, K < 0 → all.
+    """
+    n = g.num_nodes
+    nodes = g.nodes
+    in_p = [w is None for w in why]
+    subsets = partition_graph([x.inputs for x in nodes], [x.outputs for x in nodes], g.num_tensors, g.outputs, in_p,
+                              greedy=True, control_edges=g.control_edges)
+    parts = [sorted(s.nodes) for s in subsets if s.partition]
+    limit = 1 if max_partitions == 0 else (len(parts) if max_partitions < 0 else max_partitions)
+    kept, dropped = parts[:limit], parts[limit:]
     reason = list(why)
-    cut = next((i for i in g.order if why[i] is not None), None)
-    prefix = list(g.order) if cut is None else list(g.order[:g.order.index(cut)])
-    if cut is not None:
-        for i in g.order[g.order.index(cut) + 1:]:
-            if why[i] is None:
-                reason[i] = (f"supported, but more than one subgraph is not supported (the Edge TPU mapping stopped "
-                             f"at node {cut}, {g.nodes[cut].name})")
-    if prefix and min_nodes > 0 and len(prefix) < min_nodes:
-        for i in prefix:
-            reason[i] = f"supported, but its partition has {len(prefix)} node(s) < min_nodes_per_partition {min_nodes}"
-        prefix = []
-    return ([(prefix, None, None)] if prefix else []), reason
+    result = []
+    for p in kept:
+        if min_nodes > 0 and len(p) < min_nodes:
+            for i in p:
+                reason[i] = f"supported, but its partition has {len(p)} node(s) < min_nodes_per_partition {min_nodes}"
+        else:
+            result.append((p, None, None))
+    if dropped:
+        mapped = [False] * n
+        for p, _, _ in result:
+            for i in p:
+                mapped[i] = True
+        preds: list[list[int]] = [[] for _ in range(n)]
+        for a, b in g.control_edges:
+            preds[b].append(a)
+        blocker = [-1] * n        # the op the compiler cannot map that a CPU node waits for (itself if it is one)
+        producer = g.producer
+        for i in range(n):
+            if mapped[i]:
+                continue
+            if why[i] is not None:
+                blocker[i] = i
+                continue
+            for t in nodes[i].inputs:
+                p = producer[t] if t >= 0 else -1
+                if p >= 0 and not mapped[p] and blocker[p] >= 0:
+                    blocker[i] = blocker[p]
+                    break
+            else:
+                for p in preds[i]:
+                    if not mapped[p] and blocker[p] >= 0:
+                        blocker[i] = blocker[p]
+                        break
+        if limit == 1:
+            tail = "the compiler makes one Edge TPU subgraph unless run with -a (max_partitions > 1 or < 0)"
+        else:
+            tail = f"max_partitions={limit} Edge TPU subgraphs (-a) already made"
+        for p in dropped:
+            for i in p:
+                b = blocker[i]
+                dep = (f"depends on node {b} ({nodes[b].name}), which stays on the CPU; " if b >= 0 and b != i
+                       else "")
+                reason[i] = f"{EDGETPU_MORE}: {dep}{tail}"
+    return result, reason
 
 
 def _tidl(g, target, why, max_partitions, min_nodes):
@@ -258,10 +316,11 @@ def partition(model, target="xnnpack", strategy: str = "tflite", *, subgraph: in
     """Cut ``model.subgraphs[subgraph]`` between ``target`` and the CPU with ``strategy``.
 
     ``deny``: node indices and/or op names forced onto the CPU; ``max_partitions`` (≤ 0: unlimited;
-    tidl: max_num_subgraphs, default 16); ``min_nodes`` per partition; ``greedy`` / ``control_edges``
-    (tflite only: TFLite's clustering flag and extra "b after a" edges); ``check(graph, node)``: the
-    predicate deciding support (None or the reason), ``target.check`` by default — a delegate's
-    IsNodeSupported.
+    tidl: max_num_subgraphs, default 16; edgetpu: Edge TPU subgraphs, 0 → 1 as the compiler makes by
+    default, K > 1 → up to K as with its ``-a``, < 0 → every one); ``min_nodes`` per partition;
+    ``greedy`` / ``control_edges`` (tflite only: TFLite's clustering flag and extra "b after a" edges);
+    ``check(graph, node)``: the predicate deciding support (None or the reason), ``target.check`` by
+    default — a delegate's IsNodeSupported.
     """
     target = load_target(target)
     with gc_paused():   # plain lists and ints only: no cycles to collect, and no full-heap walks on big graphs

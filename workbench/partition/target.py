@@ -21,11 +21,28 @@ max_stride             largest stride (either direction)
 max_dilation           largest dilation factor (either direction)
 max_rank               highest rank of any tensor of the node
 max_tensor_bytes       largest tensor (bytes) the node reads or writes
-max_nonunit_dims       only the N innermost dimensions may be > 1 (Edge TPU)
+max_nonunit_dims       only the N innermost dimensions of the node's runtime tensors (activations) may be
+                       > 1 (Edge TPU: "tensors are 3-D or less"; weights, such as a [32, 3, 3, 3] filter,
+                       are parameters and are not checked)
 const_inputs           input slots that must be static: constants, or DEQUANTIZE/DENSIFY of constants
 reduce_axes            MEAN/SUM/PAD...: the (constant) axes must be among these
+no_batch_axis          true: the op's axes (MEAN/SUM/REDUCE_* input 1, PAD's padded axes, PACK's axis,
+                       SPLIT's axis) may not lie outside the 3 innermost dimensions (Edge TPU: "no
+                       reduction / padding / packing in batch dimension")
+z_reduction_multiple   N: a reduction over the innermost axis needs that axis to be a multiple of N
+equal_dilation         true: the dilation factor must be the same in x and y
+power_of_two_resize    true: RESIZE_*: each spatial size is the input's times or divided by a power of two
+                       (1, 2, 4 ...): other ratios give interpolation weights that are not exact in
+                       fixed point (Edge TPU: "depending on input/output size ... to avoid loss in
+                       precision")
+one_dimensional        ["input 1", "output 0"]: these tensors may be > 1 in their innermost dimension only
+zero_constant_pair     true (CONCATENATION): a constant input is allowed only as one of exactly two
+                       inputs, and must be all zeros (a zero padding)
+option_values          {"weights_format": ["DEFAULT"]}: allowed values of options fields
 min_inputs/max_inputs  how many inputs the node may have (XNNPACK: CONCATENATION of 2 to 5 tensors)
 dtype_pairs            allowed [input 0, output 0] type pairs (QUANTIZE: FLOAT32→INT8 yes, INT8→UINT8 no)
+input_dtypes           {"19": ["INT16"]}: the types one input slot may have instead of ``dtypes`` (the int8
+                       LSTM's cell state is INT16)
 unpack_with_consumers  (per op) true: a DEQUANTIZE / DENSIFY of constants (weights the delegate unpacks
                        itself) is taken only when every node reading its output is taken (XNNPACK)
 subgraphs              (per op) true: the target also runs the subgraphs the op calls (IF / WHILE /
@@ -45,6 +62,12 @@ subgraphs              (per op) true: the target also runs the subgraphs the op 
   used on both sides (LiteRT's XNNPACK: a delegated READ_VARIABLE sees what a CALL_ONCE on the CPU
   assigned).  As in XNNPACK, a VAR_HANDLE is taken only when a READ/ASSIGN_VARIABLE of its variable
   is; the compiled partition's sub-model runs on the outer interpreter's variables.
+
+``"status"`` (top level, optional) puts a compiler's own status words before each reason, by the kind
+of failing check: ``unsupported_op`` (the op is not in ``ops``), ``version`` (max_version), ``dtype``
+(dtypes, dtype_pairs, input_dtypes), ``rank`` (max_rank, max_nonunit_dims) and ``limitation`` (every
+other constraint).  The Edge TPU target uses the compiler's log words: "Operation is working on an
+unsupported data type: ARG_MAX: output 0 is INT64, not in [INT8, UINT8]".
 
 Whatever the target, a partition is convex over data AND control edges (side-effect ops keep their
 order; see :mod:`workbench.partition.strategies`).
@@ -76,12 +99,14 @@ class TargetError(WorkbenchError):
 CONSTRAINT_KEYS = {
     "max_version", "dtypes", "fused_activations", "max_filter", "max_stride", "max_dilation", "max_rank",
     "max_tensor_bytes", "max_nonunit_dims", "const_inputs", "reduce_axes", "min_inputs", "max_inputs",
-    "dtype_pairs",
+    "dtype_pairs", "input_dtypes", "no_batch_axis", "z_reduction_multiple", "equal_dilation", "power_of_two_resize",
+    "one_dimensional", "zero_constant_pair", "option_values",
 }
+STATUS_KINDS = ("unsupported_op", "version", "dtype", "rank", "limitation")
 OP_KEYS = CONSTRAINT_KEYS | {"custom", "note", "subgraphs", "unpack_with_consumers"}
 COST_KEYS = {"macs_per_cycle": True, "clock_mhz": True, "bandwidth_mb_s": True, "op_overhead_us": False,
              "transfer_overhead_us": False, "cpu_macs_per_cycle": False, "cpu_clock_mhz": False}
-TOP_KEYS = {"name", "description", "source", "defaults", "ops", "cost", "dtype_note", "variables"}
+TOP_KEYS = {"name", "description", "source", "defaults", "ops", "cost", "dtype_note", "variables", "status"}
 VARIABLES = ("private", "shared")
 
 _FILTER_OPS = {BuiltinOperator.AVERAGE_POOL_2D, BuiltinOperator.MAX_POOL_2D, BuiltinOperator.L2_POOL_2D}
@@ -106,6 +131,7 @@ class Target:
     cost: dict
     path: str = ""
     variables: str = "private"   # "shared": the delegate reads and writes the interpreter's own resource variables
+    status: dict = field(default_factory=dict)   # kind of failing check → the compiler's status words
     _cache: dict = field(default_factory=dict, repr=False, compare=False, hash=False)
 
     # -- lookup --------------------------------------------------------------------------------
@@ -134,8 +160,16 @@ class Target:
         is_custom = n.op == BuiltinOperator.CUSTOM
         c = self.constraints(n.name, is_custom)
         if c is None:
+            words = self.status.get("unsupported_op")
+            if words:
+                return f"{words}: {n.name}" + (" (custom op)" if is_custom else "")
             return f"{n.name}: not supported"
-        return _check(graph, n, c, self)
+        found = _check_kind(graph, n, c, self)
+        if found is None:
+            return None
+        kind, why = found
+        words = self.status.get(kind)
+        return f"{words}: {why}" if words else why
 
     def __repr__(self) -> str:
         return f"Target({self.name!r}: {len(self.ops)} ops, {self.description})"
@@ -238,38 +272,118 @@ _CHECKING: set = set()   # (model, subgraph) whose nodes are being checked, agai
 
 
 def _check(graph, n, c: dict, target=None) -> str | None:
+    """None if the constraints ``c`` take node ``n``, else the failing constraint (without status words)."""
+    found = _check_kind(graph, n, c, target)
+    return None if found is None else found[1]
+
+
+def _const_values(graph, t):
+    """The values of constant tensor ``t`` as a flat list of ints (None if it has no data)."""
+    if t < 0 or not graph.constant[t]:
+        return None
+    from ..schema.types import tensor_data
+
+    data = tensor_data(graph.model, graph.subgraph, t)
+    return None if data is None else [int(v) for v in data.reshape(-1)]
+
+
+def _op_axes(graph, n) -> tuple | None:
+    """(axes, rank) of an op that works along axes (reductions, PAD, PACK, SPLIT); None if it has none or
+    they are not constant.  Axes are normalised to 0..rank-1 of the tensor they index."""
+    op = n.op
+    B = BuiltinOperator
+    ins = n.inputs
+    if op in (B.MEAN, B.SUM, B.REDUCE_MAX, B.REDUCE_MIN, B.REDUCE_PROD, B.REDUCE_ANY):
+        if len(ins) < 2 or ins[0] < 0:
+            return None
+        vals = _const_values(graph, ins[1])
+        rank = len(graph.shape(ins[0]))
+    elif op in (B.PAD, B.PADV2, B.MIRROR_PAD):
+        if len(ins) < 2 or ins[0] < 0:
+            return None
+        vals = _const_values(graph, ins[1])
+        rank = len(graph.shape(ins[0]))
+        if vals is not None:
+            vals = [k for k in range(min(rank, len(vals) // 2)) if vals[2 * k] or vals[2 * k + 1]]
+    elif op == B.PACK:
+        if not n.outputs or n.outputs[0] < 0:
+            return None
+        rank = len(graph.shape(n.outputs[0]))
+        vals = [_opt(graph, n, "axis", 0)]
+    elif op in (B.SPLIT, B.SPLIT_V):
+        slot, data = (0, 1) if op == B.SPLIT else (2, 0)
+        if len(ins) <= max(slot, data) or ins[data] < 0:
+            return None
+        vals = _const_values(graph, ins[slot])
+        rank = len(graph.shape(ins[data]))
+    else:
+        return None
+    if vals is None:
+        return None
+    return sorted({int(a) % max(rank, 1) for a in vals}), rank
+
+
+def _spatial(graph, t):
+    """(height, width) of a 4-D NHWC tensor, else None."""
+    shape = graph.shape(t) if t >= 0 else ()
+    return (int(shape[1]), int(shape[2])) if len(shape) == 4 else None
+
+
+def _power_of_two_ratio(a: int, b: int) -> bool:
+    """b = a·2^k or a = b·2^k for some k ≥ 0."""
+    if a <= 0 or b <= 0:
+        return False
+    big, small = max(a, b), min(a, b)
+    if big % small:
+        return False
+    q = big // small
+    return q & (q - 1) == 0
+
+
+def _slot_tensor(n, spec: str):
+    kind, _, k = spec.partition(" ")
+    seq = n.inputs if kind == "input" else n.outputs
+    k = int(k)
+    return seq[k] if k < len(seq) else -1
+
+
+def _check_kind(graph, n, c: dict, target=None):
+    """None if the constraints ``c`` take node ``n``, else (kind, failing constraint); kind is one of
+    ``STATUS_KINDS`` (what a compiler's status words are chosen by)."""
     name = n.name
     mv = c.get("max_version")
     if mv is not None and n.version > mv:
-        return f"{name} v{n.version} > max version {mv}"
+        return "version", f"{name} v{n.version} > max version {mv}"
     why = _check_calls(graph, n, c, target)
     if why is not None:
-        return why
+        return "limitation", why
     lo, hi = c.get("min_inputs"), c.get("max_inputs")
     if (lo is not None and len(n.inputs) < lo) or (hi is not None and len(n.inputs) > hi):
         limits = f"{lo or 0} to {hi}" if hi is not None else f"at least {lo}"
-        return f"{name}: {len(n.inputs)} inputs, the target takes {limits}"
+        return "limitation", f"{name}: {len(n.inputs)} inputs, the target takes {limits}"
     pairs = c.get("dtype_pairs")
     if pairs is not None and n.inputs and n.outputs and n.inputs[0] >= 0 and n.outputs[0] >= 0:
         pair = (_type_name(graph.tensors[n.inputs[0]].type), _type_name(graph.tensors[n.outputs[0]].type))
         if pair not in pairs:
-            return (f"{name}: {pair[0]} → {pair[1]} not among the type pairs it takes "
-                    f"({', '.join(f'{a} → {b}' for a, b in pairs)})")
+            return "dtype", (f"{name}: {pair[0]} → {pair[1]} not among the type pairs it takes "
+                             f"({', '.join(f'{a} → {b}' for a, b in pairs)})")
     static = graph.static
     dts = c.get("dtypes")
     if dts is not None:
         # the tensors the node reads and writes at run time (weights, constant or unpacked, are not checked)
         tensors = graph.tensors
+        slot_dts = c.get("input_dtypes") or {}
         for kind, seq in (("input", n.inputs), ("output", n.outputs)):
             for k, t in enumerate(seq):
                 if t >= 0 and not static[t]:
                     tn = _type_name(tensors[t].type)
-                    if tn not in dts:
-                        return f"{name}: {kind} {k} is {tn}, not in [{', '.join(dts)}]"
+                    allowed = slot_dts.get(k, dts) if kind == "input" else dts
+                    if tn not in allowed:
+                        return "dtype", f"{name}: {kind} {k} is {tn}, not in [{', '.join(allowed)}]"
     ins = n.inputs
     for slot in c.get("const_inputs", ()):
         if slot < len(ins) and ins[slot] >= 0 and not static[ins[slot]]:
-            return f"{name}: input {slot} must be a constant"
+            return "limitation", f"{name}: input {slot} must be a constant"
     mr = c.get("max_rank")
     mb = c.get("max_tensor_bytes")
     mnu = c.get("max_nonunit_dims")
@@ -281,19 +395,39 @@ def _check(graph, n, c: dict, target=None) -> str | None:
                 if mr is not None or mnu is not None:
                     shape = graph.shape(t)
                     if mr is not None and len(shape) > mr:
-                        return f"{name}: {kind} {k} has rank {len(shape)} > {mr} limit"
+                        return "rank", f"{name}: {kind} {k} has rank {len(shape)} > {mr} limit"
                 if mb is not None and graph.nbytes(t) > mb:
-                    return f"{name}: {kind} {k} is {graph.nbytes(t)} bytes > {mb} limit"
-                if mnu is not None and len(shape) > mnu and any(d > 1 for d in shape[:-mnu]):
-                    return (f"{name}: {kind} {k} shape {list(shape)} has a dimension > 1 outside the {mnu} "
-                            f"innermost (limit)")
+                    return "limitation", f"{name}: {kind} {k} is {graph.nbytes(t)} bytes > {mb} limit"
+                # activations only: parameters (a conv filter [32, 3, 3, 3], a bias) are not tensors the
+                # accelerator lays out as y, x, z
+                if (mnu is not None and not static[t] and len(shape) > mnu
+                        and any(d > 1 for d in shape[:-mnu])):
+                    return "rank", (f"{name}: {kind} {k} shape {list(shape)} has a dimension > 1 outside the "
+                                    f"{mnu} innermost (limit)")
+    for spec in c.get("one_dimensional", ()):
+        t = _slot_tensor(n, spec)
+        if t >= 0:
+            shape = graph.shape(t)
+            if any(d > 1 for d in shape[:-1]):
+                return "limitation", f"{name}: {spec} shape {list(shape)} is not one-dimensional (only the " \
+                                     f"innermost dimension may be > 1)"
     acts = c.get("fused_activations")
     if acts is not None:
         a = _opt(graph, n, "fused_activation_function")
         if a is not None:
             an = ActivationFunctionType(a).name if int(a) in ActivationFunctionType._value2member_map_ else str(a)
             if an not in acts:
-                return f"{name}: fused activation {an} not allowed (allowed: {', '.join(acts)})"
+                return "limitation", f"{name}: fused activation {an} not allowed (allowed: {', '.join(acts)})"
+    ov = c.get("option_values")
+    if ov:
+        for field_name, allowed in ov.items():
+            v = _opt(graph, n, field_name)
+            if v is None:
+                continue
+            label = getattr(v, "name", None) or str(v)
+            if v not in allowed and label not in allowed:
+                return "limitation", (f"{name}: {field_name} {label} not allowed (allowed: "
+                                      f"{', '.join(str(a) for a in allowed)})")
     op = n.op
     mf = c.get("max_filter")
     if mf is not None:
@@ -306,24 +440,28 @@ def _check(graph, n, c: dict, target=None) -> str | None:
             if len(shape) == 4:
                 hw = (shape[1], shape[2])
         if hw is not None and (hw[0] > mf[0] or hw[1] > mf[1]):
-            return f"{name}: filter {hw[0]}x{hw[1]} > {mf[0]}x{mf[1]} limit"
+            return "limitation", f"{name}: filter {hw[0]}x{hw[1]} > {mf[0]}x{mf[1]} limit"
     ms = c.get("max_stride")
     if ms is not None:
         sh, sw = _opt(graph, n, "stride_h"), _opt(graph, n, "stride_w")
         if sh is not None and max(sh, sw) > ms:
-            return f"{name}: stride {sh}x{sw} > {ms} limit"
+            return "limitation", f"{name}: stride {sh}x{sw} > {ms} limit"
     md = c.get("max_dilation")
     if md is not None:
         dh, dw = _opt(graph, n, "dilation_h_factor"), _opt(graph, n, "dilation_w_factor")
         if dh is not None and max(dh, dw) > md:
-            return f"{name}: dilation {dh}x{dw} > {md} limit"
+            return "limitation", f"{name}: dilation {dh}x{dw} > {md} limit"
+    if c.get("equal_dilation"):
+        dh, dw = _opt(graph, n, "dilation_h_factor"), _opt(graph, n, "dilation_w_factor")
+        if dh is not None and dh != dw:
+            return "limitation", f"{name}: dilation {dh}x{dw} differs in y and x"
     ra = c.get("reduce_axes")
     if ra is not None and len(n.inputs) > 1 and n.inputs[1] >= 0:
         from ..schema.types import tensor_data
 
         t = n.inputs[1]
         if not graph.constant[t]:
-            return f"{name}: axes (input 1) must be a constant"
+            return "limitation", f"{name}: axes (input 1) must be a constant"
         data = tensor_data(graph.model, graph.subgraph, t)
         if op == BuiltinOperator.PAD or op == BuiltinOperator.PADV2:
             rank = len(graph.shape(n.inputs[0]))
@@ -333,7 +471,44 @@ def _check(graph, n, c: dict, target=None) -> str | None:
             axes = sorted({int(a) % max(rank, 1) for a in (data.reshape(-1) if data is not None else ())})
         bad = [a for a in axes if a not in ra]
         if bad:
-            return f"{name}: axes {axes} not within {list(ra)}"
+            return "limitation", f"{name}: axes {axes} not within {list(ra)}"
+    if c.get("no_batch_axis") or c.get("z_reduction_multiple"):
+        found = _op_axes(graph, n)
+        if found is not None:
+            axes, rank = found
+            outer = [a for a in axes if a < rank - 3]
+            if c.get("no_batch_axis") and outer:
+                return "limitation", (f"{name}: along axis {', '.join(map(str, outer))} of a rank-{rank} tensor, "
+                                      f"outside the 3 innermost (the batch dimension)")
+            zm = c.get("z_reduction_multiple")
+            if zm and rank - 1 in axes and n.inputs and n.inputs[0] >= 0:
+                z = int(graph.shape(n.inputs[0])[-1])
+                if z % zm:
+                    return "limitation", f"{name}: reduces the innermost axis of size {z}, not a multiple of {zm}"
+    if c.get("power_of_two_resize") and n.inputs and n.outputs and n.inputs[0] >= 0 and n.outputs[0] >= 0:
+        a, b = _spatial(graph, n.inputs[0]), _spatial(graph, n.outputs[0])
+        if a is not None and b is not None:
+            bad = [(x, y) for x, y in zip(a, b) if not _power_of_two_ratio(x, y)]
+            if bad:
+                x, y = bad[0]
+                ratio = f"{y // x}" if y % x == 0 else (f"1/{x // y}" if x % y == 0 else f"{y / x:.4g}")
+                return "limitation", (f"{name} {a[0]}x{a[1]} → {b[0]}x{b[1]}: size ratio {ratio} is not a power "
+                                      f"of two (1, 2, 4 …), so its interpolation weights are not exact in fixed "
+                                      f"point (left on the CPU to avoid loss in precision)")
+    if c.get("zero_constant_pair"):
+        consts = [t for t in n.inputs if t >= 0 and graph.constant[t]]
+        if consts:
+            if len(n.inputs) != 2:
+                return "limitation", (f"{name}: a constant input among {len(n.inputs)} inputs (allowed only as one "
+                                      f"of 2, all zeros: a zero padding)")
+            t = consts[0]
+            q = graph.tensors[t].quantization
+            zp = 0
+            if q is not None and q.zero_point:
+                zp = int(q.zero_point[0])
+            vals = _const_values(graph, t) or []
+            if any(v != zp for v in vals):
+                return "limitation", f"{name}: constant input {n.inputs.index(t)} is not all zeros"
     return None
 
 
@@ -394,7 +569,34 @@ def _validate_constraints(where: str, prefix: str, raw: dict, allowed: set) -> d
                         hint = f" (did you mean {close[0]!r}?)" if close else ""
                         _fail(where, key, f"{d!r} is not a TensorType{hint}")
             v = tuple(tuple(p) for p in v)
-        elif k in ("custom", "subgraphs", "unpack_with_consumers"):
+        elif k == "input_dtypes":
+            if not isinstance(v, dict) or not v:
+                _fail(where, key, f"expected a table input slot → list of TensorType names, got {v!r}")
+            out_v = {}
+            for slot, types in v.items():
+                if not str(slot).isdigit():
+                    _fail(where, f"{key}.{slot}", "expected an input slot number")
+                if not isinstance(types, list) or not types:
+                    _fail(where, f"{key}.{slot}", f"expected a non-empty list of TensorType names, got {types!r}")
+                for d in types:
+                    if d not in TensorType.__members__:
+                        _fail(where, f"{key}.{slot}", f"{d!r} is not a TensorType")
+                out_v[int(slot)] = tuple(types)
+            v = out_v
+        elif k == "z_reduction_multiple":
+            if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+                _fail(where, key, f"expected a positive integer, got {v!r}")
+        elif k == "one_dimensional":
+            if (not isinstance(v, list) or not all(isinstance(x, str) and x.partition(" ")[0] in ("input", "output")
+                                                    and x.partition(" ")[2].isdigit() for x in v)):
+                _fail(where, key, f"expected a list such as [\"input 1\", \"output 0\"], got {v!r}")
+            v = tuple(v)
+        elif k == "option_values":
+            if not isinstance(v, dict) or not all(isinstance(a, list) and a for a in v.values()):
+                _fail(where, key, f"expected a table options field → non-empty list of allowed values, got {v!r}")
+            v = {f: tuple(a) for f, a in v.items()}
+        elif k in ("custom", "subgraphs", "unpack_with_consumers", "no_batch_axis", "equal_dilation",
+                   "power_of_two_resize", "zero_constant_pair"):
             if not isinstance(v, bool):
                 _fail(where, key, f"expected true or false, got {v!r}")
         elif k == "note":
@@ -449,8 +651,16 @@ def parse_target(doc, where: str = "<target>") -> Target:
     variables = doc.get("variables", "private")
     if variables not in VARIABLES:
         _fail(where, "variables", f"expected one of {', '.join(map(repr, VARIABLES))}, got {variables!r}")
+    status = doc.get("status", {})
+    if not isinstance(status, dict):
+        _fail(where, "status", f"expected a table kind → status words, got {type(status).__name__}")
+    for k, v in status.items():
+        if k not in STATUS_KINDS:
+            _fail(where, f"status.{k}", f"unknown kind (known: {', '.join(STATUS_KINDS)})")
+        if not isinstance(v, str) or not v:
+            _fail(where, f"status.{k}", f"expected a non-empty string, got {v!r}")
     return Target(name, str(doc.get("description", "")), str(doc.get("source", "")), ops, defaults, cost, where,
-                  variables)
+                  variables, dict(status))
 
 
 def load_target(spec) -> Target:
