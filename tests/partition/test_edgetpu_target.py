@@ -89,11 +89,12 @@ def test_activations_must_be_8_bit():
     (np.int8, np.int8, True), (np.uint8, np.int8, True), (np.int8, np.uint8, True),
     (np.float32, np.int8, False), (np.float32, np.uint8, False)])
 def test_quantize_is_mapped_between_8_bit_types_only(src, dst, mapped):
+    # from float: the compiler logs "otherwise supported, but not mapped" (status_of), not a data type
     why = reasons(one_op(B.QUANTIZE, [[1, 8]], [1, 8], in_dtype=src, out_dtype=dst))[0]
     if mapped:
         assert why == "offloaded to edgetpu partition 0"
     else:
-        assert why == (DTYPE + f"QUANTIZE: FLOAT32 → {np.dtype(dst).name.upper()} not among the type pairs it "
+        assert why == (LIMIT + f"QUANTIZE: FLOAT32 → {np.dtype(dst).name.upper()} not among the type pairs it "
                        "takes (INT8 → INT8, INT8 → UINT8, UINT8 → INT8, UINT8 → UINT8)")
 
 
@@ -301,6 +302,7 @@ def test_status_words_and_new_constraints_are_validated(tmp_path):
         ({**base, "ops": {"LSTM": {"input_dtypes": {"19": ["INT17"]}}}}, "'INT17' is not a TensorType"),
         ({**base, "ops": {"PRELU": {"one_dimensional": ["alpha"]}}}, "ops.PRELU.one_dimensional: expected a list"),
         ({**base, "ops": {"MEAN": {"no_batch_axis": 1}}}, "ops.MEAN.no_batch_axis: expected true or false"),
+        ({**base, "ops": {"QUANTIZE": {"status_of": {"dtype": "odd"}}}}, "ops.QUANTIZE.status_of: expected a table"),
     ]
     for doc, message in cases:
         p = tmp_path / "t.json"

@@ -66,8 +66,9 @@ subgraphs              (per op) true: the target also runs the subgraphs the op 
 ``"status"`` (top level, optional) puts a compiler's own status words before each reason, by the kind
 of failing check: ``unsupported_op`` (the op is not in ``ops``), ``version`` (max_version), ``dtype``
 (dtypes, dtype_pairs, input_dtypes), ``rank`` (max_rank, max_nonunit_dims) and ``limitation`` (every
-other constraint).  The Edge TPU target uses the compiler's log words: "Operation is working on an
-unsupported data type: ARG_MAX: output 0 is INT64, not in [INT8, UINT8]".
+other constraint); an op's ``status_of`` ({"dtype": "limitation"}) reports one kind as another, as a
+compiler does for that op.  The Edge TPU target uses the compiler's log words: "Operation is working on
+an unsupported data type: ARG_MAX: output 0 is INT64, not in [INT8, UINT8]".
 
 Whatever the target, a partition is convex over data AND control edges (side-effect ops keep their
 order; see :mod:`workbench.partition.strategies`).
@@ -103,7 +104,7 @@ CONSTRAINT_KEYS = {
     "one_dimensional", "zero_constant_pair", "option_values",
 }
 STATUS_KINDS = ("unsupported_op", "version", "dtype", "rank", "limitation")
-OP_KEYS = CONSTRAINT_KEYS | {"custom", "note", "subgraphs", "unpack_with_consumers"}
+OP_KEYS = CONSTRAINT_KEYS | {"custom", "note", "subgraphs", "unpack_with_consumers", "status_of"}
 COST_KEYS = {"macs_per_cycle": True, "clock_mhz": True, "bandwidth_mb_s": True, "op_overhead_us": False,
              "transfer_overhead_us": False, "cpu_macs_per_cycle": False, "cpu_clock_mhz": False}
 TOP_KEYS = {"name", "description", "source", "defaults", "ops", "cost", "dtype_note", "variables", "status"}
@@ -168,6 +169,7 @@ class Target:
         if found is None:
             return None
         kind, why = found
+        kind = c.get("status_of", {}).get(kind, kind)
         words = self.status.get(kind)
         return f"{words}: {why}" if words else why
 
@@ -583,6 +585,10 @@ def _validate_constraints(where: str, prefix: str, raw: dict, allowed: set) -> d
                         _fail(where, f"{key}.{slot}", f"{d!r} is not a TensorType")
                 out_v[int(slot)] = tuple(types)
             v = out_v
+        elif k == "status_of":
+            if not isinstance(v, dict) or not all(a in STATUS_KINDS and b in STATUS_KINDS for a, b in v.items()):
+                _fail(where, key, f"expected a table kind → kind (kinds: {', '.join(STATUS_KINDS)}), got {v!r}")
+            v = dict(v)
         elif k == "z_reduction_multiple":
             if not isinstance(v, int) or isinstance(v, bool) or v < 1:
                 _fail(where, key, f"expected a positive integer, got {v!r}")
