@@ -161,7 +161,7 @@ def _edgetpu(g, target, why, max_partitions, min_nodes):
     ``-a`` it keeps the first delegated subset — the ops that can run before anything it cannot map
     must (§5.5 "the first op that cannot be mapped and everything after it", read as data dependency,
     §5.9).  With ``-a`` every later delegated subset is mapped too, one more Edge TPU subgraph each
-    (#317, #342: 2 ops mapped without -a, 85 with).  ``max_partitions``: 0 → 1 (the default), K > 0 →
+    (§5.5: 2 ops mapped without -a, 85 with).  ``max_partitions``: 0 → 1 (the default), K > 0 →
     the first K, K < 0 → all.
     """
     n = g.num_nodes
