@@ -181,15 +181,16 @@ class Delegate:
             return f"{sig.name}: {version_error(mv, sig.version)}"
         return self.supports(sig)
 
-    def prepare(self, model, subgraph: int = 0, *, taken=None) -> Plan:
+    def prepare(self, model, subgraph: int = 0, *, refused=None) -> Plan:
         """DelegatePrepare for one subgraph: which nodes the delegate takes (every other node with its
-        reason), cut by ``strategy``.  ``taken``: node → the delegate that already has it."""
-        taken = taken or {}
+        reason), cut by ``strategy``.  ``refused``: node → why it cannot be taken although supported."""
+        refused = refused or {}
 
         def check(g, i):
-            if i in taken:
-                return f"{g.nodes[i].name}: already delegated to {taken[i]}"
-            return self.is_node_supported(NodeSignature(g, i))
+            why = self.is_node_supported(NodeSignature(g, i))
+            if why is None and i in refused:
+                return f"{g.nodes[i].name}: {refused[i]}"
+            return why
 
         plan = partition(model, self.target, self.strategy, subgraph=subgraph, deny=self.deny,
                          max_partitions=self.max_partitions, min_nodes=self.min_nodes, check=check)
@@ -203,12 +204,15 @@ class Delegate:
         delegation = Delegation(self)
         model = interpreter.model
         registration = _Registration(self, delegation)
+        shared = _variables_in_several_subgraphs(model) if self._keeps_variables_private() else {}
         for s in range(len(model.subgraphs)):
             sg = interpreter._sg(s)
             planned = set(sg.execution_plan)
-            taken = {i: "another delegate" for i in range(len(model.subgraphs[s].operators or ()))
-                     if i not in planned}
-            plan = self.prepare(model, s, taken=taken)
+            refused = {i: "already delegated to another delegate"
+                       for i in range(len(model.subgraphs[s].operators or ())) if i not in planned}
+            for i, why in shared.get(s, {}).items():
+                refused.setdefault(i, why)
+            plan = self.prepare(model, s, refused=refused)
             delegation.plans[s] = plan
             self._plans.update((id(p), plan) for p in plan.partitions)
             if not plan.partitions:
@@ -222,6 +226,9 @@ class Delegate:
             interpreter.delegate_log.append(line)
         return delegation
 
+    def _keeps_variables_private(self) -> bool:
+        return getattr(self.target, "variables", "private") != "shared"
+
     # -- the same, without an interpreter ----------------------------------------------------------
     def interpreter(self, model, **kwargs):
         """``workbench.Interpreter(model=model, experimental_delegates=[self], **kwargs)``."""
@@ -231,6 +238,30 @@ class Delegate:
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name}>"
+
+
+def _variables_in_several_subgraphs(model) -> dict:
+    """subgraph → {VAR_HANDLE node: why it stays on the CPU} for the resource variables that more than one
+    subgraph names (a CALL_ONCE initializer and the main graph, a WHILE body …).  A device that keeps
+    its variables to itself would hold its own copy of such a variable, which the other subgraph never
+    sees; the partitioner then keeps every node of the variable on the CPU with the handle."""
+    where: dict = {}
+    for s, sg in enumerate(model.subgraphs):
+        for i, op in enumerate(sg.operators or ()):
+            code = model.operator_codes[op.opcode_index]
+            if max(int(code.builtin_code or 0), int(code.deprecated_builtin_code or 0)) == BuiltinOperator.VAR_HANDLE:
+                where.setdefault(GraphView._var_key(model, op), []).append((s, i))
+    out: dict = {}
+    for key, places in where.items():
+        subgraphs = sorted({s for s, _ in places})
+        if len(subgraphs) < 2:
+            continue
+        name = f"{key[1]}/{key[2]}" if key[1] else key[2]
+        for s, i in places:
+            others = ", ".join(str(o) for o in subgraphs if o != s)
+            out.setdefault(s, {})[i] = (f"resource variable '{name}' is also used by subgraph {others}; a device that "
+                                        f"keeps variables to itself would hold a copy the other never sees")
+    return out
 
 
 def plan_subsets(plan: Plan) -> list:

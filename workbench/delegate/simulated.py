@@ -14,7 +14,9 @@ from __future__ import annotations
 
 from ..errors import DelegateError
 from ..partition import Partition, Target, load_target
-from ..partition.target import _check
+import dataclasses
+
+from ..partition.target import OpRule
 from .device import DeviceKernel
 from .interface import FAIL_POINTS, Delegate, NodeSignature
 
@@ -48,6 +50,12 @@ class SimulatedAccelerator(Delegate):
                  **knobs):
         super().__init__(**knobs)
         self._target = load_target(target)
+        # the same target without its version limits: the delegate checks versions itself, first, in the
+        # GPU delegate's words (and ``max_versions`` may override the target's)
+        self._unversioned = dataclasses.replace(
+            self._target, defaults={k: v for k, v in self._target.defaults.items() if k != "max_version"},
+            ops={k: OpRule(r.op, {c: v for c, v in r.constraints.items() if c != "max_version"}, r.custom)
+                 for k, r in self._target.ops.items()}, _cache={})
         self.name = name or f"simulated-{self._target.name}"
         self.max_versions = dict(max_versions or {})
         if fail is not None and fail not in FAIL_POINTS:
@@ -65,11 +73,8 @@ class SimulatedAccelerator(Delegate):
         return None if c is None else c.get("max_version")
 
     def supports(self, sig: NodeSignature) -> str | None:
-        # the version was checked already (with the GPU delegate's words); the rest is the target's
-        c = self._target.constraints(sig.name, sig.is_custom)
-        if c is None:
-            return f"{sig.name}: not supported"
-        return _check(sig.graph, sig.node, {k: v for k, v in c.items() if k != "max_version"}, self._target)
+        # the version was checked already (with the GPU delegate's words); the rest is the target's, in its words
+        return self._unversioned.check(sig.graph, sig.index)
 
     def prepare(self, model, subgraph: int = 0, **kw):
         self._maybe_fail("prepare", "DelegatePrepare")
