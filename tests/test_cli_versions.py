@@ -171,19 +171,48 @@ def test_model_without_metadata_has_null_stored(tmp_path, capsys):
     assert "min_runtime_version metadata  (absent)" in out
 
 
-def test_custom_op_has_no_computed_version(tmp_path, capsys):
+def _custom_model(name: str, version: int = 1):
     b = ModelBuilder()
     x = b.input("x", [1, 4])
     y = b.tensor("y", [1, 4])
-    b.op(None, [x], [y], custom_code="MyOp", version=3)
+    b.op(None, [x], [y], custom_code=name, version=version)
     b.output(y)
-    path = _write(tmp_path, b.build())
+    return b.build()
+
+
+def test_custom_op_has_no_computed_version_and_stops_a_stock_release(tmp_path, capsys):
+    path = _write(tmp_path, _custom_model("MyOp", 3))
     code, doc = versions_json(capsys, path, "--runtime", "1.5.0")
     (op,) = doc["operators"]
     assert (op["op"], op["stored_version"], op["computed_version"]) == ("MyOp", 3, None)
     assert "custom op" in op["reason"]
     assert doc["min_runtime"]["computed"] is None and doc["min_runtime"]["drivers"] == []
-    assert code == 0 and doc["findings"] == []  # custom ops are resolved by name, not checked
+    # a custom op no stock release registers: LiteRT's words, and why
+    assert code == 1 and doc["can_run"] is False
+    (f,) = doc["findings"]
+    assert (f["kind"], f["op"], f["version"], f["refuses"]) == ("custom-op", "MyOp", 3, True)
+    assert f["error"].startswith("Encountered unresolved custom op: MyOp.")
+    assert "Node number 0 (MyOp) failed to prepare." in f["error"] and "must register" in f["reason"]
+
+
+def test_flex_op_needs_the_select_tf_ops_delegate(tmp_path, capsys):
+    path = _write(tmp_path, _custom_model("FlexRFFT"))
+    code, doc = versions_json(capsys, path, "--runtime", "2.16.1")
+    (f,) = doc["findings"]
+    assert code == 1 and doc["can_run"] is False and f["kind"] == "flex-op"
+    assert f["error"].startswith("Select TensorFlow op(s), included in the given model, is(are) not supported")
+    assert "Select TF ops (Flex) delegate" in f["reason"] and "RFFT" in f["reason"]
+    code, out, _ = run_inprocess(capsys, "versions", path, "--runtime", "2.16.1")
+    assert code == 1 and "cannot run this model" in out and "flex-op: [0:0] FlexRFFT v1" in out
+
+
+def test_stock_custom_ops_run_from_the_release_that_registered_them(tmp_path, capsys):
+    path = _write(tmp_path, _custom_model("TFLite_Detection_PostProcess"))
+    code, doc = versions_json(capsys, path, "--runtime", "2.16.1")
+    assert code == 0 and doc["can_run"] is True and doc["findings"] == []
+    code, doc = versions_json(capsys, path, "--runtime", "1.9.0")
+    assert code == 1 and [f["kind"] for f in doc["findings"]] == ["custom-op"]
+    assert "from 1.10.0 on" in doc["findings"][0]["reason"]
 
 
 def test_limit_caps_the_operator_table(tmp_path, capsys):

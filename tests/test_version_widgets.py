@@ -66,6 +66,29 @@ def test_release_1_11_0_refuses_dilation_2_with_tflites_text():
     assert "no findings" in text(ex.check_html.value) and ex.findings == []
 
 
+def test_signatures_no_kernel_takes_cannot_run_on_any_release():
+    """Issue 12: these fall through to v1 and the (op, version) lookup alone said '✔ it runs'."""
+    ex = VersionExplorer(op="CONV_2D", release="1.11.0")
+    ex.set(input="uint8", weights="int8", output="int16")
+    shown = text(ex.check_html.value)
+    assert version_shown(ex) == 1 and "no findings" not in shown and "cannot run this model" in shown
+    assert "no TFLite kernel takes the tensor types of CONV_2D (input UINT8, filter INT8, output INT16)" in shown
+    assert [f.kind for f in ex.findings if f.op] == ["unsupported-types"]
+    assert not ex.types.ok and "no TFLite kernel takes input UINT8" in text(ex.types_html.value)
+    ex.release.value = "2.23.0"
+    assert "cannot run this model" in text(ex.check_html.value)
+    ex.set(op=B.DEPTHWISE_CONV_2D, input="int16", weights="int16", output="int16")
+    assert "DEPTHWISE_CONV_2D (input INT16, filter INT16, output INT16)" in text(ex.check_html.value)
+    ex.set(weights="int8")  # 16x8 depthwise: a kernel exists
+    assert "no findings" in text(ex.check_html.value) and ex.types.ok and "16x8" in text(ex.types_html.value)
+    ex.set(op=B.ADD, input="int16", weights="float32", output="int16")  # only the first operand set to int16
+    assert "ADD (input1 INT16, input2 FLOAT32, output INT16)" in text(ex.check_html.value)
+    ex.set(weights="int16")  # every operand int16, pot_scale_int16 or not: it runs
+    assert "no findings" in text(ex.check_html.value)
+    ex.set(pot_scale_int16=False)
+    assert "no findings" in text(ex.check_html.value)
+
+
 def test_rows_tried_stop_at_the_first_match():
     ex = VersionExplorer(op="FULLY_CONNECTED", input="int8", weights="int8", output="int8", bias="no slot")
     assert version_shown(ex) == 6
@@ -137,21 +160,25 @@ def runtime_explorer(corpus_paths):
     return RuntimeExplorer(model="selfie_segmentation", release="1.15.0")
 
 
-def test_selfie_runs_on_1_15_by_stored_versions_but_needs_2_2_by_todays_rules(runtime_explorer):
+def test_selfie_cannot_run_as_shipped_and_its_stored_versions_hide_2_2(runtime_explorer):
     ex = runtime_explorer
     ex.versions.value = "stored"
     ex.model_name.value, ex.release.value = "selfie_segmentation", "1.15.0"
     verdict = text(ex.verdict_html.value)
-    assert "TFLite 1.15.0 can run selfie_segmentation" in verdict
-    assert "needs 2.2.0" in verdict and "Convolution2DTransposeBias" in verdict
-    assert ex.runs
+    # MediaPipe's custom op: no stock release registers it, whatever the builtin versions say
+    assert "TFLite 1.15.0 cannot run selfie_segmentation as shipped" in verdict
+    assert "Convolution2DTransposeBias" in verdict and "the app must register a kernel" in verdict
+    assert "builtin operators are all registered" in verdict and "needs 2.2.0" in verdict
+    assert not ex.runs and [f.kind for f in ex.findings if f.is_error] == ["custom-op"]
+    assert "Encountered unresolved custom op: Convolution2DTransposeBias." in text(ex.findings_html.value)
     ex.versions.value = "computed"
-    assert not ex.runs
     shown = text(ex.findings_html.value)
     assert "RESIZE_BILINEAR v3" in shown and "half_pixel_centers=True" in shown
     assert "Didn't find op for builtin opcode 'RESIZE_BILINEAR' version '3'" in shown
+    assert "as shipped" not in text(ex.verdict_html.value)
     ex.release.value = "2.2.0"
-    assert ex.runs and "can run" in text(ex.verdict_html.value)
+    assert [f.kind for f in ex.findings if f.is_error] == ["custom-op"]
+    assert "cannot run selfie_segmentation as shipped" in text(ex.verdict_html.value)
     ex.versions.value = "stored"
 
 
@@ -210,18 +237,23 @@ def test_version_diff_lists_what_the_stored_versions_miss(corpus_paths):
     assert "half_pixel_centers" in repr(d) and "half_pixel_centers" in d._repr_html_()
 
 
-def test_compatibility_table_marks_runs_stored_only_and_refused(corpus_paths):
+def test_compatibility_table_marks_runs_custom_ops_stored_only_and_refused(corpus_paths):
     names = ("face_landmark", "selfie_segmentation", "sine_float")
     table = compatibility_table({n: load(corpus_paths[n]) for n in names}, ("1.12.0", "1.14.0", "1.15.0", "2.2.0"))
     status = {k: c.status for k, c in table.cells.items()}
     assert status[("face_landmark", "1.14.0")] == "stored only"
     assert status[("face_landmark", "1.15.0")] == "runs"
     assert status[("face_landmark", "1.12.0")] == "refused"
+    # selfie_segmentation has MediaPipe's custom op: never "runs" on a stock release
     assert status[("selfie_segmentation", "1.15.0")] == "stored only"
-    assert status[("selfie_segmentation", "2.2.0")] == "runs"
+    assert status[("selfie_segmentation", "2.2.0")] == "custom ops"
+    assert table.cells[("selfie_segmentation", "2.2.0")].custom == ("Convolution2DTransposeBias",)
+    assert table.cells[("selfie_segmentation", "1.15.0")].symbol == "⚠✚"
+    assert table.cells[("selfie_segmentation", "2.2.0")].symbol == "✚"
+    assert not any(table.cells[("selfie_segmentation", r)].runs for r in table.releases)
     assert all(status[("sine_float", r)] == "runs" for r in table.releases)
     assert table.minimum["selfie_segmentation"] == ("1.15.0", "2.2.0")
-    assert "⚠" in repr(table) and "✘" in repr(table) and "wb-compat" in table._repr_html_()
+    assert "⚠" in repr(table) and "✘" in repr(table) and "✚" in repr(table) and "wb-compat" in table._repr_html_()
 
 
 def test_viz_exports_the_widgets():

@@ -11,8 +11,10 @@
 * :func:`read_min_runtime_metadata` / :func:`write_min_runtime_metadata` — the converter's
   ``min_runtime_version`` metadata: a 16-byte, zero-filled buffer with the ASCII string copied in.
 * :class:`RuntimeProfile` — what a release (or a kernel registry) supports; :func:`check` lists
-  what would fail on it, with the error text that runtime prints; :func:`check_delegate` does the
-  same for a delegate that only knows lower op versions.
+  what would fail on it, with the error text that runtime prints — unregistered (op, version)
+  pairs, custom ops the release does not register (:mod:`.custom_ops`), type combinations no
+  kernel takes (:mod:`.kernel_types`); :func:`check_delegate` does the same for a delegate that
+  only knows lower op versions.
 """
 
 from __future__ import annotations
@@ -26,12 +28,17 @@ from typing import Iterable, Mapping
 from ..errors import VersionError
 from ..schema import CLASSES, builtin_code, op_name, stored_min_runtime
 from ..schema.enums import BuiltinOperator as B
-from .rules import Version, _rebuild, op_version
+from .custom_ops import (
+    STOCK_CUSTOM_OPS, XNNPACK_CUSTOM_OPS, custom_op_text, flex_op_text, is_flex_op, node_failed_text,
+)
+from .kernel_types import type_verdict
+from .rules import Version, _rebuild, op_version, version_of
+from .signature import signature_of
 
 __all__ = ["RUNTIME_TABLE", "REGISTERED", "RuntimeVersion", "compare_runtime_version", "runtime_for",
            "RuntimeEntry", "MinRuntime", "min_runtime", "read_min_runtime_metadata",
            "write_min_runtime_metadata", "RuntimeProfile", "Finding", "check", "check_delegate",
-           "MIN_RUNTIME_KEY", "METADATA_SIZE", "op_not_found_text", "code_out_of_range_text"]
+           "FINDING_KINDS", "CANNOT_RUN_KINDS", "MIN_RUNTIME_KEY", "METADATA_SIZE", "op_not_found_text", "code_out_of_range_text"]
 
 MIN_RUNTIME_KEY = "min_runtime_version"
 METADATA_SIZE = 16  # the MLIR exporter's kByteStringSize
@@ -573,9 +580,13 @@ class RuntimeProfile:
 class Finding:
     """One thing that would fail (or that cannot be told) on a runtime or delegate.
 
-    ``kind``: "op-version" ((op, version) not registered), "builtin-code" (code past the runtime's
-    enum), "min-runtime-metadata" (the model asks for a newer release), "delegate-version",
-    "delegate-op" (op unknown to the delegate), "unknown" (the profile cannot tell).
+    ``kind`` (see :data:`FINDING_KINDS`): "op-version" ((op, version) not registered),
+    "builtin-code" (code past the runtime's enum), "custom-op" (a custom op the release does not
+    register: the app must), "flex-op" (a TensorFlow op that needs the Select TF ops delegate),
+    "unsupported-types" (no kernel takes the operator's type combination), "min-runtime-metadata"
+    (the model asks for a newer release), "delegate-version", "delegate-op" (op unknown to the
+    delegate), "unknown" (the profile cannot tell).  Every field a view needs is here: ``message``
+    is what the runtime prints, ``reason`` why, :attr:`title` the kind in words.
     """
 
     kind: str
@@ -586,6 +597,12 @@ class Finding:
     version: int | None = None  # the stored version
     computed: int | None = None  # today's computed version
     reason: str = ""  # why the version is what it is (op_version)
+    detail: str = ""  # the facts in brief ("input UINT8, filter INT8, output INT16" for unsupported-types)
+
+    @property
+    def title(self) -> str:
+        """The kind in words: 'custom op: the app must register a kernel'."""
+        return FINDING_KINDS.get(self.kind, self.kind)
 
     @property
     def is_error(self) -> bool:
@@ -600,6 +617,21 @@ class Finding:
         if self.computed is not None and self.version is not None and self.computed != self.version:
             why += f" (stored v{self.version}, today's rules compute v{self.computed})"
         return f"{self.kind}: {where}{self.message}{why}"
+
+
+FINDING_KINDS: Mapping[str, str] = {
+    "op-version": "(op, version) not registered in this release",
+    "builtin-code": "op code newer than this release",
+    "custom-op": "custom op: the app must register a kernel for it",
+    "flex-op": "TensorFlow (Flex) op: needs the Select TF ops delegate",
+    "unsupported-types": "no TFLite kernel takes these tensor types",
+    "min-runtime-metadata": "min_runtime_version metadata above this release (advisory)",
+    "delegate-version": "op version above what the delegate handles",
+    "delegate-op": "op the delegate does not handle",
+    "unknown": "cannot tell",
+}
+# kinds that stop a stock release from running the model as shipped whatever its op versions
+CANNOT_RUN_KINDS = frozenset({"custom-op", "flex-op", "unsupported-types"})
 
 
 def _profile(runtime) -> RuntimeProfile:
@@ -618,7 +650,16 @@ def check(model, runtime: str | RuntimeProfile = "2.3.0") -> list[Finding]:
     Operators are checked with their STORED versions (that is what the interpreter looks up);
     each finding also carries today's computed version and the reason for it.  Model-level
     findings: the ``min_runtime_version`` metadata above the release; builtin codes beyond the
-    release's enum.  CUSTOM ops are resolved by name at runtime and are not checked here.
+    release's enum.  Per operator, the first thing the runtime would refuse:
+
+    * a builtin (op, version) the release has no kernel for ("op-version", "builtin-code");
+    * a CUSTOM op: "flex-op" for a TensorFlow op (needs the Select TF ops delegate), "custom-op"
+      for any other the release's builtin resolver does not register — the custom ops it does
+      register (``TFLite_Detection_PostProcess``, ``Mfcc``, ``AudioSpectrogram``, …, from the
+      release that added each, :mod:`.custom_ops`) run;
+    * a registered builtin whose tensor types no TFLite kernel takes ("unsupported-types",
+      :mod:`.kernel_types`): the version rules fall through to version 1 for types they have no row
+      for, and the (op, version) lookup alone would call such a model runnable.
     """
     profile = _profile(runtime)
     findings: list[Finding] = []
@@ -634,6 +675,9 @@ def check(model, runtime: str | RuntimeProfile = "2.3.0") -> list[Finding]:
             opcode = model.operator_codes[op.opcode_index]
             code = builtin_code(opcode)
             if code == B.CUSTOM:
+                f = _custom_finding(profile, s, i, opcode.custom_code or "", int(opcode.version))
+                if f is not None:
+                    findings.append(f)
                 continue
             name, stored = op_name(opcode), int(opcode.version)
             known_code = isinstance(code, B)
@@ -644,6 +688,9 @@ def check(model, runtime: str | RuntimeProfile = "2.3.0") -> list[Finding]:
                 continue
             ok = profile.supports(code, stored)
             if ok:
+                f = _types_finding(model, s, i, name, stored)
+                if f is not None:
+                    findings.append(f)
                 continue
             v = op_version(model, s, i) if known_code else None
             computed = v.number if v is not None else None
@@ -661,6 +708,64 @@ def check(model, runtime: str | RuntimeProfile = "2.3.0") -> list[Finding]:
             findings.append(Finding("op-version", op_not_found_text(name, stored), s, i, name, stored, computed,
                                     f"{reason}; {name} v{stored} {first}" if reason else first))
     return findings
+
+
+def _custom_finding(profile: RuntimeProfile, s: int, i: int, name: str, stored: int) -> Finding | None:
+    """The finding for one CUSTOM operator on ``profile`` (None: the release registers it)."""
+    shown = name or "CUSTOM"
+    where = node_failed_text(i, shown)
+    rel = profile.release
+    stock = STOCK_CUSTOM_OPS.get(name)
+    if stock is not None:
+        if stored not in stock.versions:
+            return Finding("custom-op", custom_op_text(shown) + where, s, i, shown, stored,
+                           reason=f"TFLite's builtin resolver registers {shown} at version "
+                                  f"{', '.join(map(str, stock.versions))} only; this operator asks for version "
+                                  f"{stored}, so the app must register a kernel for it")
+        if rel is None:  # a register.cc snapshot: it registers every stock custom op
+            return None
+        if stock.first is None:
+            return Finding("unknown", f"cannot tell whether TFLite {rel} registers the custom op {shown}", s, i,
+                           shown, stored, reason=f"{shown} ({stock.what}): {stock.evidence}")
+        if not compare_runtime_version(rel, stock.first):
+            return None
+        if stock.known_from is not None and compare_runtime_version(rel, stock.known_from):
+            return Finding("unknown", f"cannot tell whether TFLite {rel} registers the custom op {shown}", s, i,
+                           shown, stored, reason=f"{shown} ({stock.what}): {stock.evidence}; releases before "
+                                                 f"{stock.known_from} were not checked")
+        return Finding("custom-op", custom_op_text(shown) + where, s, i, shown, stored,
+                       reason=f"{shown} ({stock.what}) is a custom op TFLite's builtin resolver registers from "
+                              f"{stock.first} on ({stock.evidence}); TFLite {rel} does not, so the app must "
+                              "register a kernel for it")
+    who = f"TFLite {rel}" if rel is not None else profile.name
+    if is_flex_op(name):
+        tf_op = name[len("Flex"):] or "?"
+        return Finding("flex-op", flex_op_text() + where, s, i, shown, stored,
+                       reason=f"{shown} is TensorFlow's {tf_op} op, kept by the converter (SELECT_TF_OPS): it runs "
+                              "only with the Select TF ops (Flex) delegate linked into the app (Android: "
+                              "org.tensorflow:tensorflow-lite-select-tf-ops); no stock TFLite release has a kernel "
+                              f"for it, so {who} cannot run the model as shipped")
+    why = (f"{shown} is a custom op: no stock TFLite release registers it, so {who} cannot run the model as "
+           "shipped; the app must register a kernel for it (MutableOpResolver::AddCustom)")
+    if name in XNNPACK_CUSTOM_OPS:
+        why += (f". LiteRT's XNNPACK delegate, applied by default, implements MediaPipe's {shown} itself and "
+                "takes such nodes over before the interpreter looks for a kernel")
+    return Finding("custom-op", custom_op_text(shown) + where, s, i, shown, stored, reason=why)
+
+
+def _types_finding(model, s: int, i: int, name: str, stored: int) -> Finding | None:
+    """An "unsupported-types" finding when no TFLite kernel takes the operator's types."""
+    sig = signature_of(model, s, i)
+    verdict = type_verdict(sig)
+    if verdict is None or verdict.ok:
+        return None
+    v = version_of(sig)
+    rules = ("the version rules have no row for these types" if v.rule is None
+             else "the version rules give it a version, but no kernel was written for these types")
+    return Finding(
+        "unsupported-types", f"no {name} kernel takes {verdict.types_text()}: {node_failed_text(i, name)}",
+        s, i, name, stored, v.number,
+        f"{v.reason}: {rules}. TFLite's {name} kernels take {verdict.accepted_text()}", verdict.types_text())
 
 
 def check_delegate(model, max_versions: Mapping, *, report_unsupported: bool = False) -> list[Finding]:

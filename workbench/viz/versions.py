@@ -2,11 +2,12 @@
 
 * :func:`version_html` — a computed :class:`~workbench.versioning.Version`: the number, the reason
   and every rule row tried (the matching row highlighted), traps that shaped it;
+* :func:`findings_summary` — why a runtime refuses a model, one line per kind of finding;
 * :func:`findings_html` — what a runtime or delegate would refuse, grouped per (op, version);
 * :func:`min_runtime_html` — a model's minimum runtime with the (op, version) pairs that drive it;
 * :func:`version_diff` — stored versions against today's computed ones, per (op, stored, computed);
-* :func:`compatibility_table` — models × TFLite releases: runs / runs only by its stored versions /
-  refused.
+* :func:`compatibility_table` — models × TFLite releases: runs / needs custom-op registrations /
+  runs only by its stored versions / refused.
 
 Everything returns plain HTML strings or small objects with a text ``repr`` and ``_repr_html_``.
 """
@@ -24,7 +25,7 @@ from ..versioning import (
 )
 from . import _html as H
 
-OK, WARN, BAD = "#e8f5e9", "#fff8e1", "#ffebee"
+OK, WARN, BAD, CUSTOM = "#e8f5e9", "#fff8e1", "#ffebee", "#e3f2fd"
 
 
 def releases() -> list[str]:
@@ -91,8 +92,49 @@ def _group(findings) -> list[tuple[Finding, int]]:
     return [(first[k], n) for k, n in counts.items()]
 
 
+# the order a reader wants the reasons in: what no release can fix first
+_SUMMARY_ORDER = ("unsupported-types", "custom-op", "flex-op", "builtin-code", "op-version", "delegate-op",
+                  "delegate-version", "min-runtime-metadata", "unknown")
+
+
+def _names(items, limit: int = 4) -> str:
+    """'A ×2, B, C' for the distinct items in order, with counts, at most ``limit`` of them."""
+    counts: Counter = Counter(items)
+    parts = [f"{k} ×{n}" if n > 1 else k for k, n in counts.items()]
+    more = len(parts) - limit
+    return ", ".join(parts[:limit]) + (f", … {more} more" if more > 0 else "")
+
+
+def findings_summary(findings, who: str = "this release") -> list[str]:
+    """One line per kind of refusal: why ``who`` cannot run the model (errors only, most serious first)."""
+    by: dict[str, list[Finding]] = {}
+    for f in findings:
+        if f.is_error:
+            by.setdefault(f.kind, []).append(f)
+    lines = []
+    for kind in sorted(by, key=lambda k: _SUMMARY_ORDER.index(k) if k in _SUMMARY_ORDER else 99):
+        fs = by[kind]
+        if kind == "unsupported-types":
+            lines.append("no TFLite kernel takes the tensor types of "
+                         + _names(f"{f.op} ({f.detail})" if f.detail else f.op for f in fs) + " — no release can run it")
+        elif kind == "custom-op":
+            lines.append("custom ops no stock release registers — the app must register a kernel for each: "
+                         + _names(f.op for f in fs))
+        elif kind == "flex-op":
+            lines.append("TensorFlow (Flex) ops — they need the Select TF ops delegate linked into the app: "
+                         + _names(f.op for f in fs))
+        elif kind == "op-version":
+            lines.append(f"(op, version) pairs {who} has no kernel for: " + _names(f"{f.op} v{f.version}" for f in fs))
+        elif kind == "builtin-code":
+            lines.append(f"ops newer than {who}: " + _names(f.op for f in fs))
+        else:
+            lines.append(f"{fs[0].title}: " + _names(f.op or "the model" for f in fs))
+    return lines
+
+
 def findings_html(findings, who: str) -> str:
-    """What ``who`` (a runtime or delegate) would refuse, one row per distinct (kind, op, version)."""
+    """What ``who`` (a runtime or delegate) would refuse: the verdict with its reasons, then one row per
+    distinct (kind, op, version) with the error text and why."""
     findings = list(findings)
     errors = [f for f in findings if f.is_error]
     if not errors:
@@ -100,11 +142,13 @@ def findings_html(findings, who: str) -> str:
     else:
         ops = len({(f.subgraph, f.op_index) for f in errors if f.op_index is not None})
         what = f"{ops} operator{'s' if ops != 1 else ''}" if ops else "the model"
-        verdict = (f"<div style='background:{BAD};color:{H.INK};padding:2px 6px'>✘ {H.esc(who)} refuses "
-                   f"{what}</div>")
+        reasons = "".join(f"<li>{H.esc(line)}</li>" for line in findings_summary(errors, who))
+        verdict = (f"<div style='background:{BAD};color:{H.INK};padding:2px 6px'>✘ {H.esc(who)} refuses {what}: "
+                   f"it cannot run this model<ul style='margin:2px 0 2px 18px;padding:0'>{reasons}</ul></div>")
     body = []
     for f, n in _group(findings):
-        body.append([H.esc(f.kind), H.code(f"{f.op} v{f.version}") if f.op else "", str(n), H.code(f.message),
+        kind = f"{H.esc(f.kind)}<br><small style='color:#555'>{H.esc(f.title)}</small>"
+        body.append([kind, H.code(f"{f.op} v{f.version}") if f.op else "", str(n), H.code(f.message),
                      H.esc(f.reason)])
     table = H.table(["kind", "op", "count", "error text", "why"], body) if body else ""
     return f"<div class='wb-findings' style='{H.BOX}'>{verdict}{table}</div>"
@@ -177,27 +221,41 @@ def version_diff(model, name: str = "model") -> VersionDiff:
 # ---------------------------------------------------------------------------------------------
 # models × releases
 # ---------------------------------------------------------------------------------------------
+_REGISTRABLE = ("custom-op", "flex-op")  # the app can fix these by registering kernels / linking Flex
+
+
 @dataclass(frozen=True)
 class Cell:
-    status: str  # "runs" | "stored only" | "refused"
-    stored_failures: int  # operators refused by their stored versions
-    computed_failures: int  # operators refused by today's computed versions
+    status: str  # "runs" | "custom ops" | "stored only" | "refused"
+    stored_failures: int  # builtin operators refused by their stored versions (or their types)
+    computed_failures: int  # builtin operators refused by today's computed versions
+    custom: tuple[str, ...] = ()  # custom / Flex ops the release does not register
 
     @property
     def symbol(self) -> str:
-        return {"runs": "✔", "stored only": "⚠", "refused": "✘"}[self.status]
+        base = {"runs": "✔", "custom ops": "✚", "stored only": "⚠", "refused": "✘"}[self.status]
+        return base + "✚" if self.custom and self.status in ("stored only", "refused") else base
+
+    @property
+    def runs(self) -> bool:
+        """Can the stock release run the model as shipped?"""
+        return self.status == "runs"
 
 
 def _cell(model, updated, release: str) -> Cell:
+    def builtin(findings):
+        return [f for f in findings if f.is_error and f.kind not in _REGISTRABLE]
+
     def ops(findings):
-        return len({(f.subgraph, f.op_index) for f in findings if f.is_error and f.op_index is not None})
+        return len({(f.subgraph, f.op_index) for f in builtin(findings) if f.op_index is not None})
     stored = check(model, release)
     computed = check(updated, release) if updated is not model else stored
-    if any(f.is_error for f in stored):
-        return Cell("refused", ops(stored), ops(computed))
-    if any(f.is_error for f in computed):
-        return Cell("stored only", 0, ops(computed))
-    return Cell("runs", 0, 0)
+    custom = tuple(dict.fromkeys(f.op for f in stored if f.is_error and f.kind in _REGISTRABLE))
+    if builtin(stored):
+        return Cell("refused", ops(stored), ops(computed), custom)
+    if builtin(computed):
+        return Cell("stored only", 0, ops(computed), custom)
+    return Cell("custom ops" if custom else "runs", 0, 0, custom)
 
 
 @dataclass(frozen=True, repr=False)
@@ -209,8 +267,10 @@ class CompatibilityTable:
     cells: dict  # (model, release) -> Cell
     minimum: dict  # model -> (stored min runtime, computed min runtime)
 
-    LEGEND = ("✔ runs · ⚠ runs by its stored versions, but today's rules say an operator needs a newer "
-              "release · ✘ refused (some stored (op, version) is not in that release)")
+    LEGEND = ("✔ runs · ✚ its builtin operators run, but it has custom ops no stock release registers "
+              "(the app must register them, or link the Flex delegate): it cannot run as shipped · ⚠ its stored "
+              "versions pass, but today's rules say an operator needs a newer release · ✘ refused (some stored "
+              "(op, version) is not in that release, or no kernel takes an operator's types)")
 
     def __repr__(self) -> str:
         w = max(len(m) for m in self.models) if self.models else 5
@@ -224,7 +284,7 @@ class CompatibilityTable:
         return "\n".join(lines)
 
     def _repr_html_(self) -> str:
-        colour = {"runs": OK, "stored only": WARN, "refused": BAD}
+        colour = {"runs": OK, "custom ops": CUSTOM, "stored only": WARN, "refused": BAD}
         head = "".join(f"<th style='{H.CELL};white-space:nowrap'>{H.esc(r)}</th>" for r in self.releases)
         body = []
         for m in self.models:
@@ -233,7 +293,8 @@ class CompatibilityTable:
             for r in self.releases:
                 cell = self.cells[(m, r)]
                 tip = (f"{cell.stored_failures} operators refused by their stored versions; "
-                       f"{cell.computed_failures} by today's computed versions")
+                       f"{cell.computed_failures} by today's computed versions"
+                       + (f"; custom ops to register: {', '.join(cell.custom)}" if cell.custom else ""))
                 tds.append(f"<td title='{H.esc(tip)}' style='{H.CELL};text-align:center;background:"
                            f"{colour[cell.status]};color:{H.INK}'>{cell.symbol}</td>")
             body.append(f"<tr><td style='{H.CELL}'>{H.code(m)}</td><td style='{H.CELL}'>{H.esc(s)}</td>"

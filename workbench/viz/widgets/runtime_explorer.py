@@ -1,5 +1,9 @@
 """RuntimeExplorer: pick a model and a TFLite release — can that release run it, and if not, why?
 
+The verdict follows :func:`workbench.versioning.check`: every (op, version) the release lacks, every
+custom op it does not register (MediaPipe's, Flex ops: the app would have to register them) and
+every operator whose tensor types no TFLite kernel takes; each reason on its own line.
+
 Models are the corpus models (``workbench.corpus``, fetched on first use) and the project's sample
 models (``sample_models/*.tflite``, when that folder exists), plus any ``models={name: Model or
 path}`` passed in.  Releases are the ones named in the runtime table.  A plain class holding
@@ -22,9 +26,10 @@ import ipywidgets as W
 
 from ... import corpus
 from ...schema import load
+from ...schema.enums import BuiltinOperator
 from ...versioning import check, compare_runtime_version, min_runtime, read_min_runtime_metadata, update_versions
 from .. import _html as H
-from ..versions import findings_html, min_runtime_html, releases, version_diff
+from ..versions import findings_html, findings_summary, min_runtime_html, releases, version_diff
 
 SAMPLE_DIR = Path(__file__).resolve().parents[3] / "sample_models"
 
@@ -109,23 +114,32 @@ class RuntimeExplorer:
         self.findings = check(model, release)
         stored, computed, meta, diff = self._facts(name)
         errors = [f for f in self.findings if f.is_error]
+        builtin_errors = [f for f in errors if f.kind not in ("custom-op", "flex-op")]
         basis = "its stored op versions" if self.versions.value == "stored" else "today's computed op versions"
         if errors:
-            verdict, colour = f"✘ TFLite {release} cannot run {name}", "#ffebee"
+            shipped = "" if builtin_errors else " as shipped"
+            verdict, colour = f"✘ TFLite {release} cannot run {name}{shipped}", "#ffebee"
         else:
             verdict, colour = f"✔ TFLite {release} can run {name}", "#e8f5e9"
+        reasons = findings_summary(errors, f"TFLite {release}")
         notes = []
-        if self.versions.value == "stored" and not errors and _lower(release, computed.version):
+        if errors and not builtin_errors:
+            notes.append("its builtin operators are all registered there: only the custom ops stop it")
+        if self.versions.value == "stored" and not builtin_errors and _lower(release, computed.version):
             notes.append(f"but today's rules say it needs {computed.version}: some operators store a version "
                          "older than the features they use (see “stored vs computed”)")
-        customs = sorted({e.op for e in stored.entries if e.runtime is None})
-        if customs:
-            notes.append("not checked: " + ", ".join(customs) + " (custom ops or versions outside the table: "
-                         "the app must register them itself)")
+        unknown = [f for f in self.findings if f.kind == "unknown"]
+        if unknown:
+            notes.append("cannot tell: " + "; ".join(dict.fromkeys(f.message for f in unknown)))
+        outside = sorted({f"{e.op} v{e.version}" for e in stored.entries
+                          if e.runtime is None and not _custom(e)})
+        if outside:
+            notes.append("not in the runtime table (the minimum runtime skips them): " + ", ".join(outside))
         self.verdict_html.value = (
             f"<div style='{H.BOX}'><div style='background:{colour};color:{H.INK};padding:3px 6px;font-size:14px'>"
             f"<b>{H.esc(verdict)}</b> <small>(judged by {basis})</small></div>"
-            f"<div>minimum runtime: <b>{H.esc(stored.version)}</b> from the stored versions, "
+            + "".join(f"<div>✘ {H.esc(r)}</div>" for r in reasons)
+            + f"<div>minimum runtime: <b>{H.esc(stored.version)}</b> from the stored versions, "
             f"<b>{H.esc(computed.version)}</b> from today's rules; min_runtime_version metadata: "
             f"{H.esc(meta or 'none')}</div>"
             + "".join(f"<div>• {H.esc(n)}</div>" for n in notes) + "</div>")
@@ -140,7 +154,8 @@ class RuntimeExplorer:
 
     # -- display --------------------------------------------------------------------------------
     def __repr__(self) -> str:
-        state = "runs" if self.runs else f"refused ({len(self.findings)} findings)"
+        errors = [f for f in self.findings if f.is_error]
+        state = "runs" if self.runs else f"cannot run ({len(errors)} finding{'s' if len(errors) != 1 else ''})"
         return (f"RuntimeExplorer: {self.model_name.value} on TFLite {self.release.value} "
                 f"({self.versions.value} versions): {state}")
 
@@ -149,6 +164,11 @@ class RuntimeExplorer:
         bundle["text/plain"] = repr(self)
         bundle["text/html"] = f"<div>{self.verdict_html.value}{self.findings_html.value}</div>"
         return bundle
+
+
+def _custom(entry) -> bool:
+    """A CUSTOM operator's entry (its op is the custom code, not a builtin name)."""
+    return entry.code == int(BuiltinOperator.CUSTOM)
 
 
 def _lower(a: str, b: str) -> bool:

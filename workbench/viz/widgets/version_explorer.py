@@ -2,14 +2,17 @@
 
 Each change rebuilds a one-operator model (:func:`workbench.versioning.walkthrough.build_op_model`,
 finished like the converter finishes a model), then shows the version today's rules compute, why,
-and every rule row tried; the minimum runtime; and what a chosen TFLite release would say.
+and every rule row tried; the minimum runtime; what a chosen TFLite release would say; and whether
+any TFLite kernel takes the operator's tensor types at all (:mod:`workbench.versioning.kernel_types`).
 A plain class holding ipywidgets, so tests drive it without a browser::
 
     ex = VersionExplorer(op="DEPTHWISE_CONV_2D")
     ex.dilation.value = 2                # → version 2, minimum runtime 1.12.0
     ex.release.value = "1.11.0"          # → "Didn't find op for builtin opcode 'DEPTHWISE_CONV_2D' version '2'..."
-    ex.version_html.value, ex.runtime_html.value, ex.check_html.value
-    ex.version                           # the Version object behind the view
+    ex.set(op="CONV_2D", input="uint8", weights="int8", output="int16")
+                                         # → v1, and "no TFLite kernel takes ...": no release runs it
+    ex.version_html.value, ex.runtime_html.value, ex.check_html.value, ex.types_html.value
+    ex.version, ex.types                 # the Version and TypeVerdict objects behind the view
 
 In a notebook, display the object itself (or ``ex.widget``).
 """
@@ -22,6 +25,7 @@ import ipywidgets as W
 
 from ...schema.enums import ActivationFunctionType, BuiltinOperator as B
 from ...versioning import check, min_runtime, op_version
+from ...versioning.kernel_types import type_verdict
 from ...versioning.walkthrough import DTYPES, EXPLORER_OPS, OpConfig, build_op_model
 from .. import _html as H
 from ..versions import findings_html, min_runtime_html, releases, version_html
@@ -73,6 +77,7 @@ class VersionExplorer:
         self.version_html = W.HTML()
         self.runtime_html = W.HTML()
         self.check_html = W.HTML()
+        self.types_html = W.HTML()
         self.signature_html = W.HTML()
         rows = [
             W.HBox([self.op, self.release]),
@@ -84,10 +89,11 @@ class VersionExplorer:
         ]
         runtime = W.HBox([self.runtime_html, self.check_html], layout=W.Layout(grid_gap="12px",
                                                                               align_items="flex-start"))
-        self.widget = W.VBox([*rows, self.header, runtime, self.version_html, self.signature_html])
+        self.widget = W.VBox([*rows, self.header, runtime, self.types_html, self.version_html, self.signature_html])
         self.widget.add_class("wb-version-explorer")
         self.model = None
         self.version = None
+        self.types = None  # TypeVerdict: does some TFLite kernel take these tensor types?
         self.min_runtime = None
         self.findings: list = []
         self.elapsed = 0.0  # seconds the last update took
@@ -141,6 +147,8 @@ class VersionExplorer:
         self.version_html.value = version_html(self.version)
         self.runtime_html.value = min_runtime_html(self.min_runtime)
         self.check_html.value = findings_html(self.findings, f"TFLite {self.release.value}")
+        self.types = type_verdict(self.version.signature)
+        self.types_html.value = _types_html(self.types)
         self.signature_html.value = (f"<details><summary>what the rules looked at (OpSignature)</summary>"
                                      f"<pre style='{H.BOX}'>{H.esc(repr(self.version.signature))}</pre></details>")
         self.elapsed = time.perf_counter() - t0
@@ -157,8 +165,22 @@ class VersionExplorer:
         bundle = dict(self.widget._repr_mimebundle_(include=include, exclude=exclude, **kwargs) or {})
         bundle["text/plain"] = repr(self)
         bundle["text/html"] = (f"<div>{self.header.value}{self.version_html.value}{self.runtime_html.value}"
-                               f"{self.check_html.value}</div>")
+                               f"{self.check_html.value}{self.types_html.value}</div>")
         return bundle
+
+
+def _types_html(verdict) -> str:
+    """One line: the kernel that takes these tensor types, or that none does (whatever the version)."""
+    if verdict is None:
+        return ""
+    if verdict.ok:
+        row = verdict.row
+        what = f" — {row.label}" if row.label else ""
+        return (f"<div style='margin:4px 0'>kernel types: {H.esc(verdict.types_text())} — a TFLite kernel takes "
+                f"them{H.esc(what)}</div>")
+    return (f"<div style='margin:4px 0;background:#ffebee;color:{H.INK};padding:2px 6px'>kernel types: "
+            f"<b>no TFLite kernel takes {H.esc(verdict.types_text())}</b>, whatever the version says; "
+            f"TFLite's kernels take {H.esc(verdict.accepted_text())}</div>")
 
 
 __all__ = ["VersionExplorer"]
