@@ -38,8 +38,8 @@ def errors(findings):
 # ---------------------------------------------------------------------------------------------
 def test_an_unregistered_custom_op_is_a_custom_op_finding():
     (f,) = check(custom_model("Convolution2DTransposeBias"), "2.16.1")
-    assert f.kind == "custom-op" and f.is_error and (f.subgraph, f.op_index, f.op, f.version) == (0, 0,
-                                                                                                 "Convolution2DTransposeBias", 1)
+    assert f.kind == "custom-op" and f.is_error
+    assert (f.subgraph, f.op_index, f.op, f.version) == (0, 0, "Convolution2DTransposeBias", 1)
     assert f.message == ("Encountered unresolved custom op: Convolution2DTransposeBias.\n"
                          "See instructions: https://www.tensorflow.org/lite/guide/ops_custom "
                          "Node number 0 (Convolution2DTransposeBias) failed to prepare.")

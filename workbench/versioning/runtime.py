@@ -38,7 +38,8 @@ from .signature import signature_of
 __all__ = ["RUNTIME_TABLE", "REGISTERED", "RuntimeVersion", "compare_runtime_version", "runtime_for",
            "RuntimeEntry", "MinRuntime", "min_runtime", "read_min_runtime_metadata",
            "write_min_runtime_metadata", "RuntimeProfile", "Finding", "check", "check_delegate",
-           "FINDING_KINDS", "CANNOT_RUN_KINDS", "MIN_RUNTIME_KEY", "METADATA_SIZE", "op_not_found_text", "code_out_of_range_text"]
+           "FINDING_KINDS", "CANNOT_RUN_KINDS", "MIN_RUNTIME_KEY", "METADATA_SIZE", "op_not_found_text",
+           "code_out_of_range_text"]
 
 MIN_RUNTIME_KEY = "min_runtime_version"
 METADATA_SIZE = 16  # the MLIR exporter's kByteStringSize

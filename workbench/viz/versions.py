@@ -115,8 +115,8 @@ def findings_summary(findings, who: str = "this release") -> list[str]:
     for kind in sorted(by, key=lambda k: _SUMMARY_ORDER.index(k) if k in _SUMMARY_ORDER else 99):
         fs = by[kind]
         if kind == "unsupported-types":
-            lines.append("no TFLite kernel takes the tensor types of "
-                         + _names(f"{f.op} ({f.detail})" if f.detail else f.op for f in fs) + " — no release can run it")
+            what = _names(f"{f.op} ({f.detail})" if f.detail else f.op for f in fs)
+            lines.append(f"no TFLite kernel takes the tensor types of {what} — no release can run it")
         elif kind == "custom-op":
             lines.append("custom ops no stock release registers — the app must register a kernel for each: "
                          + _names(f.op for f in fs))
