@@ -135,3 +135,16 @@ def test_the_offload_kernel_is_registered_through_the_entry_point():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert "workbench-offload = workbench.delegate.offload" in out
     assert out.split()[-1] == "workbench.delegate.offload"
+
+
+# partition and interpreter are siblings: the partitioner knows nothing of kernels, the interpreter nothing
+# of partitions (the layer order alone would let the interpreter import the partitioner)
+SIBLINGS = [("interpreter", "partition"), ("partition", "interpreter")]
+
+
+@pytest.mark.parametrize("part, forbidden", SIBLINGS)
+def test_siblings_do_not_import_each_other(part, forbidden):
+    bad = [f"{path.relative_to(ROOT.parent)}:{line} imports {mod}"
+           for path in _modules() if _part_of(path) == part
+           for line, mod in imports_of(path) if mod.split(".")[1:2] == [forbidden]]
+    assert not bad, "\n".join(bad)
