@@ -72,3 +72,18 @@ def test_something_that_is_not_a_delegate_is_refused():
 def test_without_delegates_there_are_no_placements():
     it = Interpreter(model=add_fc_model())
     assert it.placements() == [] and it.delegate_log == [] and it.execution_plan() == list(range(len(it.nodes)))
+
+
+def test_every_placement_has_a_reason_code_shared_by_plan_and_interpreter():
+    from workbench.partition import REASON_CODES, partition
+
+    m = add_fc_model()
+    d = load_delegate("xnnpack", {"deny": "FULLY_CONNECTED"})
+    it = Interpreter(model=m, experimental_delegates=[d])
+    codes = {p.node: p.code for p in it.placements()}
+    assert codes == {0: "offloaded", 1: "denied"}
+    plan = partition(m, "xnnpack", "tflite", deny=["FULLY_CONNECTED"])
+    assert [p.code for p in plan.placements] == ["offloaded", "denied"]
+    assert plan.to_dict()["placements"][1]["code"] == "denied" and set(codes.values()) <= set(REASON_CODES)
+    old = Interpreter(model=m, experimental_delegates=[load_delegate("xnnpack", {"max_versions": "ADD:0"})])
+    assert old.placements()[0].code == "version" and "Max version supported: 0." in old.placements()[0].reason

@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 
 from ..errors import DelegateError
 from ..partition import GraphView, NodeSubset, Partition, Plan, Target, execution_order, partition
+from ..partition.plan import Reason
 from ..schema.enums import BuiltinOperator
 
 __all__ = ["Delegate", "DelegateError", "Delegation", "NodeSignature", "version_error", "FAIL_POINTS", "RESTORED",
@@ -178,18 +179,19 @@ class Delegate:
         """The version check, then ``supports``: None, or "OP: reason"."""
         mv = self.max_version(sig)
         if mv is not None and mv >= 0 and sig.version > mv:
-            return f"{sig.name}: {version_error(mv, sig.version)}"
+            return Reason("version", f"{sig.name}: {version_error(mv, sig.version)}")
         return self.supports(sig)
 
     def prepare(self, model, subgraph: int = 0, *, refused=None) -> Plan:
         """DelegatePrepare for one subgraph: which nodes the delegate takes (every other node with its
-        reason), cut by ``strategy``.  ``refused``: node → why it cannot be taken although supported."""
+        reason), cut by ``strategy``.  ``refused``: node → (code, why) it cannot be taken although supported."""
         refused = refused or {}
 
         def check(g, i):
             why = self.is_node_supported(NodeSignature(g, i))
             if why is None and i in refused:
-                return f"{g.nodes[i].name}: {refused[i]}"
+                code, text = refused[i]
+                return Reason(code, f"{g.nodes[i].name}: {text}")
             return why
 
         plan = partition(model, self.target, self.strategy, subgraph=subgraph, deny=self.deny,
@@ -208,7 +210,7 @@ class Delegate:
         for s in range(len(model.subgraphs)):
             sg = interpreter._sg(s)
             planned = set(sg.execution_plan)
-            refused = {i: "already delegated to another delegate"
+            refused = {i: ("delegated", "already delegated to another delegate")
                        for i in range(len(model.subgraphs[s].operators or ())) if i not in planned}
             for i, why in shared.get(s, {}).items():
                 refused.setdefault(i, why)
@@ -259,8 +261,9 @@ def _variables_in_several_subgraphs(model) -> dict:
         name = f"{key[1]}/{key[2]}" if key[1] else key[2]
         for s, i in places:
             others = ", ".join(str(o) for o in subgraphs if o != s)
-            out.setdefault(s, {})[i] = (f"resource variable '{name}' is also used by subgraph {others}; a device that "
-                                        f"keeps variables to itself would hold a copy the other never sees")
+            out.setdefault(s, {})[i] = ("resource", f"resource variable '{name}' is also used by subgraph {others}; a "
+                                                    f"device that keeps variables to itself would hold a copy the other "
+                                                    f"never sees")
     return out
 
 

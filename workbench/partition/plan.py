@@ -8,15 +8,55 @@ from dataclasses import dataclass, field
 
 from ..errors import WorkbenchError
 
-__all__ = ["Plan", "Placement", "Partition", "PlanDiff", "PlanError", "node_macs", "execution_order"]
+__all__ = ["Plan", "Placement", "Partition", "PlanDiff", "PlanError", "Reason", "REASON_CODES", "node_macs",
+           "execution_order"]
 
 
 class PlanError(WorkbenchError):
     """A plan that cannot run: once each partition becomes one operator, the graph has a cycle."""
 
 
+# why a node is not on the device, as a short code (the reason text says it with the values it saw)
+REASON_CODES = {
+    "offloaded": "on the device",
+    "unsupported-op": "the target has no such op",
+    "version": "the op's version is above the highest the target knows",
+    "dtype": "a tensor type the target does not take",
+    "constraint": "an attribute or shape limit of the target (a pool over 9x9, a rank, a size …)",
+    "denied": "denied by the user (deny list)",
+    "too-small": "its partition has fewer nodes than the minimum per partition",
+    "partition-limit": "its partition is over the limit on partitions",
+    "dependency": "it depends on a node that stays on the CPU in a way the strategy cannot cut",
+    "not-reached": "the strategy's walk never reached it",
+    "resource": "it shares a resource variable with a node that stays on the CPU",
+    "delegated": "another delegate already has it",
+    "other": "a reason of the delegate's own",
+}
+
+
+class Reason(str):
+    """A reason text that also carries its code (one of ``REASON_CODES``): it is a ``str`` everywhere
+    (printing, comparing, JSON), and ``reason.code`` says what kind of reason it is."""
+
+    code: str = "other"
+
+    def __new__(cls, code: str, text: str):
+        if code not in REASON_CODES:
+            raise ValueError(f"unknown reason code {code!r} (known: {', '.join(REASON_CODES)})")
+        self = super().__new__(cls, text)
+        self.code = code
+        return self
+
+
+def reason_code(reason) -> str:
+    """The code of a reason (``"other"`` for a plain string, e.g. a delegate's own ``supports`` text)."""
+    return getattr(reason, "code", "other")
+
+
 @dataclass(frozen=True)
 class Placement:
+    """Where one node runs and why: the record a plan and a delegated interpreter share."""
+
     node: int
     op: str
     version: int
@@ -31,6 +71,11 @@ class Placement:
     def lane(self) -> str:
         """Where the node runs: "device" (in a partition) or "cpu"."""
         return "cpu" if self.partition is None else "device"
+
+    @property
+    def code(self) -> str:
+        """Why, as a short code (``REASON_CODES``): "offloaded" on the device."""
+        return "offloaded" if self.partition is not None else reason_code(self.reason)
 
 
 @dataclass(frozen=True)
@@ -241,7 +286,7 @@ class Plan:
                             "macs": p.macs, "bytes_in": p.bytes_in, "bytes_out": p.bytes_out,
                             "est_us": round(p.est_us, 3)} for p in self.partitions],
             "placements": [{"node": p.node, "op": p.op, "version": p.version, "partition": p.partition,
-                            "reason": p.reason} for p in self.placements],
+                            "lane": p.lane, "code": p.code, "reason": str(p.reason)} for p in self.placements],
             "estimate_us": {k: round(v, 3) for k, v in self.estimate().items()},
         }
 

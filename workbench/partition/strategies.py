@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from ..schema.enums import BuiltinOperator
 from .graph import GraphView, gc_paused
-from .plan import Partition, Placement, Plan, execution_order, node_macs
+from .plan import Partition, Placement, Plan, Reason, execution_order, node_macs
 from .subsets import partition_graph
 from .target import Target, load_target
 
@@ -90,9 +90,9 @@ def _support(g: GraphView, target: Target, deny, check=None) -> list:
     unpackers = []
     for i, n in enumerate(g.nodes):
         if i in dn:
-            out.append(f"{n.name}: node {i} denied by the policy")
+            out.append(Reason("denied", f"{n.name}: node {i} denied by the policy"))
         elif n.name in dops:
-            out.append(f"{n.name}: op type denied by the policy")
+            out.append(Reason("denied", f"{n.name}: op type denied by the policy"))
         else:
             out.append(check(g, i))
             if out[-1] is None and n.outputs and all(t >= 0 and g.static[t] for t in n.outputs):
@@ -102,8 +102,9 @@ def _support(g: GraphView, target: Target, deny, check=None) -> list:
     for i in reversed(unpackers):    # last first: an unpacker feeding another one is decided after it
         reader = next((c for t in g.nodes[i].outputs for c in g.consumers[t] if out[c] is not None), None)
         if reader is not None:
-            out[i] = (f"{g.nodes[i].name}: unpacks constant weights that node {reader} ({g.nodes[reader].name}), "
-                      f"which stays on the CPU, reads too; the delegate unpacks weights only for its own nodes")
+            out[i] = Reason("dependency", f"{g.nodes[i].name}: unpacks constant weights that node {reader} "
+                                          f"({g.nodes[reader].name}), which stays on the CPU, reads too; the delegate "
+                                          f"unpacks weights only for its own nodes")
     return out
 
 
@@ -128,11 +129,13 @@ def _tflite(g, target, why, max_partitions, min_nodes, greedy, control_edges):
         if stop or (min_nodes > 0 and size < min_nodes):
             stop = True   # GetFirstNLargestPartitions stops at the first partition that is too small
             for i in parts[k].nodes:
-                reason[i] = f"supported, but its partition has {size} node(s) < min_nodes_per_partition {min_nodes}"
+                reason[i] = Reason("too-small", f"supported, but its partition has {size} node(s) < "
+                                                f"min_nodes_per_partition {min_nodes}")
         elif max_partitions > 0 and len(chosen) >= max_partitions:
             for i in parts[k].nodes:
-                reason[i] = (f"supported, but its partition ({size} nodes) is not among the {max_partitions} largest "
-                             f"(max_delegated_partitions={max_partitions})")
+                reason[i] = Reason("partition-limit", f"supported, but its partition ({size} nodes) is not among "
+                                                      f"the {max_partitions} largest "
+                                                      f"(max_delegated_partitions={max_partitions})")
         else:
             chosen.add(k)
     if len(chosen) != len(parts):   # ReplaceNodeSubsetsWithDelegateKernels re-partitions the chosen nodes
@@ -177,7 +180,8 @@ def _edgetpu(g, target, why, max_partitions, min_nodes):
     for p in kept:
         if min_nodes > 0 and len(p) < min_nodes:
             for i in p:
-                reason[i] = f"supported, but its partition has {len(p)} node(s) < min_nodes_per_partition {min_nodes}"
+                reason[i] = Reason("too-small", f"supported, but its partition has {len(p)} node(s) < "
+                                                f"min_nodes_per_partition {min_nodes}")
         else:
             result.append((p, None, None))
     if dropped:
@@ -215,7 +219,7 @@ def _edgetpu(g, target, why, max_partitions, min_nodes):
                 b = blocker[i]
                 dep = (f"depends on node {b} ({nodes[b].name}), which stays on the CPU; " if b >= 0 and b != i
                        else "")
-                reason[i] = f"{EDGETPU_MORE}: {dep}{tail}"
+                reason[i] = Reason("dependency" if dep else "partition-limit", f"{EDGETPU_MORE}: {dep}{tail}")
     return result, reason
 
 
@@ -296,15 +300,17 @@ def _tidl(g, target, why, max_partitions, min_nodes):
     for i in range(n):
         if group[i] < 0 and why[i] is None:
             if not walked[i]:
-                reason[i] = "supported, but not reached by the output-upward walk (no path to a graph output)"
+                reason[i] = Reason("not-reached", "supported, but not reached by the output-upward walk (no path to "
+                                                  "a graph output)")
             elif hit_limit:
-                reason[i] = f"supported, but max_num_subgraphs={limit} was reached"
+                reason[i] = Reason("partition-limit", f"supported, but max_num_subgraphs={limit} was reached")
     result = []
     for nodes_k in members:
         nodes_k.reverse()
         if min_nodes > 0 and len(nodes_k) < min_nodes:
             for i in nodes_k:
-                reason[i] = f"supported, but its subgraph has {len(nodes_k)} node(s) < min_nodes_per_partition {min_nodes}"
+                reason[i] = Reason("too-small", f"supported, but its subgraph has {len(nodes_k)} node(s) < "
+                                                f"min_nodes_per_partition {min_nodes}")
             continue
         result.append((nodes_k, None, None))
     return result, reason
@@ -340,8 +346,8 @@ def _couple_refused(g: GraphView, links, why: list) -> list:
         for k in links.keys[r]:
             for i in links.nodes[k]:
                 if why[i] is None:
-                    why[i] = (f"{g.nodes[i].name}: shares resource variable '{links.names[k]}' with node {r} "
-                              f"({g.nodes[r].name}), which stays on the CPU")
+                    why[i] = Reason("resource", f"{g.nodes[i].name}: shares resource variable '{links.names[k]}' "
+                                                f"with node {r} ({g.nodes[r].name}), which stays on the CPU")
                     todo.append(i)
     return why
 
@@ -359,8 +365,8 @@ def _shared_handles(g: GraphView, links, why: list) -> list:
         for k in links.keys[i]:
             users = [j for j in links.nodes[k] if g.nodes[j].op in (B.READ_VARIABLE, B.ASSIGN_VARIABLE)]
             if not any(why[j] is None for j in users):
-                why[i] = (f"VAR_HANDLE: no READ_VARIABLE / ASSIGN_VARIABLE of '{links.names[k]}' is taken, so its "
-                          f"handle stays on the CPU")
+                why[i] = Reason("resource", f"VAR_HANDLE: no READ_VARIABLE / ASSIGN_VARIABLE of '{links.names[k]}' "
+                                            f"is taken, so its handle stays on the CPU")
     return why
 
 
@@ -377,9 +383,9 @@ def _split_resources(g: GraphView, links, where: list, why: list, strategy: str)
                 continue
             j = next(j for j in members if where[j] != where[i])
             here = "outside the partition" if where[i] is not None else f"in partition {where[j]}"
-            out[i] = (f"{g.nodes[i].name}: shares resource variable '{links.names[k]}' with node {j} "
-                      f"({g.nodes[j].name}) {here}; the {strategy} strategy cannot place them together, so the "
-                      f"variable stays on the CPU")
+            out[i] = Reason("resource", f"{g.nodes[i].name}: shares resource variable '{links.names[k]}' with node "
+                                        f"{j} ({g.nodes[j].name}) {here}; the {strategy} strategy cannot place them "
+                                        f"together, so the variable stays on the CPU")
     return out
 
 
@@ -420,7 +426,7 @@ def _partition(model, target, strategy, subgraph, deny, max_partitions, min_node
         if where[i] is not None:
             r = f"offloaded to {target.name} partition {where[i]}"
         else:
-            r = reason[i] or "kept on the CPU"
+            r = reason[i] or Reason("other", "kept on the CPU")
         placements.append(Placement(i, nd.name, nd.version, where[i], r))
     knobs = {"deny": tuple(deny or ()), "max_partitions": max_partitions, "min_nodes": min_nodes}
     if strategy == "tflite":

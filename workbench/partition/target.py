@@ -87,6 +87,7 @@ from pathlib import Path
 
 from ..errors import WorkbenchError
 from ..schema.enums import ActivationFunctionType, BuiltinOperator, TensorType
+from .plan import Reason
 
 __all__ = ["Target", "TargetError", "load_target", "list_targets", "TARGETS_DIR", "CONSTRAINT_KEYS"]
 
@@ -104,6 +105,8 @@ CONSTRAINT_KEYS = {
     "one_dimensional", "zero_constant_pair", "option_values",
 }
 STATUS_KINDS = ("unsupported_op", "version", "dtype", "rank", "limitation")
+_KIND_CODES = {"unsupported_op": "unsupported-op", "version": "version", "dtype": "dtype", "rank": "constraint",
+               "limitation": "constraint"}
 OP_KEYS = CONSTRAINT_KEYS | {"custom", "note", "subgraphs", "unpack_with_consumers", "status_of"}
 COST_KEYS = {"macs_per_cycle": True, "clock_mhz": True, "bandwidth_mb_s": True, "op_overhead_us": False,
              "transfer_overhead_us": False, "cpu_macs_per_cycle": False, "cpu_clock_mhz": False}
@@ -163,15 +166,16 @@ class Target:
         if c is None:
             words = self.status.get("unsupported_op")
             if words:
-                return f"{words}: {n.name}" + (" (custom op)" if is_custom else "")
-            return f"{n.name}: not supported"
+                return Reason("unsupported-op", f"{words}: {n.name}" + (" (custom op)" if is_custom else ""))
+            return Reason("unsupported-op", f"{n.name}: not supported")
         found = _check_kind(graph, n, c, self)
         if found is None:
             return None
         kind, why = found
+        code = _KIND_CODES[kind]
         kind = c.get("status_of", {}).get(kind, kind)
         words = self.status.get(kind)
-        return f"{words}: {why}" if words else why
+        return Reason(code, f"{words}: {why}" if words else why)
 
     def __repr__(self) -> str:
         return f"Target({self.name!r}: {len(self.ops)} ops, {self.description})"
