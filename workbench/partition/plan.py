@@ -267,13 +267,14 @@ class Plan:
 
     def estimate(self) -> dict:
         """Simulated times (µs): all on the CPU vs. the plan (target partitions + the CPU rest)."""
+        from .cost import cpu_node_us
+
         c = self.target.cost
-        cpu_rate = c.get("cpu_macs_per_cycle", 4.0) * c.get("cpu_clock_mhz", 1500.0)   # MACs per µs
         g = self.graph
         total = [node_macs(g, i) for i in range(g.num_nodes)] if g is not None else []
-        cpu_only = sum(total) / cpu_rate
+        cpu_only = cpu_node_us(c, sum(total))
         on = {i for p in self.partitions for i in p.nodes}
-        rest = sum(m for i, m in enumerate(total) if i not in on) / cpu_rate
+        rest = cpu_node_us(c, sum(m for i, m in enumerate(total) if i not in on))
         return {"cpu_only_us": cpu_only, "plan_us": rest + sum(p.est_us for p in self.partitions),
                 "target_us": sum(p.est_us for p in self.partitions), "cpu_rest_us": rest}
 

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from ..schema.enums import BuiltinOperator
 from .graph import GraphView, gc_paused
+from .cost import partition_cost
 from .plan import Partition, Placement, Plan, Reason, execution_order, node_macs
 from .subsets import partition_graph
 from .target import Target, load_target
@@ -71,15 +72,12 @@ def _make_partition(g: GraphView, target: Target, index: int, nodes, ins=None, o
     if ins is None:
         ins, outs = boundary(g, nodes)
     runtime = tuple(t for t in ins if not g.static[t])   # weights (constant or unpacked) do not cross
-    macs = sum(node_macs(g, i) for i in nodes)
-    b_in = sum(g.nbytes(t) for t in runtime)
-    b_out = sum(g.nbytes(t) for t in outs)
-    c = target.cost
-    rate = c["macs_per_cycle"] * c["clock_mhz"]         # MACs per µs
-    bw = c["bandwidth_mb_s"]                             # bytes per µs
-    est = (macs / rate + len(nodes) * c["op_overhead_us"] + (b_in + b_out) / bw
-           + (len(runtime) + len(outs)) * c["transfer_overhead_us"])
-    return Partition(index, tuple(nodes), tuple(ins), tuple(outs), runtime, macs, b_in, b_out, est)
+    per_node = [node_macs(g, i) for i in nodes]
+    in_bytes = [g.nbytes(t) for t in runtime]
+    out_bytes = [g.nbytes(t) for t in outs]
+    est = partition_cost(target.cost, per_node, in_bytes, out_bytes).total_us
+    return Partition(index, tuple(nodes), tuple(ins), tuple(outs), runtime, sum(per_node), sum(in_bytes),
+                     sum(out_bytes), est)
 
 
 def _support(g: GraphView, target: Target, deny, check=None) -> list:
