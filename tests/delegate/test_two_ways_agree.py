@@ -18,7 +18,8 @@ from workbench.delegate import SimulatedAccelerator
 from workbench.partition import compile as compile_plan
 from workbench.partition import list_targets, partition
 
-TARGETS = [t for t in list_targets()]
+# every shipped target with TFLite's partitioning, and the two targets whose own strategies differ from it
+CASES = [(t, "tflite") for t in list_targets()] + [("tidl", "tidl"), ("edgetpu", "edgetpu")]
 
 
 @lru_cache(maxsize=None)
@@ -59,8 +60,8 @@ def _corpus(corpus_paths):
     return sorted(corpus_paths.items())
 
 
-@pytest.mark.parametrize("target", TARGETS)
-def test_delegated_compiled_and_cpu_only_runs_are_identical(corpus_paths, target):
+@pytest.mark.parametrize("target, strategy", CASES)
+def test_delegated_compiled_and_cpu_only_runs_are_identical(corpus_paths, target, strategy):
     checked = 0
     for name, path in _corpus(corpus_paths):
         m = _model(str(path))
@@ -69,9 +70,9 @@ def test_delegated_compiled_and_cpu_only_runs_are_identical(corpus_paths, target
             want = _run(Interpreter(model=m), xs, times=2)
         except WorkbenchError:
             continue                     # a model the CPU interpreter cannot run (Flex, unregistered custom op, …)
-        d = SimulatedAccelerator(target)
+        d = SimulatedAccelerator(target, strategy=strategy)
         it = Interpreter(model=m, experimental_delegates=[d])
-        plan = partition(m, target, "tflite")
+        plan = partition(m, target, strategy)
         got = _run(it, xs, times=2)
         mine = it.placements() or [p for p in plan.placements if p.partition is None]
         assert [(p.node, p.partition) for p in mine] == [(p.node, p.partition) for p in plan.placements], name

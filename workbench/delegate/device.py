@@ -6,19 +6,26 @@ the device's copy of the weights, uploaded once) and loads it into an interprete
 is the device's.  Every invoke copies the partition's input tensors in (real copies, counted per
 tensor), runs the partition's own kernels there, and copies the outputs back.
 
-:class:`Device` keeps the counters: bytes uploaded and copied per tensor, invocations, and the modeled
-device time from the target's cost figures — the same figures the partitioner used for its estimate
-(:attr:`workbench.partition.Partition.est_us`), so a plan's estimate and a delegated run's modeled total
-agree by construction.
+Time: every figure called *modeled* comes from :mod:`workbench.partition.cost` and the target's cost
+figures — per node (its multiply-accumulates), per tensor copied, and for weights that do not fit the
+device's memory and are read from host memory on every run.  They add up to the partition's
+``est_us``, the partitioner's own estimate, so a plan and a delegated run agree by construction.  What
+the host spends simulating the device is *measured*, and kept apart.
+
+While the interpreter runs ``steps()``, the kernel reports each copy and each node inside the partition
+as events on the "device" lane (:class:`workbench.interpreter.StepEvent`), with the inner tensors.
 """
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..partition import Partition, submodel
+from ..interpreter import StepEvent
+from ..partition import Partition, node_macs, submodel
+from ..partition.cost import device_node_us, transfer_us
 from ..schema import dump
 from .offload import Offload, OffloadData
 
@@ -31,15 +38,17 @@ class PartitionStats:
 
     partition: int
     nodes: int
-    est_us: float               # modeled device time of one run (compute + transfers), from the target's costs
-    weights_bytes: int = 0      # uploaded once at prepare
+    est_us: float               # modeled device time of one run (compute + copies + streamed weights)
+    weights_bytes: int = 0      # the partition's .tflite, uploaded once at prepare
+    streamed_bytes: int = 0     # weights read from host memory on every run (they do not fit the device's)
     invocations: int = 0
     device_us: float = 0.0      # modeled, summed over invocations
     bytes_in: int = 0           # copied in, summed over invocations
     bytes_out: int = 0
+    last_us: float = 0.0        # modeled time of the last run
 
     def reset(self) -> None:
-        self.invocations, self.device_us, self.bytes_in, self.bytes_out = 0, 0.0, 0, 0
+        self.invocations, self.device_us, self.bytes_in, self.bytes_out, self.last_us = 0, 0.0, 0, 0, 0.0
 
 
 @dataclass
@@ -51,6 +60,7 @@ class Device:
 
     @property
     def device_us(self) -> float:
+        """Modeled device time, summed over every partition and invocation."""
         return sum(s.device_us for s in self.stats.values())
 
     @property
@@ -69,6 +79,10 @@ class Device:
         for s in self.stats.values():
             s.reset()
 
+    def __repr__(self) -> str:
+        return (f"Device({self.name}: {len(self.stats)} partition(s), weights {self.weights_bytes:,} bytes, "
+                f"{self.bytes_moved:,} bytes copied, {self.device_us:.1f} µs modeled over {self.invocations} run(s))")
+
 
 @dataclass(frozen=True, eq=False)
 class DeviceData(OffloadData):
@@ -77,7 +91,16 @@ class DeviceData(OffloadData):
     nodes: tuple = ()               # the original nodes the partition holds
     weights_bytes: int = 0
     est_us: float = 0.0
+    node_us: tuple = ()             # modeled time of each node, in the order the device runs them
+    inner_nodes: tuple = ()         # original node index of each operator of the partition's .tflite (-1: unpacks)
+    outer_tensor: dict = field(default_factory=dict, repr=False)   # inner tensor → outer tensor (by name)
+    cost: dict = field(default_factory=dict, repr=False)
+    streamed_bytes: int = 0
     stats: PartitionStats | None = field(default=None, repr=False)
+
+    @property
+    def last_modeled_ms(self) -> float:
+        return self.stats.last_us / 1000.0
 
     def __repr__(self) -> str:
         return (f"DeviceData(P{self.partition} on {self.target}: {len(self.nodes)} nodes, "
@@ -97,16 +120,32 @@ class DeviceKernel(Offload):
 
     def prepare(self, context, node):
         plan = self.delegate.plan_of(self.partition)
-        blob = dump(submodel(plan, self.partition.index))
+        part = self.partition
+        inner_model = submodel(plan, part.index)
+        blob = dump(inner_model)
         shared = getattr(plan.target, "variables", "private") == "shared"
-        base = self.start(context, node, blob, self.partition.index, plan.target.name, shared=shared)
-        weights = len(blob)
-        stats = PartitionStats(self.partition.index, len(self.partition), self.partition.est_us, weights)
-        self.delegate.device.stats[(node.subgraph, self.partition.index)] = stats
-        return DeviceData(base.inner, base.inputs, base.outputs, base.partition, base.target,
-                          tuple(self.partition.nodes), weights, self.partition.est_us, stats)
+        base = self.start(context, node, blob, part.index, plan.target.name, shared=shared)
+        cost = plan.target.cost
+        n_ops = len(inner_model.subgraphs[0].operators or ())
+        inner_nodes = (-1,) * (n_ops - len(part.nodes)) + tuple(part.nodes)   # unpackers first, as submodel
+        names = {}
+        for t, meta in enumerate(plan.model.subgraphs[plan.subgraph].tensors or ()):
+            names.setdefault(meta.name, t)
+        outer_tensor = {k: names.get(meta.name, -1)
+                        for k, meta in enumerate(inner_model.subgraphs[0].tensors or ())}
+        stats = PartitionStats(part.index, len(part), part.est_us, len(blob), part.streamed_bytes)
+        self.delegate.device.stats[(node.subgraph, part.index)] = stats
+        node_us = tuple(device_node_us(cost, node_macs(plan.graph, i)) for i in part.nodes)
+        return DeviceData(base.inner, base.inputs, base.outputs, base.partition, base.target, tuple(part.nodes),
+                          len(blob), part.est_us, node_us, inner_nodes, outer_tensor, dict(cost),
+                          part.streamed_bytes, stats)
 
+    # -- running ------------------------------------------------------------------------------------
     def invoke(self, context, node, data) -> None:
+        sink = context.interpreter._sink
+        if sink is not None:
+            self._traced(context, node, data, sink)
+            return
         inner = data.inner
         tensors = context.tensors
         moved_in = moved_out = 0
@@ -119,8 +158,57 @@ class DeviceKernel(Offload):
             out = tensors[t]
             np.copyto(out, inner.get_tensor(k))        # copy out
             moved_out += out.nbytes
+        self._count(data, moved_in, moved_out)
+
+    def _count(self, data, moved_in: int, moved_out: int) -> None:
         s = data.stats
         s.invocations += 1
+        s.last_us = data.est_us
         s.device_us += data.est_us
         s.bytes_in += moved_in
         s.bytes_out += moved_out
+
+    def _traced(self, context, node, data, sink) -> None:
+        """The same run, reported step by step on the device lane."""
+        inner = data.inner
+        tensors = context.tensors
+        callers = tuple(context.interpreter._stack)
+        clock = time.perf_counter
+        sg, cost = node.subgraph, data.cost
+
+        def copy(kind, t, nbytes, elapsed, value):
+            sink.append(StepEvent(sg, node.index, kind, 1, context.name(t), None,
+                                  (value,) if kind == "copy in" else (), (value,) if kind == "copy out" else (),
+                                  (t,) if kind == "copy in" else (), (t,) if kind == "copy out" else (),
+                                  elapsed * 1000.0, callers, lane="device", kind=kind,
+                                  modeled_ms=transfer_us(cost, nbytes) / 1000.0, bytes=nbytes))
+
+        moved_in = moved_out = 0
+        for k, t in zip(data.inputs, node.inputs):
+            value = tensors[t]
+            t0 = clock()
+            inner.set_tensor(k, value)
+            copy("copy in", t, value.nbytes, clock() - t0, np.array(value))
+            moved_in += value.nbytes
+        if data.streamed_bytes:
+            sink.append(StepEvent(sg, node.index, "stream", 1, "weights from host memory", None, (), (), (), (),
+                                  0.0, callers, lane="device", kind="stream",
+                                  modeled_ms=data.streamed_bytes / cost["bandwidth_mb_s"] / 1000.0,
+                                  bytes=data.streamed_bytes))
+        modeled = dict(zip(data.nodes, data.node_us))
+        outer = data.outer_tensor
+        for ev in inner.steps():
+            orig = data.inner_nodes[ev.node] if ev.subgraph == 0 and ev.node < len(data.inner_nodes) else -1
+            sink.append(StepEvent(sg if ev.subgraph == 0 else ev.subgraph, orig, ev.op, ev.version, ev.kernel,
+                                  ev.data, ev.inputs, ev.outputs,
+                                  tuple(outer.get(t, -1) if t >= 0 else t for t in ev.input_ids),
+                                  tuple(outer.get(t, -1) if t >= 0 else t for t in ev.output_ids),
+                                  ev.elapsed_ms, callers + tuple(ev.callers), lane="device",
+                                  modeled_ms=modeled.get(orig, 0.0) / 1000.0 if ev.subgraph == 0 else None))
+        for k, t in zip(data.outputs, node.outputs):
+            out = tensors[t]
+            t0 = clock()
+            np.copyto(out, inner.get_tensor(k))
+            copy("copy out", t, out.nbytes, clock() - t0, np.array(out))
+            moved_out += out.nbytes
+        self._count(data, moved_in, moved_out)

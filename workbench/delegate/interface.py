@@ -93,7 +93,7 @@ def replacing_line(replaced: int, total: int, name: str, subsets: int, subgraph:
 @dataclass
 class Delegation:
     """What one delegate did to one interpreter: the plan of every subgraph it looked at, and the node
-    each of its partitions became (``nodes[subgraph][k]``: the DELEGATE node of partition k)."""
+    each of its partitions became (``nodes[subgraph][k]``: the DELEGATE node of partition k, a dict)."""
 
     delegate: object
     plans: dict = field(default_factory=dict)
@@ -105,7 +105,7 @@ class Delegation:
 
     def partition_of(self, subgraph: int, node_index: int):
         """(plan, partition) whose DELEGATE node is ``node_index``."""
-        for k, idx in enumerate(self.nodes.get(subgraph, ())):
+        for k, idx in self.nodes.get(subgraph, {}).items():
             if idx == node_index:
                 plan = self.plans[subgraph]
                 return plan, plan.partitions[k]
@@ -220,8 +220,9 @@ class Delegate:
             if not plan.partitions:
                 continue
             subsets = plan_subsets(plan)
-            delegation.nodes[s] = sg.replace_node_subsets(registration, self.name, subsets,
-                                                          params={"delegate": self.name})
+            added = sg.replace_node_subsets(registration, self.name, subsets, params={"delegate": self.name})
+            # partition k's DELEGATE node (the subsets come in execution order, not in partition order)
+            delegation.nodes[s] = dict(zip([sub.index for sub in subsets if sub.partition], added))
             line = replacing_line(plan.offloaded, len(plan.placements), self.name, len(subsets), s,
                                   model.subgraphs[s].name or "")
             self.log.append(line)
@@ -276,7 +277,9 @@ def plan_subsets(plan: Plan) -> list:
     for kind, x in execution_order(g, where, name=f"plan {plan.name}"):
         if kind == "p":
             part = plan.partitions[x]
-            out.append(NodeSubset(True, list(part.nodes), list(part.runtime_inputs), list(part.outputs)))
+            sub = NodeSubset(True, list(part.nodes), list(part.runtime_inputs), list(part.outputs))
+            sub.index = x            # which partition of the plan
+            out.append(sub)
         elif out and not out[-1].partition:
             out[-1].nodes.append(x)
         else:
@@ -331,6 +334,13 @@ class _NodeData:
     @property
     def impl(self) -> str:
         return getattr(self.data, "impl", "")
+
+    @property
+    def last_modeled_ms(self):
+        return getattr(self.data, "last_modeled_ms", None)
+
+    def __repr__(self) -> str:
+        return repr(self.data)
 
 
 def apply(delegate: Delegate, model, **kwargs):

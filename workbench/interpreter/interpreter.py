@@ -679,6 +679,11 @@ class _Subgraph:
             ins = tuple(None if t < 0 else np.array(tensors[t]) for t in node.inputs)
             outs = tuple(np.array(tensors[t]) for t in node.outputs)
             yield from sink
+            if node.index in self.delegate_kernels:      # its kernel says what its last run was modeled to take
+                yield StepEvent(self.index, node.index, node.op_name, node.version, kname, data, ins, outs,
+                                tuple(node.inputs), tuple(node.outputs), elapsed, tuple(stack), kind="delegate",
+                                modeled_ms=getattr(data, "last_modeled_ms", None))
+                continue
             yield StepEvent(self.index, node.index, node.op_name, node.version, kname, data, ins, outs,
                             tuple(node.inputs), tuple(node.outputs), elapsed, tuple(stack))
 

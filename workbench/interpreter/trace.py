@@ -16,6 +16,10 @@ class StepEvent:
     Nodes of nested subgraphs (the body of a WHILE, the branch an IF took, an init subgraph of
     CALL_ONCE) come as events too, before the event of the node that called them; ``subgraph``
     says where a node lives and ``callers`` how it was reached.
+
+    A delegate's kernel adds events of its own before the event of its DELEGATE node: ``lane``
+    "device", ``kind`` "copy in" / "node" / "copy out" (``bytes`` copied), with ``modeled_ms`` from
+    the device's cost model beside the measured ``elapsed_ms`` (the host's time simulating it).
     """
 
     subgraph: int
@@ -31,12 +35,21 @@ class StepEvent:
     elapsed_ms: float = 0.0
     callers: tuple = ()             # (subgraph, node) of the IF / WHILE / CALL_ONCE nodes that ran this
                                     # subgraph, outermost first; () for the subgraph steps() was called on
+    lane: str = "host"              # "host" (the CPU), or "device" (inside a delegate's partition)
+    kind: str = "node"              # "node", "delegate" (a DELEGATE node), "copy in", "copy out", "stream"
+    modeled_ms: float | None = None  # the device's modeled time (None: only measured)
+    bytes: int = 0                  # bytes copied (copy events)
 
     def __repr__(self) -> str:
         shapes = lambda arrs: ", ".join("-" if a is None else f"{_dtype_label(a)}{list(a.shape)}" for a in arrs)  # noqa: E731
         via = "".join(f" via {s}:{n}" for s, n in reversed(self.callers))
-        return (f"StepEvent({self.subgraph}:{self.node}{via} {self.op} v{self.version} [{self.kernel}] "
-                f"({shapes(self.inputs)}) -> ({shapes(self.outputs)}) {self.elapsed_ms:.3f} ms)")
+        if self.kind in ("copy in", "copy out", "stream"):
+            return (f"StepEvent({self.subgraph}:{self.node}{via} {self.kind} [{self.kernel}] {self.bytes:,} bytes, "
+                    f"{self.modeled_ms:.3f} ms modeled, {self.elapsed_ms:.3f} ms measured)")
+        modeled = "" if self.modeled_ms is None else f", {self.modeled_ms:.3f} ms modeled"
+        lane = "" if self.lane == "host" else f" on the {self.lane}"
+        return (f"StepEvent({self.subgraph}:{self.node}{via}{lane} {self.op} v{self.version} [{self.kernel}] "
+                f"({shapes(self.inputs)}) -> ({shapes(self.outputs)}) {self.elapsed_ms:.3f} ms{modeled})")
 
 
 def _dtype_label(a) -> str:

@@ -89,6 +89,8 @@ class Partition:
     bytes_in: int
     bytes_out: int
     est_us: float                # simulated time on the target, transfers included
+    weights_bytes: int = 0       # static inputs (weights), uploaded to the device once
+    streamed_bytes: int = 0      # the part of them that does not fit the device's memory: read on every run
 
     def __len__(self) -> int:
         return len(self.nodes)
@@ -285,6 +287,7 @@ class Plan:
             "partitions": [{"index": p.index, "nodes": list(p.nodes), "inputs": list(p.inputs),
                             "outputs": list(p.outputs), "runtime_inputs": list(p.runtime_inputs),
                             "macs": p.macs, "bytes_in": p.bytes_in, "bytes_out": p.bytes_out,
+                            "weights_bytes": p.weights_bytes, "streamed_bytes": p.streamed_bytes,
                             "est_us": round(p.est_us, 3)} for p in self.partitions],
             "placements": [{"node": p.node, "op": p.op, "version": p.version, "partition": p.partition,
                             "lane": p.lane, "code": p.code, "reason": str(p.reason)} for p in self.placements],

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from ..schema.enums import BuiltinOperator
 from .graph import GraphView, gc_paused
-from .cost import partition_cost
+from .cost import MB, partition_cost
 from .plan import Partition, Placement, Plan, Reason, execution_order, node_macs
 from .subsets import partition_graph
 from .target import Target, load_target
@@ -68,16 +68,39 @@ def boundary(g: GraphView, nodes) -> tuple[tuple, tuple]:
     return tuple(sorted(ins)), tuple(sorted(outs))
 
 
-def _make_partition(g: GraphView, target: Target, index: int, nodes, ins=None, outs=None) -> Partition:
+def _make_partition(g: GraphView, target: Target, index: int, nodes, ins=None, outs=None,
+                    free_bytes: float = float("inf")) -> Partition:
+    """One partition with its modeled cost; ``free_bytes``: device memory left for its weights (what does
+    not fit is streamed from host memory on every run)."""
     if ins is None:
         ins, outs = boundary(g, nodes)
     runtime = tuple(t for t in ins if not g.static[t])   # weights (constant or unpacked) do not cross
     per_node = [node_macs(g, i) for i in nodes]
     in_bytes = [g.nbytes(t) for t in runtime]
     out_bytes = [g.nbytes(t) for t in outs]
-    est = partition_cost(target.cost, per_node, in_bytes, out_bytes).total_us
+    weights = sum(g.nbytes(t) for t in ins if g.static[t])
+    streamed = int(max(0, weights - max(free_bytes, 0)))
+    est = partition_cost(target.cost, per_node, in_bytes, out_bytes, streamed).total_us
     return Partition(index, tuple(nodes), tuple(ins), tuple(outs), runtime, sum(per_node), sum(in_bytes),
-                     sum(out_bytes), est)
+                     sum(out_bytes), est, weights, streamed)
+
+
+def _over_limit(g: GraphView, target: Target, groups) -> dict:
+    """node → reason, for the nodes of every partition whose weights and boundary tensors together need
+    more than the target's ``max_partition_mb`` (the device cannot hold it at all)."""
+    limit = target.cost.get("max_partition_mb", 0.0)
+    out: dict = {}
+    if not limit:
+        return out
+    for nodes, ins, outs in groups:
+        if ins is None:
+            ins, outs = boundary(g, nodes)
+        need = sum(g.nbytes(t) for t in ins) + sum(g.nbytes(t) for t in outs)
+        if need > limit * MB:
+            text = (f"its partition needs {need / MB:.1f} MB of device memory (weights and boundary tensors) > "
+                    f"{target.name}'s limit of {limit:g} MB")
+            out.update((i, Reason("constraint", f"{g.nodes[i].name}: {text}")) for i in nodes)
+    return out
 
 
 def _support(g: GraphView, target: Target, deny, check=None) -> list:
@@ -410,6 +433,7 @@ def _partition(model, target, strategy, subgraph, deny, max_partitions, min_node
             for i in nodes:
                 where[i] = k
         split = _split_resources(g, links, where, why, strategy) if links.nodes and private else {}
+        split.update(_over_limit(g, target, groups))
         if not split:
             break
         for i, r in split.items():
@@ -418,7 +442,11 @@ def _partition(model, target, strategy, subgraph, deny, max_partitions, min_node
     # every strategy's plan must run once each partition is one operator (convex over data + control edges)
     extra = tuple(control_edges or ()) if strategy == "tflite" else ()
     execution_order(g, where, extra, f"plan {target.name}/{strategy}")
-    partitions = [_make_partition(g, target, k, nodes, ins, outs) for k, (nodes, ins, outs) in enumerate(groups)]
+    free = target.cost.get("memory_mb", 0.0) * MB or float("inf")    # weights fill the device's memory in order
+    partitions = []
+    for k, (nodes, ins, outs) in enumerate(groups):
+        partitions.append(_make_partition(g, target, k, nodes, ins, outs, free))
+        free -= partitions[-1].weights_bytes
     placements = []
     for i, nd in enumerate(g.nodes):
         if where[i] is not None:

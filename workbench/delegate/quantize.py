@@ -1,0 +1,902 @@
+"""Precision ``int8``, the TIDL way: a float partition becomes an int8 network (issue 13 §3).
+
+TI's import tool never runs a float network on the accelerator: it *calibrates* it — runs it on a few
+frames, picks fixed-point parameters for every tensor — and the device runs the fixed-point copy.
+This module does the same with TFLite's int8 format, so the copy runs on our int8 kernels *and* in
+LiteRT, bit for bit::
+
+    from workbench.delegate.quantize import calibrate, sqnr
+    cal = calibrate(model, frames, iterations=2, progress=True)  # frames: [[x0], [x1], ...] (training data!)
+    cal                       # a table: every activation's float range, its scale and zero point
+    cal.model                 # the int8 Model; float in and out, so it replaces the float partition as-is
+    workbench.dump(cal.model) # bytes LiteRT runs with the same outputs as workbench.Interpreter
+    cal.compare(frames)       # int8-vs-float error of every activation (sqnr: max |error|, SNR in dB)
+
+How a float graph becomes an int8 one
+-------------------------------------
+1. **Collect ranges** (calibration iteration 1).  Run the float model on each calibration frame
+   (``advanced_options:calibration_frames``) and keep, for every float activation, the smallest and
+   the largest value seen (``Calibrated.ranges``).  Calibrate on training data only: a range taken
+   from the test set would leak it into the model.
+2. **Choose activation parameters.**  TIDL's are *symmetric*: zero point 0 and
+   ``scale = max|x| / 127`` (``quantization_scale_type`` 0), or the smallest power of two ≥ that
+   (``scale_type="power_of_two"``, TIDL's type 1: the device then rescales with shifts only).  Two
+   kinds of ops do not get free parameters, because TFLite's int8 kernels would refuse them (or compute
+   garbage) and the exported model must run in LiteRT:
+
+   * *fixed* outputs: SOFTMAX and LOGISTIC write scale 1/256, zero point −128 (the probabilities
+     [0, 1) use the whole int8 range); TANH writes 1/128, 0.  A deviation from pure symmetric TIDL
+     scales, taken from TFLite (TFLITE_FACTS §4.9, §4.10).
+   * *tied* tensors: ops that move values without arithmetic (RESHAPE, SQUEEZE, MAX/AVERAGE_POOL_2D,
+     PAD, TRANSPOSE, resizes ... see :data:`TIED`) cannot rescale, so their outputs share their input's
+     parameters; CONCATENATION, PACK, MAXIMUM, MINIMUM and PADV2 tie every float input to the output.
+     A tied group takes the widest range of its members.  An input already fixed (a SOFTMAX output
+     joining a CONCATENATION) gets a requantizing QUANTIZE (int8 → int8) in front instead.
+
+   ReLU outputs are never negative, so a symmetric scale leaves half of the int8 codes unused (7
+   effective bits).  TIDL stores such tensors unsigned; TFLite int8 has no unsigned type with zero
+   point 0, so here they keep the symmetric scale — one of the reasons int8 loses a little accuracy.
+3. **Quantize constants.**  Weights per output channel, symmetric, in [−127, 127] (as TFLite:
+   CONV_2D and TRANSPOSE_CONV filters along dim 0, DEPTHWISE_CONV_2D along dim 3, FULLY_CONNECTED
+   per output row); ``scale[c] = max|w_c| / 127`` (or its power of two).  Biases become int32 with
+   ``scale[c] = input_scale · weight_scale[c]``, so the accumulator needs no rescaling before the
+   bias is added.  Other float constants (the second operand of ADD or MUL, PRELU's alpha) get a
+   per-tensor symmetric scale of their own; constants in a tied group take the group's.
+4. **Rewrite the graph.**  Every float activation becomes INT8 with its parameters; the graph keeps
+   float inputs and outputs, with a QUANTIZE after each input and a DEQUANTIZE before each output (the
+   boundary conversion of the TI paper).  Ops whose tensors are not float (shape arithmetic in int32)
+   stay as they are; constant unpacking (fp16 DEQUANTIZE, DENSIFY) is folded into the weights.  Op
+   versions are set as the converter would write them (:func:`workbench.versioning.op_version`: an
+   int8 CONV_2D is version 3), and so is the ``min_runtime_version`` metadata.
+5. **Bias calibration** (iterations 2, 3, ...: TIDL's ``calibration_iterations``).  Rounding weights
+   and activations shifts the mean of each output channel a little, and the shifts add up layer after
+   layer.  Each further iteration runs the float model and the *current int8 model* side by side on
+   the same frames, takes the mean error of every CONV_2D / DEPTHWISE_CONV_2D / TRANSPOSE_CONV /
+   FULLY_CONNECTED output channel (int8 output dequantized, minus the float output, averaged over the
+   positions of each frame, then over the frames), and moves that channel's int32 bias against it, in
+   bias units (``bias_scale[c]``)::
+
+       bias_q[c] -= round(BIAS_STEP · mean_error[c] / bias_scale[c])    where |mean_error[c]| > 2 standard errors
+
+   Two guards, both measured on this project's models: all layers are corrected at once from one run,
+   and a later layer's error already contains what the earlier layers will fix, so a full step
+   overshoots — half a step (``BIAS_STEP``) converges over the iterations instead; and a mean taken over
+   few samples is mostly noise (a classifier's last layer has one position per frame), so only channels
+   whose mean error stands out of its frame-to-frame spread (``SIGNIFICANCE`` standard errors) move.
+   The error is the op's output error after its fused activation (a ReLU hides the negative part).  A
+   conv or FC without a bias gets a zero int32 bias, so there is something to correct.  (TIDL's
+   advanced calibration also clips weights and takes ranges from histograms; not done here.)
+
+Anything else (an op this module has no rule for, non-constant weights, several subgraphs) raises a
+:class:`~workbench.errors.UnsupportedOpError` naming the op and the node.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import html
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import UnsupportedOpError, WorkbenchError
+from ..partition import GraphView
+from ..schema import CLASSES
+from ..schema.enums import BuiltinOperator as B, TensorType
+from ..schema.types import PLACEHOLDER_FOR_GREATER_OP_CODES, buffer_bytes, builtin_code, tensor_data
+from ..schema.validate import validate_model
+from ..versioning import op_version, write_min_runtime_metadata
+
+__all__ = ["calibrate", "Calibrated", "sqnr", "SCALE_TYPES", "WEIGHTED", "OWN_SCALE", "FIXED", "TIED",
+           "INT_OUTPUT", "symmetric_scale", "quantize_per_channel"]
+
+Tensor, Operator, OperatorCode, Buffer, QuantizationParameters, SubGraph = (
+    CLASSES[k] for k in ("Tensor", "Operator", "OperatorCode", "Buffer", "QuantizationParameters", "SubGraph"))
+
+# bias calibration: move a bias by this fraction of the measured mean error, and only where that mean
+# stands out of the frame-to-frame noise by this many standard errors (see step 5 in the module's text)
+BIAS_STEP = 0.5
+SIGNIFICANCE = 2.0
+QMAX = 127                      # symmetric int8: codes −127 … 127 (−128 only where TFLite fixes it)
+SCALE_TYPES = ("symmetric", "power_of_two")   # TIDL's quantization_scale_type 0 and 1
+
+# -- the rules, one line per op ------------------------------------------------------------------
+# ops with weights: (activation input, weights input, channel axis of the weights, bias input)
+WEIGHTED = {
+    B.CONV_2D: (0, 1, 0, 2),
+    B.DEPTHWISE_CONV_2D: (0, 1, 3, 2),
+    B.FULLY_CONNECTED: (0, 1, 0, 2),
+    B.TRANSPOSE_CONV: (2, 1, 0, 3),
+}
+# ops that rescale: their output gets a scale of its own, from its calibrated range
+OWN_SCALE = frozenset({B.ADD, B.SUB, B.MUL, B.MEAN, B.RELU, B.RELU6, B.RELU_N1_TO_1, B.LEAKY_RELU, B.PRELU,
+                       B.HARD_SWISH})
+# ops whose int8 kernels in TFLite fix the output parameters: (scale, zero point)
+FIXED = {B.SOFTMAX: (1.0 / 256, -128), B.LOGISTIC: (1.0 / 256, -128), B.TANH: (1.0 / 128, 0)}
+# ops that move values without arithmetic: every float tensor they touch shares one (scale, zero point)
+TIED = frozenset({B.RESHAPE, B.SQUEEZE, B.EXPAND_DIMS, B.AVERAGE_POOL_2D, B.MAX_POOL_2D, B.PAD, B.PADV2,
+                  B.TRANSPOSE, B.STRIDED_SLICE, B.SLICE, B.GATHER, B.SPLIT, B.SPLIT_V, B.DEPTH_TO_SPACE,
+                  B.SPACE_TO_DEPTH, B.BATCH_TO_SPACE_ND, B.SPACE_TO_BATCH_ND, B.RESIZE_NEAREST_NEIGHBOR,
+                  B.RESIZE_BILINEAR, B.CONCATENATION, B.PACK, B.MAXIMUM, B.MINIMUM})
+# ops that read an int8 tensor and write integers (a shape, an index): nothing to choose
+INT_OUTPUT = frozenset({B.SHAPE, B.ARG_MAX, B.ARG_MIN})
+# ops that unpack constants (fp16 weights, sparse weights): folded into the weights they make
+_FOLDED = frozenset({B.DEQUANTIZE, B.DENSIFY})
+
+_F32 = TensorType.FLOAT32
+
+
+# ================================================================================================
+# Scales and constants
+# ================================================================================================
+def symmetric_scale(max_abs: float, scale_type: str = "symmetric") -> float:
+    """``max_abs / 127``, or the smallest power of two ≥ that; 1/127 (the range ±1) for an all-zero
+    tensor, so the scale is never 0.
+
+    >>> symmetric_scale(6.35)
+    0.05
+    >>> symmetric_scale(6.35, "power_of_two")          # 0.05 → 2**-4
+    0.0625
+    """
+    s = float(max_abs) / QMAX if max_abs > 0 and math.isfinite(max_abs) else 1.0 / QMAX
+    if scale_type == "power_of_two":
+        s = 2.0 ** math.ceil(math.log2(s))
+    return float(np.float32(s))    # as stored in the file
+
+
+def round_half_away(x: np.ndarray) -> np.ndarray:
+    """Round to nearest, ties away from zero (C's ``std::round``, which TFLite uses)."""
+    x = np.asarray(x, np.float64)
+    return np.sign(x) * np.floor(np.abs(x) + 0.5)
+
+
+def quantize_per_channel(w: np.ndarray, axis: int, scale_type: str = "symmetric") -> tuple[np.ndarray, np.ndarray]:
+    """Symmetric int8 weights, one scale per slice along ``axis``: (int8 array, float32 scales).
+
+    >>> q, s = quantize_per_channel(np.array([[1.0, -0.5], [0.0, 0.25]], np.float32), axis=0)
+    >>> q.tolist(), s.tolist()
+    ([[127, -64], [0, 127]], [0.007874015718698502, 0.001968503929674625])
+    """
+    w = np.asarray(w, np.float32)
+    other = tuple(k for k in range(w.ndim) if k != axis)
+    max_abs = np.abs(w).max(axis=other) if w.size else np.zeros(w.shape[axis])
+    scales = np.array([symmetric_scale(m, scale_type) for m in max_abs], np.float32)
+    shape = [1] * w.ndim
+    shape[axis] = -1
+    q = np.clip(round_half_away(w / scales.reshape(shape).astype(np.float64)), -QMAX, QMAX)
+    return q.astype(np.int8), scales
+
+
+def quantize_bias(b: np.ndarray, input_scale: float, weight_scales: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """int32 bias with ``scale[c] = input_scale · weight_scale[c]``: (int32 array, float32 scales)."""
+    scales = (np.float64(input_scale) * weight_scales.astype(np.float64)).astype(np.float32)
+    q = round_half_away(np.asarray(b, np.float64) / scales.astype(np.float64))
+    info = np.iinfo(np.int32)
+    return np.clip(q, info.min, info.max).astype(np.int32), scales
+
+
+def quantize_tensor(x: np.ndarray, scale: float, zero_point: int) -> np.ndarray:
+    """float → int8 with one (scale, zero point), as TFLite's QUANTIZE (round half away, clamp)."""
+    q = round_half_away(np.asarray(x, np.float32) / np.float32(scale)) + zero_point
+    return np.clip(q, -128, 127).astype(np.int8)
+
+
+def sqnr(float_array, int8_dequantized_array) -> dict:
+    """The error of an int8 result against the float one: ``max_abs`` (largest |x − y|) and ``snr_db``
+    = 10·log10(Σx² / Σ(x − y)²) — inf when they are equal.
+
+    >>> sqnr([1.0, -2.0], [1.0, -2.0])
+    {'max_abs': 0.0, 'snr_db': inf}
+    >>> sqnr([3.0, 4.0], [3.0, 4.5])['snr_db']                    # 25 / 0.25 → 20 dB
+    20.0
+    """
+    x = np.asarray(float_array, np.float64)
+    y = np.asarray(int8_dequantized_array, np.float64)
+    if x.shape != y.shape:
+        raise ValueError(f"sqnr: shapes differ, {x.shape} vs {y.shape}")
+    err = x - y
+    noise = float(np.sum(err * err))
+    signal = float(np.sum(x * x))
+    if noise == 0.0:
+        snr = math.inf
+    elif signal == 0.0:
+        snr = -math.inf
+    else:
+        snr = 10.0 * math.log10(signal / noise)
+    return {"max_abs": float(np.max(np.abs(err))) if err.size else 0.0, "snr_db": snr}
+
+
+# ================================================================================================
+# The result
+# ================================================================================================
+@dataclass
+class Calibrated:
+    """What :func:`calibrate` made: the int8 model and every choice behind it.
+
+    ``scales``: float activation name → (scale, zero point) of its int8 tensor (a graph input or
+    output is the float tensor; its int8 twin inside is named ``NAME/int8``); ``ranges``: the same
+    names → (min, max) seen in float on the calibration frames; ``weight_scales``: weight tensor name →
+    its per-channel scales; ``bias_corrections``: bias tensor name → the int32 steps bias calibration
+    moved each channel by, summed over the iterations; ``notes``: name → why its parameters are not
+    the plain symmetric ones (fixed by the op, tied to another tensor, requantized).
+    """
+
+    model: object
+    scales: dict
+    ranges: dict
+    frames: int
+    iterations: int
+    scale_type: str = "symmetric"
+    weight_scales: dict = field(default_factory=dict)
+    bias_corrections: dict = field(default_factory=dict)
+    notes: dict = field(default_factory=dict)
+    float_model: object = field(default=None, repr=False)
+
+    def compare(self, frames) -> dict:
+        """Run the float and the int8 model on ``frames``; float activation name → :func:`sqnr` of the
+        int8 values (dequantized) against the float ones, over all frames."""
+        from ..interpreter import Interpreter
+
+        fl = Interpreter(model=self.float_model, keep_intermediates=True)
+        q8 = Interpreter(model=self.model, keep_intermediates=True)
+        fl_idx = {t.name: k for k, t in enumerate(self.float_model.subgraphs[0].tensors)}
+        q_tensors = self.model.subgraphs[0].tensors
+        q_idx = {t.name: k for k, t in enumerate(q_tensors)}
+        pairs = {}
+        for name in self.scales:
+            if name in fl_idx:
+                k = q_idx.get(f"{name}/int8", q_idx.get(name))
+                if k is not None and q_tensors[k].type == TensorType.INT8:
+                    pairs[name] = (fl_idx[name], k)
+        xs: dict = {n: [] for n in pairs}
+        ys: dict = {n: [] for n in pairs}
+        inputs = _input_specs(self.float_model)
+        for frame in frames:
+            frame = _frame(frame, inputs)
+            _run(fl, frame)
+            _run(q8, frame)
+            for name, (a, b) in pairs.items():
+                s, zp = self.scales[name]
+                xs[name].append(fl.get_tensor(a).ravel())
+                ys[name].append((q8.get_tensor(b).astype(np.float64).ravel() - zp) * s)
+        return {n: sqnr(np.concatenate(xs[n]), np.concatenate(ys[n])) for n in pairs}
+
+    # -- views --------------------------------------------------------------------------------
+    def rows(self) -> list:
+        """One row per activation: (name, min, max, scale, zero point, note)."""
+        out = []
+        for name, (s, zp) in self.scales.items():
+            lo, hi = self.ranges.get(name, (math.nan, math.nan))
+            out.append((name, lo, hi, s, zp, self.notes.get(name, "")))
+        return out
+
+    def _title(self) -> str:
+        n_ops = len(self.model.subgraphs[0].operators or ())
+        return (f"Calibrated int8 model: {n_ops} ops, {len(self.scales)} activations, {len(self.weight_scales)} "
+                f"per-channel weights; {self.frames} frames, {self.iterations} iteration"
+                f"{'s' if self.iterations != 1 else ''}, {self.scale_type} scales")
+
+    def __repr__(self) -> str:
+        lines = [self._title()]
+        w = min(48, max((len(r[0]) for r in self.rows()), default=4))
+        lines.append(f"  {'tensor':<{w}} {'min':>10} {'max':>10} {'scale':>12} {'zp':>5}  note")
+        for name, lo, hi, s, zp, note in self.rows():
+            lines.append(f"  {_short(name, w):<{w}} {lo:>10.4g} {hi:>10.4g} {s:>12.6g} {zp:>5}  {note}")
+        for name, sc in self.weight_scales.items():
+            corr = self.bias_corrections.get(name)
+            lines.append(f"  {_short(name, w):<{w}} weights: {len(sc)} channel scales "
+                         f"{float(sc.min()):.4g} … {float(sc.max()):.4g}")
+        for name, c in self.bias_corrections.items():
+            if np.any(c):
+                lines.append(f"  {_short(name, w):<{w}} bias calibration moved {int(np.count_nonzero(c))} of "
+                             f"{len(c)} channels (largest step {int(np.abs(c).max())})")
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        e = html.escape
+        head = "".join(f"<th>{h}</th>" for h in ("tensor", "min", "max", "scale", "zero point", "note"))
+        body = "".join(
+            f"<tr><td title='{e(name)}'>{e(_short(name, 60))}</td><td>{lo:.4g}</td><td>{hi:.4g}</td>"
+            f"<td>{s:.6g}</td><td>{zp}</td><td>{e(note)}</td></tr>"
+            for name, lo, hi, s, zp, note in self.rows())
+        wrows = "".join(
+            f"<tr><td title='{e(name)}'>{e(_short(name, 60))}</td><td>{len(sc)}</td>"
+            f"<td>{float(sc.min()):.4g} … {float(sc.max()):.4g}</td>"
+            f"<td>{int(np.count_nonzero(self.bias_corrections.get(name, ())))}</td></tr>"
+            for name, sc in self.weight_scales.items())
+        return (f"<div><b>{e(self._title())}</b>"
+                f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+                f"<table><thead><tr><th>weights</th><th>channels</th><th>scales</th>"
+                f"<th>bias channels moved by calibration</th></tr></thead><tbody>{wrows}</tbody></table></div>")
+
+
+def _short(name: str, width: int) -> str:
+    return name if len(name) <= width else "…" + name[-(width - 1):]
+
+
+# ================================================================================================
+# calibrate
+# ================================================================================================
+def calibrate(model, frames, *, iterations: int = 1, scale_type: str = "symmetric", progress=None) -> Calibrated:
+    """Quantize the float ``model`` to int8 from calibration ``frames`` (see the module's text).
+
+    ``frames``: a sequence of frames, each a list of arrays, one per model input in input order (a
+    bare array is accepted for a one-input model).  ``iterations``: TIDL's ``calibration_iterations``
+    (1 = ranges only; each further one is a bias-calibration pass).  ``scale_type``: ``"symmetric"``
+    or ``"power_of_two"``.  ``progress``: None (silent), True (a tqdm bar: a widget in Jupyter, text on
+    a terminal) or a callable ``progress(done, total, what)`` called after every frame.
+    """
+    if scale_type not in SCALE_TYPES:
+        raise ValueError(f"scale_type must be one of {', '.join(SCALE_TYPES)}, got {scale_type!r}")
+    if isinstance(iterations, bool) or int(iterations) != iterations or iterations < 1:
+        raise ValueError(f"iterations must be an integer >= 1, got {iterations!r}")
+    iterations = int(iterations)
+    frames = list(frames)
+    if not frames:
+        raise ValueError("calibrate needs at least one calibration frame")
+    if len(model.subgraphs or ()) != 1:
+        raise UnsupportedOpError(f"calibrate quantizes models of one subgraph; this one has "
+                                 f"{len(model.subgraphs or ())} (control flow is not supported)")
+    inputs = _input_specs(model)
+    frames = [_frame(f, inputs) for f in frames]
+
+    graph = _Graph(model)                         # which op gets which rule; fails early on unknown ops
+    step, close = _progress(progress, len(frames) * iterations)
+    try:
+        # 1. ranges, from the float model
+        stats = _collect_float(model, graph, frames, lambda k: step(k, len(frames) * iterations,
+                                                                    "calibration 1: float ranges"))
+        # 2.-4. parameters, constants, the int8 graph
+        plan = _Plan(graph, stats, scale_type)
+        qmodel = plan.write()
+        # 5. bias calibration
+        for it in range(2, iterations + 1):
+            done = (it - 1) * len(frames)
+            errors = _channel_errors(qmodel, plan, frames,
+                                     lambda k: step(done + k, len(frames) * iterations,
+                                                    f"calibration {it}: bias correction"))
+            plan.correct_biases(errors)
+            qmodel = plan.write()
+    finally:
+        close()
+    return Calibrated(model=qmodel, scales=plan.activation_params(), ranges=plan.named_ranges(),
+                      frames=len(frames), iterations=iterations, scale_type=scale_type,
+                      weight_scales=plan.named_weight_scales(), bias_corrections=plan.named_corrections(),
+                      notes=plan.named_notes(), float_model=model)
+
+
+# -- frames, runs, progress ------------------------------------------------------------------------
+def _input_specs(model) -> list:
+    sg = model.subgraphs[0]
+    from ..schema.types import NUMPY_DTYPE
+
+    return [(t, sg.tensors[t].name, NUMPY_DTYPE.get(sg.tensors[t].type, np.float32), tuple(sg.tensors[t].shape or ()))
+            for t in sg.inputs or ()]
+
+
+def _frame(frame, inputs) -> list:
+    if isinstance(frame, np.ndarray) and len(inputs) == 1:
+        frame = [frame]
+    frame = list(frame)
+    if len(frame) != len(inputs):
+        raise WorkbenchError(f"a calibration frame holds {len(frame)} arrays; the model has {len(inputs)} inputs "
+                             f"({', '.join(repr(n) for _, n, _, _ in inputs)})")
+    return [np.asarray(x, dtype) for x, (_, _, dtype, _) in zip(frame, inputs)]
+
+
+def _run(interp, frame) -> None:
+    """Set one frame (resizing inputs whose shape differs) and invoke."""
+    details = interp.get_input_details()
+    resized = False
+    for d, x in zip(details, frame):
+        if tuple(d["shape"]) != x.shape:
+            interp.resize_tensor_input(d["index"], list(x.shape))
+            resized = True
+    if resized or not getattr(interp, "_allocated_once", False):
+        interp.allocate_tensors()
+        interp._allocated_once = True
+    for d, x in zip(details, frame):
+        interp.set_tensor(d["index"], x)
+    interp.invoke()
+
+
+def _progress(progress, total):
+    """(step(done, total, what), close()) for ``progress``: None, True (tqdm) or a callable."""
+    if progress is None or progress is False:
+        return (lambda done, total, what: None), (lambda: None)
+    if progress is True:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=total, desc="calibrate", unit="frame")
+
+        def step(done, total, what):
+            bar.set_description(what, refresh=False)
+            bar.update(done - bar.n)
+
+        return step, bar.close
+    if callable(progress):
+        return progress, (lambda: None)
+    raise TypeError(f"progress must be None, True or a callable(done, total, what), got {progress!r}")
+
+
+# ================================================================================================
+# Step 0: which rule each op follows
+# ================================================================================================
+class _Graph:
+    """The float model's graph with a rule per op: ``weighted``, ``own``, ``fixed``, ``tied``, ``int``
+    (reads int8, writes integers), ``copy`` (no float tensor: int32 shape arithmetic …) or ``fold``
+    (unpacks constants)."""
+
+    def __init__(self, model):
+        self.model = model
+        self.g = g = GraphView(model)
+        self.sg = model.subgraphs[0]
+        self.tensors = self.sg.tensors
+        self.rule: list[str] = []
+        for nd in g.nodes:
+            self.rule.append(self._rule(nd))
+        # float activations: float tensors that are neither constants nor unpacked constants
+        used = {t for nd in g.nodes for t in (*nd.inputs, *nd.outputs) if t >= 0}
+        used.update(t for t in (*g.inputs, *g.outputs) if t >= 0)
+        self.activations = sorted(t for t in used if self.is_float(t) and not g.static[t])
+
+    def is_float(self, t: int) -> bool:
+        return t >= 0 and self.tensors[t].type == _F32
+
+    def where(self, nd) -> str:
+        return f"{nd.name} (node {nd.index})"
+
+    def _rule(self, nd) -> str:
+        g = self.g
+        if nd.op in _FOLDED and all(t < 0 or g.static[t] for t in nd.inputs):
+            return "fold"
+        floats = [t for t in (*nd.inputs, *nd.outputs) if self.is_float(t) and not g.static[t]]
+        if not floats and not any(self.is_float(t) for t in nd.inputs):
+            return "copy"
+        if nd.op in WEIGHTED:
+            a, w, _, _ = WEIGHTED[nd.op]
+            if not (len(nd.inputs) > w and nd.inputs[w] >= 0 and g.static[nd.inputs[w]]):
+                raise UnsupportedOpError(f"{self.where(nd)}: its weights are not constant; only constant weights "
+                                         f"can be quantized per channel")
+            if not self.is_float(nd.inputs[a]) or not self.is_float(nd.inputs[w]):
+                raise UnsupportedOpError(f"{self.where(nd)}: expected float activations and weights")
+            if self.tensors[nd.inputs[w]].sparsity is not None:
+                raise UnsupportedOpError(f"{self.where(nd)}: sparse weights are not supported")
+            return "weighted"
+        if nd.op in OWN_SCALE:
+            return "own"
+        if nd.op in FIXED:
+            return "fixed"
+        if nd.op in TIED:
+            return "tied"
+        if nd.op in INT_OUTPUT:
+            return "int"
+        known = sorted(o.name for o in (*WEIGHTED, *OWN_SCALE, *FIXED, *TIED, *INT_OUTPUT))
+        raise UnsupportedOpError(f"{self.where(nd)}: no int8 quantization rule for {nd.name} "
+                                 f"(known: {', '.join(known)})")
+
+
+# ================================================================================================
+# Step 1: run the float model
+# ================================================================================================
+@dataclass
+class _FloatStats:
+    ranges: dict            # activation tensor → [min, max]
+    static: dict            # unpacked constant (fp16 DEQUANTIZE output …) → its value
+
+
+def _collect_float(model, graph: _Graph, frames, step) -> _FloatStats:
+    from ..interpreter import Interpreter
+
+    interp = Interpreter(model=model, keep_intermediates=True)
+    acts = graph.activations
+    lo = {t: math.inf for t in acts}
+    hi = {t: -math.inf for t in acts}
+    static: dict = {}
+    folded_outs = [t for nd, r in zip(graph.g.nodes, graph.rule) if r == "fold" for t in nd.outputs if t >= 0]
+    for k, frame in enumerate(frames):
+        _run(interp, frame)
+        for t in acts:
+            v = interp.get_tensor(t)
+            if v.size:
+                lo[t] = min(lo[t], float(v.min()))
+                hi[t] = max(hi[t], float(v.max()))
+        if k == 0:
+            for t in folded_outs:
+                static[t] = interp.get_tensor(t)
+        step(k + 1)
+    ranges = {t: (lo[t], hi[t]) if lo[t] <= hi[t] else (0.0, 0.0) for t in acts}
+    return _FloatStats(ranges, static)
+
+
+# ================================================================================================
+# Steps 2-4: parameters, constants and the int8 graph
+# ================================================================================================
+class _Groups:
+    """Union-find over tensor indices: the tensors that must share one (scale, zero point)."""
+
+    def __init__(self):
+        self.parent: dict = {}
+
+    def find(self, t: int) -> int:
+        p = self.parent.setdefault(t, t)
+        if p != t:
+            p = self.parent[t] = self.find(p)
+        return p
+
+    def union(self, a: int, b: int) -> None:
+        ra, rb = self.find(a), self.find(b)
+        if ra != rb:
+            self.parent[rb] = ra
+
+
+class _Plan:
+    """Every decision of steps 2-4, kept so that bias calibration can change biases and write again."""
+
+    def __init__(self, graph: _Graph, stats: _FloatStats, scale_type: str):
+        self.graph = graph
+        self.stats = stats
+        self.scale_type = scale_type
+        self.params: dict = {}          # float tensor (activation or tied constant) → (scale, zero point)
+        self.notes: dict = {}           # tensor → why its parameters are what they are
+        self.requantize: dict = {}      # (node, input slot) → (scale, zero point) the op needs there
+        self._choose_activation_params()
+        self.weights: dict = {}         # node → (int8 weights, scales, axis)
+        self.bias: dict = {}            # node → (int32 bias, bias scales)
+        self.corrections: dict = {}     # node → int32 steps moved by bias calibration
+        self._quantize_weights()
+
+    # -- step 2 --------------------------------------------------------------------------------
+    def _value_range(self, t: int) -> tuple:
+        if t in self.stats.ranges:
+            return self.stats.ranges[t]
+        v = self._const(t)
+        return (float(v.min()), float(v.max())) if v.size else (0.0, 0.0)
+
+    def _choose_activation_params(self) -> None:
+        graph, g = self.graph, self.graph.g
+        groups = _Groups()
+        fixed: dict = {}                                    # tensor → fixed (scale, zero point)
+        for nd, rule in zip(g.nodes, graph.rule):
+            if rule == "fixed":
+                fixed[nd.outputs[0]] = FIXED[nd.op]
+                self.notes[nd.outputs[0]] = f"fixed by {nd.name}'s int8 kernel"
+            elif rule == "tied":
+                outs = [t for t in nd.outputs if graph.is_float(t)]
+                ins = [(k, t) for k, t in enumerate(nd.inputs) if graph.is_float(t)]
+                anchor = outs[0]
+                for t in outs[1:]:
+                    groups.union(anchor, t)
+                for k, t in ins:
+                    root_fixed = any(groups.find(f) == groups.find(t) for f in fixed)
+                    if len(ins) > 1 and root_fixed:     # a fixed tensor joining others: requantize it
+                        self.requantize[(nd.index, k)] = anchor
+                        continue
+                    groups.union(anchor, t)
+        members: dict = {}
+        for t in {*graph.activations, *groups.parent}:
+            members.setdefault(groups.find(t), []).append(t)
+        for root, ts in members.items():
+            fixed_here = {fixed[t] for t in ts if t in fixed}
+            if len(fixed_here) > 1:
+                raise UnsupportedOpError(f"tensors {sorted(ts)} must share one scale but two ops fix different "
+                                         f"ones: {sorted(fixed_here)}")
+            if fixed_here:
+                p = fixed_here.pop()
+            else:
+                m = max(max(abs(lo), abs(hi)) for lo, hi in (self._value_range(t) for t in ts))
+                p = (symmetric_scale(m, self.scale_type), 0)
+            for t in ts:
+                self.params[t] = p
+            if len(ts) > 1:
+                for t in ts:
+                    if t not in fixed:
+                        self.notes[t] = f"tied: one scale for {len(ts)} tensors"
+        for (i, k), anchor in list(self.requantize.items()):
+            self.requantize[(i, k)] = self.params[anchor]
+            self.notes[g.nodes[i].inputs[k]] = f"requantized before {g.nodes[i].name} (node {i})"
+
+    # -- step 3 --------------------------------------------------------------------------------
+    def _const(self, t: int) -> np.ndarray:
+        if t in self.stats.static:
+            return np.asarray(self.stats.static[t])
+        v = tensor_data(self.graph.model, 0, t)
+        if v is None:
+            raise UnsupportedOpError(f"tensor {t} ('{self.graph.tensors[t].name}') has no constant data")
+        return np.asarray(v)
+
+    def _quantize_weights(self) -> None:
+        graph = self.graph
+        for nd, rule in zip(graph.g.nodes, graph.rule):
+            if rule != "weighted":
+                continue
+            a, w, axis, b = WEIGHTED[nd.op]
+            qw, ws = quantize_per_channel(self._const(nd.inputs[w]), axis, self.scale_type)
+            self.weights[nd.index] = (qw, ws, axis)
+            in_scale = self.params[nd.inputs[a]][0]
+            has_bias = len(nd.inputs) > b and nd.inputs[b] >= 0
+            fb = self._const(nd.inputs[b]) if has_bias else np.zeros(len(ws), np.float32)
+            self.bias[nd.index] = quantize_bias(fb, in_scale, ws)
+            self.corrections[nd.index] = np.zeros(len(ws), np.int64)
+
+    # -- step 5 (called by calibrate) ----------------------------------------------------------
+    def correct_biases(self, errors: "_ChannelErrors") -> None:
+        info = np.iinfo(np.int32)
+        for i, err in errors.mean.items():
+            q, scales = self.bias[i]
+            err = np.where(np.abs(err) > SIGNIFICANCE * errors.stderr[i], err, 0.0)
+            step = round_half_away(BIAS_STEP * err / scales.astype(np.float64)).astype(np.int64)
+            self.bias[i] = (np.clip(q.astype(np.int64) - step, info.min, info.max).astype(np.int32), scales)
+            self.corrections[i] = self.corrections[i] - step
+
+    # -- step 4 --------------------------------------------------------------------------------
+    def write(self):
+        """The int8 model (see :class:`_Writer`)."""
+        return _Writer(self).model
+
+    # -- names for Calibrated --------------------------------------------------------------------
+    def activation_params(self) -> dict:
+        t = self.graph.tensors
+        return {t[k].name: self.params[k] for k in self.graph.activations if k in self.params}
+
+    def named_ranges(self) -> dict:
+        t = self.graph.tensors
+        return {t[k].name: self.stats.ranges[k] for k in self.graph.activations}
+
+    def named_notes(self) -> dict:
+        t = self.graph.tensors
+        return {t[k].name: v for k, v in self.notes.items() if k in self.stats.ranges}
+
+    def named_weight_scales(self) -> dict:
+        nodes, t = self.graph.g.nodes, self.graph.tensors
+        return {t[nodes[i].inputs[WEIGHTED[nodes[i].op][1]]].name: ws for i, (_, ws, _) in self.weights.items()}
+
+    def named_corrections(self) -> dict:
+        nodes, t = self.graph.g.nodes, self.graph.tensors
+        return {t[nodes[i].inputs[WEIGHTED[nodes[i].op][1]]].name: c for i, c in self.corrections.items()}
+
+    def output_of(self, i: int) -> int:
+        return self.graph.g.nodes[i].outputs[0]
+
+
+class _Writer:
+    """Step 4: the int8 model.  Tensor k of the float model stays tensor k (so signatures stay valid);
+    new tensors (int8 twins of the graph's inputs and outputs, biases, requantized inputs, second
+    quantizations of a shared constant) are appended."""
+
+    def __init__(self, plan: _Plan):
+        self.plan = plan
+        graph = plan.graph
+        self.graph = graph
+        src = graph.tensors
+        self.tensors: list = list(src)
+        self.data: dict = {}                    # tensor → bytes of its constant data
+        self.consts: dict = {}                  # (float tensor, how) → int8 model tensor
+        self.q_of: dict = {}                    # float activation → the tensor holding its int8 values
+        self.ops: list = []                     # (op code, Operator)
+        sg = graph.sg
+        for t in graph.activations:
+            self.q_of[t] = t
+            self.tensors[t] = self._int8_like(src[t], src[t].name, plan.params[t], plan.stats.ranges.get(t))
+        # non-float tensors keep their data (int32 shapes, axes …); unused float constants are dropped
+        for t, meta in enumerate(src):
+            if graph.g.constant[t] and meta.type != _F32:
+                self.data[t] = bytes(buffer_bytes(graph.model, meta.buffer))
+            elif t in plan.stats.static and meta.type != _F32:
+                self.data[t] = np.ascontiguousarray(plan.stats.static[t]).tobytes()
+        # the boundary: float in, QUANTIZE; DEQUANTIZE, float out
+        for t in sg.inputs or ():
+            if graph.is_float(t):
+                self.tensors[t] = src[t]
+                twin = self._add(self._int8_like(src[t], f"{src[t].name}/int8", plan.params[t],
+                                                 plan.stats.ranges.get(t)))
+                self.q_of[t] = twin
+                self.ops.append((B.QUANTIZE, Operator(opcode_index=0, inputs=(t,), outputs=(twin,))))
+        outs = [t for t in sg.outputs or () if graph.is_float(t) and t not in (sg.inputs or ())]
+        for t in outs:
+            self.tensors[t] = src[t]
+            self.q_of[t] = self._add(self._int8_like(src[t], f"{src[t].name}/int8", plan.params[t],
+                                                     plan.stats.ranges.get(t)))
+        for nd, rule in zip(graph.g.nodes, graph.rule):
+            if rule != "fold":
+                self._op(nd, rule, sg.operators[nd.index])
+        for t in outs:
+            self.ops.append((B.DEQUANTIZE, Operator(opcode_index=0, inputs=(self.q_of[t],), outputs=(t,))))
+        self.model = self._model()
+
+    # -- tensors ---------------------------------------------------------------------------------
+    @staticmethod
+    def _int8_like(meta, name, params, rng=None):
+        s, zp = params
+        q = QuantizationParameters(scale=(float(s),), zero_point=(int(zp),), quantized_dimension=0,
+                                   min=None if rng is None else (float(rng[0]),),
+                                   max=None if rng is None else (float(rng[1]),))
+        return Tensor(shape=meta.shape, type=TensorType.INT8, buffer=0, name=name, quantization=q,
+                      shape_signature=meta.shape_signature, has_rank=meta.has_rank)
+
+    def _add(self, meta) -> int:
+        self.tensors.append(meta)
+        return len(self.tensors) - 1
+
+    def _const_tensor(self, t: int, how, make) -> int:
+        """The int8 model tensor for float constant ``t`` quantized ``how``: ``t`` itself the first time,
+        a copy for a second, different quantization of the same constant."""
+        key = (t, how)
+        if key not in self.consts:
+            meta, array, qp = make()
+            taken = any(k[0] == t for k in self.consts)
+            index = self._add(None) if taken else t
+            name = f"{meta.name}/{how[0]}" if taken else meta.name
+            self.tensors[index] = Tensor(shape=tuple(array.shape), type=_TYPE[array.dtype], buffer=0, name=name,
+                                         quantization=qp, shape_signature=meta.shape_signature,
+                                         has_rank=meta.has_rank)
+            self.data[index] = np.ascontiguousarray(array).astype(array.dtype.newbyteorder("<")).tobytes()
+            self.consts[key] = index
+        return self.consts[key]
+
+    def _per_tensor_const(self, t: int, params=None) -> int:
+        plan, meta = self.plan, self.graph.tensors[t]
+        value = plan._const(t)
+        if params is None:
+            lo, hi = (float(value.min()), float(value.max())) if value.size else (0.0, 0.0)
+            params = (symmetric_scale(max(abs(lo), abs(hi)), plan.scale_type), 0)
+        s, zp = params
+
+        def make():
+            qp = QuantizationParameters(scale=(float(s),), zero_point=(int(zp),), quantized_dimension=0)
+            return meta, quantize_tensor(value, s, zp), qp
+
+        return self._const_tensor(t, ("q", s, zp), make)
+
+    # -- operators ---------------------------------------------------------------------------------
+    def _op(self, nd, rule: str, op) -> None:
+        graph, plan = self.graph, self.plan
+        ins = list(op.inputs or ())
+        if rule == "copy":
+            self.ops.append((nd.op, op))
+            return
+        if rule == "weighted":
+            a, w, axis, b = WEIGHTED[nd.op]
+            qw, ws, _ = plan.weights[nd.index]
+            wt = ins[w]
+
+            def make_w():
+                qp = QuantizationParameters(scale=tuple(float(x) for x in ws), zero_point=(0,) * len(ws),
+                                            quantized_dimension=axis)
+                return graph.tensors[wt], qw, qp
+
+            ins[w] = self._const_tensor(wt, ("w",), make_w)
+            qb, bs = plan.bias[nd.index]
+            has_bias = len(ins) > b and ins[b] >= 0
+            bmeta = graph.tensors[ins[b]] if has_bias else None
+            bname = bmeta.name if has_bias else f"{graph.tensors[wt].name}/bias"
+            qp = QuantizationParameters(scale=tuple(float(x) for x in bs), zero_point=(0,) * len(bs),
+                                        quantized_dimension=0)
+            bias_t = self._add(Tensor(shape=(len(qb),), type=TensorType.INT32, buffer=0, name=bname, quantization=qp))
+            self.data[bias_t] = qb.astype("<i4").tobytes()
+            while len(ins) <= b:
+                ins.append(-1)
+            ins[b] = bias_t
+            ins[a] = self.q_of[ins[a]]
+        else:
+            for k, t in enumerate(ins):
+                if not graph.is_float(t):
+                    continue
+                if t in self.q_of:                                  # an activation
+                    src = self.q_of[t]
+                    need = plan.requantize.get((nd.index, k))
+                    if need is not None:
+                        src = self._requantize(src, need)
+                    ins[k] = src
+                elif rule == "tied":                                # a constant in a tied group
+                    ins[k] = self._per_tensor_const(t, plan.params[t])
+                else:                                               # a constant of its own
+                    ins[k] = self._per_tensor_const(t)
+        outs = [self.q_of.get(t, t) for t in op.outputs or ()]
+        self.ops.append((nd.op, dataclasses.replace(op, inputs=tuple(ins), outputs=tuple(outs))))
+
+    def _requantize(self, src: int, params) -> int:
+        meta = self.tensors[src]
+        dst = self._add(self._int8_like(meta, f"{meta.name}/requantized", params))
+        self.ops.append((B.QUANTIZE, Operator(opcode_index=0, inputs=(src,), outputs=(dst,))))
+        return dst
+
+    # -- the model -----------------------------------------------------------------------------
+    def _model(self):
+        graph = self.graph
+        src_model = graph.model
+        used = {t for _, op in self.ops for t in (*op.inputs, *op.outputs) if t >= 0}
+        used.update(graph.sg.inputs or ())
+        used.update(graph.sg.outputs or ())
+        buffers = [Buffer()]
+        tensors = []
+        for k, meta in enumerate(self.tensors):
+            if meta is None:
+                raise WorkbenchError(f"internal: tensor {k} was never written")
+            if k in self.data and k in used:
+                buffers.append(Buffer(data=memoryview(self.data[k])))
+                meta = dataclasses.replace(meta, buffer=len(buffers) - 1)
+            elif meta.buffer:
+                meta = dataclasses.replace(meta, buffer=0)    # an unused float constant, or an activation
+            tensors.append(meta)
+        codes = sorted({op for op, _ in self.ops}, key=lambda c: [o for o, _ in self.ops].index(c))
+        code_index = {c: k for k, c in enumerate(codes)}
+        operators = tuple(dataclasses.replace(op, opcode_index=code_index[c]) for c, op in self.ops)
+        sg = graph.sg
+        subgraph = SubGraph(tensors=tuple(tensors), inputs=sg.inputs, outputs=sg.outputs, operators=operators,
+                            name=sg.name)
+        opcodes = tuple(_opcode(c, 1) for c in codes)
+        desc = f"int8 (TIDL-style {self.plan.scale_type} scales) from: {src_model.description or 'a float model'}"
+        model = dataclasses.replace(src_model, operator_codes=opcodes, subgraphs=(subgraph,), buffers=tuple(buffers),
+                                    description=desc, metadata=None)
+        for attr in ("_source", "load_notes"):
+            model.__dict__.pop(attr, None)
+        model = _with_versions(model)
+        model = write_min_runtime_metadata(model)
+        validate_model(model)
+        return model
+
+
+_TYPE = {np.dtype(np.int8): TensorType.INT8, np.dtype(np.int32): TensorType.INT32}
+
+
+def _opcode(code, version: int):
+    return OperatorCode(deprecated_builtin_code=min(int(code), PLACEHOLDER_FOR_GREATER_OP_CODES),
+                        builtin_code=code, version=version)
+
+
+def _with_versions(model):
+    """One operator code per (op, version), each version what today's rules compute for the op: what the
+    converter writes (an int8 CONV_2D is v3, an int8 FULLY_CONNECTED v4 ...)."""
+    sg = model.subgraphs[0]
+    keyed = []
+    for i, op in enumerate(sg.operators):
+        code = builtin_code(model.operator_codes[op.opcode_index])
+        keyed.append((code, op_version(model, 0, i).number))
+    codes = list(dict.fromkeys(keyed))
+    index = {k: n for n, k in enumerate(codes)}
+    ops = tuple(dataclasses.replace(op, opcode_index=index[k]) for op, k in zip(sg.operators, keyed))
+    return dataclasses.replace(model, operator_codes=tuple(_opcode(c, v) for c, v in codes),
+                               subgraphs=(dataclasses.replace(sg, operators=ops),))
+
+
+# ================================================================================================
+# Step 5: the mean error of every weighted op's output channels
+# ================================================================================================
+@dataclass
+class _ChannelErrors:
+    mean: dict      # node → per-channel mean of (int8 output, dequantized) − (float output)
+    stderr: dict    # node → the standard error of that mean, from its spread over the frames
+
+
+def _channel_errors(qmodel, plan: _Plan, frames, step) -> _ChannelErrors:
+    """Run the float and the int8 model side by side on every frame; per weighted op and output channel,
+    the mean error of each frame (over positions), then their mean and standard error over frames."""
+    from ..interpreter import Interpreter
+
+    fl = Interpreter(model=plan.graph.model, keep_intermediates=True)
+    q8 = Interpreter(model=qmodel, keep_intermediates=True)
+    nodes = plan.graph.g.nodes
+    # the int8 model keeps the float model's tensor numbers; a graph output's int8 values are in its twin
+    names = {t.name: k for k, t in enumerate(qmodel.subgraphs[0].tensors)}
+    where = {}
+    for i in plan.weights:
+        out = nodes[i].outputs[0]
+        where[i] = (out, names.get(f"{plan.graph.tensors[out].name}/int8", out))
+    s1: dict = {i: 0.0 for i in where}
+    s2: dict = {i: 0.0 for i in where}
+    for k, frame in enumerate(frames):
+        _run(fl, frame)
+        _run(q8, frame)
+        for i, (tf, tq) in where.items():
+            s, zp = plan.params[tf]
+            err = (q8.get_tensor(tq).astype(np.float64) - zp) * s - fl.get_tensor(tf)
+            m = err.reshape(-1, err.shape[-1]).mean(axis=0)
+            s1[i] = s1[i] + m
+            s2[i] = s2[i] + m * m
+        step(k + 1)
+    n = len(frames)
+    mean = {i: s1[i] / n for i in where}
+    var = {i: np.maximum(s2[i] / n - mean[i] ** 2, 0.0) * n / max(n - 1, 1) for i in where}
+    return _ChannelErrors(mean, {i: np.sqrt(var[i] / n) for i in where})
