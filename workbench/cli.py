@@ -24,6 +24,7 @@ import math
 import os
 import re
 import sys
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -836,11 +837,23 @@ def _register_run(sub) -> None:
                                    "length) runs at its stored shape unless resized, like litert's "
                                    "resize_tensor_input: by a given array's shape or by --shape. A model "
                                    "compiled by `workbench partition -o` runs as it is (the offload op is "
-                                   "known to the default resolver).")
+                                   "known to the default resolver). With --delegate TARGET the model runs with "
+                                   "a simulated accelerator for that target applied as litert applies a "
+                                   "delegate: the summary gives nodes per lane, partitions, bytes copied, the "
+                                   "device's modeled time and the host's measured time.")
     p.add_argument("model", help="path of a .tflite file")
-    p.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy",
-                   help="an input array (by tensor name or input position); repeatable. An input whose shape "
+    p.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy | FILE.npz",
+                   help="an input array (by tensor name or input position); repeatable; or one .npz holding "
+                        "every input (by tensor name, or by position arr_0, arr_1, ...). An input whose shape "
                         "signature has -1 dimensions is resized to the array's shape first")
+    p.add_argument("--delegate", metavar="TARGET",
+                   help="apply a simulated accelerator for TARGET (a name from `workbench partition "
+                        "--list-targets` or a target file)")
+    p.add_argument("--strategy", choices=["tflite", "tidl", "edgetpu"], default=None,
+                   help="with --delegate: how the graph is cut (default tflite, TFLite's own partitioning)")
+    p.add_argument("--trace", metavar="TRACE.json",
+                   help="write the run as Chrome trace / Perfetto JSON (a host lane and, with --delegate, a "
+                        "device lane)")
     p.add_argument("--shape", action="append", default=[], metavar="NAME=D0,D1,...",
                    help=SHAPE_HELP)
     p.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
@@ -933,19 +946,62 @@ def _load_input(key: str, path: str, d) -> np.ndarray:
         raise WorkbenchError(f"{where}: {path} is a truncated or corrupt .npy file ({_one_line(exc)})") from None
     except EOFError as exc:
         raise WorkbenchError(f"{where}: {path} is a truncated .npy file ({_one_line(exc)})") from None
+    return _check_input_array(where, path, a, d)
+
+
+def _check_input_array(where: str, source: str, a, d) -> np.ndarray:
+    """An input array given on the command line, checked against input ``d``'s kind."""
     want = np.dtype(d["dtype"])
     if want.kind == "S":                    # a STRING input: set_tensor takes bytes and str
         if a.dtype.kind not in "SU":
-            raise WorkbenchError(f"{where}: {path} holds a {a.dtype} array; input '{d['name']}' is a STRING "
+            raise WorkbenchError(f"{where}: {source} holds a {a.dtype} array; input '{d['name']}' is a STRING "
                                  f"tensor (give an array of bytes or str)")
         return a
     if a.dtype.kind not in "biufc":
-        raise WorkbenchError(f"{where}: {path} holds a {a.dtype} array, not numbers; input '{d['name']}' is "
+        raise WorkbenchError(f"{where}: {source} holds a {a.dtype} array, not numbers; input '{d['name']}' is "
                              f"{want}")
     if a.dtype != want:
-        raise WorkbenchError(f"{where}: {path} holds a {a.dtype} array; input '{d['name']}' is {want} "
+        raise WorkbenchError(f"{where}: {source} holds a {a.dtype} array; input '{d['name']}' is {want} "
                              f"(save it with .astype(np.{want.name}))")
     return a
+
+
+def _load_npz_inputs(path: str, details) -> dict:
+    """``--input FILE.npz``: input position → array, the archive's keys being input names or arr_0, arr_1 …
+    (np.savez's names for arrays given by position); every input must be there."""
+    where = f"--input {path}"
+    try:
+        archive = np.load(path, allow_pickle=False)
+    except OSError as exc:
+        raise WorkbenchError(f"{where}: cannot read {path}: {exc.strerror or _one_line(exc)}") from None
+    except (ValueError, EOFError) as exc:
+        raise WorkbenchError(f"{where}: {path} is not a readable .npz archive ({_one_line(exc)})") from None
+    if not hasattr(archive, "files"):
+        raise WorkbenchError(f"{where}: {path} is a single .npy array; give it as NAME={path}")
+    names = [d["name"] for d in details]
+    out: dict = {}
+    with archive:
+        for key in archive.files:
+            if key in names:
+                pos = names.index(key)
+            elif re.fullmatch(r"arr_\d+", key) and int(key[4:]) < len(details):
+                pos = int(key[4:])
+            else:
+                raise WorkbenchError(f"{where}: {path} holds '{key}', which names no input (inputs: "
+                                     f"{', '.join(names)}, or arr_0 … arr_{len(names) - 1} by position)")
+            if pos in out:
+                raise WorkbenchError(f"{where}: {path} gives input '{names[pos]}' twice")
+            try:
+                a = archive[key]
+            except ValueError as exc:
+                raise WorkbenchError(f"{where}: {path}['{key}'] cannot be read without pickle "
+                                     f"({_one_line(exc)})") from None
+            out[pos] = _check_input_array(where, f"{path}['{key}']", a, details[pos])
+    missing = [names[k] for k in range(len(names)) if k not in out]
+    if missing:
+        raise WorkbenchError(f"{where}: {path} has no array for input{'s' if len(missing) > 1 else ''} "
+                             f"{', '.join(missing)} (it holds {', '.join(archive.files) or 'nothing'})")
+    return out
 
 
 def _kernel_missing(it) -> bool:
@@ -990,12 +1046,21 @@ def _allocate_and_feed(it, input_specs: list[str], shape_specs: list[str], seed:
     for spec in shape_specs:
         key, shape = _parse_shape(spec)
         shapes[_input_position(details, key, "--shape")] = (shape, f"--shape {spec}")
+    given = []
     for spec in input_specs:
         key, sep, path = spec.partition("=")
         if not sep:
-            raise WorkbenchError(f"--input {spec!r}: expected NAME=FILE.npy")
+            if not spec.lower().endswith(".npz"):
+                raise WorkbenchError(f"--input {spec!r}: expected NAME=FILE.npy, or one FILE.npz holding every input")
+            given += [(k, spec, a) for k, a in _load_npz_inputs(spec, details).items()]
+            continue
         pos = _input_position(details, key, "--input")
-        arrays[pos] = _load_input(key, path, details[pos])
+        given.append((pos, spec, _load_input(key, path, details[pos])))
+    for pos, spec, array in given:
+        key = details[pos]["name"]
+        if pos in arrays:
+            raise WorkbenchError(f"--input {spec!r}: input '{key}' is given twice")
+        arrays[pos] = array
         shape = tuple(arrays[pos].shape)
         if pos in shapes and shapes[pos][0] != shape:
             raise WorkbenchError(f"--input {spec!r}: the array has shape {list(shape)}, but {shapes[pos][1]} asks "
@@ -1058,25 +1123,83 @@ def render_profile(profile, top: int = 10) -> str:
     return "\n".join(out)
 
 
+def _run_delegate(args):
+    """The delegate of ``run --delegate`` (bad target or options: a usage error)."""
+    from .delegate import load_delegate
+
+    if args.delegate is None:
+        if args.strategy is not None:
+            raise WorkbenchError("--strategy needs --delegate TARGET")
+        return None
+    options = {"strategy": args.strategy} if args.strategy else {}
+    try:
+        return load_delegate(args.delegate, options)
+    except ValueError as exc:
+        raise WorkbenchError(f"--delegate {args.delegate}: " + "; ".join(str(exc).splitlines())) from None
+
+
+def _delegation_summary(it, delegate, events, host_ms: float) -> dict:
+    """What ``run --delegate`` reports: nodes per lane, partitions, bytes copied, modeled and measured time."""
+    plans = it.delegations[0][1].plans if it.delegations and it.delegations[0][1] is not None else {}
+    places = it.placements()
+    lanes = {"device": sum(p.lane == "device" for p in places), "cpu": sum(p.lane == "cpu" for p in places)}
+    reasons: dict = {}
+    for p in places:
+        if p.lane == "cpu":
+            reasons[p.code] = reasons.get(p.code, 0) + 1
+    parts = [{"subgraph": s, "partition": p.index, "nodes": list(p.nodes), "est_us": round(p.est_us, 3)}
+             for s, plan in sorted(plans.items()) for p in plan.partitions]
+    copies = [e for e in events if e.kind in ("copy in", "copy out")]
+    device_ms = sum(e.modeled_ms or 0.0 for e in events if e.kind == "delegate")
+    return {"delegate": delegate.name, "target": delegate.target.name, "strategy": delegate.strategy,
+            "nodes": lanes, "cpu_reasons": dict(sorted(reasons.items(), key=lambda kv: -kv[1])),
+            "partitions": parts, "bytes_copied": {"in": sum(e.bytes for e in copies if e.kind == "copy in"),
+                                                  "out": sum(e.bytes for e in copies if e.kind == "copy out")},
+            "device_ms_modeled": round(device_ms, 6), "host_ms_measured": round(host_ms, 6),
+            "log": list(it.delegate_log)}
+
+
 def _cmd_run(args) -> int:
     from .interpreter import Interpreter
 
     if args.save:
         _check_writable(args.save, "--save")
-    it = Interpreter(model_path=args.model)
+    if args.trace:
+        _check_writable(args.trace, "--trace")
+    delegate = _run_delegate(args)
+    it = Interpreter(model_path=args.model, experimental_delegates=[delegate] if delegate else None)
+    if delegate is not None and not any(p.lane == "device" for p in it.placements()):
+        counts: dict = {}
+        for p in it.placements():
+            counts[str(p.reason)] = counts.get(str(p.reason), 0) + 1
+        top = "; ".join(f"{n} × {r}" for r, n in sorted(counts.items(), key=lambda kv: -kv[1])[:3])
+        raise WorkbenchError(f"--delegate {args.delegate}: the target takes none of the model's "
+                             f"{len(it.placements())} nodes ({top})")
     _allocate_and_feed(it, args.input, args.shape, args.seed)
     steps = []
-    if args.steps:
-        for e in it.steps():
+    events = []
+    if args.steps or args.trace or delegate is not None:
+        events = list(it.steps())
+        for e in events if args.steps else ():
             steps.append({"subgraph": e.subgraph, "node": e.node, "op": e.op, "version": e.version,
-                          "kernel": e.kernel, "ms": round(e.elapsed_ms, 4),
+                          "kernel": e.kernel, "lane": e.lane, "kind": e.kind, "ms": round(e.elapsed_ms, 4),
+                          "modeled_ms": None if e.modeled_ms is None else round(e.modeled_ms, 6),
+                          "bytes": e.bytes,
                           "outputs": [None if o is None else list(o.shape) for o in e.outputs]})
     else:
         it.invoke()
     outputs = {d["name"]: it.get_tensor(d["index"]) for d in it.get_output_details()}
     if args.save:
         _write(args.save, "--save", lambda path: np.savez(path, **outputs))
+    if args.trace:
+        from .delegate.trace import chrome_trace
+
+        doc_trace = json.dumps(chrome_trace(events, name=Path(args.model).name))
+        _write(args.trace, "--trace", lambda path: Path(path).write_text(doc_trace, encoding="utf-8"))
     doc = {"file": args.model, "outputs": [_array_summary(n, a) for n, a in outputs.items()]}
+    if delegate is not None:
+        host_ms = sum(e.elapsed_ms for e in events if e.lane == "host" and e.kind == "node" and not e.callers)
+        doc["delegation"] = _delegation_summary(it, delegate, events, host_ms)
     if args.steps:
         doc["steps"] = steps
     profile = it.profile(runs=args.profile) if args.profile else None
@@ -1086,8 +1209,24 @@ def _cmd_run(args) -> int:
         return EXIT_OK
     out = []
     for st in steps:
-        out.append(f"{st['subgraph']}:{st['node']:<4} {st['op']:<28} v{st['version']:<3} {st['kernel']:<30} "
-                   f"{st['ms']:>9.3f} ms -> {st['outputs']}")
+        if st["kind"] in ("copy in", "copy out", "stream"):
+            out.append(f"{st['subgraph']}:{st['node']:<4} {'  [device] ' + st['kind']:<28}      {st['kernel'][:30]:<30} "
+                       f"{st['modeled_ms']:>9.3f} ms modeled, {st['bytes']:,} bytes")
+            continue
+        lane = "  [device] " if st["lane"] == "device" else ""
+        modeled = "" if st["modeled_ms"] is None else f" ({st['modeled_ms']:.3f} ms modeled)"
+        out.append(f"{st['subgraph']}:{st['node']:<4} {lane + st['op']:<28} v{st['version']:<3} {st['kernel']:<30} "
+                   f"{st['ms']:>9.3f} ms{modeled} -> {st['outputs']}")
+    if "delegation" in doc:
+        s = doc["delegation"]
+        out += s["log"]
+        out.append(f"{s['delegate']} ({s['target']}/{s['strategy']}): {s['nodes']['device']} node(s) on the device in "
+                   f"{len(s['partitions'])} partition(s), {s['nodes']['cpu']} on the CPU")
+        for r, n in s["cpu_reasons"].items():
+            out.append(f"  cpu: {n} × {r}")
+        out.append(f"  copied: {s['bytes_copied']['in']:,} bytes in, {s['bytes_copied']['out']:,} bytes out")
+        out.append(f"  device: {s['device_ms_modeled']:.3f} ms (modeled from {s['target']}'s cost figures); "
+                   f"host: {s['host_ms_measured']:.3f} ms (measured)")
     for o in doc["outputs"]:
         out.append(f"output {o['name']}: {o['dtype']}{o['shape']} min {o['min']} max {o['max']} "
                    f"mean {o['mean']} first {o['first']}")

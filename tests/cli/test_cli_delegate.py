@@ -1,0 +1,99 @@
+"""`workbench run MODEL --delegate TARGET …` (issue 13 §6): the summary, the trace, .npz inputs, errors."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+import workbench
+from workbench.delegate import SimulatedAccelerator
+
+from cli_helpers import ROOT, run_inprocess, strict_json
+
+DIGITS = ROOT / "sample_models" / "digits_cnn_float.tflite"
+SPLIT = ROOT / "sample_models" / "digits_split.npz"
+
+
+def _image(tmp_path, name="in.npz", **arrays):
+    path = tmp_path / name
+    np.savez(path, **arrays)
+    return path
+
+
+def _x():
+    return np.load(SPLIT)["x_test"][:1].astype(np.float32)
+
+
+def test_run_with_a_delegate_summarizes_both_lanes(capsys, tmp_path):
+    inp = _image(tmp_path, arr_0=_x())
+    code, out, err = run_inprocess(capsys, "run", DIGITS, "--delegate", "tidl", "--strategy", "tidl", "--input", inp,
+                                   "--json", "--save", tmp_path / "out.npz")
+    assert code == 0, err
+    doc = strict_json(out)
+    s = doc["delegation"]
+    assert s["nodes"] == {"device": 6, "cpu": 1} and s["cpu_reasons"] == {"unsupported-op": 1}
+    assert [p["nodes"] for p in s["partitions"]] == [[5, 6], [0, 1, 2, 3]]
+    assert s["bytes_copied"] == {"in": 256 + 128, "out": 2048 + 40}
+    plan = workbench.partition.partition(workbench.load(DIGITS), "tidl", "tidl")
+    assert s["device_ms_modeled"] == pytest.approx(plan.estimate()["target_us"] / 1000, abs=1e-5)
+    assert s["host_ms_measured"] > 0 and s["log"][0].startswith("Replacing 6 out of 7 node(s)")
+    # the same outputs as a plain run
+    d = SimulatedAccelerator("tidl", strategy="tidl")
+    it = workbench.Interpreter(model_path=str(DIGITS), experimental_delegates=[d])
+    it.allocate_tensors()
+    it.set_tensor(it.get_input_details()[0]["index"], _x())
+    it.invoke()
+    saved = np.load(tmp_path / "out.npz")
+    assert np.array_equal(saved[saved.files[0]], it.get_tensor(it.get_output_details()[0]["index"]))
+
+
+def test_run_writes_a_chrome_trace_and_text_steps(capsys, tmp_path):
+    code, out, err = run_inprocess(capsys, "run", DIGITS, "--delegate", "tidl", "--steps", "--trace",
+                                   tmp_path / "t.json")
+    assert code == 0, err
+    assert "[device] copy in" in out and "[device] CONV_2D" in out and "modeled" in out
+    assert "device: " in out and "(modeled from tidl's cost figures)" in out and "(measured)" in out
+    doc = json.loads((tmp_path / "t.json").read_text())
+    lanes = {e["tid"] for e in doc["traceEvents"] if e["ph"] == "X"}
+    assert lanes == {1, 2}
+    # without --delegate the trace has the host lane only
+    code, out, err = run_inprocess(capsys, "run", DIGITS, "--trace", tmp_path / "plain.json")
+    assert code == 0 and {e["tid"] for e in json.loads((tmp_path / "plain.json").read_text())["traceEvents"]
+                          if e["ph"] == "X"} == {1}
+
+
+def test_an_npz_input_by_name_and_by_position(capsys, tmp_path):
+    name = workbench.Interpreter(model_path=str(DIGITS)).get_input_details()[0]["name"]
+    for kw in ({name: _x()}, {"arr_0": _x()}):
+        code, out, err = run_inprocess(capsys, "run", DIGITS, "--input", _image(tmp_path, **kw), "--json")
+        assert code == 0, err
+
+
+@pytest.mark.parametrize("args, why", [
+    (["--delegate", "no-such-target"], "Failed to load delegate from no-such-target"),
+    (["--delegate", "edgetpu"], "the target takes none of the model's 7 nodes"),
+    (["--strategy", "tidl"], "--strategy needs --delegate TARGET"),
+])
+def test_bad_delegate_arguments_are_usage_errors(capsys, args, why):
+    code, out, err = run_inprocess(capsys, "run", DIGITS, *args)
+    assert code == 2 and out == "" and why in err and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("arrays, why", [
+    ({"arr_0": np.zeros((1, 8, 8, 1), np.float64)}, "holds a float64 array"),
+    ({"extra": np.zeros((1, 8, 8, 1), np.float32)}, "holds 'extra', which names no input"),
+    ({}, "has no array for input"),
+    ({"arr_0": np.zeros((2, 3), np.float32)}, "shape"),
+])
+def test_ill_formed_npz_inputs_are_usage_errors(capsys, tmp_path, arrays, why):
+    code, out, err = run_inprocess(capsys, "run", DIGITS, "--input", _image(tmp_path, **arrays))
+    assert code == 2 and why in err, err
+
+
+def test_an_input_given_twice_is_refused(capsys, tmp_path):
+    np.save(tmp_path / "x.npy", _x())
+    code, out, err = run_inprocess(capsys, "run", DIGITS, "--input", _image(tmp_path, arr_0=_x()),
+                                   "--input", f"0={tmp_path / 'x.npy'}")
+    assert code == 2 and "is given twice" in err
