@@ -1,8 +1,13 @@
 """A graphviz picture of one subgraph: operators as boxes, tensors as ellipses.
 
-``graph_view(model)`` returns a :class:`GraphView`, which *is* a ``graphviz.Digraph`` (so
+``graph_view(model)`` returns a :class:`TensorGraph`, which *is* a ``graphviz.Digraph`` (so
 ``.source``, ``.render()`` and ``.pipe()`` work as usual) and displays itself as SVG in a notebook.
 Where graphviz's ``dot`` program is missing, it shows a short text description instead of failing.
+
+It draws every tensor as a node of its own, which suits a first look at a file (notebook 01).  For
+placements, partitions, reasons, overlays and big graphs, use :func:`workbench.viz.op_graph`, whose
+view model draws operators as nodes and tensors as edges.  (Not to be confused with
+:class:`workbench.partition.GraphView`, the partitioner's dependency structure, which draws nothing.)
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ OP_STYLE = {"shape": "box", "style": "rounded,filled", "fillcolor": "#fff3e0", "
 CUSTOM_STYLE = {"shape": "box", "style": "rounded,filled", "fillcolor": "#fce4ec", "color": "#ad1457"}
 
 
-class GraphView(graphviz.Digraph):
+class TensorGraph(graphviz.Digraph):
     """A ``graphviz.Digraph`` of a subgraph with counts and a text fallback."""
 
     operators: int = 0  # operator nodes drawn
@@ -70,7 +75,7 @@ def _label(text: str, limit: int = 28) -> str:
 
 
 def graph_view(model, subgraph: int = 0, *, ops=None, constants: bool = True, rankdir: str = "TB",
-               max_width: float | None = 10.0) -> GraphView:
+               max_width: float | None = 10.0) -> TensorGraph:
     """Operators (boxes: op name and version) and tensors (ellipses: name, shape, type) of a subgraph.
 
     ``ops`` picks operators: None (all), a count (the first N), a slice or a list of indices.
@@ -86,7 +91,7 @@ def graph_view(model, subgraph: int = 0, *, ops=None, constants: bool = True, ra
     graph_attr = {"rankdir": rankdir, "nodesep": "0.15", "ranksep": "0.25", "fontsize": "10"}
     if max_width:
         graph_attr["size"] = f"{max_width:g},1000"  # width limit only; dot shrinks, never enlarges
-    g = GraphView(name=f"subgraph_{subgraph}", graph_attr=graph_attr,
+    g = TensorGraph(name=f"subgraph_{subgraph}", graph_attr=graph_attr,
                   node_attr={"fontsize": "9", "fontname": "Helvetica", "height": "0.3", "margin": "0.05,0.02"},
                   edge_attr={"arrowsize": "0.5", "color": "#777777"})
     inputs, outputs = set(sg.inputs or ()), set(sg.outputs or ())
@@ -156,4 +161,4 @@ def graph_view(model, subgraph: int = 0, *, ops=None, constants: bool = True, ra
     return g
 
 
-__all__ = ["GraphView", "graph_view"]
+__all__ = ["TensorGraph", "graph_view"]
