@@ -111,14 +111,15 @@ WEIGHTED = {
 }
 # ops that rescale: their output gets a scale of its own, from its calibrated range
 OWN_SCALE = frozenset({B.ADD, B.SUB, B.MUL, B.MEAN, B.RELU, B.RELU6, B.RELU_N1_TO_1, B.LEAKY_RELU, B.PRELU,
-                       B.HARD_SWISH})
+                       B.HARD_SWISH, B.ELU})
 # ops whose int8 kernels in TFLite fix the output parameters: (scale, zero point)
 FIXED = {B.SOFTMAX: (1.0 / 256, -128), B.LOGISTIC: (1.0 / 256, -128), B.TANH: (1.0 / 128, 0)}
 # ops that move values without arithmetic: every float tensor they touch shares one (scale, zero point)
 TIED = frozenset({B.RESHAPE, B.SQUEEZE, B.EXPAND_DIMS, B.AVERAGE_POOL_2D, B.MAX_POOL_2D, B.PAD, B.PADV2,
                   B.TRANSPOSE, B.STRIDED_SLICE, B.SLICE, B.GATHER, B.SPLIT, B.SPLIT_V, B.DEPTH_TO_SPACE,
                   B.SPACE_TO_DEPTH, B.BATCH_TO_SPACE_ND, B.SPACE_TO_BATCH_ND, B.RESIZE_NEAREST_NEIGHBOR,
-                  B.RESIZE_BILINEAR, B.CONCATENATION, B.PACK, B.MAXIMUM, B.MINIMUM})
+                  B.RESIZE_BILINEAR, B.TILE, B.REDUCE_MAX, B.REDUCE_MIN, B.CONCATENATION, B.PACK, B.MAXIMUM,
+                  B.MINIMUM})
 # ops that read an int8 tensor and write integers (a shape, an index): nothing to choose
 INT_OUTPUT = frozenset({B.SHAPE, B.ARG_MAX, B.ARG_MIN})
 # ops that unpack constants (fp16 weights, sparse weights): folded into the weights they make
@@ -134,10 +135,10 @@ def symmetric_scale(max_abs: float, scale_type: str = "symmetric") -> float:
     """``max_abs / 127``, or the smallest power of two ≥ that; 1/127 (the range ±1) for an all-zero
     tensor, so the scale is never 0.
 
-    >>> symmetric_scale(6.35)
-    0.05
-    >>> symmetric_scale(6.35, "power_of_two")          # 0.05 → 2**-4
-    0.0625
+    >>> symmetric_scale(12.7)                          # 0.1, as the float32 the file stores
+    0.10000000149011612
+    >>> symmetric_scale(12.7, "power_of_two")          # 0.1 → 2**-3
+    0.125
     """
     s = float(max_abs) / QMAX if max_abs > 0 and math.isfinite(max_abs) else 1.0 / QMAX
     if scale_type == "power_of_two":
@@ -154,9 +155,9 @@ def round_half_away(x: np.ndarray) -> np.ndarray:
 def quantize_per_channel(w: np.ndarray, axis: int, scale_type: str = "symmetric") -> tuple[np.ndarray, np.ndarray]:
     """Symmetric int8 weights, one scale per slice along ``axis``: (int8 array, float32 scales).
 
-    >>> q, s = quantize_per_channel(np.array([[1.0, -0.5], [0.0, 0.25]], np.float32), axis=0)
-    >>> q.tolist(), s.tolist()
-    ([[127, -64], [0, 127]], [0.007874015718698502, 0.001968503929674625])
+    >>> q, s = quantize_per_channel(np.array([[1.27, -0.635], [0.0, 0.254]], np.float32), axis=0)
+    >>> q.tolist(), [round(float(x), 6) for x in s]   # row 0: 1.27 / 127 = 0.01; row 1: 0.254 / 127
+    ([[127, -64], [0, 127]], [0.01, 0.002])
     """
     w = np.asarray(w, np.float32)
     other = tuple(k for k in range(w.ndim) if k != axis)
@@ -450,7 +451,8 @@ class _Graph:
     def _rule(self, nd) -> str:
         g = self.g
         if nd.op in _FOLDED and all(t < 0 or g.static[t] for t in nd.inputs):
-            return "fold"
+            # unpacked into the weights that use it; kept (in float) when the partition hands it on
+            return "copy" if any(t in g.outputs for t in nd.outputs) else "fold"
         floats = [t for t in (*nd.inputs, *nd.outputs) if self.is_float(t) and not g.static[t]]
         if not floats and not any(self.is_float(t) for t in nd.inputs):
             return "copy"
@@ -494,7 +496,7 @@ def _collect_float(model, graph: _Graph, frames, step) -> _FloatStats:
     lo = {t: math.inf for t in acts}
     hi = {t: -math.inf for t in acts}
     static: dict = {}
-    folded_outs = [t for nd, r in zip(graph.g.nodes, graph.rule) if r == "fold" for t in nd.outputs if t >= 0]
+    unpacked = [t for t in range(len(graph.tensors)) if graph.g.static[t] and not graph.g.constant[t]]
     for k, frame in enumerate(frames):
         _run(interp, frame)
         for t in acts:
@@ -503,7 +505,7 @@ def _collect_float(model, graph: _Graph, frames, step) -> _FloatStats:
                 lo[t] = min(lo[t], float(v.min()))
                 hi[t] = max(hi[t], float(v.max()))
         if k == 0:
-            for t in folded_outs:
+            for t in unpacked:
                 static[t] = interp.get_tensor(t)
         step(k + 1)
     ranges = {t: (lo[t], hi[t]) if lo[t] <= hi[t] else (0.0, 0.0) for t in acts}
@@ -686,14 +688,15 @@ class _Writer:
             elif t in plan.stats.static and meta.type != _F32:
                 self.data[t] = np.ascontiguousarray(plan.stats.static[t]).tobytes()
         # the boundary: float in, QUANTIZE; DEQUANTIZE, float out
+        acts = set(graph.activations)
         for t in sg.inputs or ():
-            if graph.is_float(t):
+            if t in acts:
                 self.tensors[t] = src[t]
                 twin = self._add(self._int8_like(src[t], f"{src[t].name}/int8", plan.params[t],
                                                  plan.stats.ranges.get(t)))
                 self.q_of[t] = twin
                 self.ops.append((B.QUANTIZE, Operator(opcode_index=0, inputs=(t,), outputs=(twin,))))
-        outs = [t for t in sg.outputs or () if graph.is_float(t) and t not in (sg.inputs or ())]
+        outs = [t for t in dict.fromkeys(sg.outputs or ()) if t in acts and t not in (sg.inputs or ())]
         for t in outs:
             self.tensors[t] = src[t]
             self.q_of[t] = self._add(self._int8_like(src[t], f"{src[t].name}/int8", plan.params[t],
