@@ -3,7 +3,8 @@
 ``branchy_model()``: nine operators whose chains and neighbourhoods are known by hand::
 
     x → n0 CONV_2D(+RELU6) → n1 RELU → n2 TANH → n3 LOGISTIC ─┬→ n4 RELU  ─┐
-                                                                 └→ n5 RELU6 ─┴→ n6 ADD → n7 RELU → n8 TANH → y
+                                                                 └→ n5 RELU6 ─┴→ n6 ADD → n7 RELU
+                                                                                   → n8 TANH → y
 
 Chains of ≥ 3: [n0 n1 n2 n3] and [n6 n7 n8] (n3 has two readers, n6 two producers).
 """

@@ -117,7 +117,12 @@ def _node_attrs(n, view, prefix: str, shown) -> tuple:
 def _edge_attrs(e, edge_labels: bool) -> dict:
     tip = f"tensor {e.tensor} {e.name!r} {e.label}, {e.nbytes:,} bytes"
     attrs = {}
-    if e.crossing:
+    if e.crossing and e.static:
+        tip += (" — copied out of its partition at run time; the reader unpacks its own copy of these weights, "
+                "so nothing is copied in")
+        attrs.update(color="#000000", penwidth="2.2", fontcolor="#000000", style="dashed")
+        lab = f"{e.label}\n⇄ {e.nbytes:,} B out"
+    elif e.crossing:
         tip += " — copied between host and device at run time"
         attrs.update(color="#000000", penwidth="2.2", fontcolor="#000000")
         lab = f"{e.label}\n⇄ {e.nbytes:,} B"
@@ -320,7 +325,11 @@ def html(view, *, max_height: int = 760, **kw) -> str:
     summary = (f"{len(view.ops)} op nodes, {len(view.edges)} edges"
                + (f", {len(cross)} crossing ({sum(e.nbytes for e in cross):,} bytes)" if cross else "")
                + (f", {len(view.groups)} groups" if view.groups else ""))
-    notes = "".join(f"<div style='color:#555'>{_esc(n)}</div>" for n in view.notes)
+    hints = view.notes
+    if len(view.nodes) > 300 and not any(n.kind == "chain" for n in view.nodes):
+        hints += (f"a big graph ({len(view.nodes)} nodes): .collapse(3) folds its chains, .focus(node, radius=2) "
+                  f"shows one neighbourhood",)
+    notes = "".join(f"<div style='color:#555'>{_esc(n)}</div>" for n in hints)
     side = _legend(view) + _reasons_table(view, prefix) + _groups_table(view)
     return (f"<div style='font-family:Helvetica,Arial,sans-serif;font-size:12px;color:{H.INK};background:#fff;"
             f"padding:4px' id='{prefix}_view'>"

@@ -96,8 +96,8 @@ def collapse_chains(view, min_length: int = 3):
         badges = tuple(sorted({b for m in members for b in m.badges}))
         cid = owner[run[0]]
         span = ", ".join(m.id for m in members[:3]) + (f" … {members[-1].id}" if len(members) > 3 else "")
-        made[cid] = Node(cid, "chain", f"{len(members)} ops: {first.op} … {last.op}", lane=first.lane, group=first.group,
-                         partition=first.partition, badges=badges, detail=op_counts(members),
+        made[cid] = Node(cid, "chain", f"{len(members)} ops: {first.op} … {last.op}", lane=first.lane,
+                         group=first.group, partition=first.partition, badges=badges, detail=op_counts(members),
                          members=tuple(run), tooltip=f"chain of {len(members)} nodes ({span}): {op_counts(members)}")
     nodes, placed = [], set()
     for n in view.nodes:
@@ -176,5 +176,5 @@ def focus(view, node, radius: int = 2):
     overlays = {k: Overlay(ov.name, {i: v for i, v in ov.values.items() if i in keep}, ov.fmt, ov.combine,
                            ov.description) for k, ov in view.overlays.items()}
     note = f"focus on {centre}, radius {radius}: {len(nodes)} of {len(view.nodes)} nodes"
-    return view._derive(title=f"{view.title} — around {centre}", nodes=tuple(nodes), edges=edges, groups=tuple(groups),
-                        reasons=reasons, overlays=overlays, notes=view.notes + (note,))
+    return view._derive(title=f"{view.title} — around {centre}", nodes=tuple(nodes), edges=edges,
+                        groups=tuple(groups), reasons=reasons, overlays=overlays, notes=view.notes + (note,))

@@ -19,7 +19,7 @@ offload op 4, ``c12`` a collapsed chain starting at ``n12``.  Overlays are gener
 from __future__ import annotations
 
 import dataclasses
-from collections import Counter, deque
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -259,7 +259,8 @@ class OpGraph:
     def expand(self) -> "OpGraph":
         """A compiled model's view with each offload op opened into the operators it carries."""
         if self.source != "compiled":
-            raise ValueError(f"expand() opens workbench-offload ops of a compiled model; this view is of a {self.source}")
+            raise ValueError(f"expand() opens the workbench-offload ops of a compiled model; this view is of a "
+                             f"{self.source}")
         if self.expanded:
             return self
         return _from_compiled(self.model, self.subgraph, expand=True, title=self.title)
@@ -345,8 +346,8 @@ def _tensor_infos(g, prefix=None) -> dict:
     out = {}
     for t, meta in enumerate(g.tensors):
         key = t if prefix is None else (prefix, t)
-        out[key] = _TensorInfo(meta.name or f"tensor {t}", tuple(int(d) for d in meta.shape or ()), _dtype_name(meta.type),
-                               g.nbytes(t), bool(g.constant[t]), bool(g.static[t]))
+        out[key] = _TensorInfo(meta.name or f"tensor {t}", tuple(int(d) for d in meta.shape or ()),
+                               _dtype_name(meta.type), g.nbytes(t), bool(g.constant[t]), bool(g.static[t]))
     return out
 
 
@@ -515,9 +516,9 @@ def _placed(model, subgraph: int, plans, title: str, source: str, placements=Non
     edges = _mark_crossings(nodes, edges)
     group_recs = []
     for gid, plan, part in groups:
-        group_recs.append(Group(gid, f"{gid} · {plan.target.name} · {len(part.nodes)} nodes", tuple(f"n{i}" for i in part.nodes),
-                                part.index, plan.target.name, part.bytes_in, part.bytes_out, part.est_us,
-                                {"MACs": part.macs}))
+        group_recs.append(Group(gid, f"{gid} · {plan.target.name} · {len(part.nodes)} nodes",
+                                tuple(f"n{i}" for i in part.nodes), part.index, plan.target.name, part.bytes_in,
+                                part.bytes_out, part.est_us, {"MACs": part.macs}))
     view = OpGraph(title, source, subgraph, tuple(nodes), tuple(edges), tuple(group_recs), reasons, model=model,
                    plan=first)
     if not several:
@@ -553,8 +554,10 @@ def _measured_ms(measured, subgraph: int) -> dict:
 def _from_run(it, subgraph: int = 0, *, measured=None, title=None) -> OpGraph:
     delegations = [(d, r) for d, r in it.delegations if r is not None and r.plans.get(subgraph) is not None]
     model = it.model
+    ms = _measured_ms(measured, subgraph)
     if not delegations:
-        view = _from_model(model, subgraph, title=title or f"run without delegation, {_subgraph_title(model, subgraph)}")
+        view = _from_model(model, subgraph,
+                           title=title or f"run without delegation, {_subgraph_title(model, subgraph)}")
         view.source = "run"
     else:
         plans = [r.plans[subgraph] for _, r in delegations]
@@ -564,7 +567,6 @@ def _from_run(it, subgraph: int = 0, *, measured=None, title=None) -> OpGraph:
         # what the devices counted, per partition; the delegate node of each partition
         several = len(plans) > 1
         groups = []
-        ms = _measured_ms(measured, subgraph)
         by_gid = {}
         for (d, r), plan in zip(delegations, plans):
             stats = getattr(getattr(d, "device", None), "stats", {}) or {}
@@ -585,7 +587,6 @@ def _from_run(it, subgraph: int = 0, *, measured=None, title=None) -> OpGraph:
         for grp in view.groups:
             groups.append(dataclasses.replace(grp, stats={**grp.stats, **by_gid.get(grp.id, {})}))
         view.groups = tuple(groups)
-    ms = _measured_ms(measured, subgraph)
     own = {f"n{i}": v for i, v in ms.items() if i < len(model.subgraphs[subgraph].operators or ())}
     if own:
         view.overlays["measured"] = Overlay("measured", own, "{:.3f} ms", "sum",
@@ -683,8 +684,7 @@ def _from_compiled(model, subgraph: int = 0, *, expand: bool = False, title=None
                 key = lambda t, o=o: alias.get(t, (o, t)) if t >= 0 else -1   # noqa: E731
                 new_items.append([n, tuple(key(t) for t in inner[1]), tuple(key(t) for t in inner[2])])
             target = str(doc.get("target", ""))
-            groups.append(Group(gid, f"offload op {o} ({model.operator_codes[model.subgraphs[subgraph].operators[o].opcode_index].custom_code}) "
-                                     f"→ P{k} · {target} · nodes {_span(orig)}",
+            groups.append(Group(gid, f"offload op {o} ({node.op}) → P{k} · {target} · nodes {_span(orig)}",
                                 tuple(members), k, target,
                                 sum(infos[t].nbytes for t in ins if t >= 0 and not infos[t].static),
                                 sum(infos[t].nbytes for t in outs if t >= 0), None,
