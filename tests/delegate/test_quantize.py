@@ -158,6 +158,9 @@ def check_structure(cal: Calibrated, float_model) -> None:
     assert [sg.tensors[t].name for t in sg.inputs] == [fsg.tensors[t].name for t in fsg.inputs]
     assert [sg.tensors[t].name for t in sg.outputs] == [fsg.tensors[t].name for t in fsg.outputs]
     names = op_names(m)
+    used = {t for op in sg.operators for t in (*op.inputs, *op.outputs) if t >= 0} | set(sg.inputs) | set(sg.outputs)
+    assert used == set(range(len(sg.tensors))), "tensors no operator uses"
+    assert len(m.buffers) == 1 + sum(1 for t in sg.tensors if t.buffer) + len(m.metadata), "buffers nobody uses"
     for op, name in zip(sg.operators, names):
         ts = [sg.tensors[t] for t in (*op.inputs, *op.outputs) if t >= 0]
         floats = [t for t in ts if t.type == TensorType.FLOAT32]
@@ -171,7 +174,7 @@ def check_structure(cal: Calibrated, float_model) -> None:
             a, w, axis, b = Q.WEIGHTED[getattr(B, name)]
             wt, bt, at = sg.tensors[op.inputs[w]], sg.tensors[op.inputs[b]], sg.tensors[op.inputs[a]]
             assert wt.type == TensorType.INT8 and wt.quantization.quantized_dimension == axis
-            assert len(wt.quantization.scale) == wt.shape[axis] > 1
+            assert len(wt.quantization.scale) == wt.shape[axis]          # one scale per output channel
             assert set(wt.quantization.zero_point) == {0}
             assert bt.type == TensorType.INT32 and len(bt.quantization.scale) == wt.shape[axis]
             expect = np.float64(at.quantization.scale[0]) * np.asarray(wt.quantization.scale, np.float64)
@@ -370,7 +373,11 @@ def test_digits_int8_model_structure(digits):
                                        "FULLY_CONNECTED", "SOFTMAX", "DEQUANTIZE"]
     assert versions(cals[1].model) == {"QUANTIZE": 1, "CONV_2D": 3, "MAX_POOL_2D": 2, "MEAN": 2,
                                        "FULLY_CONNECTED": 4, "SOFTMAX": 2, "DEQUANTIZE": 2}
-    assert cals[1].model.signature_defs == model.signature_defs
+    def signature(m):          # the signature's tensors by name (the int8 model renumbers its tensors)
+        return [(sig.signature_key, [(tm.name, m.subgraphs[0].tensors[tm.tensor_index].name)
+                                     for tm in (*sig.inputs, *sig.outputs)]) for sig in m.signature_defs]
+
+    assert signature(cals[1].model) == signature(model)
     assert workbench.versioning.read_min_runtime_metadata(cals[1].model) is not None
     assert [len(s) for s in cals[1].weight_scales.values()] == [8, 16, 32, 10]     # one scale per channel
     assert not any(np.any(c) for c in cals[1].bias_corrections.values())
@@ -432,6 +439,45 @@ def test_calibrated_shows_a_table_per_tensor(digits):
     assert "digits_cnn_1/pool_1/MaxPool2d" in text and "fixed by SOFTMAX" in text
     assert page.count("<tr>") == 1 + len(cal.scales) + 1 + len(cal.weight_scales)
     assert "0.00390625" in page
+
+
+# ------------------------------------------------------------------------------------------------
+# the converter-made float sample models, whole and as the partitions the tidl strategy cuts
+# ------------------------------------------------------------------------------------------------
+SAMPLES = ["audio_conv1d_float", "dilated_depthwise_float", "efficientnet_block_float", "fc_variants_float",
+           "float16_weights", "grouped_conv_float", "mobilenet_v3_block_float", "resnet_block_float",
+           "ssd_head_float", "unet_tiny_float"]
+
+
+@pytest.mark.parametrize("name", SAMPLES)
+def test_sample_model_quantizes_and_runs_bit_identically_in_litert(name):
+    model = workbench.load(ROOT / "sample_models" / f"{name}.tflite")
+    cal = calibrate(model, random_frames(model, 4, seed=5), iterations=2)
+    check_structure(cal, model)
+    assert_runs_the_same_in_litert(cal.model, random_frames(model, 2, seed=6, low=-2, high=2), name)
+
+
+@pytest.mark.parametrize("name", ["digits_cnn_float", "float16_weights", "mobilenet_v3_block_float", "unet_tiny_float"])
+def test_every_tidl_partition_quantizes_and_runs_bit_identically_in_litert(name):
+    from workbench.partition import partition, submodel
+
+    plan = partition(workbench.load(ROOT / "sample_models" / f"{name}.tflite"), "tidl", "tidl")
+    assert plan.partitions
+    for k in range(len(plan.partitions)):
+        part = submodel(plan, k)
+        cal = calibrate(part, random_frames(part, 4, seed=k), iterations=2)
+        assert_runs_the_same_in_litert(cal.model, random_frames(part, 2, seed=10 + k), f"{name} partition {k}")
+
+
+@pytest.mark.parametrize("name, why", [
+    ("kws_lstm_float", r"UNIDIRECTIONAL_SEQUENCE_LSTM \(node 0\): no int8 quantization rule"),
+    ("transformer_tiny_float", r"NEG \(node 7\): no int8 quantization rule"),
+    ("gru_tiny_float", "models of one subgraph; this one has 3"),
+])
+def test_models_beyond_the_rules_are_refused_before_any_run(name, why):
+    model = workbench.load(ROOT / "sample_models" / f"{name}.tflite")
+    with pytest.raises(UnsupportedOpError, match=why):
+        calibrate(model, [None])          # refused before a frame is looked at
 
 
 # ------------------------------------------------------------------------------------------------

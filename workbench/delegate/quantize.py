@@ -84,7 +84,7 @@ from ..errors import UnsupportedOpError, WorkbenchError
 from ..partition import GraphView
 from ..schema import CLASSES
 from ..schema.enums import BuiltinOperator as B, TensorType
-from ..schema.types import PLACEHOLDER_FOR_GREATER_OP_CODES, buffer_bytes, builtin_code, tensor_data
+from ..schema.types import NUMPY_DTYPE, PLACEHOLDER_FOR_GREATER_OP_CODES, buffer_bytes, builtin_code, tensor_data
 from ..schema.validate import validate_model
 from ..versioning import op_version, write_min_runtime_metadata
 
@@ -218,8 +218,8 @@ class Calibrated:
     ``scales``: float activation name → (scale, zero point) of its int8 tensor (a graph input or
     output is the float tensor; its int8 twin inside is named ``NAME/int8``); ``ranges``: the same
     names → (min, max) seen in float on the calibration frames; ``weight_scales``: weight tensor name →
-    its per-channel scales; ``bias_corrections``: bias tensor name → the int32 steps bias calibration
-    moved each channel by, summed over the iterations; ``notes``: name → why its parameters are not
+    its per-channel scales; ``bias_corrections``: the same weight names → the int32 steps bias
+    calibration moved the op's bias by, per channel, summed over the iterations; ``notes``: name → why its parameters are not
     the plain symmetric ones (fixed by the op, tied to another tensor, requantized).
     """
 
@@ -237,10 +237,7 @@ class Calibrated:
     def compare(self, frames) -> dict:
         """Run the float and the int8 model on ``frames``; float activation name → :func:`sqnr` of the
         int8 values (dequantized) against the float ones, over all frames."""
-        from ..interpreter import Interpreter
-
-        fl = Interpreter(model=self.float_model, keep_intermediates=True)
-        q8 = Interpreter(model=self.model, keep_intermediates=True)
+        fl, q8 = _interpreter(self.float_model), _interpreter(self.model)
         fl_idx = {t.name: k for k, t in enumerate(self.float_model.subgraphs[0].tensors)}
         q_tensors = self.model.subgraphs[0].tensors
         q_idx = {t.name: k for k, t in enumerate(q_tensors)}
@@ -339,28 +336,24 @@ def calibrate(model, frames, *, iterations: int = 1, scale_type: str = "symmetri
     if len(model.subgraphs or ()) != 1:
         raise UnsupportedOpError(f"calibrate quantizes models of one subgraph; this one has "
                                  f"{len(model.subgraphs or ())} (control flow is not supported)")
+    graph = _Graph(model)                         # which op gets which rule; fails early on unknown ops
     inputs = _input_specs(model)
     frames = [_frame(f, inputs) for f in frames]
-
-    graph = _Graph(model)                         # which op gets which rule; fails early on unknown ops
-    step, close = _progress(progress, len(frames) * iterations)
+    report = _Progress(progress, total=len(frames) * iterations)
     try:
         # 1. ranges, from the float model
-        stats = _collect_float(model, graph, frames, lambda k: step(k, len(frames) * iterations,
-                                                                    "calibration 1: float ranges"))
+        stats = _collect_float(graph, frames, lambda: report.tick("calibration 1: float ranges"))
         # 2.-4. parameters, constants, the int8 graph
         plan = _Plan(graph, stats, scale_type)
         qmodel = plan.write()
         # 5. bias calibration
         for it in range(2, iterations + 1):
-            done = (it - 1) * len(frames)
             errors = _channel_errors(qmodel, plan, frames,
-                                     lambda k: step(done + k, len(frames) * iterations,
-                                                    f"calibration {it}: bias correction"))
+                                     lambda: report.tick(f"calibration {it}: bias correction"))
             plan.correct_biases(errors)
             qmodel = plan.write()
     finally:
-        close()
+        report.close()
     return Calibrated(model=qmodel, scales=plan.activation_params(), ranges=plan.named_ranges(),
                       frames=len(frames), iterations=iterations, scale_type=scale_type,
                       weight_scales=plan.named_weight_scales(), bias_corrections=plan.named_corrections(),
@@ -369,11 +362,9 @@ def calibrate(model, frames, *, iterations: int = 1, scale_type: str = "symmetri
 
 # -- frames, runs, progress ------------------------------------------------------------------------
 def _input_specs(model) -> list:
+    """(name, numpy dtype) of each input of the model."""
     sg = model.subgraphs[0]
-    from ..schema.types import NUMPY_DTYPE
-
-    return [(t, sg.tensors[t].name, NUMPY_DTYPE.get(sg.tensors[t].type, np.float32), tuple(sg.tensors[t].shape or ()))
-            for t in sg.inputs or ()]
+    return [(sg.tensors[t].name, NUMPY_DTYPE.get(sg.tensors[t].type, np.float32)) for t in sg.inputs or ()]
 
 
 def _frame(frame, inputs) -> list:
@@ -382,43 +373,58 @@ def _frame(frame, inputs) -> list:
     frame = list(frame)
     if len(frame) != len(inputs):
         raise WorkbenchError(f"a calibration frame holds {len(frame)} arrays; the model has {len(inputs)} inputs "
-                             f"({', '.join(repr(n) for _, n, _, _ in inputs)})")
-    return [np.asarray(x, dtype) for x, (_, _, dtype, _) in zip(frame, inputs)]
+                             f"({', '.join(repr(n) for n, _ in inputs)})")
+    return [np.asarray(x, dtype) for x, (_, dtype) in zip(frame, inputs)]
+
+
+def _interpreter(model):
+    """A workbench.Interpreter that keeps every tensor readable after invoke."""
+    from ..interpreter import Interpreter
+
+    interp = Interpreter(model=model, keep_intermediates=True)
+    interp.allocate_tensors()
+    return interp
 
 
 def _run(interp, frame) -> None:
-    """Set one frame (resizing inputs whose shape differs) and invoke."""
+    """Set one frame (resizing the inputs whose shape differs) and invoke."""
     details = interp.get_input_details()
-    resized = False
-    for d, x in zip(details, frame):
-        if tuple(d["shape"]) != x.shape:
+    if any(tuple(d["shape"]) != x.shape for d, x in zip(details, frame)):
+        for d, x in zip(details, frame):
             interp.resize_tensor_input(d["index"], list(x.shape))
-            resized = True
-    if resized or not getattr(interp, "_allocated_once", False):
         interp.allocate_tensors()
-        interp._allocated_once = True
     for d, x in zip(details, frame):
         interp.set_tensor(d["index"], x)
     interp.invoke()
 
 
-def _progress(progress, total):
-    """(step(done, total, what), close()) for ``progress``: None, True (tqdm) or a callable."""
-    if progress is None or progress is False:
-        return (lambda done, total, what: None), (lambda: None)
-    if progress is True:
-        from tqdm.auto import tqdm
+class _Progress:
+    """Counts the frames run; shows them as asked: None (nothing), True (a tqdm bar: tqdm.auto is a
+    widget in Jupyter and a text bar on a terminal) or a callable ``progress(done, total, what)``."""
 
-        bar = tqdm(total=total, desc="calibrate", unit="frame")
+    def __init__(self, progress, total: int):
+        self.done, self.total = 0, total
+        self.bar = self.callback = None
+        if progress is True:
+            from tqdm.auto import tqdm
 
-        def step(done, total, what):
-            bar.set_description(what, refresh=False)
-            bar.update(done - bar.n)
+            self.bar = tqdm(total=total, desc="calibrate", unit="frame")
+        elif callable(progress):
+            self.callback = progress
+        elif progress is not None and progress is not False:
+            raise TypeError(f"progress must be None, True or a callable(done, total, what), got {progress!r}")
 
-        return step, bar.close
-    if callable(progress):
-        return progress, (lambda: None)
-    raise TypeError(f"progress must be None, True or a callable(done, total, what), got {progress!r}")
+    def tick(self, what: str) -> None:
+        self.done += 1
+        if self.bar is not None:
+            self.bar.set_description(what, refresh=False)
+            self.bar.update(1)
+        elif self.callback is not None:
+            self.callback(self.done, self.total, what)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
 
 
 # ================================================================================================
@@ -488,10 +494,10 @@ class _FloatStats:
     static: dict            # unpacked constant (fp16 DEQUANTIZE output …) → its value
 
 
-def _collect_float(model, graph: _Graph, frames, step) -> _FloatStats:
-    from ..interpreter import Interpreter
-
-    interp = Interpreter(model=model, keep_intermediates=True)
+def _collect_float(graph: _Graph, frames, tick) -> _FloatStats:
+    """Run the float model on every frame: the range of every activation, the values of unpacked
+    constants (an fp16 DEQUANTIZE's output ...)."""
+    interp = _interpreter(graph.model)
     acts = graph.activations
     lo = {t: math.inf for t in acts}
     hi = {t: -math.inf for t in acts}
@@ -507,7 +513,7 @@ def _collect_float(model, graph: _Graph, frames, step) -> _FloatStats:
         if k == 0:
             for t in unpacked:
                 static[t] = interp.get_tensor(t)
-        step(k + 1)
+        tick()
     ranges = {t: (lo[t], hi[t]) if lo[t] <= hi[t] else (0.0, 0.0) for t in acts}
     return _FloatStats(ranges, static)
 
@@ -560,6 +566,7 @@ class _Plan:
         graph, g = self.graph, self.graph.g
         groups = _Groups()
         fixed: dict = {}                                    # tensor → fixed (scale, zero point)
+        requantize_to: dict = {}                            # (node, input slot) → tensor whose parameters it needs
         for nd, rule in zip(g.nodes, graph.rule):
             if rule == "fixed":
                 fixed[nd.outputs[0]] = FIXED[nd.op]
@@ -573,7 +580,7 @@ class _Plan:
                 for k, t in ins:
                     root_fixed = any(groups.find(f) == groups.find(t) for f in fixed)
                     if len(ins) > 1 and root_fixed:     # a fixed tensor joining others: requantize it
-                        self.requantize[(nd.index, k)] = anchor
+                        requantize_to[(nd.index, k)] = anchor
                         continue
                     groups.union(anchor, t)
         members: dict = {}
@@ -595,7 +602,7 @@ class _Plan:
                 for t in ts:
                     if t not in fixed:
                         self.notes[t] = f"tied: one scale for {len(ts)} tensors"
-        for (i, k), anchor in list(self.requantize.items()):
+        for (i, k), anchor in requantize_to.items():
             self.requantize[(i, k)] = self.params[anchor]
             self.notes[g.nodes[i].inputs[k]] = f"requantized before {g.nodes[i].name} (node {i})"
 
@@ -658,14 +665,12 @@ class _Plan:
         nodes, t = self.graph.g.nodes, self.graph.tensors
         return {t[nodes[i].inputs[WEIGHTED[nodes[i].op][1]]].name: c for i, c in self.corrections.items()}
 
-    def output_of(self, i: int) -> int:
-        return self.graph.g.nodes[i].outputs[0]
-
 
 class _Writer:
-    """Step 4: the int8 model.  Tensor k of the float model stays tensor k (so signatures stay valid);
-    new tensors (int8 twins of the graph's inputs and outputs, biases, requantized inputs, second
-    quantizations of a shared constant) are appended."""
+    """Step 4: the int8 model.  Works on the float model's tensor list: tensor k is rewritten in place
+    (an activation becomes INT8, a weight its int8 copy) and new tensors are appended (int8 twins of the
+    graph's inputs and outputs, biases, requantized inputs, a second quantization of a shared constant);
+    :meth:`_model` then drops what no operator uses and renumbers."""
 
     def __init__(self, plan: _Plan):
         self.plan = plan
@@ -729,11 +734,13 @@ class _Writer:
         if key not in self.consts:
             meta, array, qp = make()
             taken = any(k[0] == t for k in self.consts)
-            index = self._add(None) if taken else t
-            name = f"{meta.name}/{how[0]}" if taken else meta.name
-            self.tensors[index] = Tensor(shape=tuple(array.shape), type=_TYPE[array.dtype], buffer=0, name=name,
-                                         quantization=qp, shape_signature=meta.shape_signature,
-                                         has_rank=meta.has_rank)
+            tensor = Tensor(shape=tuple(array.shape), type=_TYPE[array.dtype], buffer=0,
+                            name=f"{meta.name}/{how[0]}" if taken else meta.name, quantization=qp,
+                            shape_signature=meta.shape_signature, has_rank=meta.has_rank)
+            if taken:
+                index = self._add(tensor)
+            else:
+                index, self.tensors[t] = t, tensor
             self.data[index] = np.ascontiguousarray(array).astype(array.dtype.newbyteorder("<")).tobytes()
             self.consts[key] = index
         return self.consts[key]
@@ -807,32 +814,39 @@ class _Writer:
 
     # -- the model -----------------------------------------------------------------------------
     def _model(self):
-        graph = self.graph
-        src_model = graph.model
+        """Tensors no operator uses any more (float weights replaced, unpacked fp16 constants) are dropped
+        and the rest renumbered; one operator code per op; versions and min_runtime_version as the
+        converter writes them."""
+        graph, src_model, sg = self.graph, self.graph.model, self.graph.sg
         used = {t for _, op in self.ops for t in (*op.inputs, *op.outputs) if t >= 0}
-        used.update(graph.sg.inputs or ())
-        used.update(graph.sg.outputs or ())
-        buffers = [Buffer()]
-        tensors = []
-        for k, meta in enumerate(self.tensors):
-            if meta is None:
-                raise WorkbenchError(f"internal: tensor {k} was never written")
-            if k in self.data and k in used:
-                buffers.append(Buffer(data=memoryview(self.data[k])))
+        used.update(sg.inputs or ())
+        used.update(sg.outputs or ())
+        new = {old: k for k, old in enumerate(sorted(used))}
+        renum = lambda ts: tuple(-1 if t < 0 else new[t] for t in ts)   # noqa: E731
+        buffers, tensors = [Buffer()], []
+        for old in sorted(used):
+            meta = self.tensors[old]
+            if old in self.data:
+                buffers.append(Buffer(data=memoryview(self.data[old])))
                 meta = dataclasses.replace(meta, buffer=len(buffers) - 1)
             elif meta.buffer:
-                meta = dataclasses.replace(meta, buffer=0)    # an unused float constant, or an activation
+                meta = dataclasses.replace(meta, buffer=0)
             tensors.append(meta)
-        codes = sorted({op for op, _ in self.ops}, key=lambda c: [o for o, _ in self.ops].index(c))
-        code_index = {c: k for k, c in enumerate(codes)}
-        operators = tuple(dataclasses.replace(op, opcode_index=code_index[c]) for c, op in self.ops)
-        sg = graph.sg
-        subgraph = SubGraph(tensors=tuple(tensors), inputs=sg.inputs, outputs=sg.outputs, operators=operators,
-                            name=sg.name)
-        opcodes = tuple(_opcode(c, 1) for c in codes)
+        codes = list(dict.fromkeys(code for code, _ in self.ops))
+        operators = tuple(dataclasses.replace(op, opcode_index=codes.index(code), inputs=renum(op.inputs),
+                                              outputs=renum(op.outputs)) for code, op in self.ops)
+        subgraph = SubGraph(tensors=tuple(tensors), inputs=renum(sg.inputs or ()), outputs=renum(sg.outputs or ()),
+                            operators=operators, name=sg.name)
+        signatures = None
+        if src_model.signature_defs:
+            signatures = tuple(dataclasses.replace(
+                sig, inputs=tuple(dataclasses.replace(m, tensor_index=new[m.tensor_index]) for m in sig.inputs or ()),
+                outputs=tuple(dataclasses.replace(m, tensor_index=new[m.tensor_index]) for m in sig.outputs or ()))
+                for sig in src_model.signature_defs)
         desc = f"int8 (TIDL-style {self.plan.scale_type} scales) from: {src_model.description or 'a float model'}"
-        model = dataclasses.replace(src_model, operator_codes=opcodes, subgraphs=(subgraph,), buffers=tuple(buffers),
-                                    description=desc, metadata=None)
+        model = dataclasses.replace(src_model, operator_codes=tuple(_opcode(c, 1) for c in codes), subgraphs=(subgraph,),
+                                    buffers=tuple(buffers), description=desc, metadata=None,
+                                    signature_defs=signatures)
         for attr in ("_source", "load_notes"):
             model.__dict__.pop(attr, None)
         model = _with_versions(model)
@@ -873,20 +887,17 @@ class _ChannelErrors:
     stderr: dict    # node → the standard error of that mean, from its spread over the frames
 
 
-def _channel_errors(qmodel, plan: _Plan, frames, step) -> _ChannelErrors:
+def _channel_errors(qmodel, plan: _Plan, frames, tick) -> _ChannelErrors:
     """Run the float and the int8 model side by side on every frame; per weighted op and output channel,
     the mean error of each frame (over positions), then their mean and standard error over frames."""
-    from ..interpreter import Interpreter
-
-    fl = Interpreter(model=plan.graph.model, keep_intermediates=True)
-    q8 = Interpreter(model=qmodel, keep_intermediates=True)
+    fl, q8 = _interpreter(plan.graph.model), _interpreter(qmodel)
     nodes = plan.graph.g.nodes
-    # the int8 model keeps the float model's tensor numbers; a graph output's int8 values are in its twin
     names = {t.name: k for k, t in enumerate(qmodel.subgraphs[0].tensors)}
-    where = {}
+    where = {}                        # node → (its output in the float model, the same in the int8 model)
     for i in plan.weights:
         out = nodes[i].outputs[0]
-        where[i] = (out, names.get(f"{plan.graph.tensors[out].name}/int8", out))
+        name = plan.graph.tensors[out].name
+        where[i] = (out, names.get(f"{name}/int8", names[name]))       # a graph output: its int8 twin
     s1: dict = {i: 0.0 for i in where}
     s2: dict = {i: 0.0 for i in where}
     for k, frame in enumerate(frames):
@@ -898,7 +909,7 @@ def _channel_errors(qmodel, plan: _Plan, frames, step) -> _ChannelErrors:
             m = err.reshape(-1, err.shape[-1]).mean(axis=0)
             s1[i] = s1[i] + m
             s2[i] = s2[i] + m * m
-        step(k + 1)
+        tick()
     n = len(frames)
     mean = {i: s1[i] / n for i in where}
     var = {i: np.maximum(s2[i] / n - mean[i] ** 2, 0.0) * n / max(n - 1, 1) for i in where}
