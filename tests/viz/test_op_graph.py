@@ -292,3 +292,11 @@ def test_offload_view_puts_the_cut_beside_the_opened_model(compiled, plan):
     assert viz.offload_view(compiled).left.source == "compiled"
     with pytest.raises(ValueError, match="compiled model"):
         viz.op_graph(plan).expand()
+
+
+def test_a_node_calling_subgraphs_says_which(corpus_paths):
+    m = workbench.load(corpus_paths["openwakeword_hey_jarvis"])
+    g = viz.op_graph(m)
+    calling = [n for n in g.ops if n.op == "IF"]
+    assert calling and all(n.detail == "calls subgraphs 2, 1" for n in calling)
+    assert len(viz.op_graph(m, 1).ops) == 0 and viz.op_graph(m, 2).ops

@@ -374,8 +374,10 @@ def _op_nodes(model, g, subgraph: int, prefix: str = "n", original=None) -> list
         tip = f"operators[{nd.index}] {nd.name} v{nd.version}" + (f", fused {act}" if act else "")
         if consts:
             tip += f", {consts} constant input{'s' if consts > 1 else ''}"
+        calls = g.calls.get(nd.index, ())
+        detail = f"calls subgraph{'s' if len(calls) > 1 else ''} {', '.join(map(str, calls))}" if calls else ""
         items.append([Node(f"{prefix}{nd.index}", "op", nd.name, nd.version, index=nd.index, activation=act,
-                           tooltip=tip), nd.inputs, nd.outputs])
+                           detail=detail, tooltip=tip + (f", {detail}" if detail else "")), nd.inputs, nd.outputs])
     return items
 
 
