@@ -75,8 +75,8 @@ def built_model():
     pad = b.tensor("pad", [1, 6, 6, 16])
     b.op(B.PAD, [cat, b.constant("paddings", np.array([[0, 0], [1, 1], [1, 1], [0, 0]], np.int32))], [pad])
     tc = b.tensor("transpose_conv", [1, 12, 12, 4])
-    b.op(B.TRANSPOSE_CONV, [b.constant("tc_shape", np.array([1, 12, 12, 4], np.int32)), b.constant("tc_w", r(4, 3, 3, 16)),
-                            pad, b.constant("tc_b", r(4))], [tc],
+    b.op(B.TRANSPOSE_CONV, [b.constant("tc_shape", np.array([1, 12, 12, 4], np.int32)),
+                            b.constant("tc_w", r(4, 3, 3, 16)), pad, b.constant("tc_b", r(4))], [tc],
          TransposeConvOptions(padding=Padding.SAME, stride_w=2, stride_h=2), version=3)
     relu = b.tensor("relu", [1, 12, 12, 4])
     b.op(B.RELU, [tc], [relu])
@@ -130,7 +130,8 @@ def assert_runs_the_same_in_litert(model, feeds: list, what: str) -> None:
     for k, (a, b) in enumerate(zip(theirs, ours)):
         assert len(a) == len(b)
         for name, x, y in zip(names, a, b):
-            assert x.dtype == y.dtype and x.shape == y.shape, f"{what} feed {k} {name}: {x.dtype}{x.shape} vs {y.dtype}{y.shape}"
+            assert x.dtype == y.dtype and x.shape == y.shape, \
+                f"{what} feed {k} {name}: {x.dtype}{x.shape} vs {y.dtype}{y.shape}"
             assert np.array_equal(x.view(np.uint8) if x.dtype.kind == "f" else x,
                                   y.view(np.uint8) if y.dtype.kind == "f" else y), \
                 f"{what} feed {k}, tensor {name}: LiteRT and workbench differ ({np.sum(x != y)} elements)"
@@ -435,7 +436,8 @@ def test_calibrated_shows_a_table_per_tensor(digits):
     _, _, cals = digits
     cal = cals[2]
     text, page = repr(cal), cal._repr_html_()
-    assert text.startswith("Calibrated int8 model: 9 ops, 8 activations, 4 per-channel weights; 64 frames, 2 iterations")
+    assert text.startswith("Calibrated int8 model: 9 ops, 8 activations, 4 per-channel weights; "
+                           "64 frames, 2 iterations")
     assert "digits_cnn_1/pool_1/MaxPool2d" in text and "fixed by SOFTMAX" in text
     assert page.count("<tr>") == 1 + len(cal.scales) + 1 + len(cal.weight_scales)
     assert "0.00390625" in page

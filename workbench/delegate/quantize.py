@@ -211,7 +211,7 @@ def sqnr(float_array, int8_dequantized_array) -> dict:
 # ================================================================================================
 # The result
 # ================================================================================================
-@dataclass
+@dataclass(eq=False)
 class Calibrated:
     """What :func:`calibrate` made: the int8 model and every choice behind it.
 
@@ -219,8 +219,9 @@ class Calibrated:
     output is the float tensor; its int8 twin inside is named ``NAME/int8``); ``ranges``: the same
     names → (min, max) seen in float on the calibration frames; ``weight_scales``: weight tensor name →
     its per-channel scales; ``bias_corrections``: the same weight names → the int32 steps bias
-    calibration moved the op's bias by, per channel, summed over the iterations; ``notes``: name → why its parameters are not
-    the plain symmetric ones (fixed by the op, tied to another tensor, requantized).
+    calibration moved the op's bias by, per channel, summed over the iterations; ``notes``: name → why
+    its parameters are not the plain symmetric ones (fixed by the op, tied to other tensors,
+    requantized).
     """
 
     model: object
@@ -844,8 +845,8 @@ class _Writer:
                 outputs=tuple(dataclasses.replace(m, tensor_index=new[m.tensor_index]) for m in sig.outputs or ()))
                 for sig in src_model.signature_defs)
         desc = f"int8 (TIDL-style {self.plan.scale_type} scales) from: {src_model.description or 'a float model'}"
-        model = dataclasses.replace(src_model, operator_codes=tuple(_opcode(c, 1) for c in codes), subgraphs=(subgraph,),
-                                    buffers=tuple(buffers), description=desc, metadata=None,
+        model = dataclasses.replace(src_model, operator_codes=tuple(_opcode(c, 1) for c in codes),
+                                    subgraphs=(subgraph,), buffers=tuple(buffers), description=desc, metadata=None,
                                     signature_defs=signatures)
         for attr in ("_source", "load_notes"):
             model.__dict__.pop(attr, None)
