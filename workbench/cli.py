@@ -851,6 +851,15 @@ def _register_run(sub) -> None:
                         "--list-targets` or a target file)")
     p.add_argument("--strategy", choices=["tflite", "tidl", "edgetpu"], default=None,
                    help="with --delegate: how the graph is cut (default tflite, TFLite's own partitioning)")
+    p.add_argument("--precision", choices=["float", "int8"], default=None,
+                   help="with --delegate: float (the device runs the model's own kernels) or int8 (each partition "
+                        "is calibrated into an int8 copy, the TIDL way; needs --calibration)")
+    p.add_argument("--calibration", metavar="SAMPLES.npz[:KEY]",
+                   help="with --precision int8: calibration frames from the training data, one array per model "
+                        "input (by tensor name or arr_0, arr_1, ...) with the frames stacked on a first axis; "
+                        ":KEY picks one array for a one-input model (e.g. digits_split.npz:x_train)")
+    p.add_argument("--calibration-frames", type=_positive, default=64, metavar="N",
+                   help="use the first N calibration frames (default 64)")
     p.add_argument("--trace", metavar="TRACE.json",
                    help="write the run as Chrome trace / Perfetto JSON (a host lane and, with --delegate, a "
                         "device lane)")
@@ -1128,14 +1137,83 @@ def _run_delegate(args):
     from .delegate import load_delegate
 
     if args.delegate is None:
-        if args.strategy is not None:
-            raise WorkbenchError("--strategy needs --delegate TARGET")
+        for flag, value in (("--strategy", args.strategy), ("--precision", args.precision),
+                            ("--calibration", args.calibration)):
+            if value is not None:
+                raise WorkbenchError(f"{flag} needs --delegate TARGET")
         return None
+    if args.precision == "int8" and args.calibration is None:
+        raise WorkbenchError("--precision int8 needs --calibration SAMPLES.npz (frames from the training data)")
+    if args.calibration is not None and args.precision != "int8":
+        raise WorkbenchError("--calibration is for --precision int8")
     options = {"strategy": args.strategy} if args.strategy else {}
     try:
-        return load_delegate(args.delegate, options)
+        d = load_delegate(args.delegate, options)
     except ValueError as exc:
         raise WorkbenchError(f"--delegate {args.delegate}: " + "; ".join(str(exc).splitlines())) from None
+    if args.precision == "int8":
+        from .delegate import SimulatedAccelerator
+
+        frames = _calibration_frames(args.calibration, args.model, args.calibration_frames)
+        d = SimulatedAccelerator(d.target, strategy=d.strategy, precision="int8", calibration=frames,
+                                 progress=not args.json and sys.stderr.isatty())
+    return d
+
+
+def _calibration_frames(spec: str, model_path: str, limit: int) -> list:
+    """``--calibration FILE.npz[:KEY]`` → a list of frames (one array per model input each)."""
+    from .interpreter import Interpreter
+
+    path, _, key = spec.partition(":") if not Path(spec).exists() else (spec, "", "")
+    where = f"--calibration {spec}"
+    details = Interpreter(model_path=model_path).get_input_details()
+    try:
+        archive = np.load(path, allow_pickle=False)
+    except OSError as exc:
+        raise WorkbenchError(f"{where}: cannot read {path}: {exc.strerror or _one_line(exc)}") from None
+    except (ValueError, EOFError) as exc:
+        raise WorkbenchError(f"{where}: {path} is not a readable .npz archive ({_one_line(exc)})") from None
+    if not hasattr(archive, "files"):
+        raise WorkbenchError(f"{where}: {path} is one .npy array; give an .npz (np.savez) of the frames")
+    with archive:
+        if key:
+            if key not in archive.files:
+                raise WorkbenchError(f"{where}: {path} has no array '{key}' (it holds {', '.join(archive.files)})")
+            if len(details) != 1:
+                raise WorkbenchError(f"{where}: :KEY picks one array, but the model has {len(details)} inputs")
+            stacks = {0: archive[key]}
+        else:
+            names = [d["name"] for d in details]
+            stacks = {}
+            for k in archive.files:
+                pos = names.index(k) if k in names else (int(k[4:]) if re.fullmatch(r"arr_\d+", k) else None)
+                if pos is None or pos >= len(details):
+                    raise WorkbenchError(f"{where}: {path} holds '{k}', which names no input (inputs: "
+                                         f"{', '.join(names)}; or pick one array with {path}:KEY)")
+                stacks[pos] = archive[k]
+            missing = [names[k] for k in range(len(names)) if k not in stacks]
+            if missing:
+                raise WorkbenchError(f"{where}: {path} has no frames for input {', '.join(missing)}")
+    counts = set()
+    for pos, a in stacks.items():
+        d = details[pos]
+        shape = tuple(int(v) for v in d["shape"])
+        if a.dtype.kind not in "biuf" or a.ndim != len(shape) or tuple(a.shape[1:]) != shape[1:]:
+            raise WorkbenchError(f"{where}: frames for input '{d['name']}' should be an array of numbers of shape "
+                                 f"[N, {', '.join(map(str, shape[1:]))}] (frames stacked on the first axis), "
+                                 f"got {a.dtype} {list(a.shape)}")
+        counts.add(a.shape[0] // max(shape[0], 1))
+    if len(counts) != 1 or not min(counts):
+        raise WorkbenchError(f"{where}: the inputs have different numbers of frames, or none ({sorted(counts)})")
+    n = min(min(counts), limit)
+    frames = []
+    for i in range(n):
+        frame = []
+        for pos in range(len(details)):
+            b = max(int(details[pos]["shape"][0]), 1)
+            frame.append(stacks[pos][i * b:(i + 1) * b].astype(details[pos]["dtype"]))
+        frames.append(frame)
+    return frames
 
 
 def _delegation_summary(it, delegate, events, host_ms: float) -> dict:
@@ -1152,6 +1230,7 @@ def _delegation_summary(it, delegate, events, host_ms: float) -> dict:
     copies = [e for e in events if e.kind in ("copy in", "copy out")]
     device_ms = sum(e.modeled_ms or 0.0 for e in events if e.kind == "delegate")
     return {"delegate": delegate.name, "target": delegate.target.name, "strategy": delegate.strategy,
+            "precision": getattr(delegate, "precision", "float"),
             "nodes": lanes, "cpu_reasons": dict(sorted(reasons.items(), key=lambda kv: -kv[1])),
             "partitions": parts, "bytes_copied": {"in": sum(e.bytes for e in copies if e.kind == "copy in"),
                                                   "out": sum(e.bytes for e in copies if e.kind == "copy out")},
@@ -1220,7 +1299,8 @@ def _cmd_run(args) -> int:
     if "delegation" in doc:
         s = doc["delegation"]
         out += s["log"]
-        out.append(f"{s['delegate']} ({s['target']}/{s['strategy']}): {s['nodes']['device']} node(s) on the device in "
+        out.append(f"{s['delegate']} ({s['target']}/{s['strategy']}, {s['precision']}): {s['nodes']['device']} node(s) "
+                   f"on the device in "
                    f"{len(s['partitions'])} partition(s), {s['nodes']['cpu']} on the CPU")
         for r, n in s["cpu_reasons"].items():
             out.append(f"  cpu: {n} × {r}")

@@ -97,3 +97,31 @@ def test_an_input_given_twice_is_refused(capsys, tmp_path):
     code, out, err = run_inprocess(capsys, "run", DIGITS, "--input", _image(tmp_path, arr_0=_x()),
                                    "--input", f"0={tmp_path / 'x.npy'}")
     assert code == 2 and "is given twice" in err
+
+
+def test_run_with_int8_offload_calibrated_from_the_training_split(capsys, tmp_path):
+    code, out, err = run_inprocess(capsys, "run", DIGITS, "--delegate", "tidl", "--strategy", "tidl",
+                                   "--precision", "int8", "--calibration", f"{SPLIT}:x_train",
+                                   "--calibration-frames", "32", "--json")
+    assert code == 0, err
+    s = strict_json(out)["delegation"]
+    assert s["precision"] == "int8" and s["nodes"] == {"device": 6, "cpu": 1}
+    # frames stacked by input name work too
+    name = workbench.Interpreter(model_path=str(DIGITS)).get_input_details()[0]["name"]
+    np.savez(tmp_path / "cal.npz", **{name: np.load(SPLIT)["x_train"][:8]})
+    code, out, err = run_inprocess(capsys, "run", DIGITS, "--delegate", "tidl", "--precision", "int8",
+                                   "--calibration", tmp_path / "cal.npz")
+    assert code == 0 and "int8" in out, err
+
+
+@pytest.mark.parametrize("args, why", [
+    (["--delegate", "tidl", "--precision", "int8"], "needs --calibration"),
+    (["--precision", "int8"], "--precision needs --delegate TARGET"),
+    (["--delegate", "tidl", "--calibration", "x.npz"], "--calibration is for --precision int8"),
+    (["--delegate", "tidl", "--precision", "int8", "--calibration", f"{SPLIT}"], "which names no input"),
+    (["--delegate", "tidl", "--precision", "int8", "--calibration", f"{SPLIT}:nope"], "has no array 'nope'"),
+    (["--delegate", "tidl", "--precision", "int8", "--calibration", f"{SPLIT}:y_train"], "should be an array"),
+])
+def test_bad_calibration_arguments_are_usage_errors(capsys, args, why):
+    code, out, err = run_inprocess(capsys, "run", DIGITS, *args)
+    assert code == 2 and why in err, err

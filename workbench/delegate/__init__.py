@@ -16,10 +16,11 @@ registered with the interpreter through the ``workbench.kernels`` entry-point gr
 
 from ..errors import DelegateError
 from .device import Device, DeviceData, DeviceKernel, PartitionStats
+from .error import NodeError, node_errors
 from .interface import FAIL_POINTS, RESTORED, Delegate, Delegation, NodeSignature, apply, plan_subsets, version_error
 from .offload import Offload, read_options
 from .simulated import SimulatedAccelerator, SimulatedKernel, load_delegate
 
 __all__ = ["Delegate", "DelegateError", "Delegation", "NodeSignature", "SimulatedAccelerator", "SimulatedKernel",
            "Device", "DeviceKernel", "DeviceData", "PartitionStats", "Offload", "read_options", "apply",
-           "plan_subsets", "version_error", "load_delegate", "FAIL_POINTS", "RESTORED"]
+           "plan_subsets", "version_error", "load_delegate", "node_errors", "NodeError", "FAIL_POINTS", "RESTORED"]

@@ -97,13 +97,15 @@ class DeviceData(OffloadData):
     cost: dict = field(default_factory=dict, repr=False)
     streamed_bytes: int = 0
     stats: PartitionStats | None = field(default=None, repr=False)
+    precision: str = "float"
+    calibrated: object = field(default=None, repr=False)   # the Calibrated int8 copy (precision int8)
 
     @property
     def last_modeled_ms(self) -> float:
         return self.stats.last_us / 1000.0
 
     def __repr__(self) -> str:
-        return (f"DeviceData(P{self.partition} on {self.target}: {len(self.nodes)} nodes, "
+        return (f"DeviceData(P{self.partition} on {self.target}, {self.precision}: {len(self.nodes)} nodes, "
                 f"{len(self.inputs)} in / {len(self.outputs)} out tensors, weights {self.weights_bytes:,} bytes, "
                 f"~{self.est_us:.1f} µs modeled per run)")
 
@@ -121,24 +123,45 @@ class DeviceKernel(Offload):
     def prepare(self, context, node):
         plan = self.delegate.plan_of(self.partition)
         part = self.partition
-        inner_model = submodel(plan, part.index)
+        calibrated = getattr(self.delegate, "calibrated", {}).get((node.subgraph, part.index))
+        inner_model = calibrated.model if calibrated is not None else submodel(plan, part.index)
         blob = dump(inner_model)
         shared = getattr(plan.target, "variables", "private") == "shared"
         base = self.start(context, node, blob, part.index, plan.target.name, shared=shared)
         cost = plan.target.cost
-        n_ops = len(inner_model.subgraphs[0].operators or ())
-        inner_nodes = (-1,) * (n_ops - len(part.nodes)) + tuple(part.nodes)   # unpackers first, as submodel
         names = {}
         for t, meta in enumerate(plan.model.subgraphs[plan.subgraph].tensors or ()):
             names.setdefault(meta.name, t)
-        outer_tensor = {k: names.get(meta.name, -1)
-                        for k, meta in enumerate(inner_model.subgraphs[0].tensors or ())}
+        inner_tensors = inner_model.subgraphs[0].tensors or ()
+        # an int8 copy names a float boundary tensor's int8 twin NAME/int8
+        outer_tensor = {k: names.get(meta.name, names.get((meta.name or "").removesuffix("/int8"), -1))
+                        for k, meta in enumerate(inner_tensors)}
+        producer = plan.graph.producer
+        mine = set(part.nodes)
+        # which original node each operator of the partition's .tflite is (by its output tensors; -1: an
+        # operator of the device's own — unpacking weights, the int8 copy's boundary conversions)
+        # (in an int8 copy, the op writing NAME/int8 is the original node; the DEQUANTIZE writing the float
+        # NAME is the boundary conversion)
+        inner_names = {meta.name or "" for meta in inner_tensors}
+        inner_nodes = []
+        for op in inner_model.subgraphs[0].operators or ():
+            found = -1
+            for k in op.outputs or ():
+                name = inner_tensors[k].name or "" if k >= 0 else ""
+                if not name.endswith("/int8") and f"{name}/int8" in inner_names:
+                    continue                        # the float twin of a boundary tensor
+                t = outer_tensor.get(k, -1) if k >= 0 else -1
+                if t >= 0 and producer[t] in mine:
+                    found = producer[t]
+                    break
+            inner_nodes.append(found)
+        inner_nodes = tuple(inner_nodes)
         stats = PartitionStats(part.index, len(part), part.est_us, len(blob), part.streamed_bytes)
         self.delegate.device.stats[(node.subgraph, part.index)] = stats
         node_us = tuple(device_node_us(cost, node_macs(plan.graph, i)) for i in part.nodes)
         return DeviceData(base.inner, base.inputs, base.outputs, base.partition, base.target, tuple(part.nodes),
                           len(blob), part.est_us, node_us, inner_nodes, outer_tensor, dict(cost),
-                          part.streamed_bytes, stats)
+                          part.streamed_bytes, stats, "int8" if calibrated is not None else "float", calibrated)
 
     # -- running ------------------------------------------------------------------------------------
     def invoke(self, context, node, data) -> None:

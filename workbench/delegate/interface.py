@@ -98,6 +98,7 @@ class Delegation:
     delegate: object
     plans: dict = field(default_factory=dict)
     nodes: dict = field(default_factory=dict)
+    errors: dict = field(default_factory=dict)      # node → NodeError, from the last error.node_errors run
 
     def placements(self, subgraph: int = 0) -> tuple:
         plan = self.plans.get(subgraph)

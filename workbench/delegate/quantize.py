@@ -89,7 +89,7 @@ from ..schema.validate import validate_model
 from ..versioning import op_version, write_min_runtime_metadata
 
 __all__ = ["calibrate", "Calibrated", "sqnr", "SCALE_TYPES", "WEIGHTED", "OWN_SCALE", "FIXED", "TIED",
-           "INT_OUTPUT", "symmetric_scale", "quantize_per_channel"]
+           "INT_OUTPUT", "QUANTIZABLE", "symmetric_scale", "quantize_per_channel"]
 
 Tensor, Operator, OperatorCode, Buffer, QuantizationParameters, SubGraph = (
     CLASSES[k] for k in ("Tensor", "Operator", "OperatorCode", "Buffer", "QuantizationParameters", "SubGraph"))
@@ -124,6 +124,8 @@ TIED = frozenset({B.RESHAPE, B.SQUEEZE, B.EXPAND_DIMS, B.AVERAGE_POOL_2D, B.MAX_
 INT_OUTPUT = frozenset({B.SHAPE, B.ARG_MAX, B.ARG_MIN})
 # ops that unpack constants (fp16 weights, sparse weights): folded into the weights they make
 _FOLDED = frozenset({B.DEQUANTIZE, B.DENSIFY})
+# every op this module has a rule for: what an int8 device can take
+QUANTIZABLE = frozenset(WEIGHTED) | OWN_SCALE | frozenset(FIXED) | TIED | INT_OUTPUT | _FOLDED
 
 _F32 = TensorType.FLOAT32
 

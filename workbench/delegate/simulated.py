@@ -12,15 +12,21 @@ does then.
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..errors import DelegateError
-from ..partition import Partition, Target, load_target
+from ..partition import Partition, Target, load_target, submodel
+from ..partition.plan import Reason
 import dataclasses
 
 from ..partition.target import OpRule
 from .device import DeviceKernel
 from .interface import FAIL_POINTS, Delegate, NodeSignature
+from .quantize import QUANTIZABLE, SCALE_TYPES, calibrate
 
-__all__ = ["SimulatedAccelerator", "SimulatedKernel", "load_delegate"]
+__all__ = ["SimulatedAccelerator", "SimulatedKernel", "load_delegate", "PRECISIONS"]
+
+PRECISIONS = ("float", "int8")
 
 
 class SimulatedKernel(DeviceKernel):
@@ -44,11 +50,34 @@ class SimulatedAccelerator(Delegate):
 
     ``max_versions``: op name → highest known version, overriding the target's; ``fail``: one of
     ``FAIL_POINTS`` to fail on purpose there; the other knobs are :class:`Delegate`'s.
+
+    ``precision``: ``"float"`` — the device runs the model's own kernels, outputs bit-identical to the
+    CPU-only run; ``"int8"`` — the TIDL way: each partition of the main subgraph is calibrated on
+    ``calibration`` (frames of the model's inputs: training data only) into an int8 copy
+    (:func:`workbench.delegate.quantize.calibrate`, ``calibration_iterations``, ``scale_type``,
+    ``progress``) and the device runs that, so the accuracy change is real.
     """
 
     def __init__(self, target="xnnpack", *, name: str | None = None, max_versions=None, fail: str | None = None,
-                 **knobs):
+                 precision: str = "float", calibration=None, calibration_iterations: int = 1,
+                 scale_type: str = "symmetric", progress=None, **knobs):
         super().__init__(**knobs)
+        if precision not in PRECISIONS:
+            raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}, got {precision!r}")
+        if precision == "int8":
+            if calibration is None or len(calibration) == 0:
+                raise ValueError("precision int8 needs calibration frames: a list of input frames from the "
+                                 "training data (each a list of arrays, one per model input, or one array)")
+            if scale_type not in SCALE_TYPES:
+                raise ValueError(f"scale_type must be one of {', '.join(SCALE_TYPES)}, got {scale_type!r}")
+            if int(calibration_iterations) < 1:
+                raise ValueError(f"calibration_iterations must be >= 1, got {calibration_iterations!r}")
+        self.precision = precision
+        self.calibration = calibration
+        self.calibration_iterations = int(calibration_iterations)
+        self.scale_type = scale_type
+        self.progress = progress
+        self.calibrated: dict = {}         # (subgraph, partition) → Calibrated (precision int8)
         self._target = load_target(target)
         # the same target without its version limits: the delegate checks versions itself, first, in the
         # GPU delegate's words (and ``max_versions`` may override the target's)
@@ -74,11 +103,52 @@ class SimulatedAccelerator(Delegate):
 
     def supports(self, sig: NodeSignature) -> str | None:
         # the version was checked already (with the GPU delegate's words); the rest is the target's, in its words
-        return self._unversioned.check(sig.graph, sig.index)
+        why = self._unversioned.check(sig.graph, sig.index)
+        if why is None and self.precision == "int8" and not sig.is_custom and sig.op not in QUANTIZABLE:
+            return Reason("unsupported-op", f"{sig.name}: no int8 rule for it (precision int8: the device runs a "
+                                            f"calibrated int8 copy of each partition)")
+        return why
 
     def prepare(self, model, subgraph: int = 0, **kw):
         self._maybe_fail("prepare", "DelegatePrepare")
+        if self.precision == "int8" and subgraph != 0:
+            n = len(model.subgraphs[subgraph].operators or ())
+            kw["refused"] = {**kw.get("refused", {}),
+                             **{i: ("constraint", "precision int8 calibrates the main subgraph (0) only: its "
+                                                  "calibration frames are the model's inputs") for i in range(n)}}
         return super().prepare(model, subgraph, **kw)
+
+    def delegate_prepare(self, interpreter):
+        delegation = super().delegate_prepare(interpreter)
+        self.calibrated = {}
+        plan = delegation.plans.get(0)
+        if self.precision == "int8" and plan is not None and plan.partitions:
+            self._calibrate(interpreter.model, plan)
+        return delegation
+
+    def _calibrate(self, model, plan) -> None:
+        """Each partition's calibration frames are its own input tensors, taken from a float CPU run of
+        the whole model on the calibration frames; then each is calibrated into an int8 copy."""
+        from ..interpreter import Interpreter
+
+        cpu = Interpreter(model=model, keep_intermediates=True)
+        cpu.allocate_tensors()
+        details = cpu.get_input_details()
+        frames = {p.index: [] for p in plan.partitions}
+        for frame in self.calibration:
+            arrays = [frame] if isinstance(frame, np.ndarray) else list(frame)
+            if len(arrays) != len(details):
+                raise DelegateError(f"{self.name}: a calibration frame has {len(arrays)} array(s); the model has "
+                                    f"{len(details)} input(s)")
+            for d, a in zip(details, arrays):
+                cpu.set_tensor(d["index"], np.asarray(a, d["dtype"]).reshape(d["shape"]))
+            cpu.invoke()
+            for p in plan.partitions:
+                frames[p.index].append([cpu.get_tensor(t) for t in p.runtime_inputs])
+        for p in plan.partitions:
+            self.calibrated[(plan.subgraph, p.index)] = calibrate(
+                submodel(plan, p.index), frames[p.index], iterations=self.calibration_iterations,
+                scale_type=self.scale_type, progress=self.progress)
 
     def create_kernel(self, partition: Partition) -> SimulatedKernel:
         return SimulatedKernel(self, partition)
