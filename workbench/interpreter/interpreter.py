@@ -365,8 +365,8 @@ class _Subgraph:
             except Exception as exc:
                 if not delegated or isinstance(exc, MemoryError):
                     raise
-                raise DelegateError(f"{exc}\nDelegate kernel initialization failed.\nNode number {node.index} "
-                                    f"({node.op_name}) failed to prepare.") from exc
+                # TFLite's init cannot fail: a delegate kernel reports the error and its prepare fails
+                raise DelegateError(f"{exc}\nNode number {node.index} ({node.op_name}) failed to prepare.") from exc
             if any(t < 0 for t in node.outputs):
                 raise UnsupportedOpError(f"node {node.index} ({node.op_name}) has an absent (-1) output slot")
             fn = kernel.invoke_reference if (ctx.reference and kernel.invoke_reference is not None) else kernel.invoke
