@@ -222,3 +222,20 @@ def test_a_corpus_model_recuts_and_redraws_within_the_goal(corpus_paths):
         times.append(lab.timings["total_ms"])
     assert node in {m[0] for m in lab.diff.moved}
     assert min(times) < 250          # the benchmark holds the 100 ms goal; this only guards against regressions
+
+
+def test_several_knobs_in_one_go_recut_once(effnet, monkeypatch):
+    import workbench.viz.widgets.partition_lab as lab_module
+
+    lab = PartitionLab(effnet, "tidl", "tflite")
+    calls = []
+    real = lab_module.partition
+    monkeypatch.setattr(lab_module, "partition", lambda *a, **k: calls.append(k) or real(*a, **k))
+    with lab.changes():
+        lab.max_partitions.value = 2
+        lab.min_nodes.value = 2
+        lab.deny.value = (1, 7)
+    assert len(calls) == 1 and calls[0]["deny"] == (1, 7) and calls[0]["max_partitions"] == 2
+    assert [p.partition for p in lab.plan.placements] == \
+           [p.partition for p in partition(effnet, "tidl", "tflite", deny=(1, 7), max_partitions=2,
+                                           min_nodes=2).placements]

@@ -213,3 +213,17 @@ def test_a_corpus_model_steps_quickly(corpus_paths):
     dbg.slider.value = 300
     assert dbg.current.focus and _ringed(dbg) == set(dbg.current.focus)
     assert dbg.timings["show_ms"] < 500
+
+
+def test_steps_inside_a_called_subgraph_ring_the_node_that_called_it(corpus_paths):
+    dbg = StepDebugger("openwakeword_hey_jarvis", target="tidl")
+    inner = [s for s in dbg.steps if s.event.callers]
+    assert inner and any(s.event.lane == "device" for s in inner)
+    for s in inner:
+        caller = s.event.callers[0][1]
+        if caller in dbg._partitions:            # the device working for a DELEGATE node of subgraph 0
+            continue
+        dbg.slider.value = s.index
+        assert _ringed(dbg) == {f"n{caller}"}, s
+        assert _cursor_x(dbg) >= 0               # the timeline always has a cursor
+    assert all(s.focus or s.group for s in dbg.steps)

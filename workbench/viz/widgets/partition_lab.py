@@ -18,6 +18,7 @@ A plain class holding ipywidgets, so tests drive it without a browser::
     lab.deny.value = (12,)                     # node 12 stays on the CPU
     lab.max_partitions.value = 2; lab.min_nodes.value = 3
     lab.pin_button.click()                     # keep this plan; the next one shows beside it
+    with lab.changes(): ...                    # several knobs, one recut
     lab.plan, lab.pinned, lab.diff             # the Plan objects behind the view, and their PlanDiff
     lab.summary_html.value, lab.graph_html.value, lab.cost_html.value, lab.boundary_html.value
     lab.timings                                # {"recut_ms", "draw_ms", "total_ms"} of the last update
@@ -31,6 +32,7 @@ from __future__ import annotations
 import dataclasses
 import time
 import uuid
+from contextlib import contextmanager
 from pathlib import Path
 
 import ipywidgets as W
@@ -258,6 +260,21 @@ class PartitionLab:
         self.pinned_html.value = ""
         self.diff_html.value = ""
         self.update()
+
+    @contextmanager
+    def changes(self):
+        """Turn several knobs, recut once::
+
+            with lab.changes():
+                lab.max_partitions.value = 2; lab.deny.value = (3, 9)
+        """
+        held = self._hold
+        self._hold = True
+        try:
+            yield self
+        finally:
+            self._hold = held
+            self.update()
 
     def update(self) -> None:
         """Recut with the current knobs and repaint."""

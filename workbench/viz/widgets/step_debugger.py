@@ -439,7 +439,13 @@ class StepDebugger:
         focus, group, around = (), None, ()
         tensors = tuple(t for t in (*ev.input_ids, *ev.output_ids) if t >= 0) if ev.subgraph == 0 else ()
         top = ev.callers[0][1] if ev.callers and ev.callers[0][0] == 0 else None
-        if ev.lane == "device":
+        if ev.lane == "device" and top is not None and top not in self._partitions:
+            # a delegate's partition inside a subgraph that node ``top`` (IF / WHILE / CALL_ONCE) called
+            focus = around = (f"n{top}",)
+            what = f"{ev.kind} of {ev.bytes:,} bytes" if ev.kind != "node" else f"node {ev.node} {ev.op} v{ev.version}"
+            text = (f"device · subgraph {ev.subgraph}, {what} — {ev.modeled_ms or 0:.3f} ms modeled (a partition of "
+                    f"the subgraph node {top} calls)")
+        elif ev.lane == "device":
             part = self._partitions.get(top)
             group = part[0] if part else None
             if ev.kind == "node" and ev.node >= 0 and ev.subgraph == 0:
@@ -623,8 +629,10 @@ class StepDebugger:
         lanes = self._lanes()
         height = 14 + len(lanes) * 30 + 16
         k = s.slice
+        if k is None:        # no box of its own (a delegate inside a called subgraph): its caller's box, or the one before
+            k = next((t.slice for t in self.steps[s.index + 1:] if not t.event.callers), None)
         j = s.index
-        while k is None and j > 0:                   # a step with no box of its own: the box before it
+        while k is None and j > 0:
             j -= 1
             k = self.steps[j].slice
         cursor = ""
