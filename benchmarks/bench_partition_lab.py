@@ -115,7 +115,8 @@ def main(argv=None) -> int:
     rows += bench(f"generated ({args.nodes} ops)", generated_model(args.nodes), args.target, args.strategy,
                   args.repeat)
     worst = max(r[3] for r in rows)
-    print(f"\nworst change over all: {worst:.1f} ms — goal ≤ {GOAL_MS:.0f} ms: {'met' if worst <= GOAL_MS else 'NOT met'}")
+    verdict = "met" if worst <= GOAL_MS else "NOT met"
+    print(f"\nworst change over all: {worst:.1f} ms — goal ≤ {GOAL_MS:.0f} ms: {verdict}")
     return 0
 
 

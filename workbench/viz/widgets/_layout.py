@@ -73,7 +73,7 @@ def partition_colours(k: int) -> tuple:
     return PALETTE[k % len(PALETTE)]
 
 
-def placement_style(node, partition: int | None, badge=None, tooltip: str = "") -> NodeStyle:
+def placement_style(partition: int | None, badge=None, tooltip: str = "") -> NodeStyle:
     """The style of an operator node placed on a device (``partition`` k) or on the CPU (None)."""
     if partition is not None:
         border, fill = partition_colours(partition)

@@ -4,7 +4,8 @@ Choose a model, a target and a strategy; take ops away from the target, deny nod
 of partitions or ask for a minimum size — the plan is recomputed on every change and the picture
 repainted on a layout computed once per model (``dot`` runs when the model changes, never on a recut),
 so the boxes stay where they are and only colours, badges and outlines change.  A ring marks every
-node that moved since the previous cut (between device and CPU, or to another CPU reason).  Below the picture: what crosses between host and device
+node that moved since the previous cut (between device and CPU, or to another CPU reason).  Below the
+picture: what crosses between host and device
 (boundary tensors and bytes) and each partition's modeled cost by part (compute, per-op overheads,
 copies in and out, weights streamed), from :mod:`workbench.partition.cost`.
 
@@ -310,8 +311,7 @@ class PartitionLab:
             nid = f"n{p.node}"
             where = "on the device, P%d" % p.partition if p.partition is not None else "on the CPU"
             tip = f"node {p.node} {p.op} v{p.version} — {where}: {p.reason}"
-            st = placement_style(None, p.partition, None if p.partition is not None else REASON_NUMBER.get(p.code, 12),
-                                 tip)
+            st = placement_style(p.partition, None if p.partition is not None else REASON_NUMBER.get(p.code, 12), tip)
             if p.node in ring:
                 st.ring = MOVED
             styles[nid] = st
@@ -443,7 +443,8 @@ class PartitionLab:
             bar = "".join(f"<span title='{k} {getattr(c, k + '_us'):,.1f} µs' style='display:inline-block;height:10px;"
                           f"width:{160 * getattr(c, k + '_us') / top:.1f}px;background:{col}'></span>"
                           for k, col in PARTS)
-            rows.append([f"<span style='background:{fill};border:2px solid {border};padding:0 4px'>P{part.index}</span>",
+            chip = f"<span style='background:{fill};border:2px solid {border};padding:0 4px'>P{part.index}</span>"
+            rows.append([chip,
                          f"{len(part.nodes)}", f"{part.macs:,}", f"{c.compute_us:,.1f}", f"{c.overhead_us:,.1f}",
                          f"{c.copy_in_us:,.1f}", f"{c.copy_out_us:,.1f}", f"{c.streamed_us:,.1f}",
                          f"<b>{c.total_us:,.1f}</b>", bar])

@@ -202,7 +202,8 @@ def _tensor_card(role: str, t: int, name: str, a, quant, constant: bool) -> str:
         else:
             lines.append(f"scale {_num(sc)} · zero point {zp}")
         if "real_min" in st:
-            lines.append(f"real range {_num(st['real_min'])} … {_num(st['real_max'])} (= (q − zero point) × scale)")
+            lines.append(f"real range {_num(st['real_min'])} … {_num(st['real_max'])} "
+                         f"(= (q − zero point) × scale)")
     png, note = heatmap_png(a)
     pic = ""
     if png is not None:
@@ -516,7 +517,7 @@ class StepDebugger:
                 styles[n.id] = lay.default_style(n.id)
                 continue
             tip = n.tooltip
-            styles[n.id] = placement_style(n, n.partition if n.lane == "device" else None, None, tip)
+            styles[n.id] = placement_style(n.partition if n.lane == "device" else None, None, tip)
         return styles
 
     def _graph_html(self, s: Step) -> str:
@@ -611,7 +612,8 @@ class StepDebugger:
                 fill = PALETTE[part_of.get(f"n{sl.node}", 0) % len(PALETTE)][0]
             else:
                 fill = KIND_FILL.get(sl.kind, "#9e9e9e")
-            stroke = ' stroke="#999" stroke-dasharray="3,2"' if sl.kind == "wait" else ' stroke="#fff" stroke-width="0.3"'
+            stroke = (' stroke="#999" stroke-dasharray="3,2"' if sl.kind == "wait"
+                      else ' stroke="#fff" stroke-width="0.3"')
             out.append(f'<rect x="{x0:.2f}" y="{y}" width="{w:.2f}" height="{h}" fill="{fill}"{stroke}>'
                        f'<title>{H.esc(sl.name)} · {sl.kind} · {sl.dur_us:,.1f} µs {sl.clock}</title></rect>')
         # time axis
@@ -622,17 +624,18 @@ class StepDebugger:
             label = f"{us / 1000:.2f} ms" if total >= 2000 else f"{us:.0f} µs"
             anchor = "start" if k == 0 else "end" if k == 4 else "middle"
             out.append(f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{y - 4}" y2="{y}" stroke="#888"/>'
-                       f'<text x="{x:.1f}" y="{y + 10}" font-size="9" text-anchor="{anchor}" fill="#555">{label}</text>')
+                       f'<text x="{x:.1f}" y="{y + 10}" font-size="9" text-anchor="{anchor}" fill="#555">'
+                       f'{label}</text>')
         return "".join(out)
 
     def _timeline_html(self, s: Step) -> str:
         lanes = self._lanes()
         height = 14 + len(lanes) * 30 + 16
         k = s.slice
-        if k is None:        # no box of its own (a delegate inside a called subgraph): its caller's box, or the one before
+        if k is None:        # no box of its own (a delegate inside a called subgraph): its caller's box
             k = next((t.slice for t in self.steps[s.index + 1:] if not t.event.callers), None)
         j = s.index
-        while k is None and j > 0:
+        while k is None and j > 0:           # else the box before it
             j -= 1
             k = self.steps[j].slice
         cursor = ""
