@@ -472,7 +472,7 @@ class PartitionLab:
                     frm = "graph input" if src < 0 else f"node {src}"
                     to = ", ".join(str(c) for c in g.consumers[t][:6]) or "graph output"
                     rows.append([f"P{part.index}", "→ in" if way == "in" else "out →", str(t),
-                                 H.esc(H.short(meta.name or "", 40)), f"{shape} {dtype}", f"{g.nbytes(t):,}",
+                                 H.esc(_cut(meta.name or "", 40)), f"{shape} {dtype}", f"{g.nbytes(t):,}",
                                  H.esc(frm), H.esc(to)])
         if not rows:
             return "<div>nothing crosses: no partition</div>"
@@ -494,7 +494,7 @@ class PartitionLab:
             shown = ", ".join(map(str, nodes[:16])) + (f", … {len(nodes) - 16} more" if len(nodes) > 16 else "")
             rows.append([f"<span style='padding:0 3px;border-radius:2px;background:{BADGE_BG};color:{BADGE_FG};"
                          f"font-weight:700'>{REASON_NUMBER.get(code, 12)}</span>", H.esc(code),
-                         H.esc(REASON_CODES.get(code, "")), str(len(nodes)), H.esc(shown), H.esc(H.short(first, 90))])
+                         H.esc(REASON_CODES.get(code, "")), str(len(nodes)), H.esc(shown), H.esc(_cut(str(first), 90))])
         return H.table(["#", "code", "meaning", "nodes", "which", "e.g."], rows)
 
     def _diff_html(self) -> str:
@@ -505,7 +505,7 @@ class PartitionLab:
         head = (f"<b>diff</b> pinned → now: partitions {d.partitions[0]} → {d.partitions[1]}, "
                 f"<b>{len(d.moved)}</b> node{'s' if len(d.moved) != 1 else ''} moved or changed reason, modeled "
                 f"{a['plan_us']:,.1f} → {b['plan_us']:,.1f} µs")
-        rows = [[str(node), H.esc(op), H.esc(pa), H.esc(pb), H.esc(H.short(str(why), 100))]
+        rows = [[str(node), H.esc(op), H.esc(pa), H.esc(pb), H.esc(_cut(str(why), 100))]
                 for node, op, pa, pb, why in d.moved[:200]]
         more = f"<div>… {len(d.moved) - 200} more</div>" if len(d.moved) > 200 else ""
         table = H.table(["node", "op", "pinned", "now", "why (now)"], rows) if rows else "<div>no node moved</div>"
@@ -526,6 +526,10 @@ class PartitionLab:
         bundle["text/html"] = (f"<div>{self.summary_html.value}{self.pinned_html.value}{self.graph_html.value}"
                                f"{self.diff_html.value}{self.cost_html.value}</div>")
         return bundle
+
+
+def _cut(s: str, n: int) -> str:
+    return s if len(s) <= n else s[: n - 1] + "…"
 
 
 def _dtype(t) -> str:

@@ -185,7 +185,7 @@ def _tensor_card(role: str, t: int, name: str, a, quant, constant: bool) -> str:
     st = tensor_stats(a, quant)
     head = f"<b>{H.esc(role)}</b> · tensor {t if t >= 0 else '(inside the partition)'}"
     if name:
-        head += f" <code title='{H.esc(name)}'>{H.esc(H.short(name, 36))}</code>"
+        head += f" <code title='{H.esc(name)}'>{H.esc(name if len(name) <= 36 else name[:35] + '…')}</code>"
     if constant:
         head += " <small>(constant)</small>"
     lines = [f"{st['dtype']} [{', '.join(map(str, st['shape']))}] · {st['size']:,} values"]
