@@ -283,10 +283,8 @@ SWEEP_ARCHITECTURES = frozenset({"aspp", "bilstm", "crnn_gru", "grouped_conv", "
                                  "yolo_head"})
 
 # Trained models: made by their own script (real data, committed with their held-out split), not by
-# dev/convert_sample_models.py; tests/sample_models/ checks their accuracy.  Their manifest entries may
-# name users still being written (PLANNED_USERS, issue 13 §7).
+# dev/convert_sample_models.py; tests/sample_models/ checks their accuracy.
 TRAINED = {"digits_cnn_float": "dev/train_digits.py"}
-PLANNED_USERS = {"benchmarks/table1.py", "notebooks/06_heterogeneous_execution.ipynb"}
 
 # Models the LiteRT comparison cannot use, and why.
 LITERT_NOT_COMPARED = {
@@ -409,8 +407,7 @@ def test_manifest_entry_is_complete(name):
     else:
         assert made["converter"].startswith("TFLiteConverter")
     assert e["demonstrates"]
-    assert e["used_by"] and all((ROOT / u).is_file() or (name in TRAINED and u in PLANNED_USERS)
-                                for u in e["used_by"])
+    assert e["used_by"] and all((ROOT / u).is_file() for u in e["used_by"])
 
 
 @pytest.mark.parametrize("name", NAMES)
