@@ -52,7 +52,8 @@ def test_notebook_04_16x8_section_shows_the_int64_sum_and_one_rounding(nb04):
     nb = nbformat.read(PATH, as_version=4)
     heads = [c.source.splitlines()[0] for c in nb.cells if c.cell_type == "markdown"]
     assert "## 6. 16-bit activations (16x8)" in heads
-    assert heads.index("## 6. 16-bit activations (16x8)") < heads.index("## What you have seen")
+    assert (heads.index("## 6. 16-bit activations (16x8)") < heads.index("## What you learned")
+            < heads.index("## Try next"))
     text = texts(nb04)
     assert "accumulate (int64)" in text and "16-bit multiplier" in text and "one rounding shift (ties up)" in text
     assert "one rounding, ties up" in text                     # the recipe line of the 16x8 explanation
