@@ -220,13 +220,13 @@ def _right(ex):
     e = ex.expected
     if ex.choices is not None:
         return ex.shown
-    if isinstance(e, (set, frozenset)):
-        return sorted(map(show, e))[0]
     if isinstance(e, (list, tuple)):
         return ", ".join(_right_one(x) for x in e)
     return _right_one(e)
 
 def _right_one(e):
+    if isinstance(e, (set, frozenset)):
+        return sorted(map(show, e))[0]
     if isinstance(e, float):
         return repr(e)
     return show(e)
