@@ -26,7 +26,7 @@ from workbench.errors import UnsupportedOpError, WorkbenchError
 from workbench.interpreter import Interpreter
 from workbench.interpreter.kernels import _common, conv_2d, depthwise_conv_2d, transpose_conv
 from workbench.interpreter.kernels._common import c_div, out_size, out_size_checked
-from workbench.interpreter.kernels._elementwise import KernelError
+from workbench.errors import KernelError
 from workbench.schema import (
     BuiltinOperator as B, Conv2DOptions, DepthwiseConv2DOptions, ModelBuilder, Padding, Pool2DOptions,
     TransposeConvOptions,

@@ -22,7 +22,7 @@ from litert_session import run_calls
 from workbench import dump
 from workbench.errors import ModelError, TensorError, UnsupportedOpError, WorkbenchError
 from workbench.interpreter import Interpreter
-from workbench.interpreter.kernels._elementwise import KernelError
+from workbench.errors import KernelError
 from workbench.schema import (
     BuiltinOperator as B, GatherOptions, ModelBuilder, ReshapeOptions, ShapeOptions, SqueezeOptions,
     StridedSliceOptions, TensorType,

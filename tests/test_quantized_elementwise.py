@@ -35,7 +35,7 @@ from quantized_cases import assert_same, litert_outputs, run_ours
 from workbench import dump
 from workbench.errors import ModelError, UnsupportedOpError
 from workbench.interpreter import Interpreter, quant
-from workbench.interpreter.kernels._elementwise import KernelError
+from workbench.errors import KernelError
 from workbench.schema import (
     ActivationFunctionType as Act, AddOptions, BuiltinOperator as B, DivOptions, GeluOptions, LeakyReluOptions,
     ModelBuilder, MulOptions, SoftmaxOptions, SubOptions,

@@ -31,7 +31,7 @@ from workbench import dump
 from workbench.errors import UnsupportedOpError, WorkbenchError
 from workbench.interpreter import Interpreter
 from workbench.interpreter import quant
-from workbench.interpreter.kernels._elementwise import KernelError
+from workbench.errors import KernelError
 from workbench.interpreter.registry import BuiltinOpResolver
 from workbench.schema import (
     ActivationFunctionType as Act, BatchMatMulOptions, BuiltinOperator as B, Conv2DOptions, DepthwiseConv2DOptions,

@@ -29,7 +29,7 @@ import pytest
 
 from workbench import dump
 from workbench.errors import UnsupportedOpError
-from workbench.interpreter.kernels._elementwise import KernelError
+from workbench.errors import KernelError
 from workbench.interpreter import Interpreter
 from workbench.schema import (
     ActivationFunctionType as Act, BuiltinOperator as B, ModelBuilder, Padding, TensorType,

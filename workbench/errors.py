@@ -55,6 +55,15 @@ class DelegateError(WorkbenchError, RuntimeError):
     a delegate kernel failed in init, prepare or invoke.  A ``RuntimeError``, as LiteRT raises then."""
 
 
+class KernelError(WorkbenchError, ValueError):
+    """A kernel refused a node: its prepare or invoke met tensors (dtypes, shapes, quantization
+    parameters, values) or options it cannot compute on, where TFLite's kernel returns kTfLiteError.
+
+    The message names the op and the node (``"FLOOR_DIV (node 0): division by zero"``).  It is also a
+    ``ValueError``, as ai_edge_litert raises then.
+    """
+
+
 class RegistrationError(WorkbenchError, ValueError):
     """A kernel registration is refused (duplicate (op, version), bad version range)."""
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...errors import UnsupportedOpError
+from ...errors import KernelError, UnsupportedOpError
 
 F32 = np.dtype(np.float32)
 FLOAT_MAX = float(np.finfo(np.float32).max)
@@ -108,8 +108,6 @@ def pad_before(stride: int, dilation: int, in_size: int, filter_size: int, out: 
 
 
 def _fail(node, message: str):
-    from ._elementwise import KernelError        # (_elementwise imports this module)
-
     raise KernelError(f"{node.op_name} (node {node.index}): {message}")
 
 

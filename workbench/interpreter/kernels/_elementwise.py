@@ -7,24 +7,20 @@
   input's, or ``bool`` for comparisons (``out_dtype``).
 
 Both check dtypes in prepare and hold no other state.  Failures at run time (an integer division
-by zero, a negative integer exponent) raise :class:`KernelError` naming the node.
+by zero, a negative integer exponent) raise :class:`~workbench.errors.KernelError` naming the node.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ...errors import UnsupportedOpError, WorkbenchError
+from ...errors import KernelError, UnsupportedOpError
 from ..registry import Kernel, OpData, opdata
 from ._common import F32
 
 I32 = np.dtype(np.int32)
 I64 = np.dtype(np.int64)
 BOOL = np.dtype(np.bool_)
-
-
-class KernelError(WorkbenchError, ValueError):
-    """A kernel met input values it cannot compute on (TFLite's kernels return kTfLiteError)."""
 
 
 def fail(node, message: str):

@@ -12,8 +12,7 @@ from __future__ import annotations
 from ..registry import OpData, opdata
 import numpy as np
 
-from ...errors import UnsupportedOpError
-from ._elementwise import KernelError
+from ...errors import KernelError, UnsupportedOpError
 from .. import quant
 from ._common import F32, PADDING_NAMES, activation_name, activation_range, check_rank, pool_window
 

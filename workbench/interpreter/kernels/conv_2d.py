@@ -51,12 +51,11 @@ import dataclasses
 
 import numpy as np
 
-from ...errors import UnsupportedOpError
+from ...errors import KernelError, UnsupportedOpError
 from ...schema.enums import BuiltinOperator
 from .._jit import njit, run_rows
 from ..registry import Kernel, OpData, kernel, opdata
 from .. import _vnni, quant
-from ._elementwise import KernelError
 from ._common import (F32, PADDING_NAMES, activation_name, activation_range, apply_activation, check_bias,
                       check_rank, window)
 

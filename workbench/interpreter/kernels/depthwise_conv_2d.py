@@ -34,12 +34,11 @@ import dataclasses
 
 import numpy as np
 
-from ...errors import UnsupportedOpError
+from ...errors import KernelError, UnsupportedOpError
 from ...schema.enums import BuiltinOperator
 from .._jit import njit, run_rows
 from ..registry import Kernel, OpData, kernel, opdata
 from .. import quant
-from ._elementwise import KernelError
 from ._common import F32, PADDING_NAMES, activation_name, activation_range, check_bias, check_rank, window
 
 I8 = np.dtype(np.int8)

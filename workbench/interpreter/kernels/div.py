@@ -2,7 +2,7 @@
 differ in shape beyond rank 4), and quantized uint8, int8 and int16 (v1).
 
 Quantized (``div.cc``): a divisor equal to its zero point (a real 0) stops litert ("data[i] !=
-zero_point was not true"), and this kernel raises :class:`KernelError`.  float32: x/0 is ±inf and
+zero_point was not true"), and this kernel raises :class:`~workbench.errors.KernelError`.  float32: x/0 is ±inf and
 0/0 nan, silently as in TFLite (no numpy RuntimeWarning).
 output_multiplier / output_shift come from s1 / (s2·s_out) (float32 arithmetic).
 

@@ -40,13 +40,12 @@ import math
 
 import numpy as np
 
-from ...errors import UnsupportedOpError
+from ...errors import KernelError, UnsupportedOpError
 from ...schema.enums import BuiltinOperator
 from ..registry import Kernel, OpData, kernel, opdata
 from .. import _vnni, quant
 from ._common import F32, activation_name, activation_range, apply_activation, check_bias
 from . import _fc_int4
-from ._elementwise import KernelError
 
 I8 = np.dtype(np.int8)
 

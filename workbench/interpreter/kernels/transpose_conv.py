@@ -34,13 +34,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...errors import UnsupportedOpError
+from ...errors import KernelError, UnsupportedOpError
 from ...schema.enums import BuiltinOperator
 from .._jit import njit
 from ..registry import Kernel, OpData, kernel, opdata
 from .. import quant
 from ._common import F32, PADDING_NAMES, activation_name, activation_range, transpose_window
-from ._elementwise import KernelError
 
 
 @opdata

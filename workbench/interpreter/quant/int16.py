@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...errors import KernelError
 from .._jit import njit
 from .fixed_point import INT32_MAX, INT32_MIN, multiply_by_quantized_multiplier_array
 from .prepare import quant_params, tensor_scale_zp
@@ -170,7 +171,6 @@ BIAS_OPTION_NAMES = {1: "unset", 2: "int32", 4: "int64"}
 
 
 def _kernel_error(node, message: str):
-    from ..kernels._elementwise import KernelError
     return KernelError(f"{node.op_name} (node {node.index}): {message}")
 
 
