@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from . import __version__
+from . import __version__, config
 from .errors import ModelError, UnsupportedOpError, WorkbenchError
 from .options import parse as parse_options
 from .schema import buffer_bytes, builtin_code, load, op_name, stored_min_runtime
@@ -1499,7 +1499,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: cannot read {exc.filename or where}: {reason}", file=sys.stderr)
         return EXIT_ERROR
     except Exception as exc:  # a bug: say so in one line; WORKBENCH_DEBUG=1 shows the traceback
-        if os.environ.get("WORKBENCH_DEBUG"):
+        if config.debug_level() > 0:
             raise
         print(f"error: internal error while running {args.command}: {type(exc).__name__}: {_one_line(exc)} "
               "(set WORKBENCH_DEBUG=1 for the traceback)", file=sys.stderr)

@@ -40,7 +40,6 @@ from __future__ import annotations
 
 import hashlib
 import io
-import os
 import subprocess
 import sys
 import tempfile
@@ -48,6 +47,7 @@ import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import config
 from .errors import WorkbenchError
 
 
@@ -282,11 +282,8 @@ class CorpusError(WorkbenchError):
 
 
 def cache_dir() -> Path:
-    env = os.environ.get("WORKBENCH_CORPUS_DIR")
-    if env:
-        return Path(env)
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "tflite-workbench" / "corpus"
+    """Where the models are cached: ``WORKBENCH_CORPUS_DIR`` (:func:`workbench.config.corpus_dir`)."""
+    return config.corpus_dir()
 
 
 def _sha256(path: Path) -> str:

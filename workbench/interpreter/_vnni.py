@@ -29,7 +29,7 @@ each block straight away (the same arithmetic as :func:`workbench.interpreter.qu
 Overflow: |Σ u·w| ≤ 255·128·K < 2^31 needs K ≤ 65 000 (checked by :func:`fits`).
 Used only where the CPU has AVX-512 VNNI and numba compiles for this CPU (:func:`available`),
 for products of at least ``MIN_MACS`` multiply-adds; elsewhere, and with ``WORKBENCH_VNNI=0`` in the
-environment, the kernels keep their float BLAS path.
+environment (:func:`workbench.config.vnni`), the kernels keep their float BLAS path.
 """
 
 from __future__ import annotations
@@ -58,7 +58,7 @@ def available() -> bool:
 
 
 def _detect() -> bool:
-    if not config.JIT or os.environ.get("WORKBENCH_VNNI", "1").strip().lower() in ("0", "false", "no", "off"):
+    if not config.JIT or not config.vnni():
         return False
     if os.environ.get("NUMBA_CPU_NAME") or os.environ.get("NUMBA_CPU_FEATURES"):
         return False            # numba compiles for another CPU than this one: do not guess

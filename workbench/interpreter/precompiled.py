@@ -33,7 +33,7 @@ kernel whose code needs anything else from numba's runtime (lists, dictionaries,
 run-time values) is left to numba and named in the build report.
 
 ``WORKBENCH_PRECOMPILED=0`` ignores the library; ``WORKBENCH_KERNELS_DIR`` moves it (default
-``~/.cache/tflite-workbench/kernels``).  :func:`status` says what is in use.
+``~/.cache/tflite-workbench/kernels``), both read in :mod:`workbench.config`.  :func:`status` says what is in use.
 """
 
 from __future__ import annotations
@@ -63,18 +63,15 @@ class PrecompileError(WorkbenchError):
 
 
 def library_dir() -> Path:
-    env = os.environ.get("WORKBENCH_KERNELS_DIR")
-    if env:
-        return Path(env)
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "tflite-workbench" / "kernels"
+    """Where the library is built and looked for: ``WORKBENCH_KERNELS_DIR`` (:func:`workbench.config.kernels_dir`)."""
+    return config.kernels_dir()
 
 
 # ----------------------------------------------------------------------------------------------
 # fingerprint: the kernels' sources and the CPU the code was compiled for
 
 _NUMBA_ENV = ("NUMBA_CPU_NAME", "NUMBA_CPU_FEATURES", "NUMBA_OPT", "NUMBA_BOUNDSCHECK", "NUMBA_FASTMATH",
-              "NUMBA_DISABLE_JIT", "WORKBENCH_VNNI")
+              "NUMBA_DISABLE_JIT")
 _fingerprint: str | None = None
 
 
@@ -95,8 +92,8 @@ def _cpu_description() -> str:
 
 
 def fingerprint() -> str:
-    """sha256 over every source file of the interpreter package, the CPU, Python, numpy and the
-    numba knobs."""
+    """sha256 over every source file of the interpreter package, the CPU, Python, numpy, the
+    numba knobs and ``WORKBENCH_VNNI``."""
     global _fingerprint
     if _fingerprint is None:
         h = hashlib.sha256(f"format {FORMAT}\n".encode())
@@ -108,6 +105,7 @@ def fingerprint() -> str:
         h.update(f"python {sys.version}\nnumpy {np.__version__}\n".encode())
         for name in _NUMBA_ENV:
             h.update(f"{name}={os.environ.get(name, '')}\n".encode())
+        h.update(f"WORKBENCH_VNNI={int(config.vnni())}\n".encode())
         _fingerprint = h.hexdigest()
     return _fingerprint
 
