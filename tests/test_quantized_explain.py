@@ -19,6 +19,7 @@ import test_quantized_ops as ops
 from workbench.interpreter import Interpreter
 from workbench.interpreter import explain as explain_module
 from workbench.interpreter.explain import DATA_MOVEMENT, Explanation, explain, explained_kinds
+from workbench.interpreter.kernels._unary import LutData
 from workbench.schema import AddOptions, BuiltinOperator as B, ModelBuilder
 from workbench.versioning import update_versions
 
@@ -221,9 +222,26 @@ def test_a_float_node_is_not_quantized():
 def test_an_unknown_quantized_op_raises_naming_it(monkeypatch):
     model, inputs = ops.build_case("logistic")
     it = run(model, inputs)
-    monkeypatch.delitem(explain_module._EXPLAINERS, "LutData")
-    with pytest.raises(NotImplementedError, match="LOGISTIC"):
+    monkeypatch.delitem(explain_module._EXPLAINERS, LutData)
+    with pytest.raises(NotImplementedError, match=r"LOGISTIC: no explainer is registered for its OpData class "
+                                                  r"LutData \(workbench\.interpreter\.kernels\._unary\)"):
         explain(it, 0, 0)
+
+
+def test_explainers_register_by_opdata_class():
+    """The dispatch table is keyed by the OpData class objects; registering twice or a non-OpData refuses."""
+    from workbench.errors import RegistrationError
+    from workbench.interpreter.explain import explains
+    from workbench.interpreter.explain.tables import _explain_lut
+    from workbench.interpreter.registry import OpData
+
+    assert all(isinstance(cls, type) and issubclass(cls, OpData) for cls in explain_module._EXPLAINERS)
+    assert explain_module._EXPLAINERS[LutData] is _explain_lut
+    with pytest.raises(RegistrationError, match=r"LutData \(workbench\.interpreter\.kernels\._unary\) is already "
+                                                r"explained by _explain_lut"):
+        explains(LutData)(lambda w: (0, 0.0))
+    with pytest.raises(RegistrationError, match="OpData classes, not 'LutData'"):
+        explains("LutData")
 
 
 def test_bad_positions_and_nodes_are_refused():

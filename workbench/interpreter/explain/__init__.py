@@ -43,14 +43,16 @@ module docstring for the facts), so the steps show where the recipes differ:
 Any other quantized node raises NotImplementedError naming the op and its OpData.  A node with
 several outputs: ``explain(it, node, index, output=k)`` (data movement only).
 
-The package: :mod:`.core` (the entry point and the dispatch on OpData), :mod:`.result` (Step,
+The package: :mod:`.core` (the entry point and the dispatch on OpData), :mod:`.registry` (each
+explainer registers for the kernels' ``<Op>Data`` classes with ``@explains(...)``), :mod:`.result` (Step,
 Explanation), :mod:`._steps` (the node being explained and the shared arithmetic steps), and one module
 a family of ops: :mod:`.matrix`, :mod:`.hybrid`, :mod:`.elementwise`, :mod:`.tables`, :mod:`.pooling`,
 :mod:`.conversion`, :mod:`.movement`.
 """
 
 from ._steps import _Work  # noqa: F401  (the tests look inside a node with it)
-from .core import _EXPLAINERS, explain, explained_kinds  # noqa: F401  (_EXPLAINERS: the dispatch table)
+from .core import explain, explained_kinds
+from .registry import _EXPLAINERS, explains  # noqa: F401  (_EXPLAINERS: the dispatch table, by OpData class)
 from .movement import DATA_MOVEMENT
 from .result import Explanation, Step
 

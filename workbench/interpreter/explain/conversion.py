@@ -7,7 +7,10 @@ import math
 import numpy as np
 
 from .. import quant
+from ..kernels.dequantize import DequantizeData
+from ..kernels.quantize import QuantizeData
 from ._steps import _RANGE, _Work, _finish, _flat, _mbqm, _real
+from .registry import explains
 from .result import _show
 
 
@@ -15,6 +18,7 @@ from .result import _show
 # QUANTIZE, DEQUANTIZE
 
 
+@explains(QuantizeData)
 def _explain_quantize(w: _Work):
     d = w.d
     src, dst = d.mode.split("→")
@@ -59,6 +63,7 @@ def _explain_quantize(w: _Work):
     return _finish(w, r, d.output_zero_point, lo, hi, "clamp to " + dst), _real(in_s, v, in_zp)
 
 
+@explains(DequantizeData)
 def _explain_dequantize(w: _Work):
     d = w.d
     x = w.get(w.input_slot(0))

@@ -8,7 +8,18 @@ import math
 import numpy as np
 
 from .. import quant
+from ..kernels._binary import BinaryInt8Data, BinaryQuantizedData
+from ..kernels._unary import ReluData, UnaryData
+from ..kernels.abs import AbsData
+from ..kernels.div import DivQuantizedData
+from ..kernels.hard_swish import HardSwishData
+from ..kernels.leaky_relu import LeakyReluQuantizedData
+from ..kernels.prelu import PreluQuantizedData
+from ..kernels.rsqrt import RsqrtInt8Data
+from ..kernels.sqrt import SqrtQuantizedData
+from ..kernels.squared_difference import SquaredDifferenceInt8Data
 from ._steps import _RANGE, _Work, _activation_note, _cvt_int32, _finish, _mbqm, _operand, _real, _wrap16, _wrap32
+from .registry import explains
 from .result import _show
 
 
@@ -16,6 +27,7 @@ from .result import _show
 # ADD / SUB / MUL
 
 
+@explains(BinaryInt8Data, BinaryQuantizedData, fused_activation=True)
 def _explain_binary(w: _Work):
     d = w.d
     kind = {"ADD": "add", "SUB": "sub", "MUL": "mul"}.get(w.n.op_name)
@@ -147,6 +159,7 @@ def _binary_vector(w: _Work, kind: str, a: int, b: int) -> int:
 # RELU family, LEAKY_RELU, HARD_SWISH
 
 
+@explains(ReluData)
 def _explain_relu(w: _Work):
     d = w.d
     x = int(w.get(w.input_slot(0))[w.pos])
@@ -164,6 +177,7 @@ def _explain_relu(w: _Work):
     return by_hand, min(max(real_in, lo_r), hi_r)
 
 
+@explains(LeakyReluQuantizedData)
 def _explain_leaky_relu(w: _Work):
     d = w.d
     x = int(w.get(w.input_slot(0))[w.pos])
@@ -201,6 +215,7 @@ def _x86_shift(w: _Work, shift: int) -> int:
     return shift
 
 
+@explains(HardSwishData)
 def _explain_hard_swish(w: _Work):
     d = w.d
     x = int(w.get(w.input_slot(0))[w.pos])
@@ -254,6 +269,7 @@ def _int16_shift_note(v: int, e: int) -> str:
 # the other element-wise ops: ABS, NEG, PRELU, DIV, SQRT, RSQRT, SQUARED_DIFFERENCE
 
 
+@explains(AbsData)
 def _explain_abs(w: _Work):
     d = w.d
     x = int(w.get(w.input_slot(0))[w.pos])
@@ -271,6 +287,7 @@ def _explain_abs(w: _Work):
     return _finish(w, v, d.output_zero_point, lo, hi), abs(_real(s, x, zp))
 
 
+@explains(UnaryData, ops=("NEG",))
 def _explain_neg(w: _Work):
     x = int(w.get(w.input_slot(0))[w.pos])
     dt = w.out.dtype
@@ -283,6 +300,7 @@ def _explain_neg(w: _Work):
     return v, -_real(s, x, zp)
 
 
+@explains(PreluQuantizedData)
 def _explain_prelu(w: _Work):
     d = w.d
     x, ix = _operand(w, 0)
@@ -306,6 +324,7 @@ def _explain_prelu(w: _Work):
     return _finish(w, r, d.output_offset, lo, hi), (rx if rx >= 0 else rx * ra)
 
 
+@explains(DivQuantizedData, fused_activation=True)
 def _explain_div(w: _Work):
     d = w.d
     a, ia = _operand(w, 0)
@@ -336,6 +355,7 @@ def _explain_div(w: _Work):
     return _finish(w, v, d.output_offset, d.output_activation_min, d.output_activation_max, _activation_note(d)), real
 
 
+@explains(SqrtQuantizedData)
 @np.errstate(all="ignore")        # IEEE inf / NaN from absurd scales are intended
 def _explain_sqrt(w: _Work):
     d = w.d
@@ -357,6 +377,7 @@ def _explain_sqrt(w: _Work):
     return _finish(w, t, d.output_zero_point, lo, hi), real
 
 
+@explains(RsqrtInt8Data)
 def _explain_rsqrt8(w: _Work):
     d = w.d
     x = int(w.get(w.input_slot(0))[w.pos])
@@ -384,6 +405,7 @@ def _explain_rsqrt8(w: _Work):
     return _finish(w, r, d.output_zero_point, -128, 127), real
 
 
+@explains(SquaredDifferenceInt8Data)
 def _explain_squared_difference(w: _Work):
     d = w.d
     a, ia = _operand(w, 0)

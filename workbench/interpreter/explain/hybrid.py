@@ -6,7 +6,13 @@ from __future__ import annotations
 import numpy as np
 
 from .. import quant
+from ..kernels.batch_matmul import BatchMatMulHybridData
+from ..kernels.conv_2d import Conv2DHybridData
+from ..kernels.depthwise_conv_2d import DepthwiseConv2DHybridData
+from ..kernels.fully_connected import FullyConnectedHybridData
+from ..kernels.transpose_conv import TransposeConvHybridData
 from ._steps import _Work, _activation_note, _bcast_index, _flat, _short, _wrap32
+from .registry import explains
 from .matrix import _conv_operands, _depthwise_operands
 from .result import _show
 
@@ -48,6 +54,7 @@ def _float_clamp(w: _Work, v, lo, hi, order: str = "max-min"):
     return w.step(_activation_note(w.d), formula, np.float32(r))
 
 
+@explains(FullyConnectedHybridData, fused_activation=True)
 def _explain_hybrid_fc(w: _Work):
     d = w.d
     w.kind = "hybrid"
@@ -84,6 +91,7 @@ def _explain_hybrid_fc(w: _Work):
     return v, real
 
 
+@explains(Conv2DHybridData, fused_activation=True)
 def _explain_hybrid_conv(w: _Work):
     d = w.d
     w.kind = "hybrid"
@@ -150,6 +158,7 @@ def _grouped_hybrid_conv(w: _Work, x, filt, fs):
     return by_hand, real + (float(d.bias[c]) if d.bias is not None else 0.0)
 
 
+@explains(DepthwiseConv2DHybridData, fused_activation=True)
 def _explain_hybrid_depthwise(w: _Work):
     d = w.d
     w.kind = "hybrid"
@@ -176,6 +185,7 @@ def _explain_hybrid_depthwise(w: _Work):
     return by_hand, float(xr @ (wr * float(fs[c]))) + float(d.bias[c])
 
 
+@explains(BatchMatMulHybridData)
 def _explain_hybrid_bmm(w: _Work):
     d = w.d
     w.kind = "hybrid"
@@ -211,6 +221,7 @@ def _explain_hybrid_bmm(w: _Work):
 _TAP_STEPS = 24      # hybrid TRANSPOSE_CONV: taps written out one by one; the rest are summed in one step
 
 
+@explains(TransposeConvHybridData, fused_activation=True)
 def _explain_hybrid_tconv(w: _Work):
     """Hybrid TRANSPOSE_CONV (TFLite's reference HybridTransposeConv): the image quantized asymmetrically,
     every tap that lands on the output element added as its own float32 product, then bias, clamp."""

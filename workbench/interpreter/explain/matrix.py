@@ -9,10 +9,16 @@ import math
 import numpy as np
 
 from .. import quant
+from ..kernels.batch_matmul import BatchMatMulQuantizedData
+from ..kernels.conv_2d import Conv2DInt16Data, Conv2DInt8Data, Conv2DUint8Data
+from ..kernels.depthwise_conv_2d import DepthwiseConv2DInt16Data, DepthwiseConv2DInt8Data, DepthwiseConv2DUint8Data
+from ..kernels.fully_connected import FullyConnectedInt16Data, FullyConnectedInt8Data, FullyConnectedUint8Data
+from ..kernels.transpose_conv import TransposeConvQuantizedData, TransposeConvUint8Data
 from ._steps import (
     INT32_MAX, INT32_MIN, _Work, _act_real, _activation_note, _bcast_index, _finish, _flat, _mbqm, _mbqm64,
     _wrap32,
 )
+from .registry import explains
 
 
 # ----------------------------------------------------------------------------------------------
@@ -101,6 +107,9 @@ def _bmm_operands(w: _Work, a, b):
 _MATRIX_SLOTS = {"TransposeConvQuantizedData": (2, 1, 3), "TransposeConvUint8Data": (2, 1, 3)}
 
 
+@explains(Conv2DInt8Data, DepthwiseConv2DInt8Data, FullyConnectedInt8Data, Conv2DUint8Data,
+          DepthwiseConv2DUint8Data, FullyConnectedUint8Data, Conv2DInt16Data, DepthwiseConv2DInt16Data,
+          FullyConnectedInt16Data, TransposeConvQuantizedData, TransposeConvUint8Data, BatchMatMulQuantizedData)
 def _explain_matrix(w: _Work):
     d, name = w.d, type(w.d).__name__
     x_t, f_t, b_t = _MATRIX_SLOTS.get(name, (0, 1, 2))

@@ -9,7 +9,13 @@ import math
 import numpy as np
 
 from .. import quant
+from ..kernels._arg import ArgData
+from ..kernels._elementwise import ElementwiseData
+from ..kernels._reduce import ReduceData
+from ..kernels.rank import RankData
+from ..kernels.shape import ShapeData
 from ._steps import _Work, _finish, _flat, _operand, _real, _short
+from .registry import explains
 from .result import _item, _number, _show
 
 
@@ -17,6 +23,7 @@ from .result import _item, _number, _show
 # selections: a comparison, no arithmetic
 
 
+@explains(ElementwiseData, ops=("MAXIMUM", "MINIMUM"))
 def _explain_select2(w: _Work):
     """MAXIMUM / MINIMUM: a comparison of the stored integers, no arithmetic."""
     a, ia = _operand(w, 0)
@@ -31,6 +38,8 @@ def _explain_select2(w: _Work):
     return v, _real(s, v, zp)
 
 
+@explains(ShapeData, ops=("SHAPE",))
+@explains(RankData, ops=("RANK",))
 def _explain_shape(w: _Work):
     x = w.get(w.input_slot(0))
     w.kind = "copy"
@@ -44,6 +53,7 @@ def _explain_shape(w: _Work):
     return v, float(v)
 
 
+@explains(ArgData, ops=("ARG_MAX", "ARG_MIN"))
 def _explain_arg(w: _Work):
     d = w.d
     x = w.get(w.input_slot(0))
@@ -58,6 +68,7 @@ def _explain_arg(w: _Work):
     return v, float(v)
 
 
+@explains(ReduceData, ops=("REDUCE_MAX", "REDUCE_MIN"))
 def _explain_reduce_select(w: _Work):
     """REDUCE_MAX / REDUCE_MIN: a comparison, no arithmetic."""
     d = w.d

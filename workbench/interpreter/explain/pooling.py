@@ -8,7 +8,14 @@ import math
 import numpy as np
 
 from .. import quant
+from ..kernels._pool import Pool2DQuantizedData
+from ..kernels.l2_normalization import L2NormalizationQuantizedData
+from ..kernels.mean import MeanQuantizedData
+from ..kernels.reduce_prod import ReduceProdData
+from ..kernels.resize_bilinear import ResizeBilinearInt8Data, ResizeBilinearUint8Data
+from ..kernels.sum import SumData
 from ._steps import _Work, _activation_note, _finish, _flat, _mbqm, _real, _short, _wrap32
+from .registry import explains
 from .result import _show
 
 
@@ -25,6 +32,7 @@ def _pool_window(w: _Work, x):
     return np.array([int(x[b, iy, ix, k]) for iy in ys for ix in xs], np.int64)
 
 
+@explains(Pool2DQuantizedData, fused_activation=True)
 def _explain_pool(w: _Work):
     d = w.d
     x = w.get(w.input_slot(0))
@@ -54,6 +62,7 @@ def _reduced_row(w: _Work, x, axes) -> np.ndarray:
     return reduced_rows(x, tuple(axes))[_flat(w.pos, w.out.shape)].astype(np.int64)
 
 
+@explains(MeanQuantizedData)
 def _explain_mean(w: _Work):
     d = w.d
     row = _reduced_row(w, w.get(w.input_slot(0)), d.axes)
@@ -79,6 +88,7 @@ def _explain_mean(w: _Work):
     return _finish(w, v, d.output_zero_point, lo, hi), real
 
 
+@explains(SumData)
 def _explain_sum(w: _Work):
     d = w.d
     w.recipe = f"{d.dtype} SUM: integer sum, then rescaled in float32 (TFLite's default kernel)"
@@ -93,6 +103,7 @@ def _explain_sum(w: _Work):
     return _finish(w, r, d.output_zero_point, lo, hi), real
 
 
+@explains(ReduceProdData)
 def _explain_reduce_prod(w: _Work):
     d = w.d
     x = w.get(w.input_slot(0))
@@ -126,6 +137,7 @@ def _explain_reduce_prod(w: _Work):
 # RESIZE_BILINEAR, L2_NORMALIZATION
 
 
+@explains(ResizeBilinearInt8Data)
 def _explain_resize_integer(w: _Work):
     d = w.d
     x = w.get(w.input_slot(0))
@@ -162,6 +174,7 @@ def _resize_float(w: _Work, x, s, zp) -> float:
             + a * c * r(y1[oy], x1[ox]))
 
 
+@explains(ResizeBilinearUint8Data)
 def _explain_resize_uint8(w: _Work):
     d = w.d
     x = w.get(w.input_slot(0))
@@ -191,6 +204,7 @@ def _explain_resize_uint8(w: _Work):
         _resize_float(w, x, s, zp)
 
 
+@explains(L2NormalizationQuantizedData)
 def _explain_l2norm(w: _Work):
     d = w.d
     x = w.get(w.input_slot(0)).astype(np.int64)

@@ -8,7 +8,13 @@ import math
 import numpy as np
 
 from .. import quant
+from ..kernels._unary import LutData
+from ..kernels.log_softmax import LogSoftmaxQuantizedData
+from ..kernels.logistic import LogisticInt16Data
+from ..kernels.softmax import SoftmaxInt16Data, SoftmaxInt8Data
+from ..kernels.tanh import TanhInt16Data
 from ._steps import _RANGE, _Work, _finish, _flat, _mbqm, _real, _short, _wrap16, _wrap32
+from .registry import explains
 from .result import _show
 
 
@@ -30,6 +36,7 @@ def _lut16_steps(w: _Work, x: int, lut, name: str) -> int:
     return w.step(f"{name}: interpolate", f"{base} + ({slope}·{off} + 64) >> 7", _wrap16(v))
 
 
+@explains(SoftmaxInt8Data)
 def _explain_softmax8(w: _Work):
     d = w.d
     x = w.get(w.input_slot(0)).astype(np.int64)
@@ -77,6 +84,7 @@ def _explain_softmax8(w: _Work):
     return by_hand, real
 
 
+@explains(SoftmaxInt16Data)
 def _explain_softmax16(w: _Work):
     d = w.d
     x = w.get(w.input_slot(0)).astype(np.int64)
@@ -132,6 +140,7 @@ _FLOAT_FUNCTIONS = {
 _LUT_TRANSFORMS = {"LOGISTIC": quant.logistic_f32, "TANH": quant.tanh_f32}
 
 
+@explains(LutData)
 @np.errstate(all="ignore")        # IEEE inf / NaN from absurd scales are intended
 def _explain_lut(w: _Work):
     d = w.d
@@ -175,6 +184,7 @@ def _explain_lut(w: _Work):
 _SIGMOID = quant.sigmoid_table_uint16()
 
 
+@explains(LogisticInt16Data, TanhInt16Data)
 def _explain_logistic_tanh16(w: _Work):
     d = w.d
     x = int(w.get(w.input_slot(0))[w.pos])
@@ -232,6 +242,7 @@ def _explain_logistic_tanh16(w: _Work):
     return w.step("to Q0.15", f"{res} >> 10", _wrap16(res >> 10)), real
 
 
+@explains(LogSoftmaxQuantizedData)
 def _explain_log_softmax(w: _Work):
     d = w.d
     x = w.get(w.input_slot(0)).astype(np.int64)
