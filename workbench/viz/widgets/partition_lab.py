@@ -160,6 +160,12 @@ class PartitionLab:
             W.HBox([self.max_partitions, self.min_nodes, self.zoom, self.pin_button, self.unpin_button]),
             knobs, self.summary_html, W.HBox([self.pinned_html, self.graph_html]), self.diff_html, self.tabs])
         self.widget.add_class("wb-partition-lab")
+        # stable hooks for tests driving the lab in a browser (tests/browser)
+        for w, hook in ((self.model_name, "model"), (self.target, "target"), (self.strategy, "strategy"),
+                        (self.max_partitions, "max-partitions"), (self.min_nodes, "min-nodes"),
+                        (self.deny, "deny"), (self.ops_box, "op-toggles"), (self.summary_html, "summary"),
+                        (self.graph_html, "graph"), (self.pinned_html, "pinned"), (self.diff_html, "diff")):
+            w.add_class(f"wb-pl-{hook}")
 
         self.plan: Plan | None = None
         self.pinned: Plan | None = None
