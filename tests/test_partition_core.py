@@ -10,6 +10,7 @@ import pytest
 
 from workbench.partition import (
     GraphView, TargetError, list_targets, load_target, parse_target, partition, partition_graph,
+    partition_graph_by_sweeps,
 )
 from workbench.schema import (
     ActivationFunctionType, BuiltinOperator as B, ConcatenationOptions, DepthwiseConv2DOptions, ModelBuilder, Padding,
@@ -17,65 +18,8 @@ from workbench.schema import (
 )
 
 # ------------------------------------------------------------------------------------------------
-# the literal algorithm (whole sweeps, as graph_info.cc writes it): the twin of the fast one
-
-
-def naive_subsets(node_inputs, node_outputs, num_tensors, graph_outputs, in_p, greedy=True, control_edges=()):
-    n = len(node_inputs)
-    epoch = [-2] * num_tensors
-    for outs in node_outputs:
-        for t in outs:
-            epoch[t] = -1
-    assigned = [False] * n
-    incoming = [0] * n
-    for a, b in control_edges:
-        incoming[b] += 1
-    subsets = []
-    while True:
-        s = len(subsets)
-        sub = {"kind": None, "nodes": [], "inputs": [], "outputs": []}
-        subsets.append(sub)
-
-        def update(i):
-            if assigned[i] or incoming[i] or any(t >= 0 and epoch[t] == -1 for t in node_inputs[i]):
-                return False
-            kind = bool(in_p[i])
-            if sub["kind"] is None:
-                sub["kind"] = kind
-            elif sub["kind"] != kind:
-                return False
-            assigned[i] = True
-            sub["nodes"].append(i)
-            for t in node_inputs[i]:
-                if t >= 0 and epoch[t] != s:
-                    sub["inputs"].append(t)
-                    if epoch[t] >= 0:
-                        subsets[epoch[t]]["outputs"].append(t)
-            for t in node_outputs[i]:
-                epoch[t] = s
-            for a, b in control_edges:
-                if a == i:
-                    incoming[b] -= 1
-            return True
-
-        while True:
-            did = False
-            stop = False
-            for i in range(n):
-                if update(i):
-                    did = True
-                elif did and not greedy:
-                    stop = True
-                    break
-            if stop or not did:
-                break
-        if not sub["nodes"]:
-            subsets.pop()
-            break
-    for t in graph_outputs:
-        if epoch[t] >= 0:
-            subsets[epoch[t]]["outputs"].append(t)
-    return [(bool(x["kind"]), x["nodes"], sorted(set(x["inputs"])), sorted(set(x["outputs"]))) for x in subsets]
+# the literal algorithm (whole sweeps, as graph_info.cc writes it) is partition_graph_by_sweeps, in
+# workbench/partition/subsets.py beside the heap-based partition_graph: the twin of the fast one
 
 
 def as_tuples(subsets):
@@ -88,21 +32,24 @@ EX_OUTPUTS = [[1], [2], [3], [4], [5], [6]]
 EX_P = [i in (2, 3) for i in range(6)]
 
 
-def test_graph_info_worked_example_greedy_gives_014_23_5():
-    subs = partition_graph(EX_INPUTS, EX_OUTPUTS, 7, [6], EX_P, greedy=True)
+@pytest.mark.parametrize("partitioner", [partition_graph, partition_graph_by_sweeps])
+def test_graph_info_worked_example_greedy_gives_014_23_5(partitioner):
+    subs = partitioner(EX_INPUTS, EX_OUTPUTS, 7, [6], EX_P, greedy=True)
     assert [s.nodes for s in subs] == [[0, 1, 4], [2, 3], [5]]
     assert [s.partition for s in subs] == [False, True, False]
     assert subs[1].inputs == [2] and subs[1].outputs == [4]
     assert subs[0].outputs == [2, 5] and subs[2].inputs == [4, 5] and subs[2].outputs == [6]
 
 
-def test_graph_info_worked_example_control_edge_3_4_gives_01_23_45():
-    subs = partition_graph(EX_INPUTS, EX_OUTPUTS, 7, [6], EX_P, greedy=True, control_edges=[(3, 4)])
+@pytest.mark.parametrize("partitioner", [partition_graph, partition_graph_by_sweeps])
+def test_graph_info_worked_example_control_edge_3_4_gives_01_23_45(partitioner):
+    subs = partitioner(EX_INPUTS, EX_OUTPUTS, 7, [6], EX_P, greedy=True, control_edges=[(3, 4)])
     assert [s.nodes for s in subs] == [[0, 1], [2, 3], [4, 5]]
 
 
-def test_graph_info_worked_example_non_greedy_keeps_plan_order():
-    subs = partition_graph(EX_INPUTS, EX_OUTPUTS, 7, [6], EX_P, greedy=False)
+@pytest.mark.parametrize("partitioner", [partition_graph, partition_graph_by_sweeps])
+def test_graph_info_worked_example_non_greedy_keeps_plan_order(partitioner):
+    subs = partitioner(EX_INPUTS, EX_OUTPUTS, 7, [6], EX_P, greedy=False)
     assert [s.nodes for s in subs] == [[0, 1], [2, 3], [4, 5]]
 
 
@@ -134,7 +81,8 @@ def test_fast_partitioner_equals_the_literal_sweeps(seed):
         ctrl = list(zip(side, side[1:]))
     for greedy in (True, False):
         fast = as_tuples(partition_graph(ins, outs, nt, gout, in_p, greedy=greedy, control_edges=ctrl))
-        assert fast == naive_subsets(ins, outs, nt, gout, in_p, greedy, ctrl), (seed, greedy)
+        sweeps = as_tuples(partition_graph_by_sweeps(ins, outs, nt, gout, in_p, greedy=greedy, control_edges=ctrl))
+        assert fast == sweeps, (seed, greedy)
 
 
 # ------------------------------------------------------------------------------------------------

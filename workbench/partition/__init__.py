@@ -18,10 +18,11 @@ from .compiler import OFFLOAD_OP, compile, submodel
 from .graph import GraphView
 from .plan import REASON_CODES, Partition, Placement, Plan, PlanDiff, PlanError, Reason, execution_order, node_macs
 from .strategies import STRATEGIES, boundary, partition
-from .subsets import NodeSubset, partition_graph
+from .subsets import NodeSubset, partition_graph, partition_graph_by_sweeps
 from .target import Target, TargetError, list_targets, load_target, parse_target
 
 __all__ = ["GraphView", "Plan", "Placement", "Partition", "PlanDiff", "PlanError", "execution_order", "partition",
            "STRATEGIES", "boundary",
-           "NodeSubset", "partition_graph", "Target", "TargetError", "load_target", "list_targets", "parse_target",
+           "NodeSubset", "partition_graph", "partition_graph_by_sweeps", "Target", "TargetError", "load_target",
+           "list_targets", "parse_target",
            "node_macs", "compile", "submodel", "OFFLOAD_OP", "Reason", "REASON_CODES"]

@@ -5,9 +5,46 @@ delegate wants (``in_p[i]``), the ``greedy`` flag and control edges ("b must run
 plan into subsets that alternate between "partition" (nodes of P) and "non-partition", each in
 dependency order (TFLITE_FACTS §5.1).
 
-The upstream code sweeps the whole plan again and again; this one gives the same subsets, in the same
-join order, with a priority queue per sweep (O(n log n) instead of O(n²) on long alternating chains).
-``naive_subsets`` in the tests is the literal sweep, kept as the twin to compare against.
+Two implementations, giving the same subsets in the same join order:
+
+* :func:`partition_graph_by_sweeps` is the algorithm as graph_info.cc writes it: open a subset, sweep
+  the whole plan again and again adding every node that can run and is of the subset's type, close
+  it, open the next.  Read this one to learn the algorithm; it is O(n²) on long alternating chains.
+* :func:`partition_graph` (what the strategies call) gets there with a priority queue of ready nodes
+  per sweep: O(n log n).  The tests compare the two on random graphs.
+
+graph_info.h's worked example: six nodes with edges 0→1→2→3, 1→4→5, 3→5 (node k writes tensor
+k + 1, tensor 0 is the graph input, tensor 6 the graph output) and P = {2, 3}:
+
+>>> node_inputs = [[0], [1], [2], [3], [2], [4, 5]]
+>>> node_outputs = [[1], [2], [3], [4], [5], [6]]
+>>> in_p = [node in (2, 3) for node in range(6)]
+>>> for subset in partition_graph_by_sweeps(node_inputs, node_outputs, 7, [6], in_p):
+...     print(subset)
+NodeSubset(non-partition, nodes=[0, 1, 4], inputs=[0], outputs=[2, 5])
+NodeSubset(partition, nodes=[2, 3], inputs=[2], outputs=[4])
+NodeSubset(non-partition, nodes=[5], inputs=[4, 5], outputs=[6])
+
+Greedy, the first subset's sweep takes 0 and 1, steps over 2 and 3 (in P), and takes 4, which is
+ready as soon as 1 has run; 5 waits for 3.  The heap-based partitioner gives the same subsets:
+
+>>> (partition_graph(node_inputs, node_outputs, 7, [6], in_p)
+...  == partition_graph_by_sweeps(node_inputs, node_outputs, 7, [6], in_p))
+True
+
+A control edge 3⇒4 (4 must run after 3) keeps 4 out of the first subset; so does ``greedy=False``,
+where a subset ends at the first node of the plan that cannot join (here 2), which keeps the plan's
+order:
+
+>>> [s.nodes for s in partition_graph_by_sweeps(node_inputs, node_outputs, 7, [6], in_p,
+...                                             control_edges=[(3, 4)])]
+[[0, 1], [2, 3], [4, 5]]
+>>> [s.nodes for s in partition_graph(node_inputs, node_outputs, 7, [6], in_p, control_edges=[(3, 4)])]
+[[0, 1], [2, 3], [4, 5]]
+>>> [s.nodes for s in partition_graph_by_sweeps(node_inputs, node_outputs, 7, [6], in_p, greedy=False)]
+[[0, 1], [2, 3], [4, 5]]
+>>> [s.nodes for s in partition_graph(node_inputs, node_outputs, 7, [6], in_p, greedy=False)]
+[[0, 1], [2, 3], [4, 5]]
 """
 
 from __future__ import annotations
@@ -15,7 +52,7 @@ from __future__ import annotations
 import heapq
 from dataclasses import dataclass, field
 
-__all__ = ["NodeSubset", "partition_graph", "ALWAYS_READY", "NOT_READY"]
+__all__ = ["NodeSubset", "partition_graph", "partition_graph_by_sweeps", "ALWAYS_READY", "NOT_READY"]
 
 ALWAYS_READY = -2   # graph inputs, constants: ready before anything runs
 NOT_READY = -1      # produced by a node that has not been scheduled yet
@@ -33,6 +70,92 @@ class NodeSubset:
     def __repr__(self) -> str:
         kind = "partition" if self.partition else "non-partition"
         return f"NodeSubset({kind}, nodes={self.nodes}, inputs={self.inputs}, outputs={self.outputs})"
+
+
+def partition_graph_by_sweeps(node_inputs, node_outputs, num_tensors: int, graph_outputs, in_p, *,
+                              greedy: bool = True, control_edges=()) -> list[NodeSubset]:
+    """The subsets of the plan, found by whole sweeps as ``graph_info.cc`` does (TFLITE_FACTS §5.1).
+
+    Same arguments and result as :func:`partition_graph`: ``node_inputs[i]`` / ``node_outputs[i]``
+    are node i's tensor indices (-1: an omitted optional input), ``num_tensors`` the number of
+    tensors, ``graph_outputs`` the graph's output tensors, ``in_p[i]`` true when the delegate wants
+    node i, ``control_edges`` pairs (a, b): b must run after a.  The numbered comments are the steps
+    of §5.1.
+    """
+    n = len(node_inputs)
+
+    # 1. every tensor is ready from the start (graph inputs, constants) except those a node of the
+    #    plan produces; epoch[t] becomes the number of the subset that produced t
+    epoch = [ALWAYS_READY] * num_tensors
+    for outputs in node_outputs:
+        for t in outputs:
+            if t >= 0:
+                epoch[t] = NOT_READY
+    assigned = [False] * n
+    waiting = [0] * n                       # control edges into node i not yet released
+    for _, b in control_edges:
+        waiting[b] += 1
+
+    def can_run(i: int) -> bool:
+        return (not assigned[i] and waiting[i] == 0
+                and all(t < 0 or epoch[t] != NOT_READY for t in node_inputs[i]))
+
+    subsets: list[NodeSubset] = []
+    while True:
+        # 2. open a new subset; its type is fixed by the first node that joins
+        s = len(subsets)
+        subset = NodeSubset(partition=False)
+        subsets.append(subset)
+
+        def join(i: int) -> bool:
+            """Node i joins the subset if it can run and is of the subset's type."""
+            if not can_run(i):
+                return False
+            if not subset.nodes:
+                subset.partition = bool(in_p[i])
+            elif bool(in_p[i]) != subset.partition:
+                return False
+            assigned[i] = True
+            subset.nodes.append(i)
+            for t in node_inputs[i]:
+                if t >= 0 and epoch[t] != s:        # made outside this subset: a subset input ...
+                    subset.inputs.append(t)
+                    if epoch[t] >= 0:               # ... and an output of the earlier subset that made it
+                        subsets[epoch[t]].outputs.append(t)
+            for t in node_outputs[i]:
+                if t >= 0:
+                    epoch[t] = s
+            for a, b in control_edges:
+                if a == i:
+                    waiting[b] -= 1
+            return True
+
+        # 3. sweep the plan in order; 4. greedy: sweep again until a sweep adds nothing;
+        #    not greedy: the subset ends at the first node that cannot join once one has
+        while True:
+            joined = ended = False
+            for i in range(n):
+                if join(i):
+                    joined = True
+                elif joined and not greedy:
+                    ended = True
+                    break
+            if ended or not joined:
+                break
+
+        # 5. an empty subset means every node is placed
+        if not subset.nodes:
+            subsets.pop()
+            break
+
+    # 6. graph outputs are outputs of the subset that made them; tensor lists sorted, unique
+    for t in graph_outputs:
+        if 0 <= t < num_tensors and epoch[t] >= 0:
+            subsets[epoch[t]].outputs.append(t)
+    for subset in subsets:
+        subset.inputs = sorted(set(subset.inputs))
+        subset.outputs = sorted(set(subset.outputs))
+    return subsets
 
 
 def _setup(node_inputs, node_outputs, num_tensors, control_edges):
@@ -61,7 +184,8 @@ def _setup(node_inputs, node_outputs, num_tensors, control_edges):
 
 def partition_graph(node_inputs, node_outputs, num_tensors: int, graph_outputs, in_p, *, greedy: bool = True,
                     control_edges=()) -> list[NodeSubset]:
-    """The subsets of the plan, as ``PartitionGraphIntoIndependentNodeSubsets`` returns them."""
+    """The subsets of the plan, as ``PartitionGraphIntoIndependentNodeSubsets`` returns them: the
+    same as :func:`partition_graph_by_sweeps`, with a priority queue of ready nodes per sweep."""
     n = len(node_inputs)
     epoch, consumers, need, ctrl_out = _setup(node_inputs, node_outputs, num_tensors, control_edges)
     assigned = [False] * n
