@@ -350,23 +350,35 @@ class _Subgraph:
             self._leave()
 
     def _allocate(self) -> None:
+        """AllocateTensors, in the steps of TFLite's ``subgraph.cc``: (1) a kernel for every node of the
+        execution plan (:meth:`resolve`); (2) init and prepare each node in order — evaluating a node
+        whose inputs are all constants once, here, and deferring a node that needs run-time values to
+        invoke (:meth:`_prepare_nodes`); (3) the first and last use of every tensor the executed nodes
+        touch (:meth:`_lifetimes`); (4) one arena whose offsets tensors with disjoint lifetimes share
+        (:meth:`_plan_arena`)."""
         self.free()
         ctx = self.context
         ctx.reference = self.interp.reference
         kernels = self.resolve()
         ctx.reset(self.input_shapes)
+        executed = self._prepare_nodes(kernels)
+        self._plan_arena(self._lifetimes(executed))
+        self.plan = [(fn, node, data) for fn, node, data, _ in executed]
+        self.plan_kernels = [kernel.kernel_name(data, ctx.reference) if data is not None or not isinstance(fn, _Deferred)
+                             else f"{kernel.name} (prepared in invoke)" for fn, node, data, kernel in executed]
+        self.allocated = True
+
+    # step 2 -----------------------------------------------------------------------------------------------
+    def _prepare_nodes(self, kernels) -> list:
+        """Init and prepare every node of the execution plan, in order; returns the nodes invoke will run, as
+        (invoke function, node, prepared data, kernel).  Folded nodes are left out (their outputs became
+        constants); deferred ones run a :class:`_Deferred` that prepares them during invoke."""
+        ctx = self.context
         executed = []
         self.folded_nodes = []
         self.deferred_nodes = []
         for node, kernel in zip(self.plan_nodes(), kernels):
-            delegated = node.index in self.delegate_kernels
-            try:
-                user = kernel.init(ctx, node)
-            except Exception as exc:
-                if not delegated or isinstance(exc, MemoryError):
-                    raise
-                # TFLite's init cannot fail: a delegate kernel reports the error and its prepare fails
-                raise DelegateError(f"{exc}\nNode number {node.index} ({node.op_name}) failed to prepare.") from exc
+            user = self._init_node(node, kernel)
             if any(t < 0 for t in node.outputs):
                 raise UnsupportedOpError(f"node {node.index} ({node.op_name}) has an absent (-1) output slot")
             fn = kernel.invoke_reference if (ctx.reference and kernel.invoke_reference is not None) else kernel.invoke
@@ -376,17 +388,9 @@ class _Subgraph:
             data = None
             if not deferred:
                 try:
-                    data = kernel.prepare(ctx, node)
+                    data = self._prepare_node(node, kernel)
                 except DynamicValueNeeded:
                     deferred = True
-                except Exception as exc:
-                    if not delegated or isinstance(exc, MemoryError):
-                        raise
-                    raise DelegateError(f"{exc}\nNode number {node.index} ({node.op_name}) failed to "
-                                        f"prepare.") from exc
-                except MemoryError as exc:
-                    raise TensorError(f"node {node.index} ({node.op_name}) of subgraph {self.index}: prepare "
-                                      f"needs more memory than there is ({exc})") from None
             if deferred:
                 for t in node.outputs:
                     ctx.declared.add(t)
@@ -402,25 +406,58 @@ class _Subgraph:
                     raise WorkbenchError(f"{kernel!r} did not set the shape of output '{ctx.name(t)}' of node "
                                          f"{node.index}")
             if self._foldable(node, kernel):
-                try:
-                    for t in node.outputs:
-                        ctx.tensors[t] = new_array(ctx.shapes[t], ctx.dtypes[t])
-                    fn(ctx, node, data)
-                except (MemoryError, ValueError) as exc:
-                    if isinstance(exc, WorkbenchError):
-                        raise
-                    raise TensorError(f"node {node.index} ({node.op_name}) of subgraph {self.index}, evaluated once "
-                                      f"in allocate_tensors (constant inputs), needs more memory than there is "
-                                      f"({exc})") from None
-                for t in node.outputs:
-                    arr = ctx.tensors[t]
-                    arr.flags.writeable = False
-                    ctx.constants[t] = arr
-                    ctx.folded.add(t)
-                self.folded_nodes.append(node.index)
+                self._fold(node, fn, data)
             else:
                 executed.append((fn, node, data, kernel))
-        # memory plan over the executed nodes (dynamic tensors get their arrays while invoking)
+        return executed
+
+    def _init_node(self, node, kernel):
+        try:
+            return kernel.init(self.context, node)
+        except Exception as exc:
+            if node.index not in self.delegate_kernels or isinstance(exc, MemoryError):
+                raise
+            # TFLite's init cannot fail: a delegate kernel reports the error and its prepare fails
+            raise DelegateError(f"{exc}\nNode number {node.index} ({node.op_name}) failed to prepare.") from exc
+
+    def _prepare_node(self, node, kernel):
+        try:
+            return kernel.prepare(self.context, node)
+        except DynamicValueNeeded:
+            raise
+        except MemoryError as exc:
+            raise TensorError(f"node {node.index} ({node.op_name}) of subgraph {self.index}: prepare "
+                              f"needs more memory than there is ({exc})") from None
+        except Exception as exc:
+            if node.index not in self.delegate_kernels:
+                raise
+            raise DelegateError(f"{exc}\nNode number {node.index} ({node.op_name}) failed to prepare.") from exc
+
+    def _fold(self, node, fn, data) -> None:
+        """Evaluate a node whose inputs are all constants once, now; its outputs become constants."""
+        ctx = self.context
+        try:
+            for t in node.outputs:
+                ctx.tensors[t] = new_array(ctx.shapes[t], ctx.dtypes[t])
+            fn(ctx, node, data)
+        except (MemoryError, ValueError) as exc:
+            if isinstance(exc, WorkbenchError):
+                raise
+            raise TensorError(f"node {node.index} ({node.op_name}) of subgraph {self.index}, evaluated once "
+                              f"in allocate_tensors (constant inputs), needs more memory than there is "
+                              f"({exc})") from None
+        for t in node.outputs:
+            arr = ctx.tensors[t]
+            arr.flags.writeable = False
+            ctx.constants[t] = arr
+            ctx.folded.add(t)
+        self.folded_nodes.append(node.index)
+
+    # step 3 -----------------------------------------------------------------------------------------------
+    def _lifetimes(self, executed) -> dict:
+        """Tensor → [first, last] position in ``executed`` where it is used.  Constants and dynamic tensors
+        are not planned; graph inputs and variables live through the whole invoke, outputs until its end."""
+        ctx = self.context
         n = len(executed)
         life: dict[int, list[int]] = {}
 
@@ -433,7 +470,7 @@ class _Subgraph:
 
         for t in self.inputs:      # inputs stay intact for the whole invoke (TFLite preserves them too)
             touch(t, -1)
-            touch(t, len(executed))
+            touch(t, n)
         for k, (_, node, _, _) in enumerate(executed):
             for t in node.inputs:
                 touch(t, k)
@@ -445,6 +482,13 @@ class _Subgraph:
             if meta.is_variable:
                 touch(t, -1)
                 touch(t, n)
+        return life
+
+    # step 4 -----------------------------------------------------------------------------------------------
+    def _plan_arena(self, life: dict) -> None:
+        """Place the planned tensors in one arena (``arena.plan``: offsets shared by tensors whose lifetimes
+        do not overlap, unless ``keep_intermediates``), give every tensor its array, reset variables."""
+        ctx = self.context
         nbytes = {}
         strings = []        # STRING tensors: variable-size, each its own object array (not in the plan)
         for t in life:
@@ -474,10 +518,6 @@ class _Subgraph:
         for t in ctx.dynamic:
             if ctx.constants[t] is None:
                 ctx.tensors[t] = None
-        self.plan = [(fn, node, data) for fn, node, data, _ in executed]
-        self.plan_kernels = [kernel.kernel_name(data, ctx.reference) if data is not None or not isinstance(fn, _Deferred)
-                             else f"{kernel.name} (prepared in invoke)" for fn, node, data, kernel in executed]
-        self.allocated = True
 
     # -- delegation ------------------------------------------------------------------------
     def replace_node_subsets(self, kernel, name: str, subsets, params=None) -> list[int]:
