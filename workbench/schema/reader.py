@@ -272,10 +272,76 @@ def _reader(name: str):
     return fn
 
 
+def plain_read(r: "Reader", name: str, pos: int, path: str):
+    """Decode table ``name`` at ``pos`` field by field — the same steps the generated decoders take,
+    written as one readable loop (``load(..., plain=True)``; step through it in a debugger).
+
+    1. The table starts with a signed offset back to its *vtable*: a list of 16-bit offsets, one per
+       field slot, 0 for a field the writer left out.
+    2. For each declared field: if its slot is 0 (or past the vtable's end), the field takes the
+       schema's default; otherwise its bytes start that many bytes into the table, and must lie inside
+       the table's size as the vtable states it.
+    3. Scalars and enums are read in place; strings, vectors and sub-tables are reached through a
+       32-bit forward offset, every one bounds-checked by the :class:`Reader`'s primitives.
+    """
+    decl = declaration(name)
+    buf = r.buf
+    vt, nslots, objlen = _header(r, pos, path)                       # step 1: the vtable
+    offs = struct.unpack_from(f"<{nslots}H", buf, vt + 4)
+    padded = offs + (0,) * max(decl.num_slots - nslots, 0)
+    cls = table_class(name)
+    obj = cls.__new__(cls)
+    d = obj.__dict__
+    for attr, slot, kind, arg, default, size in _plan_for(decl):    # step 2: field by field
+        if kind == _UNION:
+            r._union(d, attr, arg, padded, slot, decl.num_slots, pos, objlen, path)
+            continue
+        o = padded[slot]
+        if not o:
+            d[attr] = default
+            continue
+        if o + size > objlen:
+            _outside(path, attr, pos + o, objlen)
+        at = pos + o                                                 # step 3: read it
+        if kind == _SCALAR:
+            d[attr] = arg.unpack_from(buf, at)[0]
+        elif kind == _BOOL:
+            d[attr] = buf[at] != 0
+        elif kind == _ENUM:
+            fmt, members = arg
+            v = fmt.unpack_from(buf, at)[0]
+            d[attr] = members.get(v, v)
+        elif kind == _STRING:
+            d[attr] = r.string(at, path, attr)
+        elif kind == _BYTES:
+            d[attr] = r.raw_bytes(at, path, attr)
+        elif kind == _TABLE:
+            sub = f"{path}.{attr}"
+            d[attr] = r.table(arg, r.uoffset_target(at, sub), sub)
+        elif kind == _VEC:
+            d[attr] = r.scalar_vector(at, arg, path, attr)
+        elif kind == _VEC_BOOL:
+            d[attr] = tuple(x != 0 for x in r.scalar_vector(at, UINT8, path, attr))
+        elif kind == _VEC_ENUM:
+            members = arg.enum._value2member_map_
+            d[attr] = tuple(members.get(x, x) for x in r.scalar_vector(at, arg.scalar, path, attr))
+        elif kind == _VEC_STRING:
+            d[attr] = r.string_vector(at, path, attr)
+        elif kind == _VEC_TABLE:
+            d[attr] = r._table_vector(arg, at, f"{path}.{attr}")
+        else:  # pragma: no cover - declaration error
+            raise TypeError(kind)
+    unknown = _unknown(r, name, offs, decl.num_slots, pos, path) if nslots > decl.num_slots else ()
+    d["_origin"] = (path, pos, vt, offs, unknown)
+    r.memo[(name, pos)] = obj
+    return obj
+
+
 class Reader:
     """Decodes one buffer.  Use :func:`load`; this class is public for the X-ray notebooks."""
 
-    def __init__(self, buf, declarations: dict[str, str] | None = None):
+    def __init__(self, buf, declarations: dict[str, str] | None = None, plain: bool = False):
+        self.plain = bool(plain)                      # decode with plain_read instead of the generated code
         self.declarations = dict(declarations or {})  # table name -> variant key to read it with
         for key in self.declarations.values():
             declaration(key)  # unknown variant: KeyError now, not mid-read
@@ -349,6 +415,8 @@ class Reader:
         hit = self.memo.get((name, pos))
         if hit is not None:
             return hit
+        if self.plain:
+            return plain_read(self, name, pos, path)
         return _reader(name)(self, pos, path)
 
     def _table_vector(self, name: str, pos: int, path: str) -> tuple:
@@ -360,7 +428,12 @@ class Reader:
         rel = struct.unpack_from(f"<{length}I", self.buf, start) if length else ()
         if self.declarations:
             name = self.declarations.get(name, name)
-        read, memo, n = _reader(name), self.memo, self.n
+        if self.plain:
+            def read(r, at, p, _name=name):
+                return plain_read(r, _name, at, p)
+        else:
+            read = _reader(name)
+        memo, n = self.memo, self.n
         out = []
         for i, r in enumerate(rel):
             elem = start + 4 * i
@@ -409,7 +482,7 @@ def _read_source(source) -> bytes | mmap.mmap | memoryview:
         return mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
 
 
-def load(source, *, validate: bool = True, declarations: dict[str, str] | None = None):
+def load(source, *, validate: bool = True, declarations: dict[str, str] | None = None, plain: bool = False):
     """Read a .tflite file (path, bytes or memoryview) into a :class:`Model`.
 
     Large buffers stay in the file: ``Buffer.data`` is a read-only ``memoryview`` into it (a
@@ -417,6 +490,9 @@ def load(source, *, validate: bool = True, declarations: dict[str, str] | None =
     union members and operator codes of newer files are kept and listed in ``model.load_notes``.
     ``declarations`` reads some tables with another declaration (see ``declare.variant``), e.g.
     ``{"DepthwiseConv2DOptions": "DepthwiseConv2DOptions@v1"}`` to read like a version-1 reader.
+    ``plain=True`` decodes every table with :func:`plain_read`, a readable loop over the declared fields,
+    instead of the straight-line decoders generated for speed: the same model, the same notes and errors,
+    slower — for stepping through ``load`` in a debugger.
     """
     buf = _read_source(source)
     if isinstance(buf, memoryview) and (buf.ndim != 1 or buf.itemsize != 1):
@@ -429,7 +505,7 @@ def load(source, *, validate: bool = True, declarations: dict[str, str] | None =
     if ident != FILE_IDENTIFIER:
         raise ModelError(f"file identifier is {ident!r}, expected {FILE_IDENTIFIER!r}: not a TFLite model",
                          "<file identifier>", 4)
-    reader = Reader(buf, declarations)
+    reader = Reader(buf, declarations, plain)
     root = reader.uoffset_target(0, "<root offset>")
     model = reader.table("Model", root, "model")
     if model.version != SCHEMA_VERSION:
