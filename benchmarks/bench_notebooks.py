@@ -4,7 +4,7 @@
 
 Each notebook under ``notebooks/`` (or those whose name contains a NAME) is executed from an
 in-memory copy with nbclient, in the ``notebooks/`` directory, on a ``python3`` kernel pinned to this
-interpreter — the way ``tests/test_notebooks.py`` runs them; nothing is written back.  For each
+interpreter — the way ``tests/notebooks/test_notebooks.py`` runs them; nothing is written back.  For each
 notebook: the wall time of the whole run (kernel start included), the kernel start alone, the
 slowest cell, and the number of cells.  A fresh kernel per run; the figure is the best of
 ``--repeat`` runs.  Records only: there is no timed assertion anywhere.  The corpus models must be

@@ -102,7 +102,7 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("models", nargs="+", type=Path)
     p.add_argument("--seeds", nargs="*", type=int, default=None,
-                   help="input seeds (default: one seed, crc32 of the file name, as tests/test_sample_models.py)")
+                   help="input seeds (default: one seed, crc32 of the file name, as tests/sample_models/test_sample_models.py)")
     p.add_argument("--json", type=Path, default=None, help="also write the rows here")
     args = p.parse_args(argv)
     rows = []

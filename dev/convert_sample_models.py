@@ -50,7 +50,7 @@ import keras  # noqa: E402
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "sample_models"
 SCRIPT = "dev/convert_sample_models.py"
-USED_BY = ["tests/test_sample_models.py", "tests/test_cli_versions.py"]
+USED_BY = ["tests/sample_models/test_sample_models.py", "tests/cli/test_cli_versions.py"]
 MAX_BYTES = 1 << 20
 
 # ------------------------------------------------------------------------------------------------

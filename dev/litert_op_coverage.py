@@ -3,7 +3,7 @@
     python dev/litert_op_coverage.py            # table of ops litert has and we lack (or lack versions of)
 
 The probing itself lives in ``tests/litert_op_probe.py`` (one-operator models handed to litert in
-child processes; see there), shared with ``tests/test_registry_vs_litert.py``, which keeps the
+child processes; see there), shared with ``tests/interpreter/test_registry_vs_litert.py``, which keeps the
 known gaps in an explicit table.
 """
 

@@ -5,7 +5,7 @@
 Model: input [1, 10, 4] -> LSTM(8, return_sequences=True) -> LSTM(6) -> Dense(3), seeded weights.
 Keras 3's LSTM converts to a WHILE loop; with Keras 2 (tf_keras) the converter fuses each LSTM
 into one UNIDIRECTIONAL_SEQUENCE_LSTM with variable state
-tensors (the form real audio / text models have).  tests/test_interpreter_rnn.py runs it in the
+tensors (the form real audio / text models have).  tests/interpreter/test_interpreter_rnn.py runs it in the
 workbench interpreter and in ai-edge-litert.  The file is about 7.5 kB.
 """
 

@@ -31,7 +31,7 @@ dependency of the project)::
     python -m venv /tmp/tfvenv && /tmp/tfvenv/bin/pip install tensorflow-cpu==2.21.0 scikit-learn==1.9.1
     /tmp/tfvenv/bin/python dev/train_digits.py            # writes the two files and the manifest entry
     /tmp/tfvenv/bin/python dev/train_digits.py --check    # retrain in memory, compare with the manifest
-    .venv/bin/pytest -q -n 0 tests/sample_models/test_digits_model.py tests/test_sample_models.py
+    .venv/bin/pytest -q -n 0 tests/sample_models/test_digits_model.py tests/sample_models/test_sample_models.py
 
 Made with TensorFlow 2.21.0 (tensorflow-cpu), Keras 3.15.1, numpy 2.4.6, scikit-learn 1.9.1 on
 x86-64 Linux (CPU only, about 20 s): two runs write byte-identical files.  Seeds: the split's
@@ -75,8 +75,8 @@ EPOCHS = 60
 BATCH_SIZE = 32
 LEARNING_RATE = 3e-3
 
-USED_BY = ["tests/sample_models/test_digits_model.py", "tests/test_sample_models.py",
-           "tests/test_cli_versions.py", "benchmarks/table1.py", "notebooks/06_heterogeneous_execution.ipynb"]
+USED_BY = ["tests/sample_models/test_digits_model.py", "tests/sample_models/test_sample_models.py",
+           "tests/cli/test_cli_versions.py", "benchmarks/table1.py", "notebooks/06_heterogeneous_execution.ipynb"]
 DEMONSTRATES = ("a trained classifier on a real, offline task (scikit-learn's 8x8 handwritten digits, held-out "
                 "split in digits_split.npz): CONV_2D 3x3 (relu) -> CONV_2D 3x3 (relu) -> MAX_POOL_2D 2x2 -> "
                 "CONV_2D 3x3 (relu) -> MEAN -> FULLY_CONNECTED -> SOFTMAX, float32 [1, 8, 8, 1] in [0, 1] -> "

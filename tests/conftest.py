@@ -22,9 +22,19 @@ import pytest
 
 from workbench import corpus
 
+# The tests mirror the packages (tests/interpreter/quant/, tests/partition/, ...), with no __init__.py
+# files: pytest imports each test module by its basename (prepend import mode), so every basename under
+# tests/ is unique.  Helpers (builders, litert_runner, ...) live in tests/ itself, and test modules import
+# each other by basename wherever they live (``import test_fuzz``, ``from test_partition_rules import
+# ...``): so tests/ and every folder under it go on sys.path here, at startup, before any test module
+# is imported.  A test module run as a script (``python tests/schema/test_fuzz.py``) imports this
+# conftest first for the same paths.
 TESTS = Path(__file__).resolve().parent
-if str(TESTS) not in sys.path:  # helpers (builders, litert_runner) import as top-level modules
-    sys.path.insert(0, str(TESTS))
+TEST_DIRS = [TESTS] + sorted(d for d in TESTS.rglob("*") if d.is_dir() and d.name != "__pycache__"
+                             and "__pycache__" not in d.parts and not d.name.startswith("."))
+for _d in reversed(TEST_DIRS):
+    if str(_d) not in sys.path:
+        sys.path.insert(0, str(_d))
 
 CORPUS_MODELS = tuple(sorted(corpus.MODELS))
 

@@ -1,4 +1,4 @@
-"""Small jitted functions for tests/test_precompiled.py: each exercises one part of the C entries
+"""Small jitted functions for tests/interpreter/test_precompiled.py: each exercises one part of the C entries
 (arrays and their sizes, scalars of each kind, a scalar result, arrays the kernel allocates, an
 exception raised inside the kernel)."""
 

@@ -1,4 +1,4 @@
-"""The scaffolding the one-op case tables share (tests/test_quantized_*.py and friends).
+"""The scaffolding the one-op case tables share (tests/interpreter/quant/test_quantized_*.py and friends).
 
 A test module holds ``CASES``: case name → a function that, given the name, returns
 ``(ModelBuilder, {input name: array})``.  This module builds a case (operator versions set by

@@ -1,6 +1,6 @@
 """Mutated models through delegated runs raise only workbench errors (issue 13, "Done means").
 
-The interpreter fuzzer's cases (tests/test_interpreter_fuzz.py: model-level and byte-level mutations
+The interpreter fuzzer's cases (tests/interpreter/test_interpreter_fuzz.py: model-level and byte-level mutations
 of small built and sample models) are run again with a simulated accelerator applied in the
 constructor, for two targets: whatever the mutation, only a WorkbenchError may escape — from the
 partitioner, the delegate's prepare, the device kernel or the partition's own interpreter — and no case

@@ -9,7 +9,7 @@ experiments (the TI paper's Table I).  Checked here, without TensorFlow or sciki
 * the model is the documented network (ops, shapes, parameter count) and a TIDL-like target's
   allowlist takes every op but MEAN;
 * workbench.Interpreter and ai-edge-litert (in a child process) give the same probabilities, within the
-  float tolerance of ``tests/test_sample_models.py``, for the whole held-out set run as one batch
+  float tolerance of ``tests/sample_models/test_sample_models.py``, for the whole held-out set run as one batch
   (``resize_tensor_input`` to [450, 8, 8, 1] in both) and for one image at the stored shape [1, 8, 8, 1];
   the batch gives the per-image results;
 * the held-out accuracy computed by workbench.Interpreter is at least 0.95 and is what the manifest
@@ -38,7 +38,7 @@ SPLIT = SAMPLES / "digits_split.npz"
 ENTRY = next(e for e in json.loads((SAMPLES / "manifest.json").read_text())["models"]
              if e["name"] == MODEL.name)
 
-FLOAT_RTOL, FLOAT_ATOL = 1e-4, 1e-6  # as tests/test_sample_models.py compares float outputs with LiteRT's
+FLOAT_RTOL, FLOAT_ATOL = 1e-4, 1e-6  # as tests/sample_models/test_sample_models.py compares float outputs with LiteRT's
 OPS = ["CONV_2D", "CONV_2D", "MAX_POOL_2D", "CONV_2D", "MEAN", "FULLY_CONNECTED", "SOFTMAX"]
 PER_IMAGE = 25  # held-out images also run one at a time at the stored shape
 

@@ -33,7 +33,7 @@ from workbench.schema import (
 )
 from workbench.versioning import update_versions
 
-DATA = Path(__file__).resolve().parent / "data"
+DATA = Path(__file__).resolve().parents[1] / "data"
 TOL = 1e-5
 
 

@@ -15,7 +15,7 @@ from workbench.schema import (
     AddOptions, BuiltinOperator as B, ConcatenationOptions, IfOptions, ModelBuilder, MulOptions, WhileOptions,
 )
 
-SAMPLES = Path(__file__).resolve().parent.parent / "sample_models"
+SAMPLES = Path(__file__).resolve().parents[2] / "sample_models"
 
 
 def add_subgraph(b: ModelBuilder, name: str, build) -> int:

@@ -400,7 +400,7 @@ def test_gather_with_run_time_indices_matches_litert():
 
 
 # ----------------------------------------------------------------------------------------------
-# regressions: what the interpreter fuzzer (tests/test_interpreter_fuzz.py) found.  Each case is a
+# regressions: what the interpreter fuzzer (tests/interpreter/test_interpreter_fuzz.py) found.  Each case is a
 # small edit of one of its base models; before the fix each raised the error named in its id.
 
 from test_interpreter_fuzz import _replace_op, _replace_tensor, base_model  # noqa: E402
@@ -562,7 +562,7 @@ def test_resource_handle_absent_is_a_model_error():
     """READ_VARIABLE / ASSIGN_VARIABLE whose handle slot is -1: int(None) raised TypeError."""
     from pathlib import Path
     from workbench import load
-    model = load((Path(__file__).resolve().parent.parent / "sample_models" / "resource_variable.tflite").read_bytes())
+    model = load((Path(__file__).resolve().parents[2] / "sample_models" / "resource_variable.tflite").read_bytes())
     ops = model.subgraphs[0].operators
     k = next(i for i, op in enumerate(ops) if model.operator_codes[op.opcode_index].builtin_code == B.READ_VARIABLE)
     with pytest.raises(ModelError, match=r"absent \(optional\) input slot"):
@@ -637,7 +637,7 @@ def test_per_channel_filter_with_no_scales_is_a_model_error():
     from pathlib import Path
     from workbench import load
     from workbench.schema import QuantizationParameters
-    model = load((Path(__file__).resolve().parent.parent / "sample_models" / "int8_cnn.tflite").read_bytes())
+    model = load((Path(__file__).resolve().parents[2] / "sample_models" / "int8_cnn.tflite").read_bytes())
     sg = model.subgraphs[0]
     k = next(i for i, op in enumerate(sg.operators) if model.operator_codes[op.opcode_index].builtin_code == B.CONV_2D)
     f = sg.operators[k].inputs[1]

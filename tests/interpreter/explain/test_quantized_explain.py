@@ -23,7 +23,7 @@ from workbench.interpreter.kernels._unary import LutData
 from workbench.schema import AddOptions, BuiltinOperator as B, ModelBuilder
 from workbench.versioning import update_versions
 
-SAMPLES = Path(__file__).resolve().parents[1] / "sample_models"
+SAMPLES = Path(__file__).resolve().parents[3] / "sample_models"
 MAX_POSITIONS = 3000          # per node: every element of a tiny model, a seeded sample of bigger ones
 
 

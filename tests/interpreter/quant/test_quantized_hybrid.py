@@ -37,7 +37,7 @@ from workbench.schema import (
 from workbench.versioning import update_versions
 
 S, V = Padding.SAME, Padding.VALID
-SAMPLE = Path(__file__).resolve().parent.parent / "sample_models" / "hybrid_fc_conv.tflite"
+SAMPLE = Path(__file__).resolve().parents[3] / "sample_models" / "hybrid_fc_conv.tflite"
 TIES = np.float32([2.5, -2.5, 0.49999997, -0.49999997, 1.5, -0.5, 3.5, 0.5])
 
 
@@ -406,7 +406,7 @@ def test_hybrid_depthwise_needs_the_depth_multiplier_option():
 
 
 def test_grouped_hybrid_conv_is_refused():
-    # with one filter scale only (distinct per-channel scales run: tests/test_quantized_sweep_regressions.py)
+    # with one filter scale only (distinct per-channel scales run: tests/interpreter/quant/test_quantized_sweep_regressions.py)
     builder, _ = conv_h((1, 5, 5, 6), (4, 3, 3, 3), per_channel=False)("grouped")
     with pytest.raises(UnsupportedOpError, match="grouped hybrid"):
         _allocate(builder)

@@ -34,7 +34,7 @@ from workbench.schema import (
 )
 from workbench.versioning import update_versions
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[3]
 SAMPLES = ROOT / "sample_models"
 GATES = ("input", "forget", "cell", "output")
 

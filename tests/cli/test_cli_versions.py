@@ -27,7 +27,7 @@ from workbench.versioning.runtime import op_not_found_text
 from test_sample_models import TOOL_STAMPED
 from test_versioning_corpus import EXPECTED_BELOW
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "sample_models"
 SAMPLE_NAMES = sorted(p.stem for p in SAMPLES.glob("*.tflite"))
 DEPTHWISE_V2_ERROR = op_not_found_text("DEPTHWISE_CONV_2D", 2)

@@ -210,7 +210,7 @@ def test_update_versions_only_raises_the_listed_codes(corpus_model, corpus_paths
 # ---------------------------------------------------------------------------------------------
 # The current converter's MobileNets (../shared/models beside the repository root)
 # ---------------------------------------------------------------------------------------------
-SHARED_MODELS = Path(__file__).resolve().parents[1].parent / "shared" / "models"
+SHARED_MODELS = Path(__file__).resolve().parents[2].parent / "shared" / "models"
 MOBILENETS = sorted(p.name for p in SHARED_MODELS.glob("mobilenet_*.tflite")) if SHARED_MODELS.is_dir() else []
 needs_shared = pytest.mark.skipif(
     not MOBILENETS, reason=f"current-converter MobileNets not found in {SHARED_MODELS} (CI keeps them in "

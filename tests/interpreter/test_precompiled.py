@@ -22,7 +22,7 @@ import precompiled_probe as probe
 from workbench.interpreter import _jit, precompiled
 from workbench.interpreter._jit import run_rows
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "sample_models"
 
 

@@ -17,7 +17,7 @@ Any other exception (IndexError, struct.error, RecursionError, MemoryError, Unic
 ValueError, OverflowError, ...) fails the test, and so does a case taking longer than
 ``CASE_SECONDS`` (a hang).  The failure names the seed; reproduce one case with::
 
-    python tests/test_fuzz.py sine_float 1234
+    python tests/schema/test_fuzz.py sine_float 1234
 
 Mutations aim half of their hits at the file's structure (table soffsets, vtable entries, offset
 fields, vector lengths — found through the X-ray of the unmutated model) rather than at weights.
@@ -34,12 +34,17 @@ import time
 import traceback
 from dataclasses import dataclass
 from functools import lru_cache
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import builders  # tests/ is on sys.path (conftest.py; or the script's own directory)
+if __name__ == "__main__":  # run as a script: tests/ and every folder under it on sys.path, as under pytest
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    import conftest  # noqa: F401  (puts the folders on sys.path)
+
+import builders  # noqa: E402  tests/ is on sys.path (conftest.py, also when run as a script)
 import workbench
 from workbench import LossyWriteError, ModelError, corpus
 from workbench.schema import FlatTable, metadata, op_name, tensor_data
@@ -436,7 +441,7 @@ def _format(failures, name) -> str:
     for seed, how, exc, tb in failures[:10]:
         lines.append(f"  seed {seed} ({how}): {type(exc).__name__}: {exc}"[:300])
     seed, how, exc, tb = failures[0]
-    lines.append(f"reproduce: python tests/test_fuzz.py {name} {seed}\n\nfirst traceback:\n{tb}")
+    lines.append(f"reproduce: python tests/schema/test_fuzz.py {name} {seed}\n\nfirst traceback:\n{tb}")
     return "\n".join(lines)
 
 
@@ -601,7 +606,7 @@ def test_vectors_sharing_bytes_are_read_with_their_own_element_type():
     assert exercise(data) == "written"
 
 
-if __name__ == "__main__":  # python tests/test_fuzz.py BASE SEED: run one case, full traceback
+if __name__ == "__main__":  # python tests/schema/test_fuzz.py BASE SEED: run one case, full traceback
     base, case = sys.argv[1], int(sys.argv[2])
     blob, recipe = mutate(base, case)
     print(f"{base} seed {case}: {recipe} ({len(blob)} bytes)")

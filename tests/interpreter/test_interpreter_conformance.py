@@ -38,7 +38,7 @@ from workbench.schema import (
 
 TOL = 1e-4
 SEED = 20240611
-MOBILENET = Path(__file__).resolve().parents[2] / "shared" / "models" / "mobilenet_v1_a10_224_float32.tflite"
+MOBILENET = Path(__file__).resolve().parents[3] / "shared" / "models" / "mobilenet_v1_a10_224_float32.tflite"
 
 # Outputs whose end-to-end value is so sensitive to float rounding that TFLite's own kernel sets
 # disagree beyond 1e-4 (measured with ai-edge-litert 2.3.0 on these inputs: builtin vs XNNPACK 5.1e-4,
@@ -47,7 +47,7 @@ MOBILENET = Path(__file__).resolve().parents[2] / "shared" / "models" / "mobilen
 SENSITIVE_OUTPUTS = {("pose_landmark_full", 2): 2e-3}
 
 # corpus models litert cannot run (MediaPipe custom ops only MediaPipe registers); their custom
-# kernels are checked in tests/test_mediapipe_ops.py, the model here fast path vs reference path
+# kernels are checked in tests/interpreter/test_mediapipe_ops.py, the model here fast path vs reference path
 LITERT_CANNOT_RUN = {
     "face_landmark_with_attention": ("Landmarks2TransformMatrix", "TransformLandmarks", "TransformTensorBilinear"),
     "selfie_segmentation": ("Convolution2DTransposeBias",),

@@ -16,11 +16,11 @@ Two kinds of mutation:
   dilation -1, axis 99, huge sizes), shapes whose product overflows, other opcodes and versions,
   wrong buffers.  Half of these cases hand the Model object to ``Interpreter(model=...)`` (a model
   built in code is not validated by ``load``), the other half its bytes when ``dump`` accepts it.
-* byte level: the schema fuzzer's mutations (tests/test_fuzz.py) on the model's bytes.
+* byte level: the schema fuzzer's mutations (tests/schema/test_fuzz.py) on the model's bytes.
 
 The failure names the base and the seed; reproduce one case with::
 
-    python tests/test_interpreter_fuzz.py conv 123
+    python tests/interpreter/test_interpreter_fuzz.py conv 123
 """
 
 from __future__ import annotations
@@ -40,7 +40,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import test_fuzz
+if __name__ == "__main__":  # run as a script: tests/ and every folder under it on sys.path, as under pytest
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    import conftest  # noqa: F401  (puts the folders on sys.path)
+
+import test_fuzz  # noqa: E402  (tests/schema/, on sys.path by tests/conftest.py)
 from test_interpreter_control_flow import if_model, scalar, while_growing_model, while_static_model
 from test_interpreter_dynamic import range_fill_model, reshape_runtime_model
 from workbench import dump, load
@@ -53,7 +57,7 @@ from workbench.schema import (
 )
 from workbench.schema.declare import FlatTable
 
-SAMPLES = Path(__file__).resolve().parent.parent / "sample_models"
+SAMPLES = Path(__file__).resolve().parents[2] / "sample_models"
 CASE_SECONDS = 10.0     # a case takes milliseconds; only a hang gets near this
 MAX_WHILE = 16          # WHILE iterations per node and invoke (a mutated cond may stay true, and a
                         # loop variable that doubles each time must stay small)
@@ -542,7 +546,7 @@ def _format(failures) -> str:
     for name, kind, seed, how, exc, tb in failures[:10]:
         lines.append(f"  {name} {kind} {seed} ({how}): {type(exc).__name__}: {exc}"[:400])
     name, kind, seed, how, exc, tb = failures[0]
-    lines.append(f"reproduce: python tests/test_interpreter_fuzz.py {name} {kind} {seed}\n\n"
+    lines.append(f"reproduce: python tests/interpreter/test_interpreter_fuzz.py {name} {kind} {seed}\n\n"
                  f"first traceback:\n{tb}")
     return "\n".join(lines)
 
@@ -604,7 +608,7 @@ def test_run_case_reports_foreign_errors_and_hangs(monkeypatch):
     assert isinstance(run_case(None)[1], CaseTimeout)
 
 
-if __name__ == "__main__":  # python tests/test_interpreter_fuzz.py BASE KIND SEED
+if __name__ == "__main__":  # python tests/interpreter/test_interpreter_fuzz.py BASE KIND SEED
     base, kind_, seed_ = sys.argv[1], sys.argv[2], int(sys.argv[3])
     case_, how_ = make_case(base, kind_, seed_)
     print(f"{base} {kind_} {seed_}: {how_}")

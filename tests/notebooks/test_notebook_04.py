@@ -15,7 +15,7 @@ from workbench.interpreter import quant as Q
 from workbench.viz import quant as vq
 
 PATH = NOTEBOOK_DIR / "04_integer_arithmetic.ipynb"
-SAMPLES = Path(__file__).resolve().parents[1] / "sample_models"
+SAMPLES = Path(__file__).resolve().parents[2] / "sample_models"
 
 
 @pytest.fixture(scope="module")

@@ -17,8 +17,8 @@ Tiny one-op models built in code, each run three ways:
 Further tests: op versions (op_version.cc's rules as the workbench stamps them, and the
 registry's refusal of a version no kernel implements), OpData field names, typed refusals of
 what TFLite refuses, typed refusals of scales whose multipliers overflow where litert refuses them too (NaN / inf
-beta and alpha and absurd scales elsewhere: tests/test_quantized_edge_parameters.py and
-tests/test_quantized_extreme_scales.py), run-time errors (a zero divisor, a negative
+beta and alpha and absurd scales elsewhere: tests/interpreter/quant/test_quantized_edge_parameters.py and
+tests/interpreter/quant/test_quantized_extreme_scales.py), run-time errors (a zero divisor, a negative
 square root) and a few numeric checks of the fixed-point helpers.
 """
 

@@ -15,7 +15,7 @@ from workbench.interpreter import Interpreter
 from workbench.interpreter import interpreter as interpreter_module
 from workbench.schema import AddOptions, BuiltinOperator as B, ModelBuilder, SignatureDef, TensorMap
 
-SAMPLES = Path(__file__).resolve().parent.parent / "sample_models"
+SAMPLES = Path(__file__).resolve().parents[2] / "sample_models"
 
 
 def two_signature_model():

@@ -22,7 +22,7 @@ from workbench.schema.builder import ModelBuilder
 
 from cli_helpers import run_inprocess, run_subprocess, strict_json
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 TFLITE_TYPE_NAME = {v: k for k, v in vars(tflite.TensorType).items() if not k.startswith("_")}
 CUSTOM_CODE = 32

@@ -31,7 +31,7 @@ from workbench.schema.strings import pack_strings, string_array, unpack_strings
 from workbench.versioning import update_versions
 
 S = TensorType.STRING
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 STRING_OPS = ROOT / "sample_models" / "string_ops.tflite"
 WORDS = np.array([[b"alpha", b"beta", b"gamma"], [b"", b"beta", b"\x00z\xff"]], dtype=object)
 

@@ -72,7 +72,7 @@ from workbench.versioning import (
     computed_versions, min_runtime, read_min_runtime_metadata, update_versions,
 )
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "sample_models"
 MANIFEST = json.loads((SAMPLES / "manifest.json").read_text())
 ENTRIES = {e["name"][: -len(".tflite")]: e for e in MANIFEST["models"]}
@@ -443,7 +443,7 @@ def _deviation_ops(name: str) -> set[str]:
 
 
 # The files whose versions a tool stamped (the 16x8 quantizer, the AI Edge Quantizer): TFLite checks their
-# stored versions, which are not today's computed ones.  tests/test_cli_versions.py imports this.
+# stored versions, which are not today's computed ones.  tests/cli/test_cli_versions.py imports this.
 TOOL_STAMPED = frozenset(n for n in NAMES if _deviation_ops(n))
 
 

@@ -453,7 +453,7 @@ def test_explorer_models_run_in_litert(cfg, tmp_path):
 # ---------------------------------------------------------------------------------------------
 # The notebooks that use this module stay short and predict-then-reveal
 # ---------------------------------------------------------------------------------------------
-NOTEBOOKS = [Path(__file__).resolve().parents[1] / "notebooks" / n
+NOTEBOOKS = [Path(__file__).resolve().parents[2] / "notebooks" / n
              for n in ("02_op_versions.ipynb", "03_compatibility.ipynb")]
 
 

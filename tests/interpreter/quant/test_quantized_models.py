@@ -14,7 +14,7 @@ import pytest
 import litert_runner
 from workbench.interpreter import Interpreter
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 SHARED_MODELS = ROOT.parent / "shared" / "models"
 SAMPLES = ROOT / "sample_models"
 
