@@ -11,7 +11,7 @@ L2_POOL_2D; ReducerOptions serves MEAN, SUM, REDUCE_PROD/MAX/MIN/ANY/ALL; Maximu
 serves MAXIMUM and MINIMUM; Conv3DOptions serves CONV_3D and CONV_3D_TRANSPOSE.
 
 Facts: the schema as shipped with the current LiteRT release (``ai_edge_litert``), cross-checked
-field by field in ``tests/test_schema_declarations.py``.
+field by field in ``tests/schema/test_schema_declarations.py``.
 """
 
 from __future__ import annotations

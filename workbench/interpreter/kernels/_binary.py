@@ -151,7 +151,7 @@ def sub_vector_mask(shape_a, shape_b, int16: bool):
     tensor is one run.  A broadcast: none for uint8 / int8; for int16 every run of the trailing
     dimensions the two inputs share (their product; 1 when the last dimension is broadcast).  In
     each run the first ⌊run/4⌋·4 values are vectorised, the rest go through the scalar loop.
-    Measured on ai-edge-litert 2.3.0 (tests/test_quantized_elementwise.py)."""
+    Measured on ai-edge-litert 2.3.0 (tests/interpreter/quant/test_quantized_elementwise.py)."""
     n = max(len(shape_a), len(shape_b))
     ea = (1,) * (n - len(shape_a)) + tuple(shape_a)
     eb = (1,) * (n - len(shape_b)) + tuple(shape_b)

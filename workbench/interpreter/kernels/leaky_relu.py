@@ -9,7 +9,7 @@ out = out_zp + MBQM(v, identity) for v >= 0, out_zp ± MBQM(v, |alpha|) otherwis
 negative alpha applied after the multiplication), clamped to the type.  A NaN or infinite alpha
 (measured on ai-edge-litert 2.3.0, which accepts it) makes the alpha multiplier NaN / ±inf, which
 QuantizeMultiplier on x86 turns into (0, 0): every negative input gives the output zero point
-(tests/test_quantized_edge_parameters.py).
+(tests/interpreter/quant/test_quantized_edge_parameters.py).
 
 Absurd scales (1e30 and more, 1e-30 and less): a multiplier of 2^31 or more makes TFLite shift an
 int32 left by 32 or more, and an infinite one goes through QuantizeMultiplier's undefined

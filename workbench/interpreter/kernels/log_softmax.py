@@ -1,7 +1,7 @@
 """LOG_SOFTMAX over the last axis — float32 (v1), uint8 (v1), int8 (v2).
 
 float32 (``optimized_ops::LogSoftmax``, Eigen, row by row; matched bit for bit on ai-edge-litert
-2.3.0, tests/test_float_softmax_bitexact.py): m = Eigen's max of the row; s = Eigen's sum of
+2.3.0, tests/interpreter/test_float_softmax_bitexact.py): m = Eigen's max of the row; s = Eigen's sum of
 exp(x − m) — the sum runs over an expression, so its packets of 4 start at the row's first value:
 Eigen's polynomial packet exp on the first 4·⌊n/4⌋ values of the row, the C library's expf on the
 last n mod 4, the packets folded in two accumulators, then (l0 + l2) + (l1 + l3), then the tail

@@ -2,7 +2,7 @@
 
 float32 (``optimized_ops::Softmax``, an Eigen expression over the tensor seen as one column per row;
 matched bit for bit on ai-edge-litert 2.3.0, every beta, rows of 1 to 1000, 1-D to 4-D; see the
-float32 section below and tests/test_float_softmax_bitexact.py): per row m = Eigen's max of the row;
+float32 section below and tests/interpreter/test_float_softmax_bitexact.py): per row m = Eigen's max of the row;
 z = (x − m) · beta (beta rounded to float32, the difference rounded first); e = exp(z), where the
 first 4·⌊N/4⌋ values of the whole tensor take Eigen's polynomial packet exp and the last N mod 4
 the C library's expf; s = Eigen's sum of the row's e (packets of 4 in two accumulators, the values
@@ -17,7 +17,7 @@ take expf (on 61×37 inputs 2 / 5 outputs change with 2 / 4 threads) — not mod
 ``beta`` comes from TFLite's parser view: an absent options table makes it 0 (every output equal).
 Float softmax computes with a NaN or infinite beta as IEEE arithmetic does (NaN outputs).  So do the
 quantized ones, as litert's x86 build does (measured on ai-edge-litert 2.3.0, every input / output
-pair, beta NaN / ±inf / ±1e38, input scale · beta beyond float32; tests/test_quantized_edge_parameters.py):
+pair, beta NaN / ±inf / ±1e38, input scale · beta beyond float32; tests/interpreter/quant/test_quantized_edge_parameters.py):
   * uint8 / int8 inputs: the float table holds NaN (expf(NaN), expf(±inf · 0)), so does every row
     sum, and the output step converts NaN — and anything outside int32 — to INT32_MIN
     (:func:`quant.softmax_output_int32_x86`); the zero point is then added in int32, so int8 → int8

@@ -185,7 +185,7 @@ def require_finite(node, what: str, value) -> float:
     """A real number made from the scales that a kernel's prepare cannot use unless finite: a
     ModelError naming the node and the value.  (SOFTMAX's ``beta`` and LEAKY_RELU's ``alpha`` are no
     longer refused: litert computes on with NaN and inf there and the kernels reproduce what x86
-    makes of them, see tests/test_quantized_edge_parameters.py.)"""
+    makes of them, see tests/interpreter/quant/test_quantized_edge_parameters.py.)"""
     v = float(value)
     if not math.isfinite(v):
         from ...errors import ModelError
@@ -410,7 +410,7 @@ def sigmoid_table_uint16() -> np.ndarray:
 # With scales of 1e30 and more or 1e-30 and less, the real multipliers of the activation kernels
 # overflow to ±inf, become NaN or need shifts far beyond 31.  TFLite computes on: its conversions
 # are then undefined in C, and litert's x86 build gives them fixed meanings, measured on
-# ai-edge-litert 2.3.0 (tests/test_quantized_extreme_scales.py).
+# ai-edge-litert 2.3.0 (tests/interpreter/quant/test_quantized_extreme_scales.py).
 
 
 def quantize_multiplier_x86(real: float) -> tuple[int, int]:
@@ -460,7 +460,7 @@ def rounding_divide_by_pot_int16(x, exponent: int) -> np.ndarray:
 # kernels then meets NaN and ±inf, and the last step — a float turned into an int32 — is x86's
 # ``cvttss2si``: NaN and values outside the int32 range become INT32_MIN (:func:`float_to_int32`).
 # LEAKY_RELU needs nothing new: its alpha multiplier is (0, 0) (:func:`quantize_multiplier_x86`).
-# Measured on ai-edge-litert 2.3.0 (tests/test_quantized_edge_parameters.py).
+# Measured on ai-edge-litert 2.3.0 (tests/interpreter/quant/test_quantized_edge_parameters.py).
 
 
 def softmax_output_int32_x86(p, zero_point: int, add_half: bool) -> np.ndarray:

@@ -31,7 +31,7 @@ from .hybrid import wrap_int32
 #   expf.  Which values go through the single-value path depends on the output buffer's address:
 #   Eigen handles values one by one until the address is 16-byte aligned, then 4 at a time, then the
 #   rest one by one.  Measured against ai-edge-litert 2.3.0 (SSE4 build, no FMA): every float bit
-#   equal (tests/test_quantized_rnn.py).
+#   equal (tests/interpreter/quant/test_quantized_rnn.py).
 
 _EIGEN_TANH_P = (1.394553628e-8, 2.102733560e-5, 3.520756727e-3, 1.340216100e-1)
 _EIGEN_TANH_Q = (8.015776984e-7, 3.326951409e-4, 2.597254514e-2, 4.673548340e-1, 1.0)
@@ -158,7 +158,7 @@ def _c_div(a: int, b: int) -> int:
 # (no FMA).  ``NeonVectorVectorDotProduct`` (the SVDF's state · weights_time), the float
 # ``NeonMatrixBatchVectorMultiplyAccumulate`` (weights_feature · input) and ``NeonReductionSumVector``
 # (the sum of ``rank`` filters into one unit) follow this order.
-# Measured against ai-edge-litert 2.3.0 (tests/test_quantized_rnn_more.py): every bit equal.
+# Measured against ai-edge-litert 2.3.0 (tests/interpreter/quant/test_quantized_svdf_bidirectional.py): every bit equal.
 
 
 def _lanes_then_tail_f32(terms: np.ndarray) -> np.ndarray:
