@@ -417,24 +417,21 @@ def render_text(doc: dict, limit: int | None = None) -> str:
 # Commands
 
 
-def _nonnegative(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{value} is negative")
-    return value
+def _int_at_least(lowest: int, below: str):
+    """An argparse type: an integer >= ``lowest``; ``below`` says what is wrong with a smaller one."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+        if value < lowest:
+            raise argparse.ArgumentTypeError(f"{value} {below}")
+        return value
+    return parse
 
 
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{value} is below 1 (as in litert, num_threads should be >= 1)")
-    return value
+_nonnegative = _int_at_least(0, "is negative")
+_positive = _int_at_least(1, "is below 1 (as in litert, num_threads should be >= 1)")
 
 
 def _register_inspect(sub) -> None:

@@ -165,9 +165,8 @@ class DeviceKernel(Offload):
 
     # -- running ------------------------------------------------------------------------------------
     def invoke(self, context, node, data) -> None:
-        sink = context.interpreter._sink
-        if sink is not None:
-            self._traced(context, node, data, sink)
+        if context.interpreter.tracing:
+            self._traced(context, node, data, context.interpreter.emit)
             return
         inner = data.inner
         tensors = context.tensors
@@ -191,16 +190,16 @@ class DeviceKernel(Offload):
         s.bytes_in += moved_in
         s.bytes_out += moved_out
 
-    def _traced(self, context, node, data, sink) -> None:
+    def _traced(self, context, node, data, emit) -> None:
         """The same run, reported step by step on the device lane."""
         inner = data.inner
         tensors = context.tensors
-        callers = tuple(context.interpreter._stack)
+        callers = context.interpreter.callers
         clock = time.perf_counter
         sg, cost = node.subgraph, data.cost
 
         def copy(kind, t, nbytes, elapsed, value):
-            sink.append(StepEvent(sg, node.index, kind, 1, context.name(t), None,
+            emit(StepEvent(sg, node.index, kind, 1, context.name(t), None,
                                   (value,) if kind == "copy in" else (), (value,) if kind == "copy out" else (),
                                   (t,) if kind == "copy in" else (), (t,) if kind == "copy out" else (),
                                   elapsed * 1000.0, callers, lane="device", kind=kind,
@@ -214,7 +213,7 @@ class DeviceKernel(Offload):
             copy("copy in", t, value.nbytes, clock() - t0, np.array(value))
             moved_in += value.nbytes
         if data.streamed_bytes:
-            sink.append(StepEvent(sg, node.index, "stream", 1, "weights from host memory", None, (), (), (), (),
+            emit(StepEvent(sg, node.index, "stream", 1, "weights from host memory", None, (), (), (), (),
                                   0.0, callers, lane="device", kind="stream",
                                   modeled_ms=data.streamed_bytes / cost["bandwidth_mb_s"] / 1000.0,
                                   bytes=data.streamed_bytes))
@@ -222,7 +221,7 @@ class DeviceKernel(Offload):
         outer = data.outer_tensor
         for ev in inner.steps():
             orig = data.inner_nodes[ev.node] if ev.subgraph == 0 and ev.node < len(data.inner_nodes) else -1
-            sink.append(StepEvent(sg if ev.subgraph == 0 else ev.subgraph, orig, ev.op, ev.version, ev.kernel,
+            emit(StepEvent(sg if ev.subgraph == 0 else ev.subgraph, orig, ev.op, ev.version, ev.kernel,
                                   ev.data, ev.inputs, ev.outputs,
                                   tuple(outer.get(t, -1) if t >= 0 else t for t in ev.input_ids),
                                   tuple(outer.get(t, -1) if t >= 0 else t for t in ev.output_ids),

@@ -209,8 +209,7 @@ class Delegate:
         registration = _Registration(self, delegation)
         shared = _variables_in_several_subgraphs(model) if self._keeps_variables_private() else {}
         for s in range(len(model.subgraphs)):
-            sg = interpreter._sg(s)
-            planned = set(sg.execution_plan)
+            planned = set(interpreter.execution_plan(s))
             refused = {i: ("delegated", "already delegated to another delegate")
                        for i in range(len(model.subgraphs[s].operators or ())) if i not in planned}
             for i, why in shared.get(s, {}).items():
@@ -221,7 +220,8 @@ class Delegate:
             if not plan.partitions:
                 continue
             subsets = plan_subsets(plan)
-            added = sg.replace_node_subsets(registration, self.name, subsets, params={"delegate": self.name})
+            added = interpreter.replace_node_subsets(registration, self.name, subsets,
+                                                     params={"delegate": self.name}, subgraph_index=s)
             # partition k's DELEGATE node (the subsets come in execution order, not in partition order)
             delegation.nodes[s] = dict(zip([sub.index for sub in subsets if sub.partition], added))
             line = replacing_line(plan.offloaded, len(plan.placements), self.name, len(subsets), s,

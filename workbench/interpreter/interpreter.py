@@ -411,6 +411,10 @@ class _Subgraph:
                 executed.append((fn, node, data, kernel))
         return executed
 
+    def _delegate_failed(self, node, exc, verb: str) -> DelegateError:
+        """A delegate kernel's failure as LiteRT reports it: "Node number N (NAME) failed to <verb>."."""
+        return DelegateError(f"{exc}\nNode number {node.index} ({node.op_name}) failed to {verb}.")
+
     def _init_node(self, node, kernel):
         try:
             return kernel.init(self.context, node)
@@ -418,7 +422,7 @@ class _Subgraph:
             if node.index not in self.delegate_kernels or isinstance(exc, MemoryError):
                 raise
             # TFLite's init cannot fail: a delegate kernel reports the error and its prepare fails
-            raise DelegateError(f"{exc}\nNode number {node.index} ({node.op_name}) failed to prepare.") from exc
+            raise self._delegate_failed(node, exc, "prepare") from exc
 
     def _prepare_node(self, node, kernel):
         try:
@@ -431,7 +435,7 @@ class _Subgraph:
         except Exception as exc:
             if node.index not in self.delegate_kernels:
                 raise
-            raise DelegateError(f"{exc}\nNode number {node.index} ({node.op_name}) failed to prepare.") from exc
+            raise self._delegate_failed(node, exc, "prepare") from exc
 
     def _fold(self, node, fn, data) -> None:
         """Evaluate a node whose inputs are all constants once, now; its outputs become constants."""
@@ -673,7 +677,7 @@ class _Subgraph:
         except Exception as exc:
             if node.index not in self.delegate_kernels:
                 raise
-            raise DelegateError(f"{exc}\nNode number {node.index} ({node.op_name}) failed to invoke.") from exc
+            raise self._delegate_failed(node, exc, "invoke") from exc
         finally:
             self._leave()
 
@@ -874,6 +878,26 @@ class Interpreter:
                 if p.node not in merged or p.partition is not None:
                     merged[p.node] = p
         return [merged[k] for k in sorted(merged)]
+
+    def replace_node_subsets(self, kernel, name: str, subsets, params=None, subgraph_index: int = 0) -> list[int]:
+        """ReplaceNodeSubsetsWithDelegateKernels on one subgraph (for a delegate's ``delegate_prepare``):
+        see :meth:`_Subgraph.replace_node_subsets`.  Returns the new DELEGATE nodes' indices."""
+        return self._sg(subgraph_index).replace_node_subsets(kernel, name, subsets, params)
+
+    # -- for kernels that report steps of their own (a delegate's device) ------------------------------
+    @property
+    def tracing(self) -> bool:
+        """True while ``steps()`` runs: a kernel may then report events of its own with :meth:`emit`."""
+        return self._sink is not None
+
+    @property
+    def callers(self) -> tuple:
+        """(subgraph, node) of the nodes running now, outermost first (while ``steps()`` runs)."""
+        return tuple(self._stack)
+
+    def emit(self, event) -> None:
+        """Report one :class:`StepEvent` from inside a running kernel; it comes before the kernel's own."""
+        self._sink.append(event)
 
     def execution_plan(self, subgraph_index: int = 0) -> list[int]:
         """The node indices that run, in order (delegate nodes included, the nodes they replaced not)."""

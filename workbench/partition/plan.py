@@ -334,10 +334,14 @@ class Plan:
                 f"</details></div>")
 
 
-def _span(nodes) -> str:
+def span_label(nodes, count: bool = True) -> str:
+    """Node indices as a short label: "3-7" for a run, "3..12, 6 nodes" (or "3..12") for a spread."""
     s = sorted(nodes)
     if not s:
         return ""
     if s[-1] - s[0] + 1 == len(s):
         return f"{s[0]}-{s[-1]}" if len(s) > 1 else str(s[0])
-    return f"{s[0]}..{s[-1]}, {len(s)} nodes"
+    return f"{s[0]}..{s[-1]}, {len(s)} nodes" if count else f"{s[0]}..{s[-1]}"
+
+
+_span = span_label

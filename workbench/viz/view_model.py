@@ -25,6 +25,7 @@ from pathlib import Path
 
 from ..schema import load, op_name
 from ..schema.enums import ActivationFunctionType, TensorType
+from ..partition.plan import span_label
 
 __all__ = ["Node", "Edge", "Group", "Reason", "Overlay", "OpGraph", "op_graph", "DTYPE_SHORT", "offload_ops"]
 
@@ -616,12 +617,7 @@ def offload_ops(model, subgraph: int = 0) -> dict:
 
 
 def _span(nodes) -> str:
-    s = sorted(nodes)
-    if not s:
-        return ""
-    if s[-1] - s[0] + 1 == len(s):
-        return f"{s[0]}-{s[-1]}" if len(s) > 1 else str(s[0])
-    return f"{s[0]}..{s[-1]}"
+    return span_label(nodes, count=False)
 
 
 def _from_compiled(model, subgraph: int = 0, *, expand: bool = False, title=None) -> OpGraph:
