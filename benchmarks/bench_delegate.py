@@ -35,7 +35,7 @@ def main(argv=None) -> int:
 
     import workbench
     from workbench.delegate import SimulatedAccelerator
-    from workbench.interpreter import precompiled
+    from workbench.perf import precompiled
 
     model = workbench.load(args.model)
     cpu = workbench.Interpreter(model=model)

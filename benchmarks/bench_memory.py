@@ -109,7 +109,7 @@ def main(argv=None) -> int:
         print(f"no model found (looked in {MODELS}); nothing to measure")
         return 0
     sys.path.insert(0, str(ROOT))
-    from workbench.interpreter import precompiled
+    from workbench.perf import precompiled
 
     lib = precompiled.status()
     print(f"precompiled kernel library: {'in use' if lib['in_use'] else 'NOT BUILT (run: make kernels)'} "

@@ -5,7 +5,7 @@
 litert runs in a child process (it can abort the whole process on a failed check).  Prints median
 (and minimum) milliseconds per invoke and the ratio ours / litert builtin (goal ≤ 1.0), plus
 whether the outputs are bit-exact with the builtin kernels on the same input, and which kernels
-our CONV_2D nodes use (``vnni``: the int8 dot-product path of :mod:`workbench.interpreter._vnni`;
+our CONV_2D nodes use (``vnni``: the int8 dot-product path of :mod:`workbench.perf.vnni`;
 ``WORKBENCH_VNNI=0`` shows the portable float-BLAS path).  The 1 → 2 thread figures are in
 ``bench_threads.py``, memory in ``bench_memory.py``, start-up in ``bench_startup.py``.
 """

@@ -13,7 +13,7 @@ Every figure comes from a fresh child process (median of ``--repeat`` children):
   - a **warm** cache: the same directory after a first child filled it (what a user sees from the
     second run on);
   - ``lib``: the precompiled kernel library (``make kernels``; see
-    workbench.interpreter.precompiled): no numba in the process at all.  Cold and warm run with
+    workbench.perf.precompiled): no numba in the process at all.  Cold and warm run with
     ``WORKBENCH_PRECOMPILED=0``.
 
 The goal is ≤ 1.5 s for the warm first inference.  The process's own start (the python binary,

@@ -2,7 +2,8 @@
 
 ``run_many([(model_bytes, [input arrays]), ...])`` returns, per job, ``("ok", [output arrays])``,
 ``("error", message)`` when litert refused the model or its inputs (a Python exception), or
-``("crash", message)`` when the interpreter killed the process (a failed CHECK aborts).  Inputs are
+``("crash", message)`` when the interpreter killed the process (a failed CHECK aborts).  ``resolver=
+"BUILTIN_REF"`` runs LiteRT's reference kernels instead of its builtin ones.  Inputs are
 set in ``get_input_details()`` order, outputs read in ``get_output_details()`` order.  After a crash
 the child is started again at the next job, so one aborting model costs one restart, not the batch.
 Arrays travel by pickle, so object arrays of bytes (STRING tensors) go both ways.
@@ -25,7 +26,7 @@ for k in range(int(sys.argv[3]), len(jobs)):
     model, feeds = jobs[k]
     try:
         it = Interpreter(model_content=model,
-                         experimental_op_resolver_type=OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES)
+                         experimental_op_resolver_type=getattr(OpResolverType, sys.argv[4]))
         it.allocate_tensors()
         for d, v in zip(it.get_input_details(), feeds):
             it.set_tensor(d["index"], v)
@@ -38,7 +39,9 @@ for k in range(int(sys.argv[3]), len(jobs)):
 '''
 
 
-def run_many(jobs: list, timeout: float = 600.0) -> list:
+def run_many(jobs: list, timeout: float = 600.0, resolver: str = "BUILTIN_WITHOUT_DEFAULT_DELEGATES") -> list:
+    """``resolver``: LiteRT's op resolver by name — the builtin kernels by default, ``"BUILTIN_REF"`` for
+    its reference kernels (the oracle of ``Interpreter(variant="reference")``)."""
     out: list = [None] * len(jobs)
     with tempfile.TemporaryDirectory() as d:
         src = Path(d) / "jobs.pkl"
@@ -46,7 +49,7 @@ def run_many(jobs: list, timeout: float = 600.0) -> list:
         stem = str(Path(d) / "result")
         k = 0
         while k < len(jobs):
-            proc = subprocess.run([sys.executable, "-c", CHILD, str(src), stem, str(k)], capture_output=True,
+            proc = subprocess.run([sys.executable, "-c", CHILD, str(src), stem, str(k), resolver], capture_output=True,
                                   text=True, timeout=timeout)
             while k < len(jobs) and Path(f"{stem}.{k}").exists():
                 out[k] = pickle.loads(Path(f"{stem}.{k}").read_bytes())

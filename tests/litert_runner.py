@@ -50,13 +50,15 @@ def _main(argv: list[str]) -> int:
     parser.add_argument("inputs")
     parser.add_argument("outputs")
     parser.add_argument("--seed", type=int, default=None)
+    parser.add_argument("--resolver", default="BUILTIN_WITHOUT_DEFAULT_DELEGATES",
+                        help="LiteRT's op resolver: BUILTIN_REF runs its reference kernels")
     args = parser.parse_args(argv)
 
     from ai_edge_litert.interpreter import Interpreter, OpResolverType
 
     interpreter = Interpreter(
         model_path=args.model,
-        experimental_op_resolver_type=OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES,
+        experimental_op_resolver_type=getattr(OpResolverType, args.resolver),
     )
     interpreter.allocate_tensors()
     details = interpreter.get_input_details()
@@ -100,9 +102,10 @@ class RunResult:
 
 
 def run(model: Path, inputs: Path, outputs: Path, seed: int | None = None,
-        timeout: float = DEFAULT_TIMEOUT) -> RunResult:
-    """Run ``model`` in a child interpreter process; see the module docstring."""
-    cmd = [sys.executable, str(RUNNER), str(model), str(inputs), str(outputs)]
+        timeout: float = DEFAULT_TIMEOUT, resolver: str = "BUILTIN_WITHOUT_DEFAULT_DELEGATES") -> RunResult:
+    """Run ``model`` in a child interpreter process; see the module docstring.  ``resolver="BUILTIN_REF"``
+    runs LiteRT's reference kernels."""
+    cmd = [sys.executable, str(RUNNER), str(model), str(inputs), str(outputs), "--resolver", resolver]
     if seed is not None:
         cmd += ["--seed", str(seed)]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
@@ -113,7 +116,7 @@ def run(model: Path, inputs: Path, outputs: Path, seed: int | None = None,
     return result
 
 
-def run_built(root: Path, names, build, workers: int = 4) -> dict:
+def run_built(root: Path, names, build, workers: int = 4, resolver: str = "BUILTIN_WITHOUT_DEFAULT_DELEGATES") -> dict:
     """Run models built in code: ``build(name)`` gives (Model, {input name: array}); each is written
     under ``root``, its inputs ordered as our interpreter lists them, and run in its own child
     (``workers`` at a time).  Returns {name: RunResult}."""
@@ -128,7 +131,8 @@ def run_built(root: Path, names, build, workers: int = 4) -> dict:
         path.write_bytes(dump(model))
         details = Interpreter(model=model).get_input_details()
         np.savez(Path(root) / f"{name}_in.npz", **{f"input_{k}": feed[d["name"]] for k, d in enumerate(details)})
-        return name, run(path, Path(root) / f"{name}_in.npz", Path(root) / f"{name}_out.npz")
+        out = Path(root) / f"{name}_{resolver.lower()}_out.npz"
+        return name, run(path, Path(root) / f"{name}_in.npz", out, resolver=resolver)
 
     with ThreadPoolExecutor(max_workers=workers) as pool:
         return dict(pool.map(one, sorted(names)))

@@ -4,7 +4,7 @@ exception raised inside the kernel)."""
 
 import numpy as np
 
-from workbench.interpreter._jit import njit
+from workbench.perf.jit import njit
 
 
 @njit(nogil=True)

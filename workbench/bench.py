@@ -91,3 +91,4 @@ def litert_median(model: str, threads: int = 1, runs: int = 50, xnnpack: bool = 
         last = (proc.stderr.strip().splitlines() or ["(no message)"])[-1]
         raise WorkbenchError(f"ai-edge-litert could not run the model: {last}")
     return json.loads(proc.stdout.strip().splitlines()[-1])
+

@@ -1370,7 +1370,7 @@ def _register_precompile(sub) -> None:
     p = sub.add_parser("precompile", help="build the precompiled kernel library (no numba at run time)",
                        description="Run a workload of models with the numba kernels, then compile every kernel "
                                    "specialisation it called into one native library that the interpreter "
-                                   "calls without importing numba (see workbench.interpreter.precompiled). "
+                                   "calls without importing numba (see workbench.perf.precompiled). "
                                    "Default workload: sample_models, ../shared/models and the cached corpus; "
                                    "models given are added to it.")
     p.add_argument("models", nargs="*", help="more .tflite files for the workload")
@@ -1397,15 +1397,59 @@ def precompile_notes(manifest: dict) -> str:
     return "\n".join(out)
 
 
+# ----------------------------------------------------------------------------------------------
+# the precompile workload (workbench.perf knows no models: the command line hands it this one)
+
+
+def precompile_models() -> list:
+    """The models the kernel library is built from: the repository's sample models and, when present,
+    ../shared/models and the corpus models already in the cache (``make corpus``; nothing is
+    downloaded here)."""
+    from .corpus import MODELS, cache_dir
+
+    root = Path(__file__).resolve().parents[1]
+    models = sorted((root / "sample_models").glob("*.tflite"))
+    shared = root.parent / "shared" / "models"
+    if shared.is_dir():
+        models += sorted(shared.glob("*.tflite"))
+    models += [p for p in (cache_dir() / f"{name}.tflite" for name in sorted(MODELS)) if p.exists()]
+    return models
+
+
+def precompile_workload(models, log=print) -> list[str]:
+    """Run each model once on seeded inputs with the fast kernels; the models that failed, and why."""
+    from .bench import random_inputs
+    from .corpus import INPUT_SHAPES
+    from .interpreter import Interpreter
+
+    log(f"workload: {len(models)} model(s)")
+    failed = []
+    for path in models:
+        try:
+            it = Interpreter(model_path=str(path))
+            for d, shape in zip(it.get_input_details(), INPUT_SHAPES.get(Path(path).stem, ())):
+                it.resize_tensor_input(d["index"], list(shape))
+            it.allocate_tensors()
+            details = it.get_input_details()
+            if any(np.dtype(d["dtype"]).kind not in "fiub" for d in details):
+                raise ValueError("it has an input that is not numeric, e.g. STRING (the workload feeds random numbers)")
+            for d, x in zip(details, random_inputs(details, seed=0)):
+                it.set_tensor(d["index"], x)
+            it.invoke()
+        except Exception as exc:       # a model the workload cannot run teaches nothing; say which
+            failed.append(f"{Path(path).name}: {type(exc).__name__}: {str(exc)[:200]}")
+    return failed
+
+
 def _cmd_precompile(args) -> int:
-    from .interpreter import precompiled
+    from .perf import precompiled
 
     if args.if_needed and precompiled.status()["built"]:
         args.status = True
     if not args.status:
-        models = list(args.models) if args.only else precompiled.default_models() + list(args.models)
+        models = list(args.models) if args.only else precompile_models() + list(args.models)
         log = (lambda *_: None) if args.json else print
-        manifest = precompiled.build(models, log=log)
+        manifest = precompiled.build(lambda log: precompile_workload(models, log), log=log)
         notes = precompile_notes(manifest)
         if notes and not args.json:
             print(notes)

@@ -52,7 +52,7 @@ def debug_level() -> int:
 
 def vnni() -> bool:
     """``WORKBENCH_VNNI=0`` keeps int8 CONV_2D / FULLY_CONNECTED off the AVX-512 VNNI micro-kernel
-    (:mod:`workbench.interpreter._vnni`), on their portable float-BLAS path; default on (used where the
+    (:mod:`workbench.perf.vnni`), on their portable float-BLAS path; default on (used where the
     CPU has VNNI and :data:`JIT` is on)."""
     return _flag("WORKBENCH_VNNI", True)
 
@@ -66,7 +66,7 @@ def corpus_dir() -> Path:
 
 def kernels_dir() -> Path:
     """``WORKBENCH_KERNELS_DIR``: where the precompiled kernel library is built and looked for
-    (:mod:`workbench.interpreter.precompiled`); default ``$XDG_CACHE_HOME/tflite-workbench/kernels``
+    (:mod:`workbench.perf.precompiled`); default ``$XDG_CACHE_HOME/tflite-workbench/kernels``
     (``~/.cache/tflite-workbench/kernels``)."""
     value = os.environ.get("WORKBENCH_KERNELS_DIR")
     return Path(value) if value else _cache_home() / "tflite-workbench" / "kernels"
@@ -82,6 +82,6 @@ DEBUG: int = debug_level()
 
 PRECOMPILED: bool = _flag("WORKBENCH_PRECOMPILED", True)
 """``WORKBENCH_PRECOMPILED=0`` ignores the precompiled kernel library
-(:mod:`workbench.interpreter.precompiled`), so numba compiles or loads its cache; default on."""
+(:mod:`workbench.perf.precompiled`), so numba compiles or loads its cache; default on."""
 
 __all__ = ["JIT", "DEBUG", "PRECOMPILED", "debug_level", "vnni", "corpus_dir", "kernels_dir"]

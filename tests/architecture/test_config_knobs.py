@@ -114,7 +114,7 @@ def test_the_call_time_knobs_follow_the_environment(monkeypatch, tmp_path):
     assert config.corpus_dir() == tmp_path / "corpus"
     assert config.kernels_dir() == tmp_path / "kernels"
     from workbench import corpus
-    from workbench.interpreter import precompiled
+    from workbench.perf import precompiled
 
     assert corpus.cache_dir() == tmp_path / "corpus"
     assert precompiled.library_dir() == tmp_path / "kernels"

@@ -1,5 +1,6 @@
-"""Imports run one way (ARCHITECTURE.md): schema → options → versioning → partition → interpreter →
+"""Imports run one way (ARCHITECTURE.md): perf → schema → options → versioning → partition → interpreter →
 delegate → viz → cli, with errors / config and the two standalone helpers (corpus, bench) below all.
+``perf`` (numba, BLAS, VNNI, the precompiled library) imports nothing but errors and config.
 
 Every ``import`` statement of every module is read with ``ast`` — those inside functions too, since a
 lazy import is still a dependency — and resolved to the package it names.  A module may import its
@@ -20,6 +21,7 @@ ROOT = Path(__file__).resolve().parents[2] / "workbench"
 # (layer name, the top-level modules / packages of workbench in it), lowest first
 LAYERS = [
     ("base", {"errors", "config", "corpus", "bench"}),
+    ("perf", {"perf"}),
     ("schema", {"schema"}),
     ("options", {"options"}),
     ("versioning", {"versioning"}),

@@ -417,12 +417,13 @@ def test_profile_columns_never_run_together(tmp_path, capsys):
 
 
 def test_precompile_notes_do_not_read_like_failures(monkeypatch, capsys):
-    from workbench.interpreter import precompiled
+    from workbench import cli
+    from workbench.perf import precompiled
 
     manifest = {"workload_failures": ["string_ops.tflite: ValueError: it has an input that is not numeric"],
                 "skipped": []}
-    monkeypatch.setattr(precompiled, "build", lambda models, log=print: manifest)
-    monkeypatch.setattr(precompiled, "default_models", lambda: [])
+    monkeypatch.setattr(precompiled, "build", lambda workload, log=print: manifest)
+    monkeypatch.setattr(cli, "precompile_models", lambda: [])
     code, out, err = run_inprocess(capsys, "precompile")
     assert code == 0 and err == ""
     assert "model not run" not in out and "fail" not in out.replace("not a failure", "")

@@ -1,4 +1,4 @@
-"""The precompiled kernel library (workbench.interpreter.precompiled).
+"""The precompiled kernel library (workbench.perf.precompiled).
 
 Each test builds its own library in a temporary directory: from the probe functions of
 tests/precompiled_probe.py (one part of the C entries each), or from a workload of sample models.
@@ -19,8 +19,8 @@ import numpy as np
 import pytest
 
 import precompiled_probe as probe
-from workbench.interpreter import _jit, precompiled
-from workbench.interpreter._jit import run_rows
+from workbench.perf import jit as _jit, precompiled
+from workbench.perf.jit import run_rows
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "sample_models"
@@ -137,7 +137,7 @@ def test_rows_on_the_librarys_own_pool(probe_library, monkeypatch):
 def test_openblas_jobs_go_to_the_pool(probe_library):
     """With 2 threads OpenBLAS hands its jobs to the library's pool (when its build has the hook):
     the products are those of one thread."""
-    from workbench.interpreter import _blas
+    from workbench.perf import blas as _blas
 
     a = np.random.default_rng(6).standard_normal((700, 300)).astype(np.float32)
     w = np.random.default_rng(7).standard_normal((300, 200)).astype(np.float32)
@@ -266,7 +266,7 @@ def test_the_library_takes_exactly_what_numba_types_alike(probe_library):
     a Python int is int64, a float float64, a bool a boolean); what numba would type otherwise, or
     what an entry cannot read safely, goes to numba (match -1)."""
     numba = pytest.importorskip("numba")
-    from workbench.interpreter._precompile_build import _spec, spec_string
+    from workbench.perf.build import _spec, spec_string
 
     lib = precompiled.library()
     entries = lib.manifest["entries"]
@@ -291,7 +291,8 @@ CHILD = r"""
 import hashlib, json, sys
 import numpy as np
 from workbench.bench import random_inputs
-from workbench.interpreter import Interpreter, precompiled
+from workbench.interpreter import Interpreter
+from workbench.perf import precompiled
 out = {}
 for path in sys.argv[1:]:
     it = Interpreter(model_path=path)

@@ -34,6 +34,7 @@ from ..errors import ModelError, TensorError, UnsupportedOpError
 from ..schema.strings import empty_strings, unpack_strings
 from ..schema.types import NUMPY_DTYPE, buffer_bytes, tensor_data
 from .arena import Scratch
+from .variants import LITERT_X86
 
 
 class Slots(tuple):
@@ -194,7 +195,7 @@ def _string_constant(model, subgraph: int, t: int, raw: np.ndarray) -> np.ndarra
 class Context:
     """Tensor shapes, dtypes, constant values and (after allocation) arrays of one subgraph."""
 
-    def __init__(self, model, subgraph: int, *, reference: bool = False, num_threads: int = 1):
+    def __init__(self, model, subgraph: int, *, reference: bool = False, num_threads: int = 1, variant=None):
         self.model = model
         self.subgraph_index = subgraph
         self.subgraph = model.subgraphs[subgraph]
@@ -202,6 +203,7 @@ class Context:
         n = len(self.meta)
         self.reference = reference
         self.num_threads = num_threads
+        self.variant = variant if variant is not None else LITERT_X86   # the arithmetic followed (variants.py)
         self.shapes: list = [None] * n
         self.dtypes: list = [None] * n
         self.constants: list = [None] * n   # values known before invoke: file buffers and folded nodes

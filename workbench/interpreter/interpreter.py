@@ -58,9 +58,11 @@ from ..schema import load
 from ..schema.enums import BuiltinOperator
 from ..schema.strings import string_array
 from ..schema.types import builtin_code, op_name
-from . import _blas, arena
+from . import arena, fast
+from ..perf import blas as _blas
 from .context import Context, DynamicValueNeeded, Node, Slots, is_string, new_array
 from .registry import BuiltinOpResolver, OpResolver
+from .variants import variant_named
 from .trace import StepEvent, build_profile
 
 __all__ = ["Interpreter", "SignatureRunner", "DEFAULT_MAX_WHILE_ITERATIONS"]
@@ -232,13 +234,15 @@ class _Deferred:
             if t not in ctx.kernel_sized:
                 ctx.resize_output(t, ctx.shapes[t])
         self.data = data
+        self.fn = self.sg._invoke_fn(node, self.kernel, data)
         self.key = self._key(ctx, node)
         self.prepares += 1
 
-    def kernel_name(self) -> str:
+    def kernel_name(self, node=None) -> str:
         if not self.prepares:
             return f"{self.kernel.name} (prepared in invoke)"
-        return self.kernel.kernel_name(self.data, self.sg.context.reference)
+        return self.sg.label(node, self.kernel, self.data) if node is not None else \
+            self.kernel.kernel_name(self.data, self.sg.context.reference)
 
 
 class _Subgraph:
@@ -248,7 +252,8 @@ class _Subgraph:
         self.interp = interp
         self.index = index
         model = interp.model
-        self.context = Context(model, index, reference=interp.reference, num_threads=interp.num_threads)
+        self.context = Context(model, index, reference=interp.reference, num_threads=interp.num_threads,
+                               variant=interp.variant)
         sg = model.subgraphs[index]
         self.inputs = tuple(sg.inputs or ())
         self.outputs = tuple(sg.outputs or ())
@@ -281,6 +286,7 @@ class _Subgraph:
         # in ``nodes`` and leave the plan.
         self.execution_plan: list[int] = list(range(len(self.nodes)))
         self.delegate_kernels: dict[int, object] = {}    # node index → the kernel a delegate gave it
+        self.fast: dict[int, fast.FastPath] = {}         # node index → its fast path, bound at prepare
         self.allocated = False
         self.prepared: list[tuple] = []     # (node, kernel, user_data, data) for every node
         self.plan: list[tuple] = []         # (invoke function, node, data) for the executed nodes
@@ -315,6 +321,7 @@ class _Subgraph:
         self.prepared = []
         self.plan = []
         self.plan_kernels = []
+        self.fast = {}
         self.allocated = False
 
     def plan_nodes(self) -> list[Node]:
@@ -359,12 +366,13 @@ class _Subgraph:
         self.free()
         ctx = self.context
         ctx.reference = self.interp.reference
+        ctx.variant = self.interp.variant
         kernels = self.resolve()
         ctx.reset(self.input_shapes)
         executed = self._prepare_nodes(kernels)
         self._plan_arena(self._lifetimes(executed))
         self.plan = [(fn, node, data) for fn, node, data, _ in executed]
-        self.plan_kernels = [kernel.kernel_name(data, ctx.reference) if data is not None or not isinstance(fn, _Deferred)
+        self.plan_kernels = [self.label(node, kernel, data) if data is not None or not isinstance(fn, _Deferred)
                              else f"{kernel.name} (prepared in invoke)" for fn, node, data, kernel in executed]
         self.allocated = True
 
@@ -381,7 +389,6 @@ class _Subgraph:
             user = self._init_node(node, kernel)
             if any(t < 0 for t in node.outputs):
                 raise UnsupportedOpError(f"node {node.index} ({node.op_name}) has an absent (-1) output slot")
-            fn = kernel.invoke_reference if (ctx.reference and kernel.invoke_reference is not None) else kernel.invoke
             # A node that reads a dynamic tensor, or needs a value only known at run time, is
             # prepared during invoke (TFLite: prepare stops at the first dynamic tensor).
             deferred = any(ctx.is_dynamic(t) for t in node.inputs)
@@ -398,9 +405,10 @@ class _Subgraph:
                     ctx.kernel_sized.discard(t)
                 self.prepared.append((node, kernel, user, None))
                 self.deferred_nodes.append(node.index)
-                executed.append((_Deferred(self, kernel, fn), node, None, kernel))
+                executed.append((_Deferred(self, kernel, None), node, None, kernel))
                 continue
             self.prepared.append((node, kernel, user, data))
+            fn = self._invoke_fn(node, kernel, data)
             for t in node.outputs:
                 if t not in ctx.declared:
                     raise WorkbenchError(f"{kernel!r} did not set the shape of output '{ctx.name(t)}' of node "
@@ -410,6 +418,30 @@ class _Subgraph:
             else:
                 executed.append((fn, node, data, kernel))
         return executed
+
+    def _invoke_fn(self, node, kernel, data):
+        """What invoke calls for a node just prepared: its fast path from the speed layer (bound here,
+        once: no lookup per invoke), or else the kernel's own invoke — the teaching layer.  With
+        ``reference=True`` the teaching layer always runs."""
+        self.fast.pop(node.index, None)
+        if self.context.reference:
+            return kernel.invoke_reference if kernel.invoke_reference is not None else kernel.invoke
+        if data is not None and node.index not in self.delegate_kernels:
+            path = fast.bind(self.context, node, data)
+            if path is not None:
+                self.fast[node.index] = path
+                return path
+        return kernel.invoke
+
+    def label(self, node, kernel, data) -> str:
+        """The kernel's name as traces and profiles show it: ``CONV_2D/im2col+blas(float32, exact)`` for a
+        fast path, ``CONV_2D/reference`` for the teaching layer where a fast path exists."""
+        path = self.fast.get(node.index)
+        if path is not None:
+            return f"{kernel.name}/{path.name}"
+        if self.context.reference and data is not None and fast.has_fast_path(node, data):
+            return f"{kernel.name}/reference"
+        return kernel.kernel_name(data, self.context.reference)
 
     def _delegate_failed(self, node, exc, verb: str) -> DelegateError:
         """A delegate kernel's failure as LiteRT reports it: "Node number N (NAME) failed to <verb>."."""
@@ -719,7 +751,7 @@ class _Subgraph:
                 stack.pop()
                 interp._sink = outer
             if isinstance(fn, _Deferred):
-                data, kname = fn.data, fn.kernel_name()
+                data, kname = fn.data, fn.kernel_name(node)
             ins = tuple(None if t < 0 else np.array(tensors[t]) for t in node.inputs)
             outs = tuple(np.array(tensors[t]) for t in node.outputs)
             yield from sink
@@ -791,7 +823,10 @@ class Interpreter:
 
     Extra keywords: ``keep_intermediates=True`` keeps every tensor readable after ``invoke``
     (litert's ``experimental_preserve_all_tensors``, also accepted); ``reference=True`` runs the
-    slow, obvious numpy reference of every kernel instead of its fast path;
+    teaching layer of every kernel (``interpreter/kernels``) alone, without the speed layer
+    (``interpreter/fast``); ``variant`` is the arithmetic followed where two builds of TFLite differ:
+    ``"litert-x86"`` (default, ai-edge-litert's builtin kernels) or ``"reference"`` (TFLite's reference
+    kernels, LiteRT's BUILTIN_REF resolver; :mod:`workbench.interpreter.variants`);
     ``max_while_iterations`` (default 10 million, None = no limit) stops a WHILE loop whose
     condition never becomes false with an error naming the node, instead of hanging.
     """
@@ -799,7 +834,8 @@ class Interpreter:
     def __init__(self, model_path=None, model_content=None, model=None, op_resolver: OpResolver | None = None,
                  num_threads: int | None = 1, *, keep_intermediates: bool = False, reference: bool = False,
                  experimental_preserve_all_tensors: bool = False,
-                 max_while_iterations: int | None = DEFAULT_MAX_WHILE_ITERATIONS, experimental_delegates=None):
+                 max_while_iterations: int | None = DEFAULT_MAX_WHILE_ITERATIONS, experimental_delegates=None,
+                 variant="litert-x86"):
         given = [x is not None for x in (model_path, model_content, model)]
         if sum(given) != 1:
             raise ValueError("give exactly one of model_path, model_content or model")
@@ -831,6 +867,7 @@ class Interpreter:
         self.max_while_iterations = None if max_while_iterations is None else int(max_while_iterations)
         self.keep_intermediates = bool(keep_intermediates or experimental_preserve_all_tensors)
         self.reference = bool(reference)
+        self.variant = variant_named(variant)
         self._subgraphs: dict[int, _Subgraph] = {0: _Subgraph(self, 0)}
         self.delegate_log: list[str] = []             # what applying delegates said (TFLite logs it)
         self.delegations: list[tuple] = []            # (delegate, what its prepare returned)
@@ -1086,9 +1123,9 @@ class Interpreter:
         for node, kernel, _, data in sg.prepared:
             if node.index in late:      # prepared during invoke: its latest OpData (None before the first)
                 fn = late[node.index]
-                rows.append((node, fn.kernel_name(), fn.data, False))
+                rows.append((node, fn.kernel_name(node), fn.data, False))
             else:
-                rows.append((node, kernel.kernel_name(data, sg.context.reference), data, node.index in folded))
+                rows.append((node, sg.label(node, kernel, data), data, node.index in folded))
         return rows
 
     @property
@@ -1103,7 +1140,8 @@ class Interpreter:
         sg = self._sg(0)
         state = "allocated" if sg.allocated else "not allocated"
         return (f"<workbench Interpreter: {len(sg.nodes)} nodes, {len(sg.inputs)} inputs, {len(sg.outputs)} outputs, "
-                f"{state}{', reference kernels' if self.reference else ''}>")
+                f"{state}{', reference kernels' if self.reference else ''}"
+                f"{'' if self.variant.name == 'litert-x86' else ', variant ' + self.variant.name}>")
 
 
 class SignatureRunner:

@@ -1,6 +1,6 @@
 """The int8 fast paths of the speed work, element by element against the references and litert.
 
-* :mod:`workbench.interpreter._vnni` (int8 CONV_2D / FULLY_CONNECTED on the AVX-512 VNNI
+* :mod:`workbench.perf.vnni` (int8 CONV_2D / FULLY_CONNECTED on the AVX-512 VNNI
   dot-product instruction): its packing, its Python twin, and whole kernels on models big enough
   to take that path, equal to our int64 numpy references and to litert's builtin kernels;
 * every small int8 conv / FC case of test_quantized_ops forced onto the VNNI path;
@@ -21,7 +21,8 @@ import litert_runner
 from test_quantized_ops import (CASES as OPS_CASES, V, assert_equal_all, build_case as ops_case, conv_i8,
                                 depthwise_i8, fc_i8)
 from workbench import dump
-from workbench.interpreter import Interpreter, _jit, _vnni
+from workbench.interpreter import Interpreter
+from workbench.perf import jit as _jit, vnni as _vnni
 from workbench.interpreter.kernels import conv_2d
 from workbench.schema import ActivationFunctionType as Act
 from workbench.versioning import update_versions
@@ -232,7 +233,7 @@ def test_threads_split_rows_identically(split_everything):
 
 def test_float_depthwise_rows_shared_between_threads_equal_one_call(split_everything):
     """The float depthwise kernel cut into row pieces (2 threads) writes exactly what one call writes."""
-    from workbench.interpreter._jit import run_rows
+    from workbench.perf.jit import run_rows
     from workbench.interpreter.kernels import depthwise_conv_2d as dwc
 
     rng = np.random.default_rng(4)

@@ -30,6 +30,7 @@ from quantized_cases import assert_same, litert_outputs, run_ours
 from workbench import dump
 from workbench.errors import UnsupportedOpError
 from workbench.interpreter import Interpreter, quant
+from workbench.interpreter.fast import requantize
 from workbench.schema import (
     ActivationFunctionType as Act, BatchMatMulOptions, BuiltinOperator as B, Conv2DOptions, DepthwiseConv2DOptions,
     FullyConnectedOptions, ModelBuilder, Padding,
@@ -281,7 +282,7 @@ def test_compiled_and_python_quantizers_equal_the_reference():
             x[1] = 0
         for asym in (False, True):
             want = quant.asymmetric_quantize_rows(x) if asym else quant.symmetric_quantize_rows(x) + (np.zeros(3),)
-            for fn in (quant.quantize_rows_jit, quant.quantize_rows_jit.py_func):
+            for fn in (requantize.quantize_rows_jit, requantize.quantize_rows_jit.py_func):
                 qv, sf, zp = np.empty((3, k), np.int8), np.empty(3, np.float32), np.empty(3, np.int32)
                 fn(x, asym, qv, sf, zp)
                 assert np.array_equal(qv, want[0]) and np.array_equal(sf.view(np.uint32), want[1].view(np.uint32))

@@ -30,6 +30,7 @@ from litert_session import run_calls
 from workbench import dump
 from workbench.errors import UnsupportedOpError, WorkbenchError
 from workbench.interpreter import Interpreter
+from workbench.interpreter.fast import requantize
 from workbench.interpreter import quant
 from workbench.errors import KernelError
 from workbench.interpreter.registry import BuiltinOpResolver
@@ -776,8 +777,8 @@ def test_requantize_jit_equals_numpy(up_channels):
     bias = rng.integers(-(1 << 20), 1 << 20, 7)
     mult = rng.integers(1 << 30, (1 << 31) - 1, 7)
     shift = np.array([-2, -9, -14, 1, 3, -20, 0])
-    for fn_jit, fn_np, extra in ((quant.requantize_int32_rows_jit, quant.requantize_int32_rows, (up_channels,)),
-                                 (quant.requantize_int64_rows_jit, quant.requantize_int64_rows, ())):
+    for fn_jit, fn_np, extra in ((requantize.requantize_int32_rows_jit, quant.requantize_int32_rows, (up_channels,)),
+                                 (requantize.requantize_int64_rows_jit, quant.requantize_int64_rows, ())):
         a = np.empty(acc.shape, np.int16)
         b = np.empty(acc.shape, np.int16)
         fn_jit(acc.astype(np.float64), bias, mult, shift, 0, -32768, 32767, a, *extra)

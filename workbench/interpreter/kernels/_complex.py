@@ -39,7 +39,7 @@ import numpy as np
 
 from ...errors import UnsupportedOpError
 from ..registry import Kernel, OpData, opdata
-from .._jit import native, njit
+from ...perf.jit import native, njit
 from ..quant.prepare import libm
 from ._elementwise import refuse
 

@@ -9,8 +9,9 @@ workbench refuses a mismatch instead of producing numbers that mean something el
 
 from __future__ import annotations
 
-from ..registry import OpData, opdata
 import numpy as np
+
+from ..registry import OpData, opdata
 
 from ...errors import KernelError, UnsupportedOpError
 from .. import quant
@@ -35,7 +36,6 @@ class Pool2DData(OpData):
     activation: str
     output_activation_min: float
     output_activation_max: float
-    impl: str = "numba"
 
 
 @opdata
@@ -56,7 +56,6 @@ class Pool2DQuantizedData(OpData):
     output_zero_point: int
     output_activation_min: int
     output_activation_max: int
-    impl: str = "numba"
 
 
 Pool2DInt8Data = Pool2DQuantizedData     # the name before uint8/int16 were added
@@ -92,3 +91,25 @@ def prepare_pool(context, node, dtypes=(F32,) + QUANTIZED):
     lo, hi = activation_range(p["fused_activation_function"])
     return Pool2DData(PADDING_NAMES[p["padding"]], sh, sw, fh, fw, pt, pl, (n, oh, ow, c),
                       activation_name(p["fused_activation_function"]), lo, hi)
+
+
+def padded_input(x: np.ndarray, d, fill) -> np.ndarray:
+    """The input inside a border of ``fill`` wide enough for every window: taps that fall outside the
+    image read ``fill`` (the lowest value for MAX, 0 for sums), so every window has the same taps."""
+    n, h, w, c = x.shape
+    _, oh, ow, _ = d.output_shape
+    hp = max(d.pad_top + h, (oh - 1) * d.stride_h + d.filter_h)
+    wp = max(d.pad_left + w, (ow - 1) * d.stride_w + d.filter_w)
+    xp = np.full((n, hp, wp, c), fill, x.dtype)
+    xp[:, d.pad_top:d.pad_top + h, d.pad_left:d.pad_left + w, :] = x
+    return xp
+
+
+def taps(d):
+    """The filter taps in TFLite's order (row, then column), each as the (rows, cols) slices of the
+    padded input that tap reads for every output position."""
+    _, oh, ow, _ = d.output_shape
+    for ky in range(d.filter_h):
+        for kx in range(d.filter_w):
+            yield (slice(ky, ky + (oh - 1) * d.stride_h + 1, d.stride_h),
+                   slice(kx, kx + (ow - 1) * d.stride_w + 1, d.stride_w))

@@ -35,7 +35,7 @@ import numpy as np
 from ...errors import UnsupportedOpError
 from ..registry import Kernel, OpData, opdata
 from .. import quant
-from .._jit import native, njit
+from ...perf.jit import native, njit
 from ._common import F32
 
 I8 = np.dtype(np.int8)

@@ -31,6 +31,7 @@ import numpy as np
 
 from ...schema.enums import BuiltinOperator
 from ..registry import Kernel, OpData, kernel, opdata
+from ..fast import requantize   # moving to the speed layer (issue 15)
 from .. import quant
 from ._common import F32
 from ._elementwise import fail, refuse
@@ -91,9 +92,9 @@ def requantize(acc, d, out, jit: bool) -> None:
             np.full(n, d.output_shift, np.int64), d.output_zero_point, d.output_activation_min,
             d.output_activation_max, out2d)
     if d.recipe == "int64":
-        (quant.requantize_int64_rows_jit if jit else quant.requantize_int64_rows)(*args)
+        (requantize.requantize_int64_rows_jit if jit else quant.requantize_int64_rows)(*args)
     else:
-        (quant.requantize_int32_rows_jit if jit else quant.requantize_int32_rows)(*args, 0)
+        (requantize.requantize_int32_rows_jit if jit else quant.requantize_int32_rows)(*args, 0)
 
 
 def reference_quantized(a, b, d, dtype) -> np.ndarray:
@@ -207,7 +208,7 @@ class BatchMatMul(Kernel):
 #
 # Version 1, or 4 with asymmetric_quantize_inputs.  TFLite's ``EvalHybrid``: every row of the lhs
 # (one output row's contraction vector) is quantized at run time
-# (:func:`workbench.interpreter.quant.quantize_rows_jit`); per-tensor weights fold their scale into
+# (:func:`workbench.interpreter.requantize.quantize_rows_jit`); per-tensor weights fold their scale into
 # each row's factor (float32(scaling_factors[r]·rhs_scale)), per-channel ones multiply it per column.
 # Then, all in TFLite's reference kernel: total = (int32)(float(Σ q·w) − float(row_sums[n]) ·
 # float(input_offsets[r])) (float32 arithmetic, truncated back to an integer), output = scale ·
@@ -298,6 +299,6 @@ def invoke_hybrid(context, node, d) -> None:
         a = np.ascontiguousarray(np.swapaxes(a, -1, -2))
     k = a.shape[-1]
     sf, zp = d.scaling_factors.reshape(-1), d.input_offsets.reshape(-1)
-    quant.quantize_rows_jit(a.reshape(-1, k), d.asymmetric_quantize_inputs, d.input_quantized.reshape(-1, k), sf, zp)
+    requantize.quantize_rows_jit(a.reshape(-1, k), d.asymmetric_quantize_inputs, d.input_quantized.reshape(-1, k), sf, zp)
     dot = np.matmul(d.input_quantized.astype(d.weights.dtype), d.weights)
     t[node.outputs[0]][...] = hybrid_bmm_output(dot, d.scaling_factors, d.input_offsets, d)

@@ -12,7 +12,7 @@ through its reference kernel: ties away from zero there (measured; ``rounding`` 
 path computes the sums with a float BLAS product that is provably exact (see
 :func:`workbench.interpreter.quant.exact_float_dtype`), then requantizes in a numba loop; on a CPU
 with AVX-512 VNNI, products of at least ``_vnni.MIN_MACS`` multiply-adds use the int8 dot-product
-instruction instead, on a packed copy of the int8 filter (:mod:`workbench.interpreter._vnni`;
+instruction instead, on a packed copy of the int8 filter (:mod:`workbench.perf.vnni`;
 im2col, sums and requantization in one pass, split over ``num_threads`` threads);
 :func:`reference_int8` does the same in plain int64 numpy, tap by tap.
 
@@ -53,9 +53,11 @@ import numpy as np
 
 from ...errors import KernelError, UnsupportedOpError
 from ...schema.enums import BuiltinOperator
-from .._jit import njit, run_rows
+from ...perf.jit import njit, run_rows
 from ..registry import Kernel, OpData, kernel, opdata
-from .. import _vnni, quant
+from ..fast import requantize   # moving to the speed layer (issue 15)
+from ...perf import vnni as _vnni
+from .. import quant
 from ._common import (F32, PADDING_NAMES, activation_name, activation_range, apply_activation, check_bias,
                       check_rank, window)
 
@@ -238,7 +240,7 @@ def im2col_rows(x, cols6, sh, sw, dh, dw, pt, pl, r0, r1):
 @njit(nogil=True)
 def float_epilogue_rows(out2d, bias, lo, hi, r0, r1):
     """Rows r0..r1 of the float fast path after its BLAS product: + bias, then the clamp to [lo, hi],
-    in one pass (shared among the threads by :func:`workbench.interpreter._jit.run_rows`)."""
+    in one pass (shared among the threads by :func:`workbench.perf.jit.run_rows`)."""
     n = out2d.shape[1]
     for r in range(r0, r1):
         for j in range(n):
@@ -395,7 +397,7 @@ def invoke_int8(context, node, d) -> None:
         conv_int8_numba(x, tensors[node.inputs[1]], acc, d.stride_h, d.stride_w, d.dilation_h, d.dilation_w,
                         d.pad_top, d.pad_left, d.input_zero_point)
         o = out.shape[3]
-        quant.requantize_rows_jit(acc.reshape(-1, o), bias.astype(np.int64), d.output_multiplier, d.output_shift,
+        requantize.requantize_rows_jit(acc.reshape(-1, o), bias.astype(np.int64), d.output_multiplier, d.output_shift,
                                   d.output_zero_point, d.output_activation_min, d.output_activation_max,
                                   out.reshape(-1, o), d.half_up)
         return
@@ -414,7 +416,7 @@ def invoke_int8(context, node, d) -> None:
         view = im2col_view(src, oh, ow, d.filter_h, d.filter_w, d.stride_h, d.stride_w, d.dilation_h, d.dilation_w)
         np.copyto(cols.reshape(view.shape), view, casting="unsafe")
     np.matmul(cols, d.weights, out=acc)
-    quant.requantize_rows_jit(acc, d.bias_folded, d.output_multiplier, d.output_shift, d.output_zero_point,
+    requantize.requantize_rows_jit(acc, d.bias_folded, d.output_multiplier, d.output_shift, d.output_zero_point,
                               d.output_activation_min, d.output_activation_max, out.reshape(-1, o), d.half_up)
 
 
@@ -486,9 +488,9 @@ def requantize_16x8(acc2d, bias, d, out2d, jit: bool) -> None:
     args = (acc2d, bias, d.output_multiplier, d.output_shift, d.output_zero_point, d.output_activation_min,
             d.output_activation_max, out2d)
     if d.recipe == "int64":
-        (quant.requantize_int64_rows_jit if jit else quant.requantize_int64_rows)(*args)
+        (requantize.requantize_int64_rows_jit if jit else quant.requantize_int64_rows)(*args)
     else:
-        (quant.requantize_int32_rows_jit if jit else quant.requantize_int32_rows)(*args, d.up_channels)
+        (requantize.requantize_int32_rows_jit if jit else quant.requantize_int32_rows)(*args, d.up_channels)
 
 
 def reference_int16(x, filt, bias, d) -> np.ndarray:
@@ -903,7 +905,7 @@ def invoke_uint8(context, node, d) -> None:
         acc = np.empty(out.shape, np.int32)
         conv_zp_numba(x, tensors[node.inputs[1]], acc, d.stride_h, d.stride_w, d.dilation_h, d.dilation_w,
                       d.pad_top, d.pad_left, d.input_zero_point, d.filter_zero_point)
-        quant.requantize_rows_jit(acc.reshape(-1, o), bias.astype(np.int64), d.multipliers, d.shifts,
+        requantize.requantize_rows_jit(acc.reshape(-1, o), bias.astype(np.int64), d.multipliers, d.shifts,
                                   d.output_zero_point, d.output_activation_min, d.output_activation_max,
                                   out.reshape(-1, o), d.half_up)
         return
@@ -919,7 +921,7 @@ def invoke_uint8(context, node, d) -> None:
         view = im2col_view(src, oh, ow, d.filter_h, d.filter_w, d.stride_h, d.stride_w, d.dilation_h, d.dilation_w)
         np.copyto(d.cols.reshape(view.shape), view, casting="unsafe")
     np.matmul(d.cols, d.weights, out=d.acc)
-    quant.requantize_rows_jit(d.acc, d.bias_folded, d.multipliers, d.shifts, d.output_zero_point,
+    requantize.requantize_rows_jit(d.acc, d.bias_folded, d.multipliers, d.shifts, d.output_zero_point,
                               d.output_activation_min, d.output_activation_max, out.reshape(-1, o), d.half_up)
 
 
@@ -1122,7 +1124,7 @@ def invoke_hybrid(context, node, d) -> None:
     out = tensors[node.outputs[0]]
     n, h, w, c = x.shape
     q2 = d.input_quantized.reshape(n, -1)
-    quant.quantize_rows_jit(x.reshape(n, -1), d.per_channel, q2, d.scaling_factors, d.input_offsets)
+    requantize.quantize_rows_jit(x.reshape(n, -1), d.per_channel, q2, d.scaling_factors, d.input_offsets)
     if d.groups > 1:
         o = out.shape[3]
         bias = d.bias if d.bias is not None else np.zeros(o, np.float32)

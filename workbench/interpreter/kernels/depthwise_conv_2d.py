@@ -36,8 +36,9 @@ import numpy as np
 
 from ...errors import KernelError, UnsupportedOpError
 from ...schema.enums import BuiltinOperator
-from .._jit import njit, run_rows
+from ...perf.jit import njit, run_rows
 from ..registry import Kernel, OpData, kernel, opdata
+from ..fast import requantize   # moving to the speed layer (issue 15)
 from .. import quant
 from ._common import F32, PADDING_NAMES, activation_name, activation_range, check_bias, check_rank, window
 
@@ -481,7 +482,7 @@ def invoke_int16(context, node, d) -> None:
     depthwise_int16_numba(tensors[node.inputs[0]], w, d.acc, d.stride_h, d.stride_w, d.dilation_h, d.dilation_w,
                           d.pad_top, d.pad_left)
     co = out.shape[3]
-    quant.requantize_int64_rows_jit(d.acc.reshape(-1, co), bias, d.output_multiplier, d.output_shift, 0,
+    requantize.requantize_int64_rows_jit(d.acc.reshape(-1, co), bias, d.output_multiplier, d.output_shift, 0,
                                     d.output_activation_min, d.output_activation_max, out.reshape(-1, co))
 
 
@@ -732,7 +733,7 @@ def invoke_uint8(context, node, d) -> None:
     depthwise_offsets_numba(x, w, d.acc, d.stride_h, d.stride_w, d.dilation_h, d.dilation_w, d.pad_top, d.pad_left,
                             np.full(x.shape[0], d.input_zero_point, np.int32), d.filter_zero_point)
     co = out.shape[3]
-    quant.requantize_rows_jit(d.acc.reshape(-1, co), bias, d.multipliers, d.shifts, d.output_zero_point,
+    requantize.requantize_rows_jit(d.acc.reshape(-1, co), bias, d.multipliers, d.shifts, d.output_zero_point,
                               d.output_activation_min, d.output_activation_max, out.reshape(-1, co), d.half_up)
 
 
@@ -832,7 +833,7 @@ def invoke_hybrid(context, node, d) -> None:
     tensors = context.tensors
     x = tensors[node.inputs[0]]
     n = x.shape[0]
-    quant.quantize_rows_jit(x.reshape(n, -1), True, d.input_quantized.reshape(n, -1), d.scaling_factors,
+    requantize.quantize_rows_jit(x.reshape(n, -1), True, d.input_quantized.reshape(n, -1), d.scaling_factors,
                             d.input_offsets)
     depthwise_offsets_numba(d.input_quantized, d.weights, d.acc, d.stride_h, d.stride_w, d.dilation_h, d.dilation_w,
                             d.pad_top, d.pad_left, d.input_offsets, 0)

@@ -9,7 +9,7 @@ requantized with ``output_multiplier`` / ``output_shift`` (one pair, or one per 
 weights), + output_zero_point, clamped.  The fast path is one exact float BLAS product
 (:func:`workbench.interpreter.quant.exact_float_dtype`), or, on a CPU with AVX-512 VNNI and for
 products of at least ``_vnni.MIN_MACS`` multiply-adds, the int8 dot-product instruction on a packed
-copy of W (:mod:`workbench.interpreter._vnni`); :func:`reference_int8` uses int64 numpy.
+copy of W (:mod:`workbench.perf.vnni`); :func:`reference_int8` uses int64 numpy.
 
 16x8 (int16 input/output, int8 weights; version 11, or the int8 version 4 a converter stamped): input
 and output zero points must be 0.  TFLite's fully_connected.cc picks one of two kernels (both measured
@@ -43,7 +43,9 @@ import numpy as np
 from ...errors import KernelError, UnsupportedOpError
 from ...schema.enums import BuiltinOperator
 from ..registry import Kernel, OpData, kernel, opdata
-from .. import _vnni, quant
+from ..fast import requantize   # moving to the speed layer (issue 15)
+from ...perf import vnni as _vnni
+from .. import quant
 from ._common import F32, activation_name, activation_range, apply_activation, check_bias
 from . import _fc_int4
 
@@ -195,7 +197,7 @@ def fc16_output(acc, bias, d, out2d, jit: bool) -> None:
     if d.recipe == "int32":
         args = (acc, bias, d.output_multiplier, d.output_shift, 0, d.output_activation_min,
                 d.output_activation_max, out2d, d.units)
-        (quant.requantize_int32_rows_jit if jit else quant.requantize_int32_rows)(*args)
+        (requantize.requantize_int32_rows_jit if jit else quant.requantize_int32_rows)(*args)
         return
     v = np.asarray(acc).astype(np.int64) + bias
     if d.accumulator == "int32":
@@ -360,7 +362,7 @@ class FullyConnected(Kernel):
                 return
             np.copyto(d.cols, t[node.inputs[0]].reshape(d.batch, d.depth), casting="unsafe")
             np.matmul(d.cols, d.weights_t, out=d.acc)
-            quant.requantize_rows_jit(d.acc, d.bias_folded, d.output_multiplier, d.output_shift, d.output_zero_point,
+            requantize.requantize_rows_jit(d.acc, d.bias_folded, d.output_multiplier, d.output_shift, d.output_zero_point,
                                       d.output_activation_min, d.output_activation_max,
                                       t[node.outputs[0]].reshape(d.batch, d.units), d.half_up)
             return
@@ -409,7 +411,7 @@ class FullyConnected(Kernel):
 #
 # hybrid (float32 input and output, int8 weights; version 3, 9 with asymmetric_quantize_inputs, 12
 # with per-channel weights; 5 / 6 as for float): every input row is quantized at run time
-# (:func:`workbench.interpreter.quant.quantize_rows_jit`), acc = q·Wᵀ in int32, minus
+# (:func:`workbench.interpreter.requantize.quantize_rows_jit`), acc = q·Wᵀ in int32, minus
 # input_offsets[b]·row_sums when the inputs are asymmetric, then in float32
 # output = bias + float(acc) · float32(scaling_factors[b] · filter_scale[u]), then the activation
 # (``ApplyActivationToVector``; no clamp for NONE).  An input that is entirely zero skips all of it:
@@ -533,7 +535,7 @@ def invoke_uint8(context, node, d) -> None:
         return
     np.copyto(d.cols, t[node.inputs[0]].reshape(d.batch, d.depth), casting="unsafe")
     np.matmul(d.cols, d.weights_t, out=d.acc)
-    quant.requantize_rows_jit(d.acc, d.bias_folded, d.multipliers, d.shifts, d.output_zero_point,
+    requantize.requantize_rows_jit(d.acc, d.bias_folded, d.multipliers, d.shifts, d.output_zero_point,
                               d.output_activation_min, d.output_activation_max,
                               t[node.outputs[0]].reshape(d.batch, d.units), d.half_up)
 
@@ -644,7 +646,7 @@ def invoke_hybrid(context, node, d) -> None:
     if not x2.any():
         out2d[...] = _hybrid_zero_input(d.bias, out2d.shape, d.activation_code)
         return
-    quant.quantize_rows_jit(x2, d.asymmetric_quantize_inputs, d.input_quantized, d.scaling_factors, d.input_offsets)
+    requantize.quantize_rows_jit(x2, d.asymmetric_quantize_inputs, d.input_quantized, d.scaling_factors, d.input_offsets)
     np.copyto(d.cols, d.input_quantized, casting="unsafe")
     np.matmul(d.cols, d.weights_t, out=d.acc)
     out2d[...] = hybrid_fc_output(d.acc, d.input_offsets, d.row_sums, d.scaling_factors, d.filter_scale, d.bias,
@@ -925,7 +927,7 @@ def invoke_v7_v8(context, node, d, reference: bool = False) -> None:
             quant.requantize_int64_rows(acc, bias, d.output_multiplier, d.output_shift, 0, d.output_activation_min,
                                         d.output_activation_max, out2d)
         else:
-            quant.requantize_int64_rows_jit(acc, bias, d.output_multiplier, d.output_shift, 0,
+            requantize.requantize_int64_rows_jit(acc, bias, d.output_multiplier, d.output_shift, 0,
                                             d.output_activation_min, d.output_activation_max, out2d)
         return
     x2 = x.reshape(d.batch, d.depth)

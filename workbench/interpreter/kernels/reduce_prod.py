@@ -23,8 +23,8 @@ import numpy as np
 
 from ...schema.enums import BuiltinOperator
 from .. import quant
-from .._jit import njit
-from ..quant import mbqm_int64_jit
+from ...perf.jit import njit
+from ..fast.requantize import mbqm_int64_jit
 from ..registry import OpData, kernel, opdata
 from ._common import F32
 from ._elementwise import I32, I64, refuse

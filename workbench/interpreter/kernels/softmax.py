@@ -71,7 +71,7 @@ import numpy as np
 from ...errors import UnsupportedOpError
 from ...schema.enums import BuiltinOperator
 from ..registry import Kernel, OpData, kernel, opdata
-from .._jit import native, njit
+from ...perf.jit import native, njit
 from .. import quant
 from ._common import F32
 from ._unary import I8, I16, U8, TYPE_RANGE, eigen_exp_packet_f32, libm_f32, require_zero_points

@@ -36,8 +36,9 @@ import numpy as np
 
 from ...errors import KernelError, UnsupportedOpError
 from ...schema.enums import BuiltinOperator
-from .._jit import njit
+from ...perf.jit import njit
 from ..registry import Kernel, OpData, kernel, opdata
+from ..fast import requantize   # moving to the speed layer (issue 15)
 from .. import quant
 from ._common import F32, PADDING_NAMES, activation_name, activation_range, transpose_window
 
@@ -262,9 +263,9 @@ def requantize_tc(acc2d, bias, d, out2d, jit: bool) -> None:
     args = (acc2d, bias, d.output_multiplier, d.output_shift, d.output_zero_point, d.output_activation_min,
             d.output_activation_max, out2d)
     if d.recipe == "int64":
-        (quant.requantize_int64_rows_jit if jit else quant.requantize_int64_rows)(*args)
+        (requantize.requantize_int64_rows_jit if jit else quant.requantize_int64_rows)(*args)
     else:
-        (quant.requantize_int32_rows_jit if jit else quant.requantize_int32_rows)(*args, d.up_channels)
+        (requantize.requantize_int32_rows_jit if jit else quant.requantize_int32_rows)(*args, d.up_channels)
 
 
 def reference_quantized(x, filt, bias, d, dtype) -> np.ndarray:
@@ -668,7 +669,7 @@ def invoke_hybrid(context, node, d) -> None:
     n = x.shape[0]
     wf = d.weights if d.weights is not None else hybrid_weights(t[node.inputs[1]])
     bias = d.bias if d.bias is not None else t[node.inputs[3]]
-    quant.quantize_rows_jit(x.reshape(n, -1), True, d.quantized, d.scaling_factors, d.input_offsets)
+    requantize.quantize_rows_jit(x.reshape(n, -1), True, d.quantized, d.scaling_factors, d.input_offsets)
     out = t[node.outputs[0]]
     hybrid_scatter_numba(d.quantized.reshape(x.shape), d.scaling_factors, d.input_offsets, wf, d.filter_scale, out,
                          d.stride_h, d.stride_w, d.pad_top, d.pad_left)

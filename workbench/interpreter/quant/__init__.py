@@ -16,8 +16,8 @@ TFLite never multiplies by a float at run time; instead it writes ``M`` once as
 2. ``rounding_divide_by_pot(…, right)``: a right shift that rounds to nearest, ties away from 0.
 
 Every function exists twice: a scalar version on Python ints (exact, slow, easy to read and to
-step through) and an array version on numpy int64 (``*_array``) that the kernels use.  The numba
-versions (``*_jit``) are the same arithmetic inside compiled loops.
+step through) and an array version on numpy int64 (``*_array``) that the kernels use.  The speed
+layer compiles the same arithmetic into numba loops (:mod:`workbench.interpreter.fast.requantize`).
 
 Sources (facts only): ``tensorflow/lite/kernels/internal/quantization_util.cc``, ``common.h``,
 gemmlowp ``fixedpoint/fixedpoint.h``, ``tensorflow/lite/kernels/kernel_util.cc``.
@@ -32,7 +32,7 @@ from .fixed_point import (
     quantize_multiplier_greater_than_one, _wrap_int32, saturating_rounding_doubling_high_mul,
     rounding_divide_by_pot, multiply_by_quantized_multiplier, rounding_right_shift_half_up,
     multiply_by_quantized_multiplier_ruy, srdhm_array, rounding_divide_by_pot_array,
-    multiply_by_quantized_multiplier_array, mbqm_jit, requantize_rows_jit, requantize_rows,
+    multiply_by_quantized_multiplier_array, requantize_rows,
 )
 from .prepare import (
     round_half_away, quantize_float, activation_range_quantized, quant_params, libm_float, float_fn, I8,
@@ -40,7 +40,7 @@ from .prepare import (
     libm_apply,
 )
 from .pooling import (
-    QUANTIZED_RANGES, quantized_range, is_quantized, multiply_by_quantized_multiplier_int64, mbqm_int64_jit,
+    QUANTIZED_RANGES, quantized_range, is_quantized, multiply_by_quantized_multiplier_int64, 
     inv_sqrt_quantized_multiplier_exp,
 )
 from .elementwise import (
@@ -55,13 +55,13 @@ from .elementwise import (
 )
 from .int16 import (
     INT16_MIN, INT16_MAX, wrap_int32_array, multiply_by_quantized_multiplier_int64_array,
-    requantize_int64_rows, requantize_int64_rows_jit, requantize_int32_rows, requantize_int32_rows_jit,
+    requantize_int64_rows, requantize_int32_rows, 
     round_half_away_double, scale_by_double, exact_matmul_dtype, BIAS_OPTION_NAMES, bias_type_16x8,
     symmetric_int16_scales, check_symmetric_filter,
 )
 from .hybrid import (
     legacy_conv_multiplier, legacy_bias_scale_ok, neon_round_to_nearest, symmetric_quantize_rows,
-    asymmetric_quantize_rows, quantize_rows_jit, sse_row_sums, wrap_int32, uint8_matrix_scales,
+    asymmetric_quantize_rows, sse_row_sums, wrap_int32, uint8_matrix_scales,
     hybrid_filter_scales, std_max, std_min, apply_float_activation,
 )
 from .recurrent import (
@@ -74,11 +74,11 @@ __all__ = [
     "quantize_multiplier_greater_than_one", "_wrap_int32", "saturating_rounding_doubling_high_mul",
     "rounding_divide_by_pot", "multiply_by_quantized_multiplier", "rounding_right_shift_half_up",
     "multiply_by_quantized_multiplier_ruy", "srdhm_array", "rounding_divide_by_pot_array",
-    "multiply_by_quantized_multiplier_array", "mbqm_jit", "requantize_rows_jit", "requantize_rows",
+    "multiply_by_quantized_multiplier_array", "requantize_rows",
     "round_half_away", "quantize_float", "activation_range_quantized", "quant_params", "libm_float",
     "float_fn", "I8", "per_channel_multipliers", "exact_float_dtype", "tensor_scale_zp", "lut_int8",
     "logistic_f32", "tanh_f32", "libm_apply", "QUANTIZED_RANGES", "quantized_range", "is_quantized",
-    "multiply_by_quantized_multiplier_int64", "mbqm_int64_jit", "inv_sqrt_quantized_multiplier_exp",
+    "multiply_by_quantized_multiplier_int64", "inv_sqrt_quantized_multiplier_exp",
     "lut_8bit", "lut_float_to_8bit", "float_to_int32", "lut_int16", "lut_lookup_int16", "wrap_bits", "checked_log2",
     "count_leading_zeros32", "count_leading_sign_bits32", "require_finite", "checked_quantize_multiplier",
     "quantize_multiplier_x86", "multiply_by_quantized_multiplier_x86_array", "rounding_divide_by_pot_int16",
@@ -86,11 +86,11 @@ __all__ = [
     "fp_exp_on_interval", "fp_exp_on_negative_values", "fp_one_over_one_plus_x",
     "fp_one_minus_x_over_one_plus_x", "fp_logistic", "fp_tanh", "get_reciprocal",
     "rounding_divide_by_pot_x86", "sigmoid_table_uint16", "INT16_MIN", "INT16_MAX", "wrap_int32_array",
-    "multiply_by_quantized_multiplier_int64_array", "requantize_int64_rows", "requantize_int64_rows_jit",
-    "requantize_int32_rows", "requantize_int32_rows_jit", "round_half_away_double", "scale_by_double",
+    "multiply_by_quantized_multiplier_int64_array", "requantize_int64_rows", 
+    "requantize_int32_rows", "round_half_away_double", "scale_by_double",
     "exact_matmul_dtype", "BIAS_OPTION_NAMES", "bias_type_16x8", "symmetric_int16_scales",
     "check_symmetric_filter", "legacy_conv_multiplier", "legacy_bias_scale_ok", "neon_round_to_nearest",
-    "symmetric_quantize_rows", "asymmetric_quantize_rows", "quantize_rows_jit", "sse_row_sums",
+    "symmetric_quantize_rows", "asymmetric_quantize_rows", "sse_row_sums",
     "wrap_int32", "uint8_matrix_scales", "hybrid_filter_scales", "std_max", "std_min",
     "apply_float_activation", "eigen_tanh_f32", "eigen_logistic_packet_f32", "eigen_logistic_scalar_f32",
     "eigen_apply_f32", "saturate_int16", "lstm_layer_norm_int16", "neon_dot_f32", "neon_reduction_sum_f32",

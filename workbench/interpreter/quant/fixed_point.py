@@ -1,6 +1,7 @@
 """The int8 core: a real multiplier as (int32 mantissa, shift) and the fixed-point arithmetic that
-applies it, three times over: on Python ints (exact, easy to step through), on numpy int64 arrays
-(``*_array``) and inside numba-compiled loops (``*_jit``).  See the package docstring for the whole story.
+applies it, twice over: on Python ints (exact, easy to step through) and on numpy int64 arrays
+(``*_array``); the speed layer compiles it into numba loops (:mod:`workbench.interpreter.fast.requantize`).
+See the package docstring for the whole story.
 """
 
 from __future__ import annotations
@@ -9,7 +10,6 @@ import math
 
 import numpy as np
 
-from .._jit import njit
 
 INT32_MIN = -(2 ** 31)
 INT32_MAX = 2 ** 31 - 1
@@ -222,75 +222,8 @@ def multiply_by_quantized_multiplier_array(x: np.ndarray, multiplier, shift, hal
 # numba versions (the same arithmetic, scalar, for compiled loops)
 
 
-@njit
-def mbqm_jit(x, multiplier, shift):
-    """:func:`multiply_by_quantized_multiplier` for int64 scalars inside numba loops."""
-    if shift > 0:
-        x = x << shift
-    a = x
-    b = np.int64(multiplier)
-    if a == -2147483648 and b == -2147483648:
-        h = np.int64(2147483647)
-    else:
-        p = a * b
-        if p >= 0:
-            v = p + 1073741824
-            h = v >> 31
-        else:
-            v = p + (1 - 1073741824)
-            h = -((-v) >> 31)
-    if shift < 0:
-        e = -shift
-        mask = (np.int64(1) << e) - 1
-        rem = h & mask
-        thr = mask >> 1
-        if h < 0:
-            thr += 1
-        h = h >> e
-        if rem > thr:
-            h += 1
-    return h
-
-
-@njit
-def requantize_rows_jit(acc, bias, mult, shift, out_zp, lo, hi, out, half_up):
-    """out[r, c] = clamp(MBQM(acc[r, c] + bias[c], mult[c], shift[c]) + out_zp) for 2-D acc (any
-    numeric dtype holding exact integers) and a 2-D int8 ``out``.  ``half_up`` selects the final
-    rounding shift of ruy / NEON code (ties toward +inf) instead of gemmlowp's (ties away from zero).
-
-    Written without branches in the inner loop so that it vectorizes: for a multiplier ≥ 0,
-    SRDHM(x, m) = (x·m + 2^30) >> 31 exactly (the nudge 1 − 2^30 and C's truncating division give
-    the same floor), and the rounding shift becomes adds, masks and compares.
-    """
-    rows, cols = acc.shape
-    left = np.empty(cols, np.int64)
-    right = np.empty(cols, np.int64)
-    mask = np.empty(cols, np.int64)
-    nudge = np.empty(cols, np.int64)
-    for c in range(cols):
-        sh = shift[c]
-        left[c] = sh if sh > 0 else 0
-        right[c] = -sh if sh < 0 else 0
-        mask[c] = (np.int64(1) << right[c]) - 1
-        nudge[c] = mask[c] - (mask[c] >> 1)        # 2^(right-1), or 0 when right == 0
-    for r in range(rows):
-        for c in range(cols):
-            x = (np.int64(acc[r, c]) + bias[c]) << left[c]
-            h = (x * mult[c] + 1073741824) >> 31
-            if half_up:
-                h = (h + nudge[c]) >> right[c]
-            else:
-                m = mask[c]
-                rem = h & m
-                thr = (m >> 1) + (h < 0)
-                h = (h >> right[c]) + (rem > thr)
-            v = h + out_zp
-            v = min(max(v, lo), hi)
-            out[r, c] = v
-
-
 def requantize_rows(acc, bias, mult, shift, out_zp, lo, hi, out, half_up=False) -> None:
-    """numpy twin of :func:`requantize_rows_jit` (the reference kernels use this)."""
+    """numpy twin of :func:`workbench.interpreter.fast.requantize.requantize_rows_jit` (the reference kernels use this)."""
     v = np.asarray(acc).astype(np.int64) + bias
     v = multiply_by_quantized_multiplier_array(v, mult, shift, half_up) + out_zp
     out[...] = np.clip(v, lo, hi)

@@ -8,10 +8,8 @@ import math
 
 import numpy as np
 
-from .._jit import njit
 from .fixed_point import quantize_multiplier
 from .prepare import quant_params, round_half_away, tensor_scale_zp
-
 
 
 # ----------------------------------------------------------------------------------------------
@@ -159,86 +157,6 @@ def asymmetric_quantize_rows(x2d) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         inv = np.float32(1.0 / float(sf[r]))
         q[r] = np.clip(_round_row((x2d[r] * inv).astype(np.float32)) + z, -128, 127)
     return q, sf, zp
-
-
-@njit
-def quantize_rows_jit(x2d, asymmetric, q, sf, zp):
-    """:func:`symmetric_quantize_rows` / :func:`asymmetric_quantize_rows` in one compiled loop,
-    writing into ``q`` (int8 [rows, K]), ``sf`` (float32 [rows]) and ``zp`` (int32 [rows])."""
-    rows, k = x2d.shape
-    n_vec = (k // 8) * 8
-    for r in range(rows):
-        sf[r] = np.float32(1.0)
-        zp[r] = 0
-        if k == 0:
-            continue
-        mn = x2d[r, 0]
-        mx = x2d[r, 0]
-        for i in range(1, k):
-            v = x2d[r, i]
-            if v < mn:
-                mn = v
-            if v > mx:
-                mx = v
-        if asymmetric:
-            rmin = mn if mn < np.float32(0.0) else np.float32(0.0)
-            rmax = mx if mx > np.float32(0.0) else np.float32(0.0)
-            if rmin == rmax:
-                for i in range(k):
-                    q[r, i] = 0
-                continue
-            scale = np.float64(np.float32(rmax - rmin)) / 255.0
-            from_min = -128.0 - np.float64(rmin) / scale
-            from_max = 127.0 - np.float64(rmax) / scale
-            err_min = 128.0 + abs(np.float64(rmin) / scale)
-            err_max = 127.0 + abs(np.float64(rmax) / scale)
-            zd = from_min if err_min < err_max else from_max
-            if zd <= -128.0:
-                z = -128
-            elif zd >= 127.0:
-                z = 127
-            else:
-                a = abs(zd)
-                fl = np.floor(a)
-                if a - fl >= 0.5:
-                    fl += 1.0
-                z = int(fl) if zd >= 0 else -int(fl)
-            sf[r] = np.float32(scale)
-            zp[r] = z
-            inv = np.float32(1.0 / np.float64(sf[r]))
-            lo = -128
-            hi = 127
-        else:
-            amn = -mn if mn < np.float32(0.0) else mn
-            amx = -mx if mx < np.float32(0.0) else mx
-            rng = amx if amx > amn else amn
-            if rng == np.float32(0.0):
-                for i in range(k):
-                    q[r, i] = 0
-                continue
-            sf[r] = rng / np.float32(127.0)
-            inv = np.float32(127.0) / rng
-            z = 0
-            lo = -127
-            hi = 127
-        for i in range(k):
-            t = x2d[r, i] * inv
-            if i < n_vec:
-                if t < np.float32(0.0):
-                    s = t + np.float32(-0.5)
-                else:
-                    s = t + np.float32(0.5)
-                v = int(s)
-            else:
-                a = abs(np.float64(t))
-                fl = np.floor(a + 0.5)
-                v = int(fl) if t >= 0 else -int(fl)
-            v += z
-            if v < lo:
-                v = lo
-            if v > hi:
-                v = hi
-            q[r, i] = v
 
 
 def sse_row_sums(w2d) -> np.ndarray:

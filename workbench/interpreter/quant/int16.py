@@ -7,10 +7,8 @@ from __future__ import annotations
 import numpy as np
 
 from ...errors import KernelError
-from .._jit import njit
 from .fixed_point import INT32_MAX, INT32_MIN, multiply_by_quantized_multiplier_array
 from .prepare import quant_params, tensor_scale_zp
-
 
 
 # ----------------------------------------------------------------------------------------------
@@ -57,31 +55,10 @@ def multiply_by_quantized_multiplier_int64_array(x, multiplier, shift) -> np.nda
 def requantize_int64_rows(acc, bias, mult, shift, out_zp, lo, hi, out) -> None:
     """out[r, c] = clamp(MBQM_int64(acc[r, c] + bias[c], mult[c], shift[c]) + out_zp, lo, hi).
 
-    The plain numpy form of :func:`requantize_int64_rows_jit` (``acc`` 2-D, exact integers)."""
+    The plain numpy form of :func:`workbench.interpreter.fast.requantize.requantize_int64_rows_jit` (``acc`` 2-D, exact integers)."""
     v = np.asarray(acc).astype(np.int64) + np.asarray(bias, np.int64)
     v = multiply_by_quantized_multiplier_int64_array(v, mult, shift) + out_zp
     out[...] = np.clip(v, lo, hi)
-
-
-@njit
-def requantize_int64_rows_jit(acc, bias, mult, shift, out_zp, lo, hi, out):
-    """:func:`requantize_int64_rows` compiled: ``acc`` 2-D (int64, or floats holding exact integers
-    from a BLAS product), ``bias`` int64 [C], ``out`` 2-D int16 (or int8)."""
-    rows, cols = acc.shape
-    reduced = np.empty(cols, np.int64)
-    total = np.empty(cols, np.int64)
-    nudge = np.empty(cols, np.int64)
-    for c in range(cols):
-        m = np.int64(mult[c])
-        reduced[c] = (m + 32768) >> 16 if m < 0x7FFF0000 else np.int64(0x7FFF)
-        total[c] = 15 - np.int64(shift[c])
-        nudge[c] = np.int64(1) << (total[c] - 1)
-    for r in range(rows):
-        for c in range(cols):
-            x = np.int64(acc[r, c]) + bias[c]
-            v = (x * reduced[c] + nudge[c]) >> total[c]
-            v = ((v + 2147483648) & 0xFFFFFFFF) - 2147483648 + out_zp
-            out[r, c] = min(max(v, lo), hi)
 
 
 def requantize_int32_rows(acc, bias, mult, shift, out_zp, lo, hi, out, up_channels: int) -> None:
@@ -94,39 +71,6 @@ def requantize_int32_rows(acc, bias, mult, shift, out_zp, lo, hi, out, up_channe
     cols = v.shape[-1]
     res = np.where(np.arange(cols) < up_channels, up, away) + out_zp
     out[...] = np.clip(res, lo, hi)
-
-
-@njit
-def requantize_int32_rows_jit(acc, bias, mult, shift, out_zp, lo, hi, out, up_channels):
-    """:func:`requantize_int32_rows` compiled (same arguments; ``acc`` int64 or exact floats).
-
-    For a multiplier ≥ 0, SRDHM(x, m) = (x·m + 2^30) >> 31 (see :func:`requantize_rows_jit`); the
-    left shift of a multiplier > 1 is done on int32 and wraps, as in TFLite."""
-    rows, cols = acc.shape
-    left = np.empty(cols, np.int64)
-    right = np.empty(cols, np.int64)
-    mask = np.empty(cols, np.int64)
-    for c in range(cols):
-        sh = np.int64(shift[c])
-        left[c] = sh if sh > 0 else 0
-        right[c] = -sh if sh < 0 else 0
-        mask[c] = (np.int64(1) << right[c]) - 1
-    for r in range(rows):
-        for c in range(cols):
-            x = np.int64(acc[r, c]) + bias[c]
-            x = ((x + 2147483648) & 0xFFFFFFFF) - 2147483648
-            x = x << left[c]
-            x = ((x + 2147483648) & 0xFFFFFFFF) - 2147483648
-            h = (x * np.int64(mult[c]) + 1073741824) >> 31
-            m = mask[c]
-            if c < up_channels:
-                h = (h + (m - (m >> 1))) >> right[c]
-            else:
-                rem = h & m
-                thr = (m >> 1) + (h < 0)
-                h = (h >> right[c]) + (rem > thr)
-            v = h + out_zp
-            out[r, c] = min(max(v, lo), hi)
 
 
 def round_half_away_double(x) -> np.ndarray:

@@ -6,11 +6,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._jit import njit
 from .fixed_point import (
     INT32_MAX, INT32_MIN, _wrap_int32, rounding_divide_by_pot, saturating_rounding_doubling_high_mul,
 )
-
 
 
 # ----------------------------------------------------------------------------------------------
@@ -47,18 +45,6 @@ def multiply_by_quantized_multiplier_int64(x: int, multiplier: int, shift: int) 
     reduced = (int(multiplier) + (1 << 15)) >> 16 if multiplier < 0x7FFF0000 else 0x7FFF
     total = 15 - int(shift)
     return _wrap_int32((int(x) * reduced + (1 << (total - 1))) >> total)
-
-
-@njit
-def mbqm_int64_jit(x, multiplier, shift):
-    """:func:`multiply_by_quantized_multiplier_int64` inside numba loops (int64 scalars)."""
-    if multiplier < 0x7FFF0000:
-        reduced = (np.int64(multiplier) + 32768) >> 16
-    else:
-        reduced = np.int64(0x7FFF)
-    total = 15 - shift
-    v = (np.int64(x) * reduced + (np.int64(1) << (total - 1))) >> total
-    return ((v + 2147483648) & 0xFFFFFFFF) - 2147483648
 
 
 def _srdhm_py(a: int, b: int) -> int:

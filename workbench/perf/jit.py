@@ -41,7 +41,7 @@ class LazyJit:
     """A function compiled by numba the first time it is called.
 
     A call from Python goes to the precompiled kernel library when it has this function for these
-    argument types (:mod:`workbench.interpreter.precompiled`: no numba in the process), else to numba.
+    argument types (:mod:`workbench.perf.precompiled`: no numba in the process), else to numba.
     """
 
     __slots__ = ("py_func", "options", "_impl", "_numba", "__name__", "__wrapped__", "__dict__")

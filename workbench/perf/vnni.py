@@ -21,10 +21,10 @@ Two small tricks make TFLite's arithmetic fit the instruction:
   4 input bytes broadcast to all 16 lanes; 16 lanes = 16 output channels, no horizontal sums.
 
 The micro-kernel (:func:`tile`) keeps a 4-row × 64-channel block of sums in 16 registers while it
-walks k, written in LLVM IR through numba's ``@intrinsic`` (:func:`workbench.interpreter._jit.native`);
+walks k, written in LLVM IR through numba's ``@intrinsic`` (:func:`workbench.perf.jit.native`);
 its Python twin :func:`tile` computes the same block with numpy.  :func:`conv_rows` builds the
 unsigned input rows (im2col with the zero-point border), calls the micro-kernel and requantizes
-each block straight away (the same arithmetic as :func:`workbench.interpreter.quant.requantize_rows_jit`).
+each block straight away (the same arithmetic as :func:`workbench.interpreter.requantize.requantize_rows_jit`).
 
 Overflow: |Σ u·w| ≤ 255·128·K < 2^31 needs K ≤ 65 000 (checked by :func:`fits`).
 Used only where the CPU has AVX-512 VNNI and numba compiles for this CPU (:func:`available`),
@@ -39,7 +39,7 @@ import os
 import numpy as np
 
 from .. import config
-from ._jit import native, njit, run_rows
+from .jit import native, njit, run_rows
 
 ROWS = 4            # rows of the micro-kernel's block (4 × 4 accumulators of 16 lanes = 16 registers)
 BLOCKS = 4          # 16-channel blocks of the micro-kernel's block
@@ -293,7 +293,7 @@ def conv_rows(x, packed, bias, mult, shift, out_zp, lo, hi, half_up, out, pad, o
 
 def conv(x, packed, bias, mult, shift, out_zp, lo, hi, half_up, out2d, geometry, threads: int = 1) -> None:
     """Run :func:`conv_rows` over all output rows, split between ``threads`` threads when > 1
-    (:func:`workbench.interpreter._jit.run_rows`).
+    (:func:`workbench.perf.jit.run_rows`).
 
     ``geometry`` = (oh, ow, kh, kw, sh, sw, dh, dw, pad_top, pad_left, pad byte).
     """

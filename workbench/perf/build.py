@@ -1,4 +1,4 @@
-"""Building the precompiled kernel library (see :mod:`workbench.interpreter.precompiled`).
+"""Building the precompiled kernel library (see :mod:`workbench.perf.precompiled`).
 
 Only the build imports numba and llvmlite; the library it writes is used without either.
 """
@@ -571,44 +571,6 @@ LIBC = frozenset(
     "fmodf fabs fabsf fma fmaf fmin fminf fmax fmaxf ldexp ldexpf frexp frexpf modf modff sincos sincosf".split())
 
 
-def default_models() -> list[Path]:
-    """The workload: the repository's sample models and, when present, ../shared/models and the
-    corpus models already in the cache (``make corpus``; nothing is downloaded here)."""
-    from ..corpus import MODELS, cache_dir
-
-    root = Path(__file__).resolve().parents[2]
-    models = sorted((root / "sample_models").glob("*.tflite"))
-    shared = root.parent / "shared" / "models"
-    if shared.is_dir():
-        models += sorted(shared.glob("*.tflite"))
-    models += [p for p in (cache_dir() / f"{name}.tflite" for name in sorted(MODELS)) if p.exists()]
-    return models
-
-
-def run_workload(models, log=print) -> list[str]:
-    """Run each model once on seeded inputs with the numba kernels; the models that failed, and why."""
-    from ..bench import random_inputs
-    from ..corpus import INPUT_SHAPES
-    from .interpreter import Interpreter
-
-    failed = []
-    for path in models:
-        try:
-            it = Interpreter(model_path=str(path))
-            for d, shape in zip(it.get_input_details(), INPUT_SHAPES.get(Path(path).stem, ())):
-                it.resize_tensor_input(d["index"], list(shape))
-            it.allocate_tensors()
-            details = it.get_input_details()
-            if any(np.dtype(d["dtype"]).kind not in "fiub" for d in details):
-                raise ValueError("it has an input that is not numeric, e.g. STRING (the workload feeds random numbers)")
-            for d, x in zip(details, random_inputs(details, seed=0)):
-                it.set_tensor(d["index"], x)
-            it.invoke()
-        except Exception as exc:       # a model the workload cannot run teaches nothing; say which
-            failed.append(f"{Path(path).name}: {type(exc).__name__}: {str(exc)[:200]}")
-    return failed
-
-
 def _spec(t):
     """A numba argument type as the manifest writes it, or None when the library cannot take it."""
     from numba.core import types
@@ -737,12 +699,14 @@ def _target_machine():
                                         opt=int(nconfig.OPT), reloc="pic", codemodel="default")
 
 
-def build(models=None, directory=None, log=print, functions=None) -> dict:
+def build(workload=None, directory=None, log=print, functions=None) -> dict:
     """Build the library for the current sources and CPU; returns the manifest written.
 
-    ``models``: the workload (default :func:`default_models`); ``functions``: instead of a workload,
-    an explicit list of ``(lazy jitted function, [argument tuples])`` to call once each (tests)."""
-    from . import _jit, precompiled
+    ``workload``: a callable ``workload(log) -> [failure notes]`` that runs the kernels once on real
+    models (the command line passes :func:`workbench.cli.precompile_workload`; this package knows
+    no models); ``functions``: instead of a workload, an explicit list of ``(lazy jitted function,
+    [argument tuples])`` to call once each (tests)."""
+    from . import jit as _jit, precompiled
 
     if not config.JIT:
         raise precompiled.PrecompileError("WORKBENCH_JIT=0: there is no numba to compile the kernels with")
@@ -760,10 +724,10 @@ def build(models=None, directory=None, log=print, functions=None) -> dict:
             for lazy, calls in functions:
                 for args in calls:
                     lazy(*args)
+        elif workload is not None:
+            failed = list(workload(log))
         else:
-            models = list(default_models() if models is None else models)
-            log(f"workload: {len(models)} model(s)")
-            failed = run_workload(models, log)
+            raise precompiled.PrecompileError("nothing to compile from: give a workload or functions")
         seen = list(_jit.CALLED)
     finally:
         config.PRECOMPILED = saved

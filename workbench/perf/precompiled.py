@@ -97,7 +97,10 @@ def fingerprint() -> str:
     global _fingerprint
     if _fingerprint is None:
         h = hashlib.sha256(f"format {FORMAT}\n".encode())
-        files = sorted(HERE.rglob("*.py")) + [HERE.parent / "config.py"]
+        # the kernels this library compiles live in the interpreter's speed layer; hashing its
+        # sources (read as text, not imported) keeps this package below the interpreter
+        files = (sorted(HERE.rglob("*.py")) + sorted((HERE.parent / "interpreter").rglob("*.py"))
+                 + [HERE.parent / "config.py"])
         for path in files:
             h.update(str(path.relative_to(HERE.parent)).encode() + b"\0")
             h.update(path.read_bytes())
@@ -228,8 +231,8 @@ def status() -> dict:
     return doc
 
 
-from ._precompile_build import RUNTIME_IR, build, default_models  # noqa: E402  (numba is imported on use)
+from .build import RUNTIME_IR, build  # noqa: E402  (numba is imported on use)
 
-__all__ = ["PrecompileError", "Precompiled", "RUNTIME_IR", "build", "default_models", "enabled",
+__all__ = ["PrecompileError", "Precompiled", "RUNTIME_IR", "build", "enabled",
            "fingerprint",
            "for_function", "forget", "library", "library_dir", "library_paths", "status"]

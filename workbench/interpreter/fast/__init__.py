@@ -1,0 +1,113 @@
+"""The speed layer: fast implementations of the kernels, bound to a node once, at prepare time.
+
+The teaching layer (``workbench/interpreter/kernels/<op>.py``) says what an op computes: its
+``prepare`` returns an ``<Op>Data`` of TFLite's facts and its ``invoke`` switches on the type and
+calls a named reference routine.  This package says how to compute the same bits quickly — numba
+loops, im2col, BLAS products, the VNNI int8 dot product, thread splits, scratch buffers — and keeps
+all of that out of the teaching layer.
+
+A fast implementation is registered per (op, ``<Op>Data`` class): the class the kernel's prepare
+returns already encodes the type switch (``Conv2DData`` is float32, ``Conv2DInt8Data`` int8, ...)::
+
+    @fast_path(BuiltinOperator.CONV_2D, Conv2DInt8Data)
+    def conv_int8(context, node, data) -> FastPath | None:
+        ...                       # pack weights, ask for scratch: once, at prepare
+        return Im2colInt8(...)    # a FastPath: its state, callable as fn(context, node, data)
+
+The interpreter calls the bind function right after ``prepare`` (and again whenever it prepares the
+node again); the :class:`FastPath` it returns is the node's invoke function, so there is no lookup per
+invoke.  ``None`` means "no fast path for this node" (the teaching layer runs).  A fast path states
+which arithmetic variants it reproduces (:mod:`workbench.interpreter.variants`); under another
+variant, or with ``Interpreter(reference=True)``, the teaching layer runs instead.
+
+The fast path's state is its own object: it does not appear in the ``<Op>Data`` repr, and
+``Interpreter.fast_path(node)`` shows it.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+
+from ..variants import LITERT_X86
+
+__all__ = ["FastPath", "fast_path", "FAST_PATHS", "bind", "has_fast_path"]
+
+FAST_PATHS: dict = {}      # (op, <Op>Data class) → (bind function, variant names it reproduces)
+
+
+class FastPath:
+    """One node's fast implementation and its state, bound at prepare time.
+
+    Subclasses set ``name`` (shown in traces and profiles, e.g. ``"im2col+blas(float32, exact)"``)
+    and implement ``__call__(context, node, data)``, which writes the node's outputs exactly as the
+    teaching layer's ``invoke`` would under the variants it reproduces."""
+
+    name: str = "fast"
+
+    def __call__(self, context, node, data) -> None:
+        raise NotImplementedError(f"{type(self).__name__}.__call__")
+
+    def __repr__(self) -> str:
+        return f"<fast path {self.name}>"
+
+
+class Call(FastPath):
+    """A fast path that is one function and no state: ``Call("numba", fn)``."""
+
+    __slots__ = ("name", "fn")
+
+    def __init__(self, name: str, fn):
+        self.name, self.fn = name, fn
+
+    def __call__(self, context, node, data) -> None:
+        self.fn(context, node, data)
+
+
+def fast_path(op, *data_classes, variants=(LITERT_X86.name,)):
+    """Register ``bind(context, node, data) -> FastPath | None`` for ``op`` (a BuiltinOperator or a custom
+    op's name) and each ``<Op>Data`` class its kernel prepares.
+
+    ``variants``: the arithmetic variants the fast path is bit-exact with (float kernels whose
+    arithmetic both variants share list both)."""
+
+    def register(bind_fn):
+        for cls in data_classes:
+            if (op, cls) in FAST_PATHS:
+                raise ValueError(f"{op} / {cls.__name__} already has a fast path "
+                                 f"({FAST_PATHS[op, cls][0].__qualname__})")
+            FAST_PATHS[op, cls] = (bind_fn, frozenset(variants))
+        return bind_fn
+
+    return register
+
+
+def has_fast_path(node, data) -> bool:
+    _load()
+    return (node.op, type(data)) in FAST_PATHS
+
+
+def bind(context, node, data):
+    """The fast path for a node just prepared, or None (the teaching layer runs).  Not called with
+    ``reference=True``."""
+    _load()
+    entry = FAST_PATHS.get((node.op, type(data)))
+    if entry is None:
+        return None
+    bind_fn, variants = entry
+    if context.variant.name not in variants:
+        return None
+    return bind_fn(context, node, data)
+
+
+_loaded = False
+
+
+def _load() -> None:
+    """Import every module of this package once (each registers its fast paths)."""
+    global _loaded
+    if _loaded:
+        return
+    _loaded = True
+    for info in pkgutil.iter_modules(__path__):
+        importlib.import_module(f"{__name__}.{info.name}")

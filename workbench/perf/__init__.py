@@ -1,0 +1,16 @@
+"""The performance machinery under the interpreter's speed layer.
+
+Nothing here knows what a model, a tensor or a kernel is; it imports only :mod:`workbench.config` and
+:mod:`workbench.errors` (``tests/architecture/test_import_direction.py`` checks it):
+
+``jit``          numba's ``njit``, lazily: the first call compiles the function, or finds it in the
+                 precompiled library; ``run_rows`` splits a loop over ``num_threads`` threads;
+``blas``         which BLAS numpy uses and how many threads it may take;
+``vnni``         the AVX-512 VNNI int8 dot-product loops (built with llvmlite intrinsics);
+``precompiled``  the ahead-of-time kernel library: its fingerprint, lookup and status;
+``build``        building that library from a workload the caller hands in (the command line runs
+                 the sample and corpus models through the interpreter).
+
+The teaching layer (``workbench/interpreter/kernels``) never imports this package; the speed layer
+(``workbench/interpreter/fast``) does.
+"""
