@@ -6,8 +6,9 @@ the helpers below), versioned by the workbench's own rules, and run as a *sessio
 invoke on x2 (the state carried over in the variable tensors), reset_all_variables(), invoke on x1
 again (must repeat the first result).  The same calls run in ai-edge-litert in a child process;
 every float output of every call must satisfy max|ours - litert| <= 1e-5 * (max|litert| + 1), every
-int8 output must be equal.  Our fast
-path is also compared with our per-step reference path.
+int8 output must be equal.  Our speed
+layer is also compared with our teaching layer (``reference=True``); tests/interpreter/kernels/test_lstm.py,
+test_rnn.py and test_svdf.py run the same cases through OpLayers (float RNN and SVDF bit for bit).
 
 A Keras-converted LSTM model (tests/data/keras_lstm.tflite, made by dev/make_keras_lstm.py with
 TensorFlow 2.21) checks what the converter really emits.

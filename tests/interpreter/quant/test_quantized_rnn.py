@@ -10,7 +10,7 @@
 
 Every case is a tiny one-op model built with ModelBuilder, versioned by the workbench's rules, and run
 as a session (invoke x1, invoke x2 with the state carried over, reset_all_variables, invoke x1) in
-our interpreter -- fast path and plain reference -- and in litert (child process).  The converter-made
+our interpreter -- speed layer and teaching layer -- and in litert (child process).  The converter-made
 sample_models/kws_lstm_int8.tflite and kws_lstm_dynamic.tflite (a Keras LSTM keyword spotter) run
 too.
 """

@@ -9,8 +9,10 @@
 
 Every float output is compared byte for byte.  Each case is a tiny one-op model built with ModelBuilder,
 versioned by the workbench's rules, run as a session (invoke, invoke with the state carried over, an
-all-zero input where it matters, reset_all_variables, invoke) in our interpreter -- fast path and
-plain reference -- and in litert (child process).
+all-zero input where it matters, reset_all_variables, invoke) in our interpreter -- speed layer and
+teaching layer -- and in litert (child process).  The OpData and fast-path tests of SVDF, the bidirectional
+RNN's max_time sweeps and the integer LSTM's lookup tables live in tests/interpreter/kernels/test_svdf.py,
+test_rnn.py and test_lstm.py.
 """
 
 from __future__ import annotations
@@ -317,55 +319,6 @@ def test_versions_from_the_rules():
     for name, version in want.items():
         model, _ = build_case(name)
         assert [c.version for c in model.operator_codes] == [version], name
-
-
-def test_hybrid_svdf_opdata():
-    model, _ = build_case("svdf_hyb_asym_relu")
-    it = Interpreter(model=model)
-    it.allocate_tensors()
-    d = it.prepared()[0][2]
-    assert d.hybrid and d.asymmetric_quantize_inputs and d.rank == 2 and d.memory_size == 6
-    assert d.weights_feature_scale == pytest.approx(0.0123) and d.float_weights_time.dtype == np.float32
-    assert d.row_sums.shape == (d.num_filters,)
-    assert "float_weights_time=<float32 array [6, 6]>" in repr(d)
-
-
-def test_hybrid_bidirectional_rnn_time_major_runs_the_sequence_max_time_times():
-    """litert's hybrid time-major loop, checked on litert itself: its output is that of max_time sweeps of
-    both cells over the sequence (the state carried from sweep to sweep), not of one sweep."""
-    from workbench.interpreter.kernels import _rnn
-
-    model, feeds = build_case("birnn_hyb_time_major_repeats_the_sequence")
-    it = Interpreter(model=model)
-    it.allocate_tensors()
-    node, _, d, _ = it.prepared()[0]
-    assert d.hybrid and d.time_major and d.max_time == 4
-    theirs = litert_session.run_calls(dump(model), [("invoke", feeds[0])])[0][0]
-    value = {k: it.get_tensor(node.inputs[k]) for k in (1, 2, 3)}
-    x = feeds[0][0]
-
-    def forward_after(sweeps):
-        h = np.zeros((d.n_batch, d.fw_num_units), np.float32)
-        for _ in range(sweeps):
-            y = _rnn.run_hybrid(x, None, value[1], value[2], value[3], None, h, d.activation_code,
-                                d.fw_weight_scales, d.fw_row_sums, False, True, False, True)
-        return y
-
-    assert_bitwise([[forward_after(d.max_time)]], [[theirs]], "max_time sweeps")
-    assert not np.array_equal(forward_after(1), theirs)
-
-
-def test_integer_lstm_activation_tables_are_the_fixed_point_functions():
-    """The fast integer LSTM step looks gemmlowp's sigmoid / tanh up in tables (int16 in, Q0.15 out)."""
-    from workbench.interpreter import quant
-    from workbench.interpreter.kernels._lstm import int16_activation_table
-
-    sig, tanh = int16_activation_table("logistic", 3), int16_activation_table("tanh", 3)
-    assert sig.shape == (65536,) and sig[32768] == 16384 and tanh[32768] == 0      # σ(0) = 0.5, tanh(0) = 0
-    assert 0 <= sig.min() and sig.max() <= 32767 and sig[0] < 100 and sig[-1] > 32700
-    for bits in (0, 4, 6):          # the cell state's tanh: 15 + cell_scale integer bits
-        x = np.arange(-32768, 32768, 97, dtype=np.int64)
-        np.testing.assert_array_equal(int16_activation_table("tanh", bits)[x + 32768], quant.fp_tanh(x, bits, 16))
 
 
 def _bad_bidi_rnn_aux(n_aux):

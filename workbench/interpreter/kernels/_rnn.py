@@ -1,10 +1,23 @@
 """What RNN, UNIDIRECTIONAL_SEQUENCE_RNN and BIDIRECTIONAL_SEQUENCE_RNN share (float32 and hybrid).
 
-A basic RNN cell (TFLite's RnnBatchStep):  h' = g(b + W·x + W_aux·x_aux + R·h)
-with W [num_units, n_input], R [num_units, num_units], b [num_units], the hidden state h
-[n_batch, num_units] kept in a variable tensor, and g the fused activation (NONE, RELU,
-RELU_N1_TO_1, RELU6, TANH or SIGN_BIT; TFLite applies it in place, so NONE is the identity).  The
-output of a step is h'.
+A basic RNN cell, TFLite's ``RnnBatchStep`` (kernels/internal/kernel_utils.cc):
+
+    h' = g(b + W·x + W_aux·x_aux + R·h)
+
+with W [num_units, n_input], R [num_units, num_units], b [num_units], the hidden state h [n_batch,
+num_units] kept in a variable tensor, and g the fused activation (NONE, RELU, RELU_N1_TO_1, RELU6, TANH or
+SIGN_BIT; TFLite applies it in place, so NONE is the identity).  The output of a step is h'.
+
+float32 (:func:`rnn_batch_step_float`): output = bias, then output += each product with TFLite's float
+``MatrixBatchVectorMultiplyAccumulate`` -- in litert's x86 build NEON code run through NEON_2_SSE, whose
+float32 order of additions quant.recurrent reproduces -- then the activation (tanh is Eigen's): bit-exact.
+
+hybrid (:func:`rnn_batch_step_hybrid`; int8 weights with one scale each, float32 input, state and
+output): output = bias; unless the block of rows is all zero, it is quantized row by row (symmetric, or
+asymmetric with asymmetric_quantize_inputs) and output += float32(Σ q·w − zp·row_sum) · float32(row_scale
+· w_scale) for the input, the aux input and the hidden state; then the activation.  Time-major input steps
+all rows together, batch-major input one row at a time (TFLite's loops; the all-zero shortcut sees a
+different block).  LiteRT's BUILTIN_REF resolver registers these same kernels: both variants agree.
 """
 
 from __future__ import annotations
@@ -12,17 +25,15 @@ from __future__ import annotations
 import numpy as np
 
 from ...errors import ModelError
+from .. import quant
+from ..quant.recurrent import (apply_activation_to_vector, hybrid_matrix_batch_vector_multiply_accumulate,
+                               matrix_batch_vector_multiply_accumulate, quantize_rows)
 from ._common import F32
 from ._elementwise import refuse
-from ._lstm import activation as _act
 
 I8 = np.dtype(np.int8)
 
 ACTIVATIONS = {0: "NONE", 1: "RELU", 2: "RELU_N1_TO_1", 3: "RELU6", 4: "TANH", 5: "SIGN_BIT"}
-
-
-def apply(code: int, x: np.ndarray) -> np.ndarray:
-    return x if code == 0 else _act(code, x).astype(np.float32)
 
 
 def check_activation(node, code: int) -> None:
@@ -61,46 +72,9 @@ def check_cell(node, context, w, r, b, h, n_input, n_batch, prefix="", aux_w=-1,
     return units
 
 
-def run(x, aux, W, R, b, Waux, h, code, reverse=False, reference=False) -> np.ndarray:
-    """x [T, B, n_input] (aux [T, B, n_aux] or None); h [B, units] updated in place; outputs [T, B, units]."""
-    T, B, _ = x.shape
-    units = W.shape[0]
-    out = np.empty((T, B, units), np.float32)
-    order = range(T - 1, -1, -1) if reverse else range(T)
-    if reference:
-        for t in order:
-            for k in range(B):
-                v = b + W @ x[t, k]
-                if Waux is not None and aux is not None:
-                    v = v + Waux @ aux[t, k]
-                v = v + R @ h[k]
-                h[k] = apply(code, v.astype(np.float32))
-                out[t, k] = h[k]
-        return out
-    pre = (x.reshape(T * B, -1) @ W.T + b).astype(np.float32).reshape(T, B, units)
-    if Waux is not None and aux is not None:
-        pre += (aux.reshape(T * B, -1) @ Waux.T).reshape(T, B, units)
-    Rt = R.T
-    for t in order:
-        h[...] = apply(code, (pre[t] + h @ Rt).astype(np.float32))
-        out[t] = h
-    return out
-
-
-# ----------------------------------------------------------------------------------------------
-# hybrid (float32 input, state and output; int8 weights): TFLite's quantized RnnBatchStep
-#
-# output = bias; if the input block is not all zero: quantize it row by row (symmetric, or
-# asymmetric with asymmetric_quantize_inputs) and output += float(Σ q·w − zp·row_sum) ·
-# float32(row_scale · w_scale); the same for the aux input and the hidden state; then the fused
-# activation (tanh is Eigen's, see quant's "recurrent" section), and h = output.  Every float
-# operation in float32 and in that order: bitwise equal to litert.
-
-
-def hybrid_scales(node, context, tensors: dict) -> tuple[dict, dict]:
-    """(weight scale, SSE-style row sums) per weight role."""
-    from .. import quant
-    scales, sums = {}, {}
+def hybrid_scales(node, context, tensors: dict) -> dict:
+    """role -> the float32 scale of the cell's int8 weights (one per tensor; constant tensors only)."""
+    scales = {}
     for role, t in tensors.items():
         if t < 0:
             continue
@@ -110,71 +84,61 @@ def hybrid_scales(node, context, tensors: dict) -> tuple[dict, dict]:
         if not context.is_constant(t):
             refuse(node, f"{role} '{context.name(t)}' must be a constant tensor")
         scales[role] = np.float32(sc[0])
-        sums[role] = quant.sse_row_sums(context.value(t))
-    return scales, sums
+    return scales
 
 
-def _rows(v, asymmetric):
-    from ._lstm import _quantize_rows
-    return _quantize_rows(v, asymmetric)
+def row_sums(W, R, Waux, asymmetric: bool) -> dict | None:
+    """The SSE row sums of the int8 weights (they enter the products with asymmetric inputs only)."""
+    if not asymmetric:
+        return None
+    return {role: quant.sse_row_sums(m) for role, m in (("weights", W), ("recurrent weights", R),
+                                                         ("aux weights", Waux)) if m is not None}
 
 
-def hybrid_step(x, aux, h, W, Waux, R, b, scales, sums, asymmetric, code):
-    """One hybrid RnnBatchStep on the rows x [rows, n_input], h [rows, units] (float32)."""
-    from .. import quant
-    out = np.broadcast_to(b, (x.shape[0], W.shape[0])).astype(np.float32)
+def rnn_batch_step_float(x, aux, h, W, Waux, R, b, code: int) -> np.ndarray:
+    """One float RnnBatchStep on the rows x [rows, n_input], h [rows, units]; returns the new h."""
+    out = np.broadcast_to(b, (len(x), W.shape[0])).astype(np.float32)
+    out = matrix_batch_vector_multiply_accumulate(W, x, out)
+    if Waux is not None and aux is not None:
+        out = matrix_batch_vector_multiply_accumulate(Waux, aux, out)
+    out = matrix_batch_vector_multiply_accumulate(R, h, out)
+    return apply_activation_to_vector(out, code)
+
+
+def rnn_batch_step_hybrid(x, aux, h, W, Waux, R, b, scales: dict, sums, asymmetric: bool, code: int) -> np.ndarray:
+    """One hybrid RnnBatchStep on the rows x [rows, n_input], h [rows, units] (float32); returns the new h."""
+    out = np.broadcast_to(b, (len(x), W.shape[0])).astype(np.float32)
     for role, v, w in (("weights", x, W), ("aux weights", aux, Waux), ("recurrent weights", h, R)):
         if v is None or w is None or not np.any(v):
             continue
-        q, sf, zp = _rows(v, asymmetric)
-        acc = q.astype(np.int64) @ w.astype(np.int64).T
-        if asymmetric:
-            acc = quant.wrap_int32(acc - zp.astype(np.int64)[:, None] * sums[role][None, :])
-        scale = (sf * scales[role]).astype(np.float32)
-        out = (out + (acc.astype(np.float32) * scale[:, None]).astype(np.float32)).astype(np.float32)
-    if code == 4:
-        return quant.eigen_tanh_f32(out)
-    return apply(code, out) if code in (0, 5) else quant.apply_float_activation(out, code)
+        out = hybrid_matrix_batch_vector_multiply_accumulate(out, quantize_rows(v, asymmetric), w, scales[role],
+                                                             None if sums is None else sums[role])
+    return apply_activation_to_vector(out, code)
 
 
-def hybrid_step_reference(x, aux, h, W, Waux, R, b, scales, sums, asymmetric, code):
-    """The same, one row and one unit at a time in float32 scalars."""
-    from .. import quant
-    f32 = np.float32
-    rows, units = x.shape[0], W.shape[0]
-    out = np.empty((rows, units), np.float32)
-    parts = []
-    for role, v, w in (("weights", x, W), ("aux weights", aux, Waux), ("recurrent weights", h, R)):
-        if v is not None and w is not None and np.any(v):
-            parts.append((role, _rows(v, asymmetric), w))
-    for r in range(rows):
-        for u in range(units):
-            a = f32(b[u])
-            for role, (q, sf, zp), w in parts:
-                acc = int(np.dot(q[r].astype(np.int64), w[u].astype(np.int64)))
-                if asymmetric:
-                    acc = int(quant.wrap_int32(acc - int(zp[r]) * int(sums[role][u])))
-                a = f32(a + f32(f32(acc) * f32(sf[r] * scales[role])))
-            out[r, u] = a
-    if code == 4:
-        return np.array([quant.eigen_tanh_f32(np.float32([v]))[0] for v in out.reshape(-1)],
-                        np.float32).reshape(out.shape)
-    return apply(code, out) if code in (0, 5) else quant.apply_float_activation(out, code)
+def eval_float(x, aux, W, R, b, Waux, h, code: int, reverse: bool = False) -> np.ndarray:
+    """x [T, B, n_input] (aux [T, B, n_aux] or None); h [B, units] updated in place; outputs [T, B, units].
+    (Batch rows are independent here, so both layouts step all rows together.)"""
+    T = x.shape[0]
+    out = np.empty((T, x.shape[1], W.shape[0]), np.float32)
+    for t in (range(T - 1, -1, -1) if reverse else range(T)):
+        h[...] = rnn_batch_step_float(x[t], None if aux is None else aux[t], h, W, Waux, R, b, code)
+        out[t] = h
+    return out
 
 
-def run_hybrid(x, aux, W, R, b, Waux, h, code, scales, sums, asymmetric, time_major=True, reverse=False,
-               reference=False) -> np.ndarray:
-    """x [T, B, n_input] (aux [T, B, n_aux] or None), h [B, units] updated in place; outputs [T, B, units].
-    Time-major steps all rows together, batch-major one row at a time (TFLite's loops; it matters
-    for the all-zero shortcuts)."""
+def eval_hybrid(x, aux, W, R, b, Waux, h, code: int, scales: dict, asymmetric: bool, time_major: bool = True,
+                reverse: bool = False, sums: dict | None = None) -> np.ndarray:
+    """As :func:`eval_float` for the hybrid kind; ``sums``: the row sums if already made.  Time-major
+    steps all rows together, batch-major one row at a time."""
     T, B, _ = x.shape
+    if sums is None:
+        sums = row_sums(W, R, Waux, asymmetric)
     out = np.empty((T, B, W.shape[0]), np.float32)
     order = range(T - 1, -1, -1) if reverse else range(T)
-    step = hybrid_step_reference if reference else hybrid_step
-    groups = [slice(0, B)] if time_major else [slice(k, k + 1) for k in range(B)]
-    for rows in groups:
+    for rows in ([slice(0, B)] if time_major else [slice(k, k + 1) for k in range(B)]):
         for t in order:
-            h[rows] = step(x[t, rows], None if aux is None else aux[t, rows], h[rows], W, Waux, R, b, scales, sums,
-                           asymmetric, code)
+            h[rows] = rnn_batch_step_hybrid(x[t, rows], None if aux is None else aux[t, rows], h[rows], W, Waux, R, b,
+                                            scales, sums, asymmetric, code)
             out[t, rows] = h[rows]
     return out

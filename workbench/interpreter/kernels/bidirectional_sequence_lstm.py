@@ -22,14 +22,14 @@ this kernel computes the LSTM as specified (rows independent).  Batch-major inpu
 is read by TFLite with the input's row length, so it is refused unless aux_input has as many
 features as the input.
 
-Hybrid (dynamic range; v2, v3 with asymmetric_quantize_inputs): int8 weights (one scale each) with
-float32 input, biases, states and outputs.  Each direction is TFLite's hybrid LSTM
-(``_lstm.run_hybrid``: rows quantized every step, integer products scaled back in float32, Eigen's
-sigmoid/tanh with each direction's own gate scratch buffer), bitwise equal to litert.  The hybrid
+Float (v1): each direction is ``_lstm_float.eval_float``.  Hybrid (dynamic range; v2, v3 with
+asymmetric_quantize_inputs): int8 weights (one scale each) with float32 input, biases, states and
+outputs; each direction is TFLite's hybrid LSTM (``_lstm_hybrid.eval_hybrid``, with each direction's own
+gate buffers for Eigen), bitwise equal to litert.  The hybrid
 kernel steps through aux_input with the input's row length in both layouts, so aux weights are
 refused there unless aux_input has as many features as the input.  (TFLite gives a CIFG model
 version 1 whatever its weights, as its rule looks at input 1; this kernel runs a hybrid model at
-any of its versions.)
+any of its versions.)  Speed layer: ``workbench/interpreter/fast/lstm.py`` (hybrid row sums made once).
 """
 
 from __future__ import annotations
@@ -41,11 +41,14 @@ from ..registry import Kernel, OpData, kernel, opdata
 from . import _lstm
 from ._common import F32
 from ._elementwise import refuse
-from .unidirectional_sequence_lstm import lstm_kind
+from ._lstm_float import eval_float
+from ._lstm_hybrid import HybridLstmParameter, eval_hybrid, hybrid_params
 
 
 @opdata
 class BidirectionalSequenceLSTMData(OpData):
+    """The float32 bidirectional LSTM (and what the hybrid kind has too)."""
+
     time_major: bool
     merge_outputs: bool
     max_time: int
@@ -59,11 +62,16 @@ class BidirectionalSequenceLSTMData(OpData):
     cell_clip: float
     proj_clip: float
     aux_mode: str        # "none", "aux weights", "backward reads aux_input"
-    fw: object = None
-    bw: object = None
-    kind: str = "float"                  # "float" or "hybrid"
-    fw_hybrid: object = None             # _lstm.HybridLstmParameter of each direction (hybrid)
-    bw_hybrid: object = None
+    fw: _lstm.Direction
+    bw: _lstm.Direction
+    kind = "float"
+
+
+@opdata
+class BidirectionalSequenceLSTMHybridData(BidirectionalSequenceLSTMData):
+    fw_hybrid: HybridLstmParameter       # each direction's hybrid facts
+    bw_hybrid: HybridLstmParameter
+    kind = "hybrid"
 
 
 def _roles(node, first: int, states: tuple, aux_first: int) -> dict:
@@ -86,7 +94,7 @@ class BidirectionalSequenceLSTM(Kernel):
             refuse(node, f"expects 48 inputs and {1 if merge else 2} outputs (merge_outputs {merge}); it has "
                          f"{len(node.inputs)} and {len(node.outputs)}")
         x = node.inputs[0]
-        kind = lstm_kind(node, context, x, node.input(4))
+        kind = _lstm.lstm_kind(node, context, x, node.input(4))
         if kind == "integer":
             refuse(node, "an int8 input: TFLite's bidirectional LSTM has no integer kernel (float or hybrid only)")
         shape = context.shape(x)
@@ -133,42 +141,46 @@ class BidirectionalSequenceLSTM(Kernel):
         else:
             context.set_output(node.outputs[0], lead + (fw.n_output,), F32)
             context.set_output(node.outputs[1], lead + (bw.n_output,), F32)
-        fw_h = bw_h = None
+        facts = (time_major, merge, max_time, n_batch, shape[2], fw.n_cell, fw.n_output, bw.n_cell, bw.n_output,
+                 _lstm.ACTIVATIONS[act], cell_clip, proj_clip, mode, fw, bw)
         if kind == "hybrid":
             asym = bool(p.get("asymmetric_quantize_inputs", False))
-            fw_h = _lstm.hybrid_params(node, context, fw, asym, time_major, n_batch)
-            bw_h = _lstm.hybrid_params(node, context, bw, asym, time_major, n_batch)
-        return BidirectionalSequenceLSTMData(
-            time_major, merge, max_time, n_batch, shape[2], fw.n_cell, fw.n_output, bw.n_cell, bw.n_output,
-            _lstm.ACTIVATIONS[act], cell_clip, proj_clip, mode, fw, bw, kind, fw_h, bw_h)
-
-    def _run(self, context, node, data, reference):
-        t = context.tensors
-
-        def tm(a):
-            return a if data.time_major else a.transpose(1, 0, 2)
-
-        x = tm(t[node.inputs[0]])
-        aux = tm(t[node.input(39)]) if data.aux_mode != "none" else None
-        act = {v: k for k, v in _lstm.ACTIVATIONS.items()}[data.activation]
-        fw_aux = aux if data.aux_mode == "aux weights" else None
-        bw_x = aux if data.aux_mode == "backward reads aux_input" else x
-        if data.kind == "hybrid":
-            yf = _lstm.run_hybrid(t, data.fw, x, fw_aux, data.fw_hybrid, act, data.cell_clip, data.proj_clip,
-                                  reverse=False, reference=reference)
-            yb = _lstm.run_hybrid(t, data.bw, bw_x, fw_aux, data.bw_hybrid, act, data.cell_clip, data.proj_clip,
-                                  reverse=True, reference=reference)
-        else:
-            yf = _lstm.run(t, data.fw, x, fw_aux, act, data.cell_clip, data.proj_clip, False, reference)
-            yb = _lstm.run(t, data.bw, bw_x, fw_aux, act, data.cell_clip, data.proj_clip, True, reference)
-        if data.merge_outputs:
-            t[node.outputs[0]][...] = tm(np.concatenate([yf, yb], axis=2))
-        else:
-            t[node.outputs[0]][...] = tm(yf)
-            t[node.outputs[1]][...] = tm(yb)
+            return BidirectionalSequenceLSTMHybridData(*facts, hybrid_params(node, context, fw, asym),
+                                                       hybrid_params(node, context, bw, asym))
+        return BidirectionalSequenceLSTMData(*facts)
 
     def invoke(self, context, node, data):
-        self._run(context, node, data, False)
+        run(context, node, data)
 
-    def invoke_reference(self, context, node, data):
-        self._run(context, node, data, True)
+
+def run(context, node, data, fw_sums=None, bw_sums=None) -> None:
+    """Both directions by kind; ``fw_sums`` / ``bw_sums``: the hybrid row sums if the speed layer made
+    them once (the teaching layer passes nothing)."""
+    t = context.tensors
+
+    def tm(a):
+        return a if data.time_major else a.transpose(1, 0, 2)
+
+    x = tm(t[node.inputs[0]])
+    aux = tm(t[node.input(39)]) if data.aux_mode != "none" else None
+    code = _lstm.activation_code(data.activation)
+    fw_aux = aux if data.aux_mode == "aux weights" else None
+    bw_x = aux if data.aux_mode == "backward reads aux_input" else x
+    if type(data) is BidirectionalSequenceLSTMHybridData:
+        yf = eval_hybrid(t, data.fw, x, fw_aux, data.fw_hybrid, code, data.cell_clip, data.proj_clip,
+                         data.time_major, False, fw_sums)
+        yb = eval_hybrid(t, data.bw, bw_x, fw_aux, data.bw_hybrid, code, data.cell_clip, data.proj_clip,
+                         data.time_major, True, bw_sums)
+    else:
+        B = data.n_batch
+        ys = []
+        for d, xs, reverse in ((data.fw, x, False), (data.bw, bw_x, True)):
+            h, c = t[d.output_state].reshape(B, d.n_output), t[d.cell_state].reshape(B, d.n_cell)
+            ys.append(eval_float(xs, fw_aux, _lstm.weights(t, d), d, h, c, code, data.cell_clip, data.proj_clip,
+                                 reverse))
+        yf, yb = ys
+    if data.merge_outputs:
+        t[node.outputs[0]][...] = tm(np.concatenate([yf, yb], axis=2))
+    else:
+        t[node.outputs[0]][...] = tm(yf)
+        t[node.outputs[1]][...] = tm(yb)

@@ -15,7 +15,7 @@ asymmetric_quantize_inputs.
 
 Hybrid (dynamic range; v2, v3 with asymmetric_quantize_inputs): int8 weights, recurrent weights and
 aux weights (one scale each), float32 everything else; each step is TFLite's quantized RnnBatchStep
-(``_rnn.hybrid_step``), bitwise equal to litert -- including what litert's hybrid loops do
+(``_rnn.rnn_batch_step_hybrid``), bitwise equal to litert -- including what litert's hybrid loops do
 differently from the float ones:
   * time-major: TFLite's hybrid kernel wraps the forward and backward sweeps in one more loop over
     the time steps, so one invoke runs the whole sequence max_time times through both cells (the
@@ -24,6 +24,9 @@ differently from the float ones:
     weights is ignored);
   * aux_input is stepped through with the input's row length in both layouts, so aux weights are
     refused unless aux_input has as many features as the input.
+The float kind is bit-exact with LiteRT too (``_rnn.rnn_batch_step_float``); the speed layer
+(``workbench/interpreter/fast/rnn.py``) runs the float sequence compiled and makes the
+hybrid row sums once.
 """
 
 from __future__ import annotations
@@ -39,6 +42,8 @@ from ._elementwise import refuse
 
 @opdata
 class BidirectionalSequenceRNNData(OpData):
+    """The float32 bidirectional RNN (and what the hybrid kind has too)."""
+
     time_major: bool
     merge_outputs: bool
     max_time: int
@@ -48,12 +53,15 @@ class BidirectionalSequenceRNNData(OpData):
     activation: str
     activation_code: int
     aux_mode: str
-    hybrid: bool = False
-    asymmetric_quantize_inputs: bool = False
-    fw_weight_scales: dict = None
-    fw_row_sums: dict = None
-    bw_weight_scales: dict = None
-    bw_row_sums: dict = None
+    kind = "float"
+
+
+@opdata
+class BidirectionalSequenceRNNHybridData(BidirectionalSequenceRNNData):
+    asymmetric_quantize_inputs: bool
+    fw_weight_scales: dict           # "weights" / "recurrent weights" / "aux weights" -> float32 scale
+    bw_weight_scales: dict
+    kind = "hybrid"
 
 
 @kernel(BuiltinOperator.BIDIRECTIONAL_SEQUENCE_RNN, versions=(1, 2, 3))
@@ -110,53 +118,48 @@ class BidirectionalSequenceRNN(Kernel):
         else:
             context.set_output(node.outputs[0], lead + (fw_units,), F32)
             context.set_output(node.outputs[1], lead + (bw_units,), F32)
+        facts = (tm, merge, max_time, n_batch, fw_units, bw_units, _rnn.ACTIVATIONS[code], code, mode)
         if not hybrid:
-            return BidirectionalSequenceRNNData(tm, merge, max_time, n_batch, fw_units, bw_units,
-                                                _rnn.ACTIVATIONS[code], code, mode)
-        fw_s, fw_sums = _rnn.hybrid_scales(node, context, {"weights": node.inputs[1], "recurrent weights": node.inputs[2],
-                                                           "aux weights": fw_aux})
-        bw_s, bw_sums = _rnn.hybrid_scales(node, context, {"weights": node.inputs[5], "recurrent weights": node.inputs[6],
-                                                           "aux weights": bw_aux})
-        return BidirectionalSequenceRNNData(tm, merge, max_time, n_batch, fw_units, bw_units, _rnn.ACTIVATIONS[code],
-                                            code, mode, True, bool(p.get("asymmetric_quantize_inputs", False)),
-                                            fw_s, fw_sums, bw_s, bw_sums)
-
-    def _run(self, context, node, d, reference):
-        t = context.tensors
-
-        def tm(a):
-            return a if d.time_major else a.transpose(1, 0, 2)
-
-        x = tm(t[node.inputs[0]])
-        aux = tm(t[node.input(9)]) if d.aux_mode in ("aux weights", "backward reads aux_input") else None
-        with_w = d.aux_mode == "aux weights"
-        fw_h = t[node.inputs[4]].reshape(d.n_batch, d.fw_num_units)
-        bw_h = t[node.inputs[8]].reshape(d.n_batch, d.bw_num_units)
-        bw_x = aux if d.aux_mode == "backward reads aux_input" else x
-        if d.hybrid:
-            sweeps = d.max_time if d.time_major else 1       # litert's hybrid time-major loop (see above)
-            for _ in range(sweeps):
-                yf = _rnn.run_hybrid(x, aux if with_w else None, t[node.inputs[1]], t[node.inputs[2]],
-                                     t[node.inputs[3]], t[node.input(10)] if with_w else None, fw_h,
-                                     d.activation_code, d.fw_weight_scales, d.fw_row_sums,
-                                     d.asymmetric_quantize_inputs, d.time_major, False, reference)
-                yb = _rnn.run_hybrid(bw_x, aux if with_w else None, t[node.inputs[5]], t[node.inputs[6]],
-                                     t[node.inputs[7]], t[node.input(11)] if with_w else None, bw_h,
-                                     d.activation_code, d.bw_weight_scales, d.bw_row_sums,
-                                     d.asymmetric_quantize_inputs, d.time_major, True, reference)
-        else:
-            yf = _rnn.run(x, aux if with_w else None, t[node.inputs[1]], t[node.inputs[2]], t[node.inputs[3]],
-                          t[node.input(10)] if with_w else None, fw_h, d.activation_code, False, reference)
-            yb = _rnn.run(bw_x, aux if with_w else None, t[node.inputs[5]], t[node.inputs[6]], t[node.inputs[7]],
-                          t[node.input(11)] if with_w else None, bw_h, d.activation_code, True, reference)
-        if d.merge_outputs:
-            t[node.outputs[0]][...] = tm(np.concatenate([yf, yb], axis=2))
-        else:
-            t[node.outputs[0]][...] = tm(yf)
-            t[node.outputs[1]][...] = tm(yb)
+            return BidirectionalSequenceRNNData(*facts)
+        fw_s = _rnn.hybrid_scales(node, context, {"weights": node.inputs[1], "recurrent weights": node.inputs[2],
+                                                  "aux weights": fw_aux})
+        bw_s = _rnn.hybrid_scales(node, context, {"weights": node.inputs[5], "recurrent weights": node.inputs[6],
+                                                  "aux weights": bw_aux})
+        return BidirectionalSequenceRNNHybridData(*facts, bool(p.get("asymmetric_quantize_inputs", False)), fw_s, bw_s)
 
     def invoke(self, context, node, d):
-        self._run(context, node, d, False)
+        run(context, node, d)
 
-    def invoke_reference(self, context, node, d):
-        self._run(context, node, d, True)
+
+def run(context, node, d, fw_sums=None, bw_sums=None, eval_float=_rnn.eval_float) -> None:
+    """Both cells by kind; ``fw_sums`` / ``bw_sums``: the hybrid row sums if the speed layer made them once;
+    ``eval_float``: the float sequence (the speed layer passes its compiled one)."""
+    t = context.tensors
+
+    def tm(a):
+        return a if d.time_major else a.transpose(1, 0, 2)
+
+    x = tm(t[node.inputs[0]])
+    aux = tm(t[node.input(9)]) if d.aux_mode in ("aux weights", "backward reads aux_input") else None
+    with_w = d.aux_mode == "aux weights"
+    cell_aux = aux if with_w else None
+    fw = [t[node.inputs[k]] for k in (1, 2, 3)] + [t[node.input(10)] if with_w else None]
+    bw = [t[node.inputs[k]] for k in (5, 6, 7)] + [t[node.input(11)] if with_w else None]
+    fw_h = t[node.inputs[4]].reshape(d.n_batch, d.fw_num_units)
+    bw_h = t[node.inputs[8]].reshape(d.n_batch, d.bw_num_units)
+    bw_x = aux if d.aux_mode == "backward reads aux_input" else x
+    if type(d) is BidirectionalSequenceRNNHybridData:
+        asym = d.asymmetric_quantize_inputs
+        for _ in range(d.max_time if d.time_major else 1):      # litert's hybrid time-major loop (see above)
+            yf = _rnn.eval_hybrid(x, cell_aux, *fw, fw_h, d.activation_code, d.fw_weight_scales, asym, d.time_major,
+                                  False, fw_sums)
+            yb = _rnn.eval_hybrid(bw_x, cell_aux, *bw, bw_h, d.activation_code, d.bw_weight_scales, asym,
+                                  d.time_major, True, bw_sums)
+    else:
+        yf = eval_float(x, cell_aux, *fw, fw_h, d.activation_code, False)
+        yb = eval_float(bw_x, cell_aux, *bw, bw_h, d.activation_code, True)
+    if d.merge_outputs:
+        t[node.outputs[0]][...] = tm(np.concatenate([yf, yb], axis=2))
+    else:
+        t[node.outputs[0]][...] = tm(yf)
+        t[node.outputs[1]][...] = tm(yb)

@@ -1,6 +1,6 @@
-"""What the quantized and hybrid recurrent kernels (LSTM family, RNNs, SVDF) share: the integer LSTM's
-saturating int16 steps and layer normalisation, Eigen's float32 sigmoid / tanh, and NEON-order float32
-dot products and sums.
+"""What the recurrent kernels (LSTM family, RNNs, SVDF) share: the integer LSTM's saturating int16 steps
+and layer normalisation, Eigen's float32 sigmoid / tanh, NEON-order float32 dot products and sums, and
+the tensor_utils routines of TFLite's recurrent kernels (last section) as litert's x86 build runs them.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import numpy as np
 from .fixed_point import _wrap_int32, multiply_by_quantized_multiplier_array
 from .prepare import float_fn
 from .pooling import inv_sqrt_quantized_multiplier_exp
-from .hybrid import wrap_int32
+from .hybrid import apply_float_activation, asymmetric_quantize_rows, symmetric_quantize_rows, wrap_int32
 
 
 
@@ -163,16 +163,15 @@ def _c_div(a: int, b: int) -> int:
 
 def _lanes_then_tail_f32(terms: np.ndarray) -> np.ndarray:
     """Σ over the last axis of float32 ``terms`` in the NEON order above."""
-    terms = np.asarray(terms, np.float32)
+    terms = np.asarray(terms, np.float32)                  # float32 arithmetic below stays float32
     n = terms.shape[-1]
     body = n - (n & 3)
     acc = np.zeros(terms.shape[:-1] + (4,), np.float32)
     for k in range(0, body, 4):
-        acc = (acc + terms[..., k:k + 4]).astype(np.float32)
-    total = (((acc[..., 0] + acc[..., 1]).astype(np.float32) + acc[..., 2]).astype(np.float32)
-             + acc[..., 3]).astype(np.float32)
+        acc = acc + terms[..., k:k + 4]
+    total = acc[..., 0] + acc[..., 1] + acc[..., 2] + acc[..., 3]          # ((l0 + l1) + l2) + l3
     for k in range(body, n):
-        total = (total + terms[..., k]).astype(np.float32)
+        total = total + terms[..., k]
     return total
 
 
@@ -183,9 +182,7 @@ def neon_dot_f32(a, b) -> np.ndarray:
     >>> float(neon_dot_f32(x, np.ones_like(x))[0])
     2.0
     """
-    a = np.asarray(a, np.float32)
-    b = np.asarray(b, np.float32)
-    return _lanes_then_tail_f32((a * b).astype(np.float32))
+    return _lanes_then_tail_f32(np.asarray(a, np.float32) * np.asarray(b, np.float32))
 
 
 def neon_reduction_sum_f32(x, reduction_size: int) -> np.ndarray:
@@ -193,3 +190,89 @@ def neon_reduction_sum_f32(x, reduction_size: int) -> np.ndarray:
     the flat ``x``, each in the NEON order; returns len(x) / reduction_size sums."""
     x = np.asarray(x, np.float32).reshape(-1, int(reduction_size))
     return _lanes_then_tail_f32(x)
+
+
+# ----------------------------------------------------------------------------------------------
+# tensor_utils: the vector routines TFLite's recurrent kernels are written in (lstm_eval.cc,
+# kernel_utils.cc's RnnBatchStep, svdf.h).  TFLite has no reference version of these kernels: LiteRT's
+# BUILTIN_REF resolver registers the same LSTM / RNN / SVDF kernels as BUILTIN, so both arithmetic
+# variants compute what litert's x86 build computes -- NEON code through NEON_2_SSE for the float
+# products, SSE for the int8 ones (quant.sse_row_sums), Eigen for sigmoid and tanh (above).
+
+
+def matrix_batch_vector_multiply_accumulate(matrix, vectors, result) -> np.ndarray:
+    """Float ``MatrixBatchVectorMultiplyAccumulate`` (``NeonMatrixBatchVectorMultiplyAccumulate``):
+    result [B, R] + matrix [R, C] · vectors [B, C].  For every (b, r): four float32 lanes sum the
+    products of the first 4·⌊C/4⌋ columns (column c goes to lane c mod 4), result += ((l0 + l1) + l2)
+    + l3, then result += matrix[r, c] · vectors[b, c] for each remaining column, in order."""
+    matrix = np.asarray(matrix, np.float32)                # float32 arithmetic below stays float32
+    vectors = np.asarray(vectors, np.float32)
+    rows, cols = matrix.shape
+    products = vectors[:, None, :] * matrix                                      # [B, R, C]
+    body = cols - cols % 4
+    total = np.float32(0.0)                                                      # four lanes at +0.0
+    if body:                                                                     # one float32 add at a time
+        lanes = np.cumsum(products[..., :body].reshape(len(vectors), rows, body // 4, 4), axis=2,
+                          dtype=np.float32)[:, :, -1]
+        lanes = lanes + np.float32(0.0)                    # a lane starts at +0.0: 0 + (−0) is +0
+        total = lanes[..., 0] + lanes[..., 1] + lanes[..., 2] + lanes[..., 3]      # ((l0 + l1) + l2) + l3
+    out = np.asarray(result, np.float32) + total
+    for c in range(body, cols):
+        out = out + products[..., c]
+    return out
+
+
+def quantize_rows(v, asymmetric: bool):
+    """``BatchQuantizeFloats``: each row of v [B, K] to int8 with its own scaling factor (and zero
+    point when ``asymmetric``); returns (q, scaling_factors, zero_points) -- zero points 0 if symmetric."""
+    if asymmetric:
+        return asymmetric_quantize_rows(v)
+    q, sf = symmetric_quantize_rows(v)
+    return q, sf, np.zeros(len(sf), np.int32)
+
+
+def hybrid_matrix_batch_vector_multiply_accumulate(result, quantized, matrix, matrix_scale, row_sums=None):
+    """Int8 ``MatrixBatchVectorMultiplyAccumulate`` with scaling factors (the SSE kernel): for every
+    (b, r), result += float32(Σ q[b]·matrix[r] − zp[b]·row_sums[r]) · float32(sf[b] · matrix_scale);
+    the int32 dot product is exact, the zero-point term (given ``row_sums``: asymmetric inputs) wraps
+    in int32."""
+    q, sf, zp = quantized
+    acc = q.astype(np.int64) @ matrix.astype(np.int64).T
+    if row_sums is not None:
+        acc = wrap_int32(acc - zp.astype(np.int64)[:, None] * row_sums[None, :])
+    scale = sf * np.float32(matrix_scale)                                        # float32
+    return result + acc.astype(np.float32) * scale[:, None]
+
+
+def apply_activation_to_vector(v, code: int, address_floats: int = 0) -> np.ndarray:
+    """``tensor_utils::ApplyActivationToVector`` on float32 values written ``address_floats`` floats after
+    a 16-byte boundary: TANH and SIGMOID (code 6, the gates') are Eigen's (see :func:`eigen_apply_f32`),
+    RELU / RELU_N1_TO_1 / RELU6 std::max / std::min, SIGN_BIT 1.0 for a set sign bit, NONE the values."""
+    v = np.asarray(v, np.float32)
+    if code == 4:
+        return eigen_tanh_f32(v)
+    if code == 6:
+        return eigen_apply_f32("logistic", v, address_floats).reshape(v.shape)
+    if code == 5:
+        return np.signbit(v).astype(np.float32)
+    return apply_float_activation(v, code)
+
+
+def mean_stddev_normalization(v: np.ndarray) -> np.ndarray:
+    """``MeanStddevNormalization`` on float32 rows: (v − mean) · 1/sqrt(variance + 1e-8), both sums
+    taken left to right in float32."""
+    n = np.float32(v.shape[-1])
+    total = np.cumsum(v, axis=-1, dtype=np.float32)[..., -1:]
+    mean = (total / n).astype(np.float32)
+    diff = (v - mean).astype(np.float32)
+    sq = np.cumsum((diff * diff).astype(np.float32), axis=-1, dtype=np.float32)[..., -1:]
+    variance = (sq / n).astype(np.float32)
+    inv = (np.float32(1.0) / np.sqrt((variance + np.float32(1e-8)).astype(np.float32))).astype(np.float32)
+    return (diff * inv).astype(np.float32)
+
+
+def cwise_clipping(v, limit: float) -> np.ndarray:
+    """``CwiseClipping``: std::max(std::min(limit, v), −limit) in float32."""
+    lim = np.float32(limit)
+    m = np.where(v < lim, v, lim)
+    return np.where(m < -lim, -lim, m).astype(np.float32)
