@@ -26,7 +26,6 @@ import litert_runner
 from quantized_cases import assert_same, litert_outputs, run_ours
 from workbench.errors import UnsupportedOpError, WorkbenchError
 from workbench.interpreter import Interpreter
-from workbench.interpreter.kernels import _complex
 from workbench.interpreter.kernels.complex_abs import reference as abs_reference
 from workbench.schema import BuiltinOperator as B, ModelBuilder
 from workbench.versioning import update_versions
@@ -232,20 +231,6 @@ def test_abs_is_hypot_not_numpy():
     assert got[2] == np.inf and got[3] == np.inf and got[4] == np.inf and np.isnan(got[5])
     assert got[6] == np.float32(3.905125) and np.abs(z[6]) != got[6]
     assert got[7] == 0 and not np.signbit(got[7])
-
-
-@pytest.mark.parametrize("dtype", [C64, C128])
-def test_python_loop_without_jit_calls_the_c_library(dtype):
-    """What WORKBENCH_JIT=0 runs: the loop as Python, hypot through ctypes — the same bits."""
-    with np.errstate(invalid="ignore"):
-        z = grid(SPECIALS32.astype(PART[dtype]), rng_for("nojit"), 500, -40, 38, dtype)
-    out = np.empty(z.size, PART[dtype])
-    _complex.hypot_loop.py_func(np.ascontiguousarray(z).view(PART[dtype]).reshape(-1, 2), out)
-    bits = "u4" if dtype == C64 else "u8"
-    assert np.array_equal(out.view(bits), _complex.hypot_reference(z).view(bits))
-    fast = np.empty(z.size, PART[dtype])
-    _complex.run_hypot(z, fast)
-    assert np.array_equal(fast.view(bits), out.view(bits))
 
 
 def test_opdata_says_what_computes_each_element():

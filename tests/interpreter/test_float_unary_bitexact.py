@@ -4,10 +4,10 @@ settings, HARD_SWISH), bit for bit with litert.
 These run as "float islands" inside quantized models (between DEQUANTIZE and QUANTIZE) and in
 dynamic-range models: one bit off in float changes the next quantization.  Every case runs
 
-  * our fast kernel (numba) vs ai-edge-litert's builtin kernels (BUILTIN_WITHOUT_DEFAULT_DELEGATES,
+  * our speed layer (numba) vs ai-edge-litert's builtin kernels (BUILTIN_WITHOUT_DEFAULT_DELEGATES,
     all models in one child process, ``litert_batch.run_many``): every output bit pattern equal,
     NaN payloads included;
-  * our numpy / ctypes reference (``Interpreter(reference=True)``) vs litert: the same.
+  * our teaching layer, numpy alone (``Interpreter(reference=True)``) vs litert: the same.
 
 The inputs sweep float32 widely: ±0, ±inf, NaNs with payloads, denormals, random bit patterns (every
 exponent), uniform ranges from ±1e-3 to ±1e4, and runs of neighbouring floats around the thresholds
@@ -30,6 +30,7 @@ import pytest
 import litert_batch
 from workbench import dump
 from workbench.interpreter import Interpreter, quant
+from workbench.interpreter.fast import activations as activations_fast, unary as unary_fast
 from workbench.interpreter.kernels import _unary
 from workbench.interpreter.kernels.gelu import gelu_approximate_f32, gelu_f32
 from workbench.schema import BuiltinOperator as B, GeluOptions, ModelBuilder
@@ -174,44 +175,66 @@ def test_float16_sin_cos_every_value(op, litert):
 
 @pytest.mark.parametrize("name", ["expf", "expm1f", "logf", "sinf", "cosf"])
 def test_numba_math_is_the_c_library(name):
-    """The fast path rests on numba's math.exp (...) on a float32 calling the C library's expf (...)."""
+    """The fast path rests on numba's math.exp (...) on a float32 calling the C library's expf (...);
+    the teaching layer's numpy formulation (``_unary.libm_f32``) computes the same bits."""
     x = SWEEP
     out = np.empty_like(x)
     op = {"expf": "exp", "expm1f": "elu", "logf": "log", "sinf": "sin", "cosf": "cos"}[name]
-    _unary.run_float_unary(op, x, out)
-    want = _unary.libm_f32(name, x)
+    unary_fast.run_float_unary(op, x, out)
+    want = quant.libm_apply(name, x)                     # ctypes: the C library itself
     if name == "expm1f":
         want = np.where(x < 0, want, x)
     assert differ(out, want) == 0
+    numpy_formulation = _unary.libm_f32(name, x)
+    if name == "expm1f":
+        numpy_formulation = np.where(x < 0, numpy_formulation, x)
+    assert differ(numpy_formulation, want) == 0
+
+
+# the numba loops of the speed layer: (module, name, call) — unary's C library loop for EXP, ELU, LOG,
+# SIN, COS; activations' Eigen loop for LOGISTIC, TANH, GELU (both forms) and HARD_SWISH
+LOOPS = [("unary", n, repr((n,))) for n in unary_fast.FLOAT_OPS] + \
+    [("activations", n, repr((op, True, approx))) for n, op, approx in
+     (("logistic", 0, False), ("tanh", 1, False), ("gelu", 2, False), ("gelu_approximate", 2, True),
+      ("hard_swish", 3, False))]
+
+
+def _run_loop(module, args, x):
+    out = np.empty_like(x)
+    if module == "unary":
+        unary_fast.run_float_unary(*args, x, out)
+    else:
+        activations_fast.float_activation_loop(x, out, *args)
+    return out
 
 
 def test_without_jit_the_loops_give_the_same_bits():
     """WORKBENCH_JIT=0: the loops run as Python (the C library through ctypes) and agree with the
     numba build on the interesting values, in packets and in the one-value tail."""
+    import ast
     x = np.concatenate([interesting(), SWEEP[::97]])
     x = x[: len(x) - (len(x) - 3) % 4]                        # 4·k + 3 values: a one-value tail of 3
-    names = list(_unary.FLOAT_OPS) + ["gelu_approximate"]
-    expected = {}
-    for name in names:
-        out = np.empty_like(x)
-        _unary.run_float_unary(name.replace("_approximate", ""), x, out, name == "gelu_approximate")
-        expected[name] = zlib.crc32(bits(out).tobytes())
-    code = ("import sys, zlib, numpy as np\n"
+    expected = {name: zlib.crc32(bits(_run_loop(module, ast.literal_eval(args), x)).tobytes())
+                for module, name, args in LOOPS}
+    code = ("import ast, sys, zlib, numpy as np\n"
             "from workbench import config\n"
-            "from workbench.interpreter.kernels import _unary\n"
+            "from workbench.interpreter.fast import activations, unary\n"
             "x = np.frombuffer(sys.stdin.buffer.read(), np.float32)\n"
-            f"names = {names!r}\n"
+            f"loops = {LOOPS!r}\n"
             "res = [str(config.JIT), str('numba' in sys.modules)]\n"
-            "for name in names:\n"
+            "for module, name, args in loops:\n"
             "    out = np.empty_like(x)\n"
-            "    _unary.run_float_unary(name.replace('_approximate', ''), x, out, name == 'gelu_approximate')\n"
+            "    if module == 'unary':\n"
+            "        unary.run_float_unary(*ast.literal_eval(args), x, out)\n"
+            "    else:\n"
+            "        activations.float_activation_loop(x, out, *ast.literal_eval(args))\n"
             "    res.append(str(zlib.crc32(out.view(np.uint32).tobytes())))\n"
             "print(' '.join(res))\n")
     env = dict(os.environ, WORKBENCH_JIT="0")
     proc = subprocess.run([sys.executable, "-c", code], input=x.tobytes(), capture_output=True, check=True, env=env)
     got = proc.stdout.decode().split()
     assert got[:2] == ["False", "False"]
-    assert dict(zip(names, map(int, got[2:]))) == expected
+    assert dict(zip([n for _, n, _ in LOOPS], map(int, got[2:]))) == expected
 
 
 def test_the_sweep_tells_the_implementations_apart(litert):

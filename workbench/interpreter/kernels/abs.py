@@ -1,13 +1,11 @@
 """ABS: |x| — float32 (v1), int8 (v2), int16 quantized (v3, zero points 0), int16 plain (v4),
 int32 (v5; INT32_MIN stays INT32_MIN, as in C).  TFLite has no uint8 ABS.
 
-Quantized (``elementwise.cc`` AbsEvalQuantized): v = |x − in_zp|; when the scales are equal
-(float compare) out = v + out_zp, otherwise out = MBQM(v, output_multiplier, output_shift) + out_zp
-with the multiplier from in_scale/out_scale (float32 division); clamped to the type.
-An int16 tensor without quantization parameters is plain integer data: |x| wraps like C
-(|−32768| = −32768)."""
-
-import dataclasses
+Quantized (``elementwise.cc`` AbsEvalQuantized, the same in both builds): v = |x − in_zp|; when
+the scales are equal (float compare) out = v + out_zp, otherwise out = MBQM(v, output_multiplier,
+output_shift) + out_zp with the multiplier from in_scale/out_scale (float32 division); clamped to
+the type.  An int16 tensor without quantization parameters is plain integer data: |x| wraps like C
+(|−32768| = −32768).  The speed layer: ``fast/unary.py``."""
 
 import numpy as np
 
@@ -16,7 +14,7 @@ from ..registry import OpData, kernel, opdata
 from .. import quant
 from ._common import F32
 from ._elementwise import I32
-from ._unary import I8, I16, UnaryKernel, clamp_to, invoke_quantized, require_zero_points
+from ._unary import I8, I16, UnaryKernel, clamp_to, require_zero_points
 
 
 @opdata
@@ -29,12 +27,21 @@ class AbsData(OpData):
     needs_rescale: bool = False
     output_multiplier: int = 0
     output_shift: int = 0
-    table: object = dataclasses.field(default=None, repr=False)
-    impl: str = "table"
 
 
-def reference(x: np.ndarray) -> np.ndarray:
+def abs_plain(x: np.ndarray) -> np.ndarray:
+    """``std::abs`` per element (float32, int32, plain int16: integers wrap like C)."""
     return np.asarray(np.abs(x), dtype=x.dtype)
+
+
+def abs_quantized(x: np.ndarray, d: AbsData) -> np.ndarray:
+    """AbsEvalQuantized: |x − in_zp|, rescaled unless the scales are equal, + out_zp, clamped."""
+    if not d.quantized:
+        return abs_plain(x)
+    v = np.abs(x.astype(np.int64) - d.input_zero_point)
+    if d.needs_rescale:
+        v = quant.multiply_by_quantized_multiplier_array(v, d.output_multiplier, d.output_shift)
+    return clamp_to(v + d.output_zero_point, d.dtype)
 
 
 def has_scale(context, t: int) -> bool:
@@ -61,20 +68,7 @@ class Abs(UnaryKernel):
         m, s = quant.quantize_multiplier(float(np.float32(in_s) / np.float32(out_s))) if rescale else (0, 0)
         return AbsData(context.shape(x), str(dt), True, in_zp, out_zp, bool(rescale), m, s)
 
-    def reference_quantized(self, x, d):
-        if not d.quantized:
-            return quant.wrap_bits(np.abs(x.astype(np.int64)), 16).astype(np.int16)
-        v = np.abs(x.astype(np.int64) - d.input_zero_point)
-        if d.needs_rescale:
-            v = quant.multiply_by_quantized_multiplier_array(v, d.output_multiplier, d.output_shift)
-        return clamp_to(v + d.output_zero_point, d.dtype)
-
     def invoke(self, context, node, d):
-        if invoke_quantized(self, context, node, d):
-            return
-        context.tensors[node.outputs[0]][...] = reference(context.tensors[node.inputs[0]])
-
-    def invoke_reference(self, context, node, d):
-        if invoke_quantized(self, context, node, d, reference=True):
-            return
-        context.tensors[node.outputs[0]][...] = reference(context.tensors[node.inputs[0]])
+        x = context.tensors[node.inputs[0]]
+        out = context.tensors[node.outputs[0]]
+        out[...] = abs_quantized(x, d) if type(d) is AbsData else abs_plain(x)

@@ -1,30 +1,36 @@
-"""ELU: x for x >= 0, exp(x) - 1 below — float32 (expm1, as TFLite's optimized kernel) and int8
-(version 1 both).
+"""ELU: x for x >= 0, exp(x) − 1 below — float32 and int8 (version 1 both).
+
+float32 (``reference_ops::Elu`` and ``optimized_ops::Elu`` alike): value < 0 ? expm1f(value) : value
+per element, glibc's expm1f (:func:`._libm.expm1f`; numpy's expm1 differs in the last bit); a NaN
+input comes out unchanged.
 
 int8: a 256-entry LUT built in prepare (``activations.cc`` EluPrepare: ``LUTPopulate<int8_t>`` of
-value < 0 ? expm1f(value) : value, float32).  TFLite has no uint8 / int16 ELU.
-
-float32 (``optimized_ops::Elu``): the same value < 0 ? expm1f(value) : value per element, with the
-C library's expm1f (numpy's expm1 differs in the last bit); a NaN input comes out unchanged.
-Fast path: a numba loop on ``math.expm1`` (which calls expm1f); reference: ctypes calls."""
+the same float32 function), read by ``LUTLookup``.  TFLite has no uint8 / int16 ELU.
+The speed layer: ``fast/unary.py``."""
 
 import numpy as np
 
 from ...schema.enums import BuiltinOperator
 from ..registry import kernel
-from .. import quant
 from ._common import F32
-from ._unary import I8, UnaryKernel, invoke_quantized, run_float_unary
+from ._libm import expm1f
+from ._unary import I8, LutData, UnaryKernel, lut_lookup
 
 
 def elu_f32(d: np.ndarray) -> np.ndarray:
     """value < 0 ? expm1f(value) : value, in float32."""
     d = np.asarray(d, np.float32)
-    return np.where(d < 0, quant.libm_apply("expm1f", np.minimum(d, 0)), d).astype(np.float32)
+    return np.where(d < 0, expm1f(np.minimum(d, 0)), d).astype(np.float32)
 
 
-def reference(x: np.ndarray) -> np.ndarray:
+def elu_float(x: np.ndarray) -> np.ndarray:
+    """``reference_ops::Elu`` on every element."""
     return elu_f32(x)
+
+
+def elu_quantized(x: np.ndarray, d: LutData) -> np.ndarray:
+    """``LUTLookup`` in the table EluPrepare filled."""
+    return lut_lookup(x, d)
 
 
 @kernel(BuiltinOperator.ELU, versions=(1,))
@@ -35,11 +41,6 @@ class Elu(UnaryKernel):
     lut = staticmethod(elu_f32)
 
     def invoke(self, context, node, d):
-        if invoke_quantized(self, context, node, d):
-            return
-        run_float_unary("elu", context.tensors[node.inputs[0]], context.tensors[node.outputs[0]])
-
-    def invoke_reference(self, context, node, d):
-        if invoke_quantized(self, context, node, d, reference=True):
-            return
-        context.tensors[node.outputs[0]][...] = reference(context.tensors[node.inputs[0]])
+        x = context.tensors[node.inputs[0]]
+        out = context.tensors[node.outputs[0]]
+        out[...] = elu_quantized(x, d) if type(d) is LutData else elu_float(x)

@@ -1,12 +1,14 @@
 """EXP: e ** x — float32 (v1), int8 and int16 (v2).
 
-Quantized (``exp.cc``): a lookup table of expf built in prepare — 256 entries for int8
-(``LUTPopulate<int8_t>``), 513 interpolated entries for int16 (``LUTPopulate<int16_t>``, float32).
-litert refuses int16 zero points other than 0, and so does this kernel.
+float32 (``reference_ops::Exp``, which TFLite's builtin EXP runs too): ``std::exp`` per element,
+i.e. glibc's expf — :func:`._libm.expf`, its arithmetic in numpy (numpy's own float32 exp differs
+in the last bit for many inputs).  exp(x) is inf above 88.72 and 0 below −103.97, silently.
 
-float32: ``std::exp`` per element, i.e. the C library's expf (glibc); numpy's float32 exp differs
-in the last bit for many inputs.  Fast path: a numba loop on ``math.exp`` (which calls expf);
-reference: expf through ctypes, one call per element."""
+Quantized (``exp.cc``): a lookup table of expf built in prepare — 256 entries for int8
+(``LUTPopulate<int8_t>``), 513 interpolated entries for int16 (``LUTPopulate<int16_t>``, float32),
+read by ``LUTLookup``.  litert refuses int16 zero points other than 0, and so does this kernel.
+
+Both builds of TFLite compute the same here.  The speed layer: ``fast/unary.py``."""
 
 import numpy as np
 
@@ -14,16 +16,23 @@ from ...schema.enums import BuiltinOperator
 from ..registry import kernel
 from .. import quant
 from ._common import F32
-from ._unary import I8, I16, UnaryKernel, invoke_quantized, libm_f32, prepare_lut, require_zero_points, run_float_unary
+from ._libm import expf
+from ._unary import I8, I16, LutData, UnaryKernel, lut_lookup, prepare_lut, require_zero_points
 
 
 def exp_f32(d: np.ndarray) -> np.ndarray:
-    return quant.libm_apply("expf", d)
+    """The function the LUT holds: expf of the dequantized value."""
+    return expf(d)
 
 
-def reference(x: np.ndarray) -> np.ndarray:
-    """expf on every element (exp(x) = inf above 88.72, 0 below −103.97, silently as TFLite)."""
-    return libm_f32("expf", x)
+def exp_float(x: np.ndarray) -> np.ndarray:
+    """``reference_ops::Exp``: expf on every element."""
+    return expf(x)
+
+
+def exp_quantized(x: np.ndarray, d: LutData) -> np.ndarray:
+    """``LUTLookup`` in the table of expf that prepare filled."""
+    return lut_lookup(x, d)
 
 
 @kernel(BuiltinOperator.EXP, versions=(1, 2))
@@ -41,11 +50,6 @@ class Exp(UnaryKernel):
         return prepare_lut(context, node, dt, exp_f32)
 
     def invoke(self, context, node, d):
-        if invoke_quantized(self, context, node, d):
-            return
-        run_float_unary("exp", context.tensors[node.inputs[0]], context.tensors[node.outputs[0]])
-
-    def invoke_reference(self, context, node, d):
-        if invoke_quantized(self, context, node, d, reference=True):
-            return
-        context.tensors[node.outputs[0]][...] = reference(context.tensors[node.inputs[0]])
+        x = context.tensors[node.inputs[0]]
+        out = context.tensors[node.outputs[0]]
+        out[...] = exp_quantized(x, d) if type(d) is LutData else exp_float(x)

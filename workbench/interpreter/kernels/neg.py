@@ -1,7 +1,8 @@
-"""NEG: -x for float32, int32, int64, int8 and int16 (integers wrap like C; version 1).
+"""NEG: −x for float32, int32, int64, int8 and int16 (integers wrap like C; version 1).
 
 TFLite's NEG has no quantized arithmetic: an int8 / int16 input is negated as plain integers and
-its quantization parameters are ignored (``reference_ops::Negate``), so −(−128) = −128."""
+its quantization parameters are ignored (``reference_ops::Negate``, the builtin's too), so
+−(−128) = −128.  numpy's negative wraps the same way; there is no faster path to take."""
 
 import numpy as np
 
@@ -12,8 +13,9 @@ from ._elementwise import I32, I64
 from ._unary import I8, I16, UnaryKernel
 
 
-def reference(x: np.ndarray) -> np.ndarray:
-    return np.asarray(np.negative(x), dtype=x.dtype)
+def negate(x: np.ndarray, out: np.ndarray) -> None:
+    """``reference_ops::Negate``: out = −x per element, in the input's type."""
+    np.negative(x, out=out)
 
 
 @kernel(BuiltinOperator.NEG, versions=(1,))
@@ -22,9 +24,4 @@ class Neg(UnaryKernel):
     dtypes = (F32, I32, I64, I8, I16)
 
     def invoke(self, context, node, d):
-        np.negative(context.tensors[node.inputs[0]], out=context.tensors[node.outputs[0]])
-
-    def invoke_reference(self, context, node, d):
-        x = context.tensors[node.inputs[0]]
-        context.tensors[node.outputs[0]][...] = (-(x.astype(np.int64))).astype(x.dtype) if x.dtype.kind == "i" \
-            else reference(x)
+        negate(context.tensors[node.inputs[0]], context.tensors[node.outputs[0]])

@@ -1,17 +1,19 @@
 """RELU: max(x, 0) — float32 (v1), uint8 / int8 (v2), int16 (v3, zero points 0).
 
-Quantized: requantize by in_scale/out_scale and clamp at the output's quantized 0 (see the RELU
-family in ``_unary.py``)."""
+float32 (``reference_ops::Relu``): x < 0 ? 0 : x, so NaN and −0.0 pass unchanged, as in litert.
+Quantized (``activations.cc`` ReluEval → QuantizedReluX): requantize by in_scale/out_scale and clamp
+at the output's quantized 0 (the RELU family in ``_unary.py``).  The speed layer: ``fast/unary.py``."""
 
 import numpy as np
 
 from ...schema.enums import BuiltinOperator
 from ..registry import kernel
-from ._unary import I8, I16, U8, UnaryKernel, invoke_quantized
+from ._unary import I8, I16, U8, ReluData, UnaryKernel, relu_reference
 
 
-def reference(x):
-    return np.where(x < 0, np.float32(0), x).astype(np.float32)     # NaN stays NaN, as in litert
+def relu_float(x: np.ndarray) -> np.ndarray:
+    """``reference_ops::Relu`` per element."""
+    return np.where(x < 0, np.float32(0), x)
 
 
 @kernel(BuiltinOperator.RELU, versions=(1, 2, 3))
@@ -21,11 +23,6 @@ class Relu(UnaryKernel):
     relu_range = (0.0, None)
 
     def invoke(self, context, node, d):
-        if invoke_quantized(self, context, node, d):
-            return
-        np.maximum(context.tensors[node.inputs[0]], np.float32(0), out=context.tensors[node.outputs[0]])
-
-    def invoke_reference(self, context, node, d):
-        if invoke_quantized(self, context, node, d, reference=True):
-            return
-        context.tensors[node.outputs[0]][...] = reference(context.tensors[node.inputs[0]])
+        x = context.tensors[node.inputs[0]]
+        out = context.tensors[node.outputs[0]]
+        out[...] = relu_reference(x, d) if type(d) is ReluData else relu_float(x)

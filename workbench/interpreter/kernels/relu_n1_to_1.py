@@ -1,17 +1,18 @@
-"""RELU_N1_TO_1: clamp to [-1, 1] — float32, uint8 and int8 (all version 1; TFLite has no int16).
+"""RELU_N1_TO_1: clamp to [−1, 1] — float32, uint8 and int8 (all version 1; TFLite has no int16).
 
-Quantized: requantize by in_scale/out_scale and clamp to the output's quantized [−1, 1] (see the
-RELU family in ``_unary.py``; TFLite's ``Relu1Eval``)."""
+Quantized: requantize by in_scale/out_scale and clamp to the output's quantized [−1, 1] (the RELU
+family in ``_unary.py``; TFLite's ``Relu1Eval``).  The speed layer: ``fast/unary.py``."""
 
 import numpy as np
 
 from ...schema.enums import BuiltinOperator
 from ..registry import kernel
 from ._common import F32
-from ._unary import I8, U8, UnaryKernel, invoke_quantized
+from ._unary import I8, U8, ReluData, UnaryKernel, relu_reference
 
 
-def reference(x: np.ndarray) -> np.ndarray:
+def relu_n1_to_1_float(x: np.ndarray) -> np.ndarray:
+    """``reference_ops::Relu1`` per element."""
     return np.asarray(np.clip(x, np.float32(-1), np.float32(1)), dtype=x.dtype)
 
 
@@ -23,11 +24,6 @@ class ReluN1To1(UnaryKernel):
     relu_range = (-1.0, 1.0)
 
     def invoke(self, context, node, d):
-        if invoke_quantized(self, context, node, d):
-            return
-        context.tensors[node.outputs[0]][...] = reference(context.tensors[node.inputs[0]])
-
-    def invoke_reference(self, context, node, d):
-        if invoke_quantized(self, context, node, d, reference=True):
-            return
-        context.tensors[node.outputs[0]][...] = reference(context.tensors[node.inputs[0]])
+        x = context.tensors[node.inputs[0]]
+        out = context.tensors[node.outputs[0]]
+        out[...] = relu_reference(x, d) if type(d) is ReluData else relu_n1_to_1_float(x)

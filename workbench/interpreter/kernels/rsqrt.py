@@ -11,10 +11,11 @@ in fixed point; data = MBQM(1, that multiplier, shift + 20) (1/sqrt(v) with 20 f
 out = MBQM(data, output_multiplier, output_shift − 20) + out_zp, clamped.
 
 int16: a 513-entry interpolated LUT (``LUTPopulate<int16_t>``, float32) of
-value <= 0 ? 32767·out_scale : 1/sqrtf(value).
-"""
+value <= 0 ? 32767·out_scale : 1/sqrtf(value), read by ``LUTLookup``.
 
-import dataclasses
+float32: 1 / sqrtf(x) per element.  Both builds of TFLite compute the same here.  The speed layer:
+``fast/unary.py``.
+"""
 
 import numpy as np
 
@@ -22,8 +23,7 @@ from ...schema.enums import BuiltinOperator
 from ..registry import OpData, kernel, opdata
 from .. import quant
 from ._common import F32
-from ._unary import (I8, I16, UnaryKernel, clamp_to, invoke_quantized, lut_reference, prepare_lut,
-                     require_zero_points)
+from ._unary import I8, I16, LutData, UnaryKernel, clamp_to, lut_lookup, prepare_lut, require_zero_points
 from .sqrt import check_non_negative
 
 
@@ -35,8 +35,6 @@ class RsqrtInt8Data(OpData):
     real_multiplier: float          # 1 / (sqrt(input_scale) · output_scale)
     output_multiplier: int
     output_shift: int
-    table: object = dataclasses.field(default=None, repr=False)
-    impl: str = "table"
 
 
 @np.errstate(all="ignore")        # IEEE inf / NaN from absurd scales are intended
@@ -46,29 +44,35 @@ def rsqrt_int16_transform(output_scale: float):
     def f(d):
         d = np.asarray(d, np.float32)
         # a NaN (absurd input scales: −inf + inf) is no "≤ 0" and goes through 1/sqrtf as NaN
-        root = quant.libm_apply("sqrtf", np.where((d > 0) | np.isnan(d), d, np.float32(1)))
+        root = np.sqrt(np.where((d > 0) | np.isnan(d), d, np.float32(1)))
         with np.errstate(divide="ignore"):
             return np.where(d <= 0, top, (np.float32(1) / root).astype(np.float32)).astype(np.float32)
     return f
 
 
-def rsqrt_int8_reference(x: np.ndarray, d: RsqrtInt8Data) -> np.ndarray:
-    v = x.astype(np.int64) - d.input_zero_point
-    out = np.empty(v.shape, np.int64)
-    flat, res = v.reshape(-1), out.reshape(-1)
-    for i, value in enumerate(flat.tolist()):
+def rsqrt_int8(x: np.ndarray, d: RsqrtInt8Data) -> np.ndarray:
+    """RsqrtEvalQuantizedInt8, computed once for each distinct input value (at most 256)."""
+    values, where = np.unique(x.astype(np.int64) - d.input_zero_point, return_inverse=True)
+    out = np.empty(values.shape, np.int64)
+    for i, value in enumerate(values.tolist()):
         if value == 0:
-            res[i] = 127
+            out[i] = 127
             continue
         m, s = quant.inv_sqrt_quantized_multiplier_exp(max(value, 0), -1)
         data = quant.multiply_by_quantized_multiplier(1, m, s + 20)
         # x86 arithmetic for absurd scales: a left shift of 32 or more counts modulo 32, int32 wraps
-        res[i] = quant.wrap_bits(int(quant.multiply_by_quantized_multiplier_x86_array(
+        out[i] = quant.wrap_bits(int(quant.multiply_by_quantized_multiplier_x86_array(
             data, d.output_multiplier, d.output_shift - 20)) + d.output_zero_point, 32)
-    return clamp_to(out, I8)
+    return clamp_to(out[where.reshape(-1)].reshape(x.shape), I8)
 
 
-def reference(x: np.ndarray) -> np.ndarray:
+def rsqrt_int16(x: np.ndarray, d: LutData) -> np.ndarray:
+    """``LUTLookup`` in the interpolated table of 1/sqrtf."""
+    return lut_lookup(x, d)
+
+
+def rsqrt_float(x: np.ndarray) -> np.ndarray:
+    """1 / ``std::sqrt`` per element (inf at 0, NaN below)."""
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.asarray(np.float32(1) / np.sqrt(x), dtype=x.dtype)
 
@@ -86,28 +90,21 @@ class Rsqrt(UnaryKernel):
         if dt == I16:
             require_zero_points(node, "int16", ("input", in_zp), ("output", out_zp))
             return prepare_lut(context, node, dt, rsqrt_int16_transform(out_s))
-        root = np.float32(quant.libm_apply("sqrtf", [in_s])[0])
+        root = np.sqrt(np.float32(in_s))
         with np.errstate(over="ignore", under="ignore"):
             denominator = float(np.float32(root * np.float32(out_s)))
         real = 1.0 / denominator if denominator else float("inf")
         m, s = quant.quantize_multiplier_x86(real)          # an infinite real (absurd scales) is (0, 0)
         return RsqrtInt8Data(context.shape(x), in_zp, out_zp, real, m, s)
 
-    def reference_quantized(self, x, d):
-        if type(d) is RsqrtInt8Data:
-            return rsqrt_int8_reference(x, d)
-        return lut_reference(x, d, rsqrt_int16_transform(d.output_scale))
-
     def invoke(self, context, node, d):
-        if getattr(d, "table", None) is not None:
-            check_non_negative(node, context.tensors[node.inputs[0]], d.input_zero_point, "Rsqrt")
-        if invoke_quantized(self, context, node, d):
-            return
-        context.tensors[node.outputs[0]][...] = reference(context.tensors[node.inputs[0]])
-
-    def invoke_reference(self, context, node, d):
-        if getattr(d, "table", None) is not None:
-            check_non_negative(node, context.tensors[node.inputs[0]], d.input_zero_point, "Rsqrt")
-        if invoke_quantized(self, context, node, d, reference=True):
-            return
-        context.tensors[node.outputs[0]][...] = reference(context.tensors[node.inputs[0]])
+        x = context.tensors[node.inputs[0]]
+        out = context.tensors[node.outputs[0]]
+        if type(d) is RsqrtInt8Data:
+            check_non_negative(node, x, d.input_zero_point, "Rsqrt")
+            out[...] = rsqrt_int8(x, d)
+        elif type(d) is LutData:
+            check_non_negative(node, x, d.input_zero_point, "Rsqrt")
+            out[...] = rsqrt_int16(x, d)
+        else:
+            out[...] = rsqrt_float(x)

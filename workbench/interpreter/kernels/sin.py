@@ -1,20 +1,20 @@
-"""SIN: float32 (v1) and float16 (v2).  float16 is computed in float32 and rounded to half (every
-one of the 65536 half values checked against litert, bit for bit).  NaN results come out as Eigen's
-float → half conversion writes them, 0x7e00 with a sign: a NaN input keeps its sign (its payload
-is dropped), ±inf gives x86's default NaN, which is negative (0xfe00).
+"""SIN: float32 (v1) and float16 (v2).
 
-The float32 values are ``std::sin`` on float, the C library's sinf (numpy's float32 sin differs in
-the last bit).  Fast path: a numba loop on ``math.sin`` (which calls sinf); reference
-(``invoke_reference``): ctypes calls, one per element."""
+float32 (``reference_ops::Sin``, the builtin's too): ``std::sin`` on float, glibc's sinf —
+:func:`._libm.sinf`, its arithmetic in numpy (numpy's float32 sin differs in the last bit).
+
+float16 is computed in float32 and rounded to half (every one of the 65536 half values checked
+against litert, bit for bit).  NaN results come out as Eigen's float → half conversion writes them,
+0x7e00 with a sign: a NaN input keeps its sign (its payload is dropped), ±inf gives x86's default
+NaN, which is negative (0xfe00).  The speed layer: ``fast/unary.py``."""
 
 import numpy as np
 
 from ...schema.enums import BuiltinOperator
 from ..registry import kernel
-from ._common import F32  # noqa: F401
+from ._common import F32
 from ._elementwise import MathUnaryKernel
-from ._unary import libm_f32, run_float_unary
-
+from ._libm import sinf
 
 F16 = np.dtype(np.float16)
 
@@ -27,29 +27,15 @@ def half_result(x: np.ndarray, y32: np.ndarray) -> np.ndarray:
     return bits.astype(np.uint16).view(F16)
 
 
-def reference(x: np.ndarray) -> np.ndarray:
-    y = libm_f32("sinf", x.astype(np.float32))
+def sin_float(x: np.ndarray) -> np.ndarray:
+    """``reference_ops::Sin``: sinf on every element; half inputs through float32."""
+    y = sinf(x.astype(np.float32))
     return half_result(x, y) if x.dtype == F16 else y
 
-
-def fast(name: str, x: np.ndarray, out: np.ndarray) -> None:
-    """The numba loop (``name`` "sin" or "cos") on float32, or on half values widened to float32."""
-    if x.dtype == F16:
-        y = np.empty(x.shape, np.float32)
-        run_float_unary(name, x.astype(np.float32), y)
-        out[...] = half_result(x, y)
-    else:
-        run_float_unary(name, x, out)
 
 
 @kernel(BuiltinOperator.SIN, versions=(1, 2))
 class Sin(MathUnaryKernel):
     name = "sin"
     dtypes = (F32, F16)
-    fn = staticmethod(reference)
-
-    def invoke(self, context, node, d):
-        fast("sin", context.tensors[node.inputs[0]], context.tensors[node.outputs[0]])
-
-    def invoke_reference(self, context, node, d):
-        context.tensors[node.outputs[0]][...] = reference(context.tensors[node.inputs[0]])
+    fn = staticmethod(sin_float)

@@ -9,10 +9,9 @@ a quotient beyond int32 or infinite becomes INT32_MIN (x86), and INT32_MIN + a n
 to a large positive value (so the clamp gives the type maximum, a zero point ≥ 0 gives the minimum) —
 measured on litert for scales from 1e-45 to 3e38.  The quantized SQRT is newer than the TFLite sources
 read for this project; this arithmetic was established against litert (every int8 value and
-every non-negative int16 value agree).
+every non-negative int16 value agree).  Both builds of TFLite compute the same here.
+The speed layer: ``fast/unary.py``.
 """
-
-import dataclasses
 
 import numpy as np
 
@@ -21,7 +20,7 @@ from ..registry import OpData, kernel, opdata
 from .. import quant
 from ._common import F32
 from ._elementwise import fail
-from ._unary import I8, I16, UnaryKernel, clamp_to, invoke_quantized, require_zero_points
+from ._unary import I8, I16, UnaryKernel, clamp_to, require_zero_points
 
 
 @opdata
@@ -32,20 +31,20 @@ class SqrtQuantizedData(OpData):
     input_zero_point: int
     output_scale: float
     output_zero_point: int
-    table: object = dataclasses.field(default=None, repr=False)
-    impl: str = "table"
 
 
-def reference(x: np.ndarray) -> np.ndarray:
+def sqrt_float(x: np.ndarray) -> np.ndarray:
+    """``std::sqrt`` per element (IEEE: correctly rounded, as numpy's; NaN below 0)."""
     with np.errstate(invalid="ignore"):
         return np.asarray(np.sqrt(x), dtype=x.dtype)
 
 
 @np.errstate(all="ignore")        # IEEE inf / NaN from absurd scales are intended
 def sqrt_quantized(x: np.ndarray, d: SqrtQuantizedData) -> np.ndarray:
+    """sqrtf of the dequantized value, divided by the output scale, truncated, + out_zp, clamped."""
     v = np.maximum(x.astype(np.int64) - d.input_zero_point, 0)
     deq = (np.float32(d.input_scale) * v.astype(np.float32)).astype(np.float32)
-    r = quant.libm_apply("sqrtf", deq)
+    r = np.sqrt(deq)
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         f = (r / np.float32(d.output_scale)).astype(np.float32)
     # int32 arithmetic: a quotient beyond int32 (or inf) converts to INT32_MIN, and adding the zero
@@ -74,19 +73,11 @@ class Sqrt(UnaryKernel):
             require_zero_points(node, "int16", ("input", in_zp), ("output", out_zp))
         return SqrtQuantizedData(context.shape(x), str(dt), in_s, in_zp, out_s, out_zp)
 
-    def reference_quantized(self, x, d):
-        return sqrt_quantized(x, d)
-
     def invoke(self, context, node, d):
-        if getattr(d, "table", None) is not None:
-            check_non_negative(node, context.tensors[node.inputs[0]], d.input_zero_point, "Sqrt")
-        if invoke_quantized(self, context, node, d):
-            return
-        context.tensors[node.outputs[0]][...] = reference(context.tensors[node.inputs[0]])
-
-    def invoke_reference(self, context, node, d):
-        if getattr(d, "table", None) is not None:
-            check_non_negative(node, context.tensors[node.inputs[0]], d.input_zero_point, "Sqrt")
-        if invoke_quantized(self, context, node, d, reference=True):
-            return
-        context.tensors[node.outputs[0]][...] = reference(context.tensors[node.inputs[0]])
+        x = context.tensors[node.inputs[0]]
+        out = context.tensors[node.outputs[0]]
+        if type(d) is SqrtQuantizedData:
+            check_non_negative(node, x, d.input_zero_point, "Sqrt")
+            out[...] = sqrt_quantized(x, d)
+        else:
+            out[...] = sqrt_float(x)
