@@ -47,7 +47,7 @@ MOBILENET = Path(__file__).resolve().parents[3] / "shared" / "models" / "mobilen
 SENSITIVE_OUTPUTS = {("pose_landmark_full", 2): 2e-3}
 
 # corpus models litert cannot run (MediaPipe custom ops only MediaPipe registers); their custom
-# kernels are checked in tests/interpreter/test_mediapipe_ops.py, the model here fast path vs reference path
+# kernels are checked in tests/interpreter/test_mediapipe_ops.py, the model here default vs teaching layer
 LITERT_CANNOT_RUN = {
     "face_landmark_with_attention": ("Landmarks2TransformMatrix", "TransformLandmarks", "TransformTensorBilinear"),
     "selfie_segmentation": ("Convolution2DTransposeBias",),

@@ -4,8 +4,8 @@ ai-edge-litert cannot run these (they are not in its resolver), so they are vali
   * values worked out by hand (identity and translation matrices, an axis-aligned and a rotated
     landmark box, out-of-image sampling);
   * an independent re-implementation below, written the way MediaPipe's C++ is structured (float32,
-    3x3 / 4x4 matrix products in the same order, one output pixel at a time), compared with both the
-    kernels' fast and reference paths on random inputs, and with every custom node of
+    3x3 / 4x4 matrix products in the same order, one output pixel at a time), compared with the
+    interpreter's outputs with and without reference=True on random inputs, and with every custom node of
     face_landmark_with_attention during a real run;
   * end to end on face_landmark_with_attention: it runs, every output has the declared shape and
     is finite, and the refined lips / eye landmarks -- predicted in crops cut out by

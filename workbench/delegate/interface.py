@@ -295,7 +295,6 @@ class _Registration:
     name = "delegate"
     foldable = False
     value_inputs = None
-    invoke_reference = None
 
     def __init__(self, delegate: Delegate, delegation: Delegation):
         self.delegate = delegate

@@ -425,7 +425,7 @@ class _Subgraph:
         ``reference=True`` the teaching layer always runs."""
         self.fast.pop(node.index, None)
         if self.context.reference:
-            return kernel.invoke_reference if kernel.invoke_reference is not None else kernel.invoke
+            return kernel.invoke
         if data is not None and node.index not in self.delegate_kernels:
             path = fast.bind(self.context, node, data)
             if path is not None:

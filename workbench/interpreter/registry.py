@@ -71,7 +71,8 @@ def opdata(cls):
 
 
 class Kernel:
-    """Base class of kernels; override ``prepare`` and ``invoke`` (and ``invoke_reference``).
+    """Base class of kernels; override ``prepare`` and ``invoke`` (the teaching layer; a fast version
+    of ``invoke`` lives in the speed layer, :mod:`workbench.interpreter.fast`).
 
     Class attributes:
       ``name``           shown in traces and profiles (the fast path may refine it per node through
@@ -97,15 +98,12 @@ class Kernel:
     def invoke(self, context, node, data) -> None:
         raise NotImplementedError(f"{type(self).__name__}.invoke")
 
-    # the slow, obvious numpy path; None means ``invoke`` already is one
-    invoke_reference = None
-
     def free(self, context, node, data) -> None:
         return None
 
     def kernel_name(self, data, reference: bool = False) -> str:
-        if reference and self.invoke_reference is not None:
-            return f"{self.name}/reference"
+        """The name traces show for a node this kernel prepared (``reference``: the interpreter runs the
+        teaching layer alone; the interpreter itself adds the speed layer's name or ``/reference``)."""
         path = getattr(data, "impl", None)
         return f"{self.name}/{path}" if path else self.name
 

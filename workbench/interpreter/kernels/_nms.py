@@ -1,6 +1,7 @@
-"""What NON_MAX_SUPPRESSION_V4 and NON_MAX_SUPPRESSION_V5 share: TFLite's single-class (soft) NMS.
+"""TFLite's non-max suppressions, and the libstdc++ heap routines whose tie order they inherit.
 
-Boxes [N, 4] hold two opposite corners (y1, x1, y2, x2) in either order; scores [N].
+NON_MAX_SUPPRESSION_V4 and V5 share :func:`nms`, TensorFlow's single-class (soft) NMS:
+boxes [N, 4] hold two opposite corners (y1, x1, y2, x2) in either order; scores [N].
   * candidates: boxes with score > score_threshold, in a max-priority queue on the score
     (C++ std::priority_queue; equal scores come out in the order its binary heap gives, emulated
     here step for step as libstdc++ does it);
@@ -12,6 +13,10 @@ Boxes [N, 4] hold two opposite corners (y1, x1, y2, x2) in either order; scores 
     into the queue (with its decayed score);
   * at most min(max_output_size, number of candidates) boxes are selected.
 IoU is float32: corners sorted, areas, intersection clipped at 0; union 0 (or an area <= 0) gives 0.
+
+TFLite_Detection_PostProcess (detection_postprocess.py) uses :func:`single_class_nms` (its
+NonMaxSuppressionSingleClassHelper: hard suppression, IoU > threshold, boxes already (ymin, xmin,
+ymax, xmax)) and :func:`partial_sort_desc` (std::partial_sort's order of equal class scores).
 """
 
 from __future__ import annotations
@@ -41,6 +46,29 @@ def iou(boxes: np.ndarray, i: int, j: int) -> np.float32:
     return np.float32(inter / union)
 
 
+def adjust_heap(c: list, hole: int, n: int, value, less) -> None:
+    """libstdc++'s ``std::__adjust_heap`` on ``c[:n]``: sink the hole at ``hole`` to a leaf (taking the
+    larger child each time, the right one on ties), then push ``value`` back up (``less`` orders)."""
+    top = hole
+    child = hole
+    while child < (n - 1) // 2:
+        child = 2 * (child + 1)
+        if less(c[child], c[child - 1]):
+            child -= 1
+        c[hole] = c[child]
+        hole = child
+    if n % 2 == 0 and child == (n - 2) // 2:
+        child = 2 * (child + 1)
+        c[hole] = c[child - 1]
+        hole = child - 1
+    parent = (hole - 1) // 2
+    while hole > top and less(c[parent], value):
+        c[hole] = c[parent]
+        hole = parent
+        parent = (hole - 1) // 2
+    c[hole] = value
+
+
 class _Heap:
     """std::priority_queue<Candidate> (a max-heap on the score) with libstdc++'s push_heap / pop_heap."""
 
@@ -66,34 +94,75 @@ class _Heap:
         c = self.c
         top = c[0]
         last = c.pop()
-        n = len(c)
-        if n:
-            self._adjust(0, n, last)
+        if c:
+            adjust_heap(c, 0, len(c), last, self._less)
         return top
-
-    def _adjust(self, hole: int, n: int, value) -> None:
-        c = self.c
-        top = hole
-        child = hole
-        while child < (n - 1) // 2:
-            child = 2 * (child + 1)
-            if self._less(c[child], c[child - 1]):
-                child -= 1
-            c[hole] = c[child]
-            hole = child
-        if n % 2 == 0 and child == (n - 2) // 2:
-            child = 2 * (child + 1)
-            c[hole] = c[child - 1]
-            hole = child - 1
-        parent = (hole - 1) // 2
-        while hole > top and self._less(c[parent], value):
-            c[hole] = c[parent]
-            hole = parent
-            parent = (hole - 1) // 2
-        c[hole] = value
 
     def __len__(self) -> int:
         return len(self.c)
+
+
+def partial_sort_desc(values: np.ndarray, k: int) -> list[int]:
+    """The first k indices of ``std::partial_sort`` (libstdc++: heap select, then sort_heap) of
+    0..n-1 by decreasing value, so that ties come out in the same order as TFLite's."""
+    first = list(range(len(values)))
+
+    def comp(i, j):
+        return values[i] > values[j]
+
+    for parent in range((k - 2) // 2, -1, -1) if k >= 2 else ():     # make_heap on [0, k)
+        adjust_heap(first, parent, k, first[parent], comp)
+    for i in range(k, len(first)):                                     # heap select
+        if k and comp(first[i], first[0]):
+            value = first[i]
+            first[i] = first[0]
+            adjust_heap(first, 0, k, value, comp)
+    for last in range(k - 1, 0, -1):                                   # sort_heap
+        value = first[last]
+        first[last] = first[0]
+        adjust_heap(first, 0, last, value, comp)
+    return first[:k]
+
+
+def iou_with(boxes: np.ndarray, i: int, js: np.ndarray) -> np.ndarray:
+    """IoU of decoded box i (ymin, xmin, ymax, xmax) with boxes js, float32 step by step; 0 where
+    either area is <= 0."""
+    bi = boxes[i]
+    bj = boxes[js]
+    area_i = (bi[2] - bi[0]) * (bi[3] - bi[1])
+    area_j = (bj[:, 2] - bj[:, 0]) * (bj[:, 3] - bj[:, 1])
+    ih = np.maximum(np.minimum(bi[2], bj[:, 2]) - np.maximum(bi[0], bj[:, 0]), np.float32(0.0))
+    iw = np.maximum(np.minimum(bi[3], bj[:, 3]) - np.maximum(bi[1], bj[:, 1]), np.float32(0.0))
+    inter = (ih * iw).astype(np.float32)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        iou = (inter / (area_i + area_j - inter).astype(np.float32)).astype(np.float32)
+    return np.where((area_i <= 0) | (area_j <= 0), np.float32(0.0), iou)
+
+
+def single_class_nms(boxes, scores, score_threshold, iou_threshold, limit) -> list[int]:
+    """The detection post-processing's NonMaxSuppressionSingleClassHelper: keep scores >= threshold,
+    stable sort by decreasing score, walk the list selecting each still-active box and deactivating
+    every later active box whose IoU with it is > iou_threshold (all of them at once), stop after
+    ``limit`` selections.  The selected anchor indices, in selection order."""
+    keep = np.nonzero(scores >= np.float32(score_threshold))[0]
+    cand = keep[np.argsort(-scores[keep], kind="stable")]
+    active = np.ones(len(cand), bool)
+    selected: list[int] = []
+    limit = min(limit, len(cand))
+    a = 0
+    while len(selected) < limit:
+        rest = np.flatnonzero(active[a:])
+        if not len(rest):
+            break
+        a += int(rest[0])
+        i = int(cand[a])
+        selected.append(i)
+        active[a] = False
+        later = np.flatnonzero(active[a + 1:]) + a + 1
+        if len(later):
+            active[later[iou_with(boxes, i, cand[later]) > np.float32(iou_threshold)]] = False
+        a += 1
+    return selected
 
 
 def nms(boxes, scores, max_output_size, iou_threshold, score_threshold, soft_nms_sigma=0.0):

@@ -1,9 +1,15 @@
-"""What SUM, REDUCE_MAX/MIN/PROD/ANY/ALL share: axes from input 1 (a constant; negative and
-duplicate axes allowed, as TFLite resolves them), ``keep_dims`` from ReducerOptions.
+"""What SUM, REDUCE_MAX/MIN/PROD/ANY/ALL (and, for its sums, MEAN) share: axes from input 1 (a
+constant; negative and duplicate axes allowed, as TFLite resolves them), ``keep_dims`` from
+ReducerOptions.
 
 Quantized inputs (uint8, int8, int16): REDUCE_MAX and REDUCE_MIN compare raw integers, so TFLite
 requires the output to have the input's scale and zero point (``same_quantization``), and every
-quantized reduction requires zero points 0 for int16."""
+quantized reduction requires zero points 0 for int16.
+
+Float sums (SUM, MEAN) depend on the order of the additions; the two builds of TFLite differ there
+(``Variant.float_sum_order``): the reference kernels give each output one accumulator that starts at 0
+and adds its values in memory order (:func:`sequential_sum`); the optimized kernels start from the
+first value instead, and MEAN over trailing axes sums with Eigen's SIMD packets (:func:`eigen_sum`)."""
 
 from __future__ import annotations
 
@@ -92,3 +98,64 @@ def float_extreme(x: np.ndarray, axes: tuple, keep: bool, largest: bool) -> np.n
     tail = np.where(last_nan == n - 1, np.nan, tail).astype(x.dtype)
     return np.where(has_nan, tail.reshape(np.shape(r)), r)
 
+
+def reduced_rows(x: np.ndarray, axes: tuple) -> np.ndarray:
+    """The input as [outputs, count]: kept axes first (row-major, as the output), reduced axes last, so
+    each row holds one output's values in memory order."""
+    kept = [a for a in range(x.ndim) if a not in axes]
+    return x.transpose(kept + list(axes)).reshape(int(np.prod([x.shape[a] for a in kept], dtype=np.int64)), -1)
+
+
+def normalized(shape, axes) -> tuple[list, list]:
+    """reduce_utils::ResolveAxis of the optimized kernels: drop the size-1 dimensions, then merge
+    neighbours that are both reduced or both kept.  (dims, reduced axes), e.g. (2, 5, 4) over {1, 2}
+    → ([2, 20], [1])."""
+    dims = [(d, i in axes) for i, d in enumerate(shape) if d != 1]
+    merged: list = []
+    for d, red in dims:
+        if merged and merged[-1][1] == red:
+            merged[-1][0] *= d
+        else:
+            merged.append([d, red])
+    return [d for d, _ in merged], [i for i, (_, red) in enumerate(merged) if red]
+
+
+def sequential_sum(rows: np.ndarray, from_zero: bool) -> np.ndarray:
+    """Each row summed by one float32 accumulator in order: 0 + x0 + x1 + ... (the reference kernels)
+    or x0 + x1 + ... (the optimized ones; only the sign of an all −0 row differs).  ``np.cumsum`` is
+    strictly sequential (``np.sum`` is not: it adds long rows pairwise)."""
+    if from_zero:
+        rows = np.pad(rows, ((0, 0), (1, 0)))
+    if rows.shape[1] == 0:
+        return np.zeros(rows.shape[0], np.float32)
+    return np.cumsum(rows, axis=1, dtype=np.float32)[:, -1]
+
+
+def eigen_sum(rows: np.ndarray) -> np.ndarray:
+    """Each row of a C-contiguous float32 [outputs, n] summed as Eigen's ``colwise().sum()`` does on x86
+    (SSE packets of 4 lanes): the row's values before its first 16-byte-aligned address (the tensor
+    starts aligned) and after the last whole packet are added one by one at the end; the packets in
+    between go to two accumulators alternately, which are then added, plus one odd packet; the 4
+    lanes are reduced as (l0 + l2) + (l1 + l3).  A row shorter than a packet is summed in order."""
+    r, n = rows.shape
+    out = np.empty(r, np.float32)
+    starts = np.minimum((-np.arange(r) * n) % 4, n)          # values before the first aligned one
+    for a in np.unique(starts):
+        g = rows[starts == a]
+        whole, pairs = (n - a) // 4 * 4, (n - a) // 8 * 8
+        if whole == 0:
+            out[starts == a] = sequential_sum(g, False)
+            continue
+        p0 = g[:, a:a + 4]
+        if whole > 4:
+            p1 = g[:, a + 4:a + 8]
+            for i in range(a + 8, a + pairs, 8):
+                p0, p1 = p0 + g[:, i:i + 4], p1 + g[:, i + 4:i + 8]
+            p0 = p0 + p1
+            if whole > pairs:
+                p0 = p0 + g[:, a + pairs:a + pairs + 4]
+        total = (p0[:, 0] + p0[:, 2]) + (p0[:, 1] + p0[:, 3])
+        for i in [*range(a), *range(a + whole, n)]:
+            total = total + g[:, i]
+        out[starts == a] = total
+    return out

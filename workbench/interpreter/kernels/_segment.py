@@ -26,17 +26,15 @@ def identity(kind: str, dtype: np.dtype):
 UFUNC = {"sum": np.add, "prod": np.multiply, "max": np.maximum, "min": np.minimum}
 
 
-def segment_reduce(kind: str, data: np.ndarray, ids: np.ndarray, num_segments: int, reference: bool) -> np.ndarray:
+def segment_reduce(kind: str, data: np.ndarray, ids: np.ndarray, num_segments: int) -> np.ndarray:
+    """``reference_ops::UnsortedSegmentRef`` / ``SegmentSum``: the output rows start at the identity and
+    each data row i is combined into output row ids[i], rows in order (``ufunc.at`` applies repeated
+    indices one after another, as the loop does: float sums keep their order)."""
     lead = ids.ndim
     rows = data.reshape((-1,) + data.shape[lead:])
     flat = ids.reshape(-1).astype(np.int64)
     out = np.full((num_segments,) + data.shape[lead:], identity(kind, data.dtype), data.dtype)
     keep = (flat >= 0) & (flat < num_segments)
-    if reference:
-        for i in range(len(flat)):
-            if keep[i]:
-                out[flat[i]] = UFUNC[kind](out[flat[i]], rows[i])
-        return out
     UFUNC[kind].at(out, flat[keep], rows[keep])
     return out
 
@@ -74,10 +72,4 @@ class UnsortedSegmentKernel(Kernel):
 
     def invoke(self, context, node, d):
         t = context.tensors
-        t[node.outputs[0]][...] = segment_reduce(self.kind, t[node.inputs[0]], t[node.inputs[1]], d.num_segments,
-                                                 False)
-
-    def invoke_reference(self, context, node, d):
-        t = context.tensors
-        t[node.outputs[0]][...] = segment_reduce(self.kind, t[node.inputs[0]], t[node.inputs[1]], d.num_segments,
-                                                 True)
+        t[node.outputs[0]][...] = segment_reduce(self.kind, t[node.inputs[0]], t[node.inputs[1]], d.num_segments)

@@ -20,10 +20,12 @@ class DepthToSpaceData(OpData):
     output_shape: tuple
 
 
-def reference(x, b):
+def depth_to_space(x: np.ndarray, b: int, out: np.ndarray) -> None:
+    """``reference_ops::DepthToSpace``: the channels split as [b, b, C'], the first b going next to H
+    and the second next to W (out viewed as [N, H, b, W, b, C'])."""
     n, h, w, c = x.shape
     co = c // (b * b)
-    return x.reshape(n, h, w, b, b, co).transpose(0, 1, 3, 2, 4, 5).reshape(n, h * b, w * b, co)
+    out.reshape(n, h, b, w, b, co)[...] = x.reshape(n, h, w, b, b, co).transpose(0, 1, 3, 2, 4, 5)
 
 
 @kernel(BuiltinOperator.DEPTH_TO_SPACE, versions=(1, 2))
@@ -42,11 +44,4 @@ class DepthToSpace(Kernel):
         return DepthToSpaceData(b, out)
 
     def invoke(self, context, node, d):
-        x = context.tensors[node.inputs[0]]
-        n, h, w, c = x.shape
-        b = d.block_size
-        out = context.tensors[node.outputs[0]]
-        out.reshape(n, h, b, w, b, c // (b * b))[...] = x.reshape(n, h, w, b, b, c // (b * b)).transpose(0, 1, 3, 2, 4, 5)
-
-    def invoke_reference(self, context, node, d):
-        context.tensors[node.outputs[0]][...] = reference(context.tensors[node.inputs[0]], d.block_size)
+        depth_to_space(context.tensors[node.inputs[0]], d.block_size, context.tensors[node.outputs[0]])

@@ -21,7 +21,8 @@ TFLite's Init, an absent numeric key reads as 0.
 2. Single-class NMS (used by both modes): keep scores >= nms_score_threshold; stable sort by
    decreasing score (ties keep the lower anchor first); walk the list, select each still-active
    box and deactivate every later active box whose IoU with it is > nms_iou_threshold; stop after
-   ``limit`` selections.  IoU is float32 arithmetic; a box of area <= 0 has IoU 0 with anything.
+   ``limit`` selections (``_nms.single_class_nms``).  IoU is float32 arithmetic; a box of area <= 0
+   has IoU 0 with anything.
    A decoded box with ymin > ymax or xmin > xmax is an error (TFLite's ValidateBoxes).
 3a. Fast NMS (use_regular_nms false, what SSD exports use): per anchor the best class score
    (first maximum); NMS on those with limit max_detections; for each selected anchor, its top
@@ -40,6 +41,7 @@ Differences from TFLite, on purpose: a zero y/x/h/w scale, anchors that are not 
 threshold outside (0, 1] and regular NMS with max_classes_per_detection 0 (which would write past
 the outputs) are refused in prepare with a named error instead of producing inf/NaN, reading out
 of bounds or failing in invoke.  Unwritten padding is zero rather than stale memory.
+Both builds of TFLite run this one kernel (BUILTIN_REF too): no arithmetic variant.
 """
 
 from __future__ import annotations
@@ -50,6 +52,7 @@ from ..quant import tensor_scale_zp
 from ..registry import Kernel, OpData, kernel, opdata
 from ._common import F32
 from ._elementwise import fail, refuse
+from ._nms import partial_sort_desc, single_class_nms
 
 U8 = np.dtype(np.uint8)
 NUM_DETECTIONS_PER_CLASS_DEFAULT = 100
@@ -106,7 +109,7 @@ def _f32(o: dict, key: str) -> float:
 
 
 # ----------------------------------------------------------------------------------------------
-# the pieces, shared by the fast path and the reference
+# the pieces
 
 
 def dequantize_u8(q: np.ndarray, scale: float, zero_point: int) -> np.ndarray:
@@ -145,123 +148,6 @@ def _inputs(context, node, d) -> tuple[np.ndarray, np.ndarray]:
     return boxes, scores.astype(np.float32, copy=False)
 
 
-def iou_one(boxes: np.ndarray, i: int, j: int) -> np.float32:
-    """IoU of two decoded boxes, float32 step by step (0 when either area is <= 0)."""
-    bi, bj = boxes[i], boxes[j]
-    area_i = (bi[2] - bi[0]) * (bi[3] - bi[1])
-    area_j = (bj[2] - bj[0]) * (bj[3] - bj[1])
-    if area_i <= 0 or area_j <= 0:
-        return np.float32(0.0)
-    ih = max(min(bi[2], bj[2]) - max(bi[0], bj[0]), np.float32(0.0))
-    iw = max(min(bi[3], bj[3]) - max(bi[1], bj[1]), np.float32(0.0))
-    inter = np.float32(ih * iw)
-    return np.float32(inter / np.float32(area_i + area_j - inter))
-
-
-def iou_many(boxes: np.ndarray, i: int, js: np.ndarray) -> np.ndarray:
-    """IoU of box i with boxes js, float32 (the same operations as :func:`iou_one`, vectorised)."""
-    bi = boxes[i]
-    bj = boxes[js]
-    area_i = (bi[2] - bi[0]) * (bi[3] - bi[1])
-    area_j = (bj[:, 2] - bj[:, 0]) * (bj[:, 3] - bj[:, 1])
-    ih = np.maximum(np.minimum(bi[2], bj[:, 2]) - np.maximum(bi[0], bj[:, 0]), np.float32(0.0))
-    iw = np.maximum(np.minimum(bi[3], bj[:, 3]) - np.maximum(bi[1], bj[:, 1]), np.float32(0.0))
-    inter = (ih * iw).astype(np.float32)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        iou = (inter / (area_i + area_j - inter).astype(np.float32)).astype(np.float32)
-    return np.where((area_i <= 0) | (area_j <= 0), np.float32(0.0), iou)
-
-
-def nms_reference(boxes, scores, score_threshold, iou_threshold, limit) -> list[int]:
-    """Single-class NMS, the plain loop: selected anchor indices in selection order."""
-    keep = [i for i in range(len(scores)) if scores[i] >= np.float32(score_threshold)]
-    order = sorted(range(len(keep)), key=lambda k: -float(scores[keep[k]]))   # stable
-    active = [True] * len(keep)
-    selected: list[int] = []
-    for a in range(len(keep)):
-        if len(selected) >= min(limit, len(keep)):
-            break
-        if not active[a]:
-            continue
-        i = keep[order[a]]
-        selected.append(i)
-        active[a] = False
-        for b in range(a + 1, len(keep)):
-            if active[b] and iou_one(boxes, i, keep[order[b]]) > np.float32(iou_threshold):
-                active[b] = False
-    return selected
-
-
-def nms_fast(boxes, scores, score_threshold, iou_threshold, limit) -> list[int]:
-    """Single-class NMS, vectorised over the candidates of each selected box (same result)."""
-    keep = np.nonzero(scores >= np.float32(score_threshold))[0]
-    cand = keep[np.argsort(-scores[keep], kind="stable")]
-    active = np.ones(len(cand), bool)
-    selected: list[int] = []
-    limit = min(limit, len(cand))
-    a = 0
-    while len(selected) < limit:
-        rest = np.flatnonzero(active[a:])
-        if not len(rest):
-            break
-        a += int(rest[0])
-        i = int(cand[a])
-        selected.append(i)
-        active[a] = False
-        later = np.flatnonzero(active[a + 1:]) + a + 1
-        if len(later):
-            active[later[iou_many(boxes, i, cand[later]) > np.float32(iou_threshold)]] = False
-        a += 1
-    return selected
-
-
-def partial_sort_desc(values: np.ndarray, k: int) -> list[int]:
-    """The first k indices of ``std::partial_sort`` (libstdc++: heap select, then sort_heap) of
-    0..n-1 by decreasing value, so that ties come out in the same order as TFLite's."""
-    first = list(range(len(values)))
-
-    def comp(i, j):
-        return values[i] > values[j]
-
-    def adjust(hole, length, value):
-        top = hole
-        child = hole
-        while child < (length - 1) // 2:
-            child = 2 * (child + 1)
-            if comp(first[child], first[child - 1]):
-                child -= 1
-            first[hole] = first[child]
-            hole = child
-        if length % 2 == 0 and child == (length - 2) // 2:
-            child = 2 * (child + 1)
-            first[hole] = first[child - 1]
-            hole = child - 1
-        parent = (hole - 1) // 2
-        while hole > top and comp(first[parent], value):
-            first[hole] = first[parent]
-            hole = parent
-            parent = (hole - 1) // 2
-        first[hole] = value
-
-    if k >= 2:
-        parent = (k - 2) // 2
-        while True:                                     # make_heap on [0, k)
-            adjust(parent, k, first[parent])
-            if parent == 0:
-                break
-            parent -= 1
-    for i in range(k, len(first)):                      # heap select
-        if k and comp(first[i], first[0]):
-            value = first[i]
-            first[i] = first[0]
-            adjust(0, k, value)
-    for last in range(k - 1, 0, -1):                    # sort_heap
-        value = first[last]
-        first[last] = first[0]
-        adjust(0, last, value)
-    return first[:k]
-
-
 def top_classes(row: np.ndarray, k: int) -> list[int]:
     """TFLite's DecreasingPartialArgSort: the first maximum for k == 1, else std::partial_sort."""
     if k == 1:
@@ -273,7 +159,8 @@ def top_classes(row: np.ndarray, k: int) -> list[int]:
 # the two NMS modes
 
 
-def _fast_mode(boxes, scores, d, nms):
+def fast_nms(boxes, scores, d):
+    """TFLite's NonMaxSuppressionMultiClassFastHelper (step 3a of the module docstring)."""
     s = scores[:, d.label_offset:]
     k = min(d.max_classes_per_detection, d.num_classes)
     if k == 1:
@@ -281,7 +168,7 @@ def _fast_mode(boxes, scores, d, nms):
         max_scores = s[np.arange(d.num_boxes), best]
     else:
         max_scores = np.array([s[r, top_classes(s[r], k)[0]] for r in range(d.num_boxes)], np.float32)
-    selected = nms(boxes, max_scores, d.nms_score_threshold, d.nms_iou_threshold, d.max_detections)
+    selected = single_class_nms(boxes, max_scores, d.nms_score_threshold, d.nms_iou_threshold, d.max_detections)
     out_boxes = np.zeros((d.num_detected_boxes, 4), np.float32)
     out_classes = np.zeros(d.num_detected_boxes, np.float32)
     out_scores = np.zeros(d.num_detected_boxes, np.float32)
@@ -295,12 +182,14 @@ def _fast_mode(boxes, scores, d, nms):
     return out_boxes, out_classes, out_scores, len(selected)
 
 
-def _regular_mode(boxes, scores, d, nms):
+def regular_nms(boxes, scores, d):
+    """TFLite's NonMaxSuppressionMultiClassRegularHelper (step 3b of the module docstring)."""
     limit = min(d.detections_per_class, d.max_detections)
     picks: list[tuple[float, int, int]] = []      # (score, anchor, class) sorted by decreasing score
     for c in range(d.num_classes):
         col = scores[:, c + d.label_offset]
-        new = [(float(col[i]), i, c) for i in nms(boxes, col, d.nms_score_threshold, d.nms_iou_threshold, limit)]
+        new = [(float(col[i]), i, c) for i in single_class_nms(boxes, col, d.nms_score_threshold,
+                                                               d.nms_iou_threshold, limit)]
         # the merge keeps earlier entries first on ties: a stable sort of the concatenation
         picks = sorted(picks + new, key=lambda p: -p[0])[:d.max_detections]
     out_boxes = np.zeros((d.num_detected_boxes, 4), np.float32)
@@ -382,21 +271,15 @@ class DetectionPostProcess(Kernel):
             scales["y_scale"], scales["x_scale"], scales["h_scale"], scales["w_scale"], n, ss[2], label_offset, m,
             str(bdt), str(sdt), **q)
 
-    def _run(self, context, node, d, nms):
+    def invoke(self, context, node, d):
         boxes, scores = _inputs(context, node, d)
-        mode = _regular_mode if d.use_regular_nms else _fast_mode
-        out_boxes, out_classes, out_scores, count = mode(boxes, scores, d, nms)
+        mode = regular_nms if d.use_regular_nms else fast_nms
+        out_boxes, out_classes, out_scores, count = mode(boxes, scores, d)
         t = context.tensors
         t[node.outputs[0]][...] = out_boxes.reshape(1, -1, 4)
         t[node.outputs[1]][...] = out_classes.reshape(1, -1)
         t[node.outputs[2]][...] = out_scores.reshape(1, -1)
         t[node.outputs[3]][...] = np.float32(count)
-
-    def invoke(self, context, node, d):
-        self._run(context, node, d, nms_fast)
-
-    def invoke_reference(self, context, node, d):
-        self._run(context, node, d, nms_reference)
 
     def kernel_name(self, data, reference: bool = False) -> str:
         base = super().kernel_name(data, reference)

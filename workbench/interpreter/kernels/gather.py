@@ -35,16 +35,13 @@ def check_indices(node, idx: np.ndarray, limit: int, what: str = "index"):
         fail(node, f"gather {what} {int(bad)} is out of bounds for a dimension of size {limit}")
 
 
-def reference(params: np.ndarray, indices: np.ndarray, axis: int, batch_dims: int) -> np.ndarray:
-    """The slow, obvious loop."""
-    lead = params.shape[:batch_dims]
-    out_shape = params.shape[:axis] + indices.shape[batch_dims:] + params.shape[axis + 1:]
-    out = np.empty(out_shape, params.dtype)
-    for b in np.ndindex(*lead):
-        for o in np.ndindex(*params.shape[batch_dims:axis]):
-            for k in np.ndindex(*indices.shape[batch_dims:]):
-                out[b + o + k] = params[b + o + (int(indices[b + k]),)]
-    return out
+def gather(params: np.ndarray, idx: np.ndarray, d) -> np.ndarray:
+    """``reference_ops::Gather``: params seen as [batch B, outer O, axis A, inner I] and the indices as
+    [B, K]; output [B, O, K, I] = params[b, o, idx[b, k], :], reshaped to the output shape."""
+    b, o = d.blocks[:2]
+    p = params.reshape(d.blocks)
+    k = idx.reshape(b, -1)
+    return p[np.arange(b)[:, None, None], np.arange(o)[None, :, None], k[:, None, :]].reshape(d.output_shape)
 
 
 @kernel(BuiltinOperator.GATHER, versions=range(1, 7))
@@ -81,14 +78,5 @@ class Gather(Kernel):
 
     def invoke(self, context, node, d):
         params, idx = context.tensors[node.inputs[0]], context.tensors[node.inputs[1]]
-        b, o, a, inner = d.blocks
-        check_indices(node, idx, a)
-        p = params.reshape(b, o, a, inner)
-        k = idx.reshape(b, -1)
-        res = p[np.arange(b)[:, None, None], np.arange(o)[None, :, None], k[:, None, :]]
-        context.tensors[node.outputs[0]][...] = res.reshape(d.output_shape)
-
-    def invoke_reference(self, context, node, d):
-        params, idx = context.tensors[node.inputs[0]], context.tensors[node.inputs[1]]
         check_indices(node, idx, d.blocks[2])
-        context.tensors[node.outputs[0]][...] = reference(params, idx, d.axis, d.batch_dims)
+        context.tensors[node.outputs[0]][...] = gather(params, idx, d)

@@ -1,19 +1,28 @@
 """MEAN over the axes in input 1 (a constant), ``keep_dims`` from ReducerOptions.
 
 Versions: float32 and uint8 → 1, int8 → 2, int16 → 3.  int16 needs zero points 0 on input and
-output (TFLite's Prepare).  The quantized types have two algorithms in TFLite (``kernels/reduce.cc``):
-  * uint8 or int8, 4-D input, keep_dims, axes {1, 2} — after resolving negative and repeated axes —
-    (global average pooling; what MobileNet uses) → ``optimized_(integer_)ops::Mean``:
-    acc = Σ x (raw integers, int32);
-    real_scale = in_scale / (count · out_scale) (float32) → (output_multiplier, output_shift);
-    bias = out_zp − (int)round_half_away((float)(in_zp · in_scale / out_scale));
-    out = clamp(MBQM(acc, output_multiplier, output_shift) + bias) to the type's range; on x86 litert
-    takes channels 16 at a time through NEON code (NEON_2_SSE) whose final rounding shift sends ties
-    up, and the remaining depth % 16 channels through the scalar MBQM (ties away from zero).
-  * anything else (and every int16 mean) → ``reference_ops::QuantizedMeanOrSum`` (current TFLite;
-    older releases did this in float32): (M, shift) = quantize_multiplier(in_scale / out_scale) in
-    double; the 1/count is folded into the multiplier: k = min(floor(log2 count), 32, 31 + shift),
-    M' = (M · 2^k) // count, shift' = shift − k; out = clamp(MBQM(Σx − in_zp·count, M', shift') + out_zp).
+output (TFLite's Prepare).
+
+float32: each output's values summed in float32, then divided by their count (float32).  The order of
+the additions is ``Variant.float_sum_order`` (see _reduce.py): ``reference_ops::Mean`` starts from 0
+and adds in memory order; ``optimized_ops::Mean`` starts from the first value, and for a mean over
+trailing axes (after dropping size-1 dimensions: [2, 5, 40] over the last axis, not [1, 128]) uses
+Eigen's packet sums.
+
+The quantized types have two algorithms in TFLite (``kernels/reduce.cc``):
+  * ``reference_ops::QuantizedMeanOrSum`` (every mean of the reference build, every int16 mean, and
+    whatever the builtin kernel does not send to the next one): (M, shift) = quantize_multiplier(
+    in_scale / out_scale) in double; the 1/count is folded into the multiplier: k = min(floor(log2
+    count), 32, 31 + shift), M' = (M · 2^k) // count, shift' = shift − k;
+    out = clamp(MBQM(Σx − in_zp·count, M', shift') + out_zp), Σx an int32.
+  * ``optimized_(integer_)ops::Mean`` — the builtin kernel (``Variant.quantized_mean``) for a uint8 or
+    int8 4-D input, keep_dims, axes {1, 2} after resolving negative and repeated axes (global average
+    pooling; what MobileNet uses): acc = Σx (int32); real_scale = in_scale / (count · out_scale)
+    (float32) → (output_multiplier, output_shift); bias = out_zp − (int)round_half_away((float)(in_zp ·
+    in_scale / out_scale)); out = clamp(MBQM(acc) + bias).  On x86 litert takes channels 16 at a time
+    through NEON code (NEON_2_SSE) whose final rounding shift sends ties up, and the remaining
+    depth % 16 channels through the scalar MBQM (ties away from zero).
+The speed layer (float32, builtin order): ``workbench/interpreter/fast/reduce.py``.
 """
 
 from __future__ import annotations
@@ -26,10 +35,14 @@ from ...schema.enums import BuiltinOperator
 from ..registry import Kernel, OpData, kernel, opdata
 from .. import quant
 from ._common import F32, normalize_axis
+from ._reduce import eigen_sum, normalized, reduced_rows, sequential_sum
 
 I8 = np.dtype(np.int8)
 U8 = np.dtype(np.uint8)
 I16 = np.dtype(np.int16)
+
+__all__ = ["MeanData", "MeanQuantizedData", "reduced_rows", "mean_float", "mean_quantized_reference",
+           "mean_quantized_optimized"]
 
 
 @opdata
@@ -53,46 +66,47 @@ class MeanQuantizedData(OpData):
 MeanInt8Data = MeanQuantizedData     # the name before uint8/int16 were added
 
 
-def reduced_rows(x: np.ndarray, axes: tuple) -> np.ndarray:
-    """The input as [outputs, count]: kept axes first (row-major, as the output), reduced axes last."""
-    kept = [a for a in range(x.ndim) if a not in axes]
-    return x.transpose(kept + list(axes)).reshape(int(np.prod([x.shape[a] for a in kept], dtype=np.int64)), -1)
+@opdata
+class MeanData(OpData):
+    axes: tuple
+    keep_dims: bool
+    output_shape: tuple
 
 
-def reference_quantized(x, d) -> np.ndarray:
-    """One output at a time, with the scalar fixed-point functions of the quant package."""
-    lo, hi = quant.quantized_range(x.dtype)
-    out = []
-    for c, row in enumerate(reduced_rows(x, d.axes)):
-        acc = sum(int(v) for v in row)
-        if d.algorithm.startswith("optimized"):
-            channel = c % d.output_shape[-1]
-            ties_up = channel < d.output_shape[-1] // 16 * 16
-            mbqm = quant.multiply_by_quantized_multiplier_ruy if ties_up else quant.multiply_by_quantized_multiplier
-            v = mbqm(acc, d.output_multiplier, d.output_shift) + d.bias
-        else:
-            shifted = quant._wrap_int32(acc - d.input_zero_point * d.count)
-            v = quant.multiply_by_quantized_multiplier(shifted, d.output_multiplier, d.output_shift)
-            v += d.output_zero_point
-        out.append(min(max(v, lo), hi))
-    return np.array(out, np.int64).astype(x.dtype).reshape(d.output_shape)
+@np.errstate(over="ignore", invalid="ignore")      # float inf / nan silently, as TFLite
+def mean_float(x: np.ndarray, d, order: str) -> np.ndarray:
+    """``reference_ops::Mean`` (``order`` "sequential") or ``optimized_ops::Mean`` ("eigen-packets")."""
+    if x.size == 0:                                  # TFLite fills the output with NaN
+        return np.full(d.output_shape, np.nan, np.float32)
+    count = int(np.prod([x.shape[a] for a in d.axes], dtype=np.int64))
+    dims, axes = normalized(x.shape, d.axes)
+    if order == "eigen-packets" and len(dims) > 1 and axes == [len(dims) - 1]:
+        sums = eigen_sum(np.ascontiguousarray(x).reshape(dims))
+    else:
+        sums = sequential_sum(reduced_rows(x, d.axes), from_zero=order == "sequential")
+    return (sums / np.float32(count)).astype(np.float32).reshape(d.output_shape)
 
 
-def mean_quantized(x, d) -> np.ndarray:
-    """The vectorised form of :func:`reference_quantized`."""
+def mean_quantized_reference(x, d) -> np.ndarray:
+    """``reference_ops::QuantizedMeanOrSum`` (mean): the zero points out of an int32 sum, then one
+    MultiplyByQuantizedMultiplier with 1/count inside the multiplier."""
     lo, hi = quant.quantized_range(x.dtype)
     acc = x.astype(np.int64).sum(axis=d.axes, keepdims=d.keep_dims)
-    if d.algorithm.startswith("optimized"):
-        # channels in blocks of 16 go through NEON (vrshl: ties up), the rest one by one (ties away)
-        depth = acc.shape[-1]
-        up = np.arange(depth) < depth // 16 * 16
-        v_up = quant.multiply_by_quantized_multiplier_array(acc, d.output_multiplier, d.output_shift, True)
-        v_away = quant.multiply_by_quantized_multiplier_array(acc, d.output_multiplier, d.output_shift, False)
-        v = np.where(up, v_up, v_away) + d.bias
-        return np.clip(v, lo, hi).astype(x.dtype)
-    shifted = ((acc - d.input_zero_point * d.count + (1 << 31)) & 0xFFFFFFFF) - (1 << 31)    # int32, as C
-    v = quant.multiply_by_quantized_multiplier_array(shifted, d.output_multiplier, d.output_shift) + d.output_zero_point
-    return np.clip(v, lo, hi).astype(x.dtype)
+    shifted = quant.wrap_int32_array(acc - d.input_zero_point * d.count)
+    v = quant.multiply_by_quantized_multiplier_array(shifted, d.output_multiplier, d.output_shift)
+    return np.clip(v + d.output_zero_point, lo, hi).astype(x.dtype)
+
+
+def mean_quantized_optimized(x, d) -> np.ndarray:
+    """``optimized_integer_ops::Mean`` / ``optimized_ops::Mean`` over H and W: MBQM of the raw sum, then
+    the bias; channels in blocks of 16 go through NEON (vrshl: ties up), the rest one by one (ties away)."""
+    lo, hi = quant.quantized_range(x.dtype)
+    acc = x.astype(np.int64).sum(axis=d.axes, keepdims=d.keep_dims)
+    depth = acc.shape[-1]
+    up = np.arange(depth) < depth // 16 * 16
+    v_up = quant.multiply_by_quantized_multiplier_array(acc, d.output_multiplier, d.output_shift, True)
+    v_away = quant.multiply_by_quantized_multiplier_array(acc, d.output_multiplier, d.output_shift, False)
+    return np.clip(np.where(up, v_up, v_away) + d.bias, lo, hi).astype(x.dtype)
 
 
 def resolved_axes(values, rank) -> list:
@@ -103,6 +117,12 @@ def resolved_axes(values, rank) -> list:
         if a not in out:
             out.append(a)
     return out
+
+
+def takes_optimized_mean(variant, dt, shape, raw_axes, keep) -> bool:
+    """Whether the build sends a quantized MEAN to ``optimized_(integer_)ops::Mean`` (reduce.cc's test)."""
+    return (variant.quantized_mean == "optimized" and dt in (U8, I8) and keep and len(shape) == 4
+            and sorted(raw_axes) == [1, 2] and len(raw_axes) == 2)
 
 
 def prepare_quantized(context, node, shape, axes, keep, out, dt):
@@ -117,7 +137,7 @@ def prepare_quantized(context, node, shape, axes, keep, out, dt):
         raise UnsupportedOpError(f"MEAN (node {node.index}): {dt} mean over an empty axis (no values to average)")
     raw_axes = resolved_axes(np.asarray(context.value(node.inputs[1])).reshape(-1), len(shape))
     context.set_output(y_t, out, dt)
-    if dt != I16 and keep and len(shape) == 4 and len(raw_axes) == 2 and sorted(raw_axes) == [1, 2]:
+    if takes_optimized_mean(context.variant, dt, shape, raw_axes, keep):
         temp = np.float32(np.float32(in_zp) * np.float32(in_s)) / np.float32(out_s)
         temp = np.float32(temp + np.float32(0.5)) if temp > 0 else np.float32(temp - np.float32(0.5))
         bias = out_zp - int(temp)                                  # static_cast<int32_t> truncates
@@ -131,18 +151,6 @@ def prepare_quantized(context, node, shape, axes, keep, out, dt):
     m2 = (m << k) // count if k >= 0 else m
     return MeanQuantizedData(str(dt), axes, keep, out, "reference (integer, 1/count folded into the multiplier)",
                              count, in_s, in_zp, out_s, out_zp, real / count, int(m2), int(sh - k), 0)
-
-
-@opdata
-class MeanData(OpData):
-    axes: tuple
-    keep_dims: bool
-    output_shape: tuple
-
-
-def reference(x: np.ndarray, axes: tuple, keep_dims: bool) -> np.ndarray:
-    with np.errstate(over="ignore", invalid="ignore"):      # float inf / nan silently, as TFLite
-        return np.mean(x.astype(np.float64), axis=axes, keepdims=keep_dims).astype(np.float32)
 
 
 @kernel(BuiltinOperator.MEAN, versions=(1, 2, 3))
@@ -172,14 +180,9 @@ class Mean(Kernel):
     def invoke(self, context, node, d):
         x = context.tensors[node.inputs[0]]
         out = context.tensors[node.outputs[0]]
-        if type(d) is MeanQuantizedData:
-            out[...] = mean_quantized(x, d)
-            return
-        with np.errstate(over="ignore", invalid="ignore"):  # float inf / nan silently, as TFLite
-            np.mean(x, axis=d.axes, keepdims=d.keep_dims, out=out)
-
-    def invoke_reference(self, context, node, d):
-        if type(d) is MeanQuantizedData:
-            context.tensors[node.outputs[0]][...] = reference_quantized(context.tensors[node.inputs[0]], d)
-            return
-        context.tensors[node.outputs[0]][...] = reference(context.tensors[node.inputs[0]], d.axes, d.keep_dims)
+        if type(d) is MeanData:
+            out[...] = mean_float(x, d, context.variant.float_sum_order)
+        elif d.algorithm.startswith("optimized"):
+            out[...] = mean_quantized_optimized(x, d)
+        else:
+            out[...] = mean_quantized_reference(x, d)

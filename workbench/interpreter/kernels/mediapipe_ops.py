@@ -191,7 +191,8 @@ def corrected_rows(m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def transform_tensor_bilinear(x: np.ndarray, m: np.ndarray, oh: int, ow: int) -> np.ndarray:
-    """x: [H, W, C], m: 16 floats -> [oh, ow, C] (vectorised)."""
+    """x: [H, W, C], m: 16 floats -> [oh, ow, C]: every output pixel's sample point at once, its four
+    neighbours read from the input padded by a row and a column of zeros."""
     h, w, c = x.shape
     mx, my = corrected_rows(m)
     ys, xs = np.meshgrid(np.arange(oh, dtype=np.float32), np.arange(ow, dtype=np.float32), indexing="ij")
@@ -210,29 +211,6 @@ def transform_tensor_bilinear(x: np.ndarray, m: np.ndarray, oh: int, ow: int) ->
     lower = (1 - ax) * q12 + ax * q22
     out = ay * lower + (1 - ay) * upper
     return np.where(inside[..., None], out, np.float32(0)).astype(np.float32)
-
-
-def transform_tensor_bilinear_reference(x: np.ndarray, m: np.ndarray, oh: int, ow: int) -> np.ndarray:
-    """The same, one output pixel at a time."""
-    h, w, c = x.shape
-    mx, my = corrected_rows(m)
-    out = np.zeros((oh, ow, c), np.float32)
-
-    def read(yy, xx):
-        return x[yy, xx] if 0 <= yy < h and 0 <= xx < w else np.zeros(c, np.float32)
-
-    for oy in range(oh):
-        for ox in range(ow):
-            tx = float(mx[0]) * ox + float(mx[1]) * oy + float(mx[3])
-            ty = float(my[0]) * ox + float(my[1]) * oy + float(my[3])
-            if tx < 0 or tx > w - 1 or ty < 0 or ty > h - 1:
-                continue
-            fx, fy = math.floor(tx), math.floor(ty)
-            a, b = tx - fx, ty - fy
-            upper = (1 - a) * read(fy, fx) + a * read(fy, fx + 1)
-            lower = (1 - a) * read(fy + 1, fx) + a * read(fy + 1, fx + 1)
-            out[oy, ox] = b * lower + (1 - b) * upper
-    return out
 
 
 @kernel("TransformTensorBilinear", versions=(2,), custom=True)
@@ -260,9 +238,3 @@ class TransformTensorBilinear(Kernel):
         x = context.tensors[node.inputs[0]][0]
         m = context.tensors[node.inputs[1]].reshape(-1)[:16]
         context.tensors[node.outputs[0]][0] = transform_tensor_bilinear(x, m, d.output_height, d.output_width)
-
-    def invoke_reference(self, context, node, d):
-        x = context.tensors[node.inputs[0]][0]
-        m = context.tensors[node.inputs[1]].reshape(-1)[:16]
-        context.tensors[node.outputs[0]][0] = transform_tensor_bilinear_reference(x, m, d.output_height,
-                                                                                 d.output_width)

@@ -14,22 +14,21 @@ where MBQM64 is TFLite's int64 ``MultiplyByQuantizedMultiplier`` (a 16-bit multi
 rounding shift, ties up: :func:`quant.multiply_by_quantized_multiplier_int64`).  After n steps the
 values carry n factors of ``scaling``: in_scale^n / out_scale, the output's scale.
 
-When every reduced axis has size 1 (n = 1) TFLite's optimized kernel drops those axes, finds
-nothing to reduce and COPIES the input's integers unchanged — no rescaling, whatever the two
-scales are.  The workbench does the same (``ReduceProdData.copy``).
+When every reduced axis has size 1 (n = 1) the two builds part (``Variant.reduce_prod_copy``): the
+reference kernel rescales the one value, MBQM64(x − in_zp) + out_zp; TFLite's optimized kernel drops
+those axes, finds nothing to reduce and COPIES the input's integers unchanged — no rescaling,
+whatever the two scales are (``ReduceProdData.copy``).
+The speed layer: ``workbench/interpreter/fast/reduce.py``.
 """
 
 import numpy as np
 
 from ...schema.enums import BuiltinOperator
 from .. import quant
-from ...perf.jit import njit
-from ..fast.requantize import mbqm_int64_jit
 from ..registry import OpData, kernel, opdata
 from ._common import F32
 from ._elementwise import I32, I64, refuse
-from ._reduce import QUANTIZED, ReduceKernel, check_quantization
-from .mean import reduced_rows
+from ._reduce import QUANTIZED, ReduceKernel, check_quantization, reduced_rows
 
 I8, I16 = np.dtype(np.int8), np.dtype(np.int16)
 
@@ -48,45 +47,37 @@ class ReduceProdData(OpData):
     scaling: float             # in_scale / out_scale^(1/n), double
     multiplier: int
     shift: int
-    copy: bool                 # n == 1: the integers are copied (see the module docstring)
+    copy: bool                 # n == 1 in the optimized kernel: the integers are copied (module docstring)
 
 
-def reference(x: np.ndarray, axes: tuple, keep: bool) -> np.ndarray:
-    with np.errstate(over="ignore", invalid="ignore"):      # float inf / nan silently, as TFLite
-        return np.prod(x, axis=axes, keepdims=keep, dtype=x.dtype)
+@np.errstate(over="ignore", invalid="ignore")      # float inf / nan silently, as TFLite
+def prod(x: np.ndarray, axes: tuple, keep: bool) -> np.ndarray:
+    """``reference_ops::ReduceGeneric`` (product) for float32, int32, int64 and unquantized int8 / int16:
+    one accumulator per output in memory order (``np.prod`` multiplies in order; integers wrap)."""
+    return np.prod(x, axis=axes, keepdims=keep, dtype=x.dtype)
 
 
-def reference_quantized(x: np.ndarray, d) -> np.ndarray:
-    """One output at a time with the scalar int64 MBQM of the quant package."""
+def prod_quantized(x: np.ndarray, d) -> np.ndarray:
+    """``reference_ops::QuantizedReduceProd``: per output, p = x₀ − zp, then p = MBQM64(p · (xᵢ − zp))
+    for each next value in memory order (all outputs at once), a last MBQM64, + out_zp, clamped — or
+    the copy of the optimized kernel (module docstring)."""
     if d.copy:
         return x.reshape(d.output_shape).copy()
+    rows = reduced_rows(x, d.axes).astype(np.int64) - d.input_zero_point
+    mbqm = quant.multiply_by_quantized_multiplier_int64_array
+    p = rows[:, 0]
+    for k in range(1, rows.shape[1]):
+        p = mbqm(p * rows[:, k], d.multiplier, d.shift)
     lo, hi = quant.quantized_range(x.dtype)
-    mbqm = quant.multiply_by_quantized_multiplier_int64
-    out = []
-    for row in reduced_rows(x, d.axes):
-        p = int(row[0]) - d.input_zero_point
-        for v in row[1:]:
-            p = mbqm(p * (int(v) - d.input_zero_point), d.multiplier, d.shift)
-        r = mbqm(p, d.multiplier, d.shift) + d.output_zero_point
-        out.append(min(max(r, lo), hi))
-    return np.array(out, np.int64).astype(x.dtype).reshape(d.output_shape)
-
-
-@njit
-def prod_rows_numba(rows, in_zp, out_zp, multiplier, shift, lo, hi, out):
-    for r in range(rows.shape[0]):
-        p = np.int64(rows[r, 0]) - in_zp
-        for k in range(1, rows.shape[1]):
-            p = mbqm_int64_jit(p * (np.int64(rows[r, k]) - in_zp), multiplier, shift)
-        v = mbqm_int64_jit(p, multiplier, shift) + out_zp
-        out[r] = min(max(v, lo), hi)
+    return np.clip(mbqm(p, d.multiplier, d.shift) + d.output_zero_point, lo, hi).astype(x.dtype).reshape(
+        d.output_shape)
 
 
 @kernel(BuiltinOperator.REDUCE_PROD, versions=(1, 2))
 class ReduceProd(ReduceKernel):
     name = "reduce_prod"
     dtypes = (F32, I32, I64) + QUANTIZED
-    reduce = staticmethod(reference)
+    reduce = staticmethod(prod)
 
     def prepare(self, context, node):
         d = super().prepare(context, node)
@@ -106,24 +97,10 @@ class ReduceProd(ReduceKernel):
         scaling = float(np.float32(in_s)) / float(np.float32(out_s)) ** (1.0 / n)
         m, sh = quant.quantize_multiplier(scaling)
         return ReduceProdData(d.axes, d.keep_dims, d.output_shape, str(dt), n, in_s, in_zp, out_s, out_zp,
-                              scaling, m, sh, n == 1)
+                              scaling, m, sh, n == 1 and context.variant.reduce_prod_copy)
 
     def invoke(self, context, node, d):
         if type(d) is ReduceProdData:
-            x = context.tensors[node.inputs[0]]
-            if d.copy:
-                context.tensors[node.outputs[0]][...] = x.reshape(d.output_shape)
-                return
-            rows = np.ascontiguousarray(reduced_rows(x, d.axes))
-            out = np.empty(rows.shape[0], np.int64)
-            lo, hi = quant.quantized_range(x.dtype)
-            prod_rows_numba(rows, d.input_zero_point, d.output_zero_point, d.multiplier, d.shift, lo, hi, out)
-            context.tensors[node.outputs[0]][...] = out.astype(x.dtype).reshape(d.output_shape)
-            return
-        super().invoke(context, node, d)
-
-    def invoke_reference(self, context, node, d):
-        if type(d) is ReduceProdData:
-            context.tensors[node.outputs[0]][...] = reference_quantized(context.tensors[node.inputs[0]], d)
+            context.tensors[node.outputs[0]][...] = prod_quantized(context.tensors[node.inputs[0]], d)
             return
         super().invoke(context, node, d)

@@ -1,30 +1,32 @@
-"""RESIZE_BILINEAR (float32, NHWC) to the size in input 1 ([new_h, new_w], a constant).
-
-For output row y (columns alike), in float32 as TFLite's reference does:
-  scale = in/out, or (in-1)/(out-1) with align_corners (and out > 1);
-  src = (y + 0.5) * scale - 0.5 with half_pixel_centers (version 3), else y * scale;
-  y0 = max(floor(src), 0), y1 = min(ceil(src), in-1), and the weights are (1 - (src - y0), src - y0).
+"""RESIZE_BILINEAR (NHWC) to the size in input 1 ([new_h, new_w], a constant).
 
 Versions: float32 and uint8 → 1, int8 → 2, half_pixel_centers → 3, int16 → 4.
 
-int8 (and int16, which TFLite always sends to the reference kernel): ``ResizeBilinearInteger`` in
-10-bit fixed point — scale_10 = (2^10·in + out/2) // out ((in−1)/(out−1) with align_corners);
-src_10 = o·scale_10 (+ scale_10/2 − 2^9 with half pixel centres); y0 = max(src_10 / 2^10, 0),
-y1 = min((src_10 + 2^10 − 1) / 2^10, in − 1) (C division); the four int64 products with 20-bit
-weights are summed and divided by 2^20 rounding half away from zero.  Input and output share the
-quantization, so there is no rescaling.
+Output row y samples the input at (columns alike; ``ComputeInterpolationValues``, float32):
+  scale = in/out, or (in−1)/(out−1) with align_corners (and out > 1);
+  src = (y + 0.5)·scale − 0.5 with half_pixel_centers, else y·scale;
+  y0 = max(floor(src), 0), y1 = min(ceil(src), in − 1), dy = src − y0 (not clamped at the low end:
+  with half pixel centres a position of −0.25 weighs row 0 by 1.25 and row 0 again by −0.25).
 
-uint8 takes another road in TFLite's default kernel (``optimized_ops::ResizeBilinear`` for uint8,
-``ResizeBilinearGenericSmallChannel``): float32, the source positions as for float32 (y0, y1 and
-the fraction, not clamped at the low end with half_pixel_centers: a position of −0.25 weighs row 0
-by 1.25 and row 0 again by −0.25), the four corner weights (1−dy)(1−dx), (1−dy)dx, dy(1−dx), dy·dx,
-then out = (uint8)(x00·w0 + x01·w1 + x10·w2 + x11·w3 + 0.5), summed in that order in float32 and
-truncated.  One uint8 case — half_pixel_centers, depth a multiple of 8, exactly 8x in both
-directions — runs a separate kernel in TFLite (``ResizeBilinear888Uint8``): 8.8 fixed point with
-running sums.  Its weights are exact sixteenths (source fractions (2p+1)/16), so what it computes is
-the exact bilinear value rounded half up: out = (Σ w16y·w16x·x + 128) >> 8 with integer weights
-w16 ∈ {16 − f, f}; positions outside the image repeat the edge.  The workbench computes that
-closed form (``ResizeBilinearUint8Data.exact_8x``).
+float32 and uint8: the two builds add the four corners differently (``Variant.resize_bilinear``):
+  * ``reference_ops::ResizeBilinear``: x00·(1−dy)·(1−dx) + x10·dy·(1−dx) + x01·(1−dy)·dx + x11·dy·dx
+    + offset, float32 from left to right; offset 0.5 for uint8 (then truncated), 0 for float32;
+  * ``optimized_ops::ResizeBilinear`` (the builtin kernel): the weights multiplied first, w00 =
+    (1−dy)(1−dx), w01 = (1−dy)·dx, w10 = dy·(1−dx), w11 = dy·dx, and x00·w00, x01·w01, x10·w10,
+    x11·w11 added in that order, float32 into a zeroed output (ResizeBilinearGeneric) or, for uint8,
+    + 0.5 and truncated (ResizeBilinearGenericSmallChannel).  Two shapes have a kernel of their own: a
+    float 2x upscale without align_corners or half_pixel_centers (ResizeBilinear2x2: each new value is
+    the half of a sum of two), and a uint8 exact 8x upscale with half_pixel_centers and depth a
+    multiple of 8 (ResizeBilinear888Uint8: 8.8 fixed point; its weights are exact sixteenths,
+    fractions (2p+1)/16, so it computes out = (Σ w16y·w16x·x + 128) >> 8 with w16 ∈ {16 − f, f},
+    positions past the edge repeating it: ``ResizeBilinearUint8Data.exact_8x``).
+
+int8 and int16, in both builds: ``ResizeBilinearInteger``, 10-bit fixed point — scale_10 = (2^10·in +
+out/2) // out ((in−1)/(out−1) with align_corners); src_10 = o·scale_10 (+ scale_10/2 − 2^9 with half
+pixel centres); y0 = max(src_10 / 2^10, 0), y1 = min((src_10 + 2^10 − 1) / 2^10, in − 1) (C
+division); four int64 products with 20-bit weights, summed, divided by 2^20 rounding half away from
+zero.  Input and output share the quantization, so no type rescales.
+The speed layer: ``workbench/interpreter/fast/resize.py``.
 """
 
 from __future__ import annotations
@@ -36,6 +38,10 @@ from ...schema.enums import BuiltinOperator
 from ..registry import Kernel, OpData, kernel, opdata
 from ._common import F32, check_rank
 
+I8 = np.dtype(np.int8)
+U8 = np.dtype(np.uint8)
+I16 = np.dtype(np.int16)
+
 
 @opdata
 class ResizeBilinearData(OpData):
@@ -44,67 +50,15 @@ class ResizeBilinearData(OpData):
     half_pixel_centers: bool
     y0: object
     y1: object
-    wy: object       # float32 [OH, 1, 1]: weight of row y1
+    dy: object        # float32 [OH]: src − y0, the weight of row y1
     x0: object
     x1: object
-    wx: object       # float32 [OW, 1]: weight of column x1
+    dx: object        # float32 [OW]
 
 
-def source_positions(out_size, in_size, align_corners, half_pixel):
-    f = np.float32
-    if align_corners and out_size > 1:
-        scale = f(in_size - 1) / f(out_size - 1)
-    else:
-        scale = f(in_size) / f(out_size)
-    o = np.arange(out_size, dtype=np.float32)
-    src = (o + f(0.5)) * scale - f(0.5) if half_pixel else o * scale
-    src = src.astype(np.float32)
-    lo = np.maximum(np.floor(src).astype(np.int64), 0)
-    hi = np.minimum(np.ceil(src).astype(np.int64), in_size - 1)
-    return lo, hi, (src - lo.astype(np.float32)).astype(np.float32)
-
-
-@np.errstate(over="ignore", invalid="ignore")           # float inf · 0 = nan silently, as TFLite
-def reference(x, out_hw, align_corners, half_pixel):
-    """Per output pixel, the four-neighbour formula written out."""
-    n, h, w, c = x.shape
-    oh, ow = out_hw
-    y0, y1, dy = source_positions(oh, h, align_corners, half_pixel)
-    x0, x1, dx = source_positions(ow, w, align_corners, half_pixel)
-    out = np.empty((n, oh, ow, c), np.float32)
-    one = np.float32(1)
-    for y in range(oh):
-        for xx in range(ow):
-            a, b = dy[y], dx[xx]
-            out[:, y, xx, :] = (x[:, y0[y], x0[xx], :] * (one - a) * (one - b) + x[:, y1[y], x0[xx], :] * a * (one - b)
-                                + x[:, y0[y], x1[xx], :] * (one - a) * b + x[:, y1[y], x1[xx], :] * a * b)
-    return out
-
-
-I8 = np.dtype(np.int8)
-U8 = np.dtype(np.uint8)
-I16 = np.dtype(np.int16)
-
-
-def _cdiv(a, b):
-    """C integer division (truncates toward zero), elementwise."""
-    q = np.abs(a) // abs(b)
-    return np.where((np.asarray(a) < 0) != (b < 0), -q, q)
-
-
-def integer_positions(out_size, in_size, align_corners, half_pixel):
-    """(src_10, lower, upper) of ComputeInterpolationValuesInteger for every output index."""
-    if out_size <= 0:       # an empty output: no positions (and no division by 0)
-        z = np.zeros(0, np.int64)
-        return z, z, z
-    scale = ((1 << 10) * in_size + out_size // 2) // out_size
-    if align_corners and out_size > 1:
-        scale = ((1 << 10) * (in_size - 1) + (out_size - 1) // 2) // (out_size - 1)
-    o = np.arange(out_size, dtype=np.int64)
-    src = o * scale + scale // 2 - (1 << 9) if half_pixel else o * scale
-    lo = np.maximum(_cdiv(src, 1 << 10), 0)
-    hi = np.minimum(_cdiv(src + (1 << 10) - 1, 1 << 10), in_size - 1)
-    return src, lo, hi
+@opdata
+class ResizeBilinearUint8Data(ResizeBilinearData):
+    exact_8x: bool = False     # TFLite's 8x half-pixel uint8 kernel: dy, dx are then int64 sixteenths
 
 
 @opdata
@@ -123,54 +77,15 @@ class ResizeBilinearInt8Data(OpData):
 ResizeBilinearQuantizedData = ResizeBilinearInt8Data     # int8 and int16 share the integer kernel
 
 
-def integer_reference(x, d) -> np.ndarray:
-    """ResizeBilinearInteger one output value at a time: four products with 20-bit weights, then a
-    division by 2^20 rounding half away from zero (C division truncates)."""
-    one = 1 << 10
-    out = np.empty(d.output_shape, x.dtype)
-    n, oh, ow, c = d.output_shape
-    for b in range(n):
-        for y in range(oh):
-            wy = int(d.wy[y])
-            for xx in range(ow):
-                wx = int(d.wx[xx])
-                for k in range(c):
-                    total = (int(x[b, d.y0[y], d.x0[xx], k]) * (one - wy) * (one - wx)
-                             + int(x[b, d.y1[y], d.x0[xx], k]) * wy * (one - wx)
-                             + int(x[b, d.y0[y], d.x1[xx], k]) * (one - wy) * wx
-                             + int(x[b, d.y1[y], d.x1[xx], k]) * wy * wx)
-                    half = 1 << 19 if total > 0 else -(1 << 19)
-                    q = abs(total + half) >> 20
-                    out[b, y, xx, k] = q if total + half >= 0 else -q
-    return out
-
-
-def int8_resize(x, d) -> np.ndarray:
-    one = 1 << 10
-    xi = x.astype(np.int64)
-    wy = d.wy.reshape(1, -1, 1, 1)
-    wx = d.wx.reshape(1, 1, -1, 1)
-    ll = xi[:, d.y0][:, :, d.x0] * ((one - wy) * (one - wx))
-    lu = xi[:, d.y1][:, :, d.x0] * (wy * (one - wx))
-    rl = xi[:, d.y0][:, :, d.x1] * ((one - wy) * wx)
-    ru = xi[:, d.y1][:, :, d.x1] * (wy * wx)
-    total = ll + lu + rl + ru
-    r = _cdiv(total + np.where(total > 0, 1 << 19, -(1 << 19)), 1 << 20)
-    return r.astype(x.dtype)
-
-
-@opdata
-class ResizeBilinearUint8Data(OpData):
-    output_shape: tuple
-    align_corners: bool
-    half_pixel_centers: bool
-    y0: object
-    y1: object
-    dy: object        # float32 [OH]: input_y − y0 (may be negative with half pixel centres)
-    x0: object
-    x1: object
-    dx: object        # float32 [OW]
-    exact_8x: bool = False     # TFLite's 8x half-pixel uint8 kernel: dy, dx are then int64 sixteenths
+def source_positions(out_size, in_size, align_corners, half_pixel):
+    """``ComputeInterpolationValues`` for every output index: (y0, y1, dy), dy in float32."""
+    f = np.float32
+    scale = f(in_size - 1) / f(out_size - 1) if align_corners and out_size > 1 else f(in_size) / f(out_size)
+    o = np.arange(out_size, dtype=np.float32)
+    src = ((o + f(0.5)) * scale - f(0.5)).astype(np.float32) if half_pixel else (o * scale).astype(np.float32)
+    lo = np.maximum(np.floor(src).astype(np.int64), 0)
+    hi = np.minimum(np.ceil(src).astype(np.int64), in_size - 1)
+    return lo, hi, (src - lo.astype(np.float32)).astype(np.float32)
 
 
 def sixteenth_positions(out_size, in_size):
@@ -182,77 +97,106 @@ def sixteenth_positions(out_size, in_size):
     return y0, y1, frac
 
 
-def uint8_resize_8x(x, d) -> np.ndarray:
-    xi = x.astype(np.int64)
-    fy = d.dy.reshape(1, -1, 1, 1)
-    fx = d.dx.reshape(1, 1, -1, 1)
-    acc = (xi[:, d.y0][:, :, d.x0] * ((16 - fy) * (16 - fx)) + xi[:, d.y0][:, :, d.x1] * ((16 - fy) * fx)
-           + xi[:, d.y1][:, :, d.x0] * (fy * (16 - fx)) + xi[:, d.y1][:, :, d.x1] * (fy * fx))
+def _cdiv(a, b):
+    """C integer division (truncates toward zero), elementwise."""
+    q = np.abs(a) // abs(b)
+    return np.where((np.asarray(a) < 0) != (b < 0), -q, q)
+
+
+def integer_positions(out_size, in_size, align_corners, half_pixel):
+    """(src_10, lower, upper) of ``ComputeInterpolationValuesInteger`` for every output index."""
+    if out_size <= 0:       # an empty output: no positions (and no division by 0)
+        z = np.zeros(0, np.int64)
+        return z, z, z
+    scale = ((1 << 10) * in_size + out_size // 2) // out_size
+    if align_corners and out_size > 1:
+        scale = ((1 << 10) * (in_size - 1) + (out_size - 1) // 2) // (out_size - 1)
+    o = np.arange(out_size, dtype=np.int64)
+    src = o * scale + scale // 2 - (1 << 9) if half_pixel else o * scale
+    lo = np.maximum(_cdiv(src, 1 << 10), 0)
+    hi = np.minimum(_cdiv(src + (1 << 10) - 1, 1 << 10), in_size - 1)
+    return src, lo, hi
+
+
+def corners(x, d, dtype=np.float32):
+    """The four neighbours of every output pixel, [N, OH, OW, C] each: x00, x01, x10, x11 (row, column)."""
+    xf = x.astype(dtype, copy=False)
+    top, bottom = xf[:, d.y0], xf[:, d.y1]
+    return top[:, :, d.x0], top[:, :, d.x1], bottom[:, :, d.x0], bottom[:, :, d.x1]
+
+
+def _to_type(acc, dtype):
+    """float32 as it is; uint8 as C's conversion of acc + 0.5 (truncation; the values are in range)."""
+    if dtype == U8:
+        return np.trunc(acc + np.float32(0.5)).astype(np.int64).astype(np.uint8)
+    return (acc + np.float32(0)).astype(np.float32)     # + 0.0f: TFLite's rounding offset of float (−0 → +0)
+
+
+@np.errstate(over="ignore", invalid="ignore")           # float inf · 0 = nan silently, as TFLite
+def bilinear_reference(x, d) -> np.ndarray:
+    """``reference_ops::ResizeBilinear`` (float32, uint8): the four-neighbour formula, left to right."""
+    x00, x01, x10, x11 = corners(x, d)
+    one = np.float32(1)
+    dy, dx = d.dy.reshape(1, -1, 1, 1), d.dx.reshape(1, 1, -1, 1)
+    acc = x00 * (one - dy) * (one - dx) + x10 * dy * (one - dx) + x01 * (one - dy) * dx + x11 * dy * dx
+    return _to_type(acc, x.dtype)
+
+
+@np.errstate(over="ignore", invalid="ignore")
+def bilinear_optimized(x, d) -> np.ndarray:
+    """``optimized_ops::ResizeBilinearGeneric`` (float32) / ``ResizeBilinearGenericSmallChannel`` (uint8):
+    the weight products first, then x00·w00 + x01·w01 + x10·w10 + x11·w11 added to 0 in that order."""
+    x00, x01, x10, x11 = corners(x, d)
+    one = np.float32(1)
+    dy, dx = d.dy.reshape(1, -1, 1, 1), d.dx.reshape(1, 1, -1, 1)
+    acc = np.float32(0) + x00 * ((one - dy) * (one - dx))
+    acc = acc + x01 * ((one - dy) * dx)
+    acc = acc + x10 * (dy * (one - dx))
+    acc = acc + x11 * (dy * dx)
+    return acc.astype(np.float32) if x.dtype == F32 else _to_type(acc, x.dtype)
+
+
+def takes_2x2_kernel(d, input_shape) -> bool:
+    """The optimized float kernel's special case: an exact 2x upscale, plain source positions."""
+    _, oh, ow, _ = d.output_shape
+    return not d.align_corners and not d.half_pixel_centers and (oh, ow) == (2 * input_shape[1], 2 * input_shape[2])
+
+
+@np.errstate(over="ignore", invalid="ignore")
+def bilinear_2x2(x) -> np.ndarray:
+    """``optimized_ops::ResizeBilinear2x2`` (float32): input pixel (y, x) and its right, lower and
+    lower-right neighbours (the edge repeated) give the 2x2 outputs a, (a + r)/2, (a + b)/2 = m and
+    (m + (r + br)/2)/2."""
+    n, h, w, c = x.shape
+    two = np.float32(2)
+    right = x[:, :, np.minimum(np.arange(w) + 1, w - 1)]
+    below = x[:, np.minimum(np.arange(h) + 1, h - 1)]
+    below_right = below[:, :, np.minimum(np.arange(w) + 1, w - 1)]
+    out = np.empty((n, 2 * h, 2 * w, c), np.float32)
+    out[:, 0::2, 0::2] = x
+    out[:, 0::2, 1::2] = (x + right) / two
+    out[:, 1::2, 0::2] = mid = (x + below) / two
+    out[:, 1::2, 1::2] = (mid + (right + below_right) / two) / two
+    return out
+
+
+def resize_uint8_8x(x, d) -> np.ndarray:
+    """``optimized_ops::ResizeBilinear888Uint8`` in closed form: exact sixteenths, rounded half up."""
+    x00, x01, x10, x11 = corners(x, d, np.int64)
+    fy, fx = d.dy.reshape(1, -1, 1, 1), d.dx.reshape(1, 1, -1, 1)
+    acc = x00 * ((16 - fy) * (16 - fx)) + x01 * ((16 - fy) * fx) + x10 * (fy * (16 - fx)) + x11 * (fy * fx)
     return ((acc + 128) >> 8).astype(np.uint8)
 
 
-def float_positions(out_size, in_size, align_corners, half_pixel):
-    """ComputeInterpolationValues (float): position, y0 = max(floor, 0), y1 = min(ceil, in − 1) and the
-    UNclamped fraction position − y0."""
-    f = np.float32
-    scale = f(in_size - 1) / f(out_size - 1) if align_corners and out_size > 1 else f(in_size) / f(out_size)
-    o = np.arange(out_size, dtype=np.float32)
-    src = ((o + f(0.5)) * scale - f(0.5)).astype(np.float32) if half_pixel else (o * scale).astype(np.float32)
-    lo = np.maximum(np.floor(src).astype(np.int64), 0)
-    hi = np.minimum(np.ceil(src).astype(np.int64), in_size - 1)
-    return lo, hi, (src - lo.astype(np.float32)).astype(np.float32)
-
-
-def uint8_weights(d):
-    one = np.float32(1)
-    dy = d.dy.reshape(1, -1, 1, 1)
-    dx = d.dx.reshape(1, 1, -1, 1)
-    return ((one - dy) * (one - dx), (one - dy) * dx, dy * (one - dx), dy * dx)
-
-
-def uint8_resize(x, d) -> np.ndarray:
-    w0, w1, w2, w3 = (w.astype(np.float32) for w in uint8_weights(d))
-    xf = x.astype(np.float32)
-    acc = xf[:, d.y0][:, :, d.x0] * w0
-    acc = (acc + xf[:, d.y0][:, :, d.x1] * w1).astype(np.float32)
-    acc = (acc + xf[:, d.y1][:, :, d.x0] * w2).astype(np.float32)
-    acc = (acc + xf[:, d.y1][:, :, d.x1] * w3).astype(np.float32)
-    acc = (acc + np.float32(0.5)).astype(np.float32)
-    return np.trunc(acc).astype(np.int64).astype(np.uint8)      # C's float → uint8 conversion (values in range)
-
-
-def uint8_reference(x, d) -> np.ndarray:
-    """ResizeBilinearGenericSmallChannel, one output value at a time in float32 (or the exact 8x
-    sum, one value at a time)."""
-    n, h, w, c = x.shape
-    _, oh, ow, _ = d.output_shape
-    out = np.empty(d.output_shape, np.uint8)
-    one = np.float32(1)
-    if d.exact_8x:
-        for b in range(n):
-            for y in range(oh):
-                for xx in range(ow):
-                    fy, fx = int(d.dy[y]), int(d.dx[xx])
-                    for k in range(c):
-                        acc = (int(x[b, d.y0[y], d.x0[xx], k]) * (16 - fy) * (16 - fx)
-                               + int(x[b, d.y0[y], d.x1[xx], k]) * (16 - fy) * fx
-                               + int(x[b, d.y1[y], d.x0[xx], k]) * fy * (16 - fx)
-                               + int(x[b, d.y1[y], d.x1[xx], k]) * fy * fx)
-                        out[b, y, xx, k] = (acc + 128) // 256
-        return out
-    for b in range(n):
-        for y in range(oh):
-            for xx in range(ow):
-                dy, dx = d.dy[y], d.dx[xx]
-                ws = ((one - dy) * (one - dx), (one - dy) * dx, dy * (one - dx), dy * dx)
-                taps = ((d.y0[y], d.x0[xx]), (d.y0[y], d.x1[xx]), (d.y1[y], d.x0[xx]), (d.y1[y], d.x1[xx]))
-                for k in range(c):
-                    terms = [np.float32(np.float32(x[b, r, col, k]) * np.float32(wt)) for (r, col), wt in zip(taps, ws)]
-                    acc = terms[0]
-                    for t in terms[1:]:
-                        acc = np.float32(acc + t)
-                    out[b, y, xx, k] = int(np.float32(acc + np.float32(0.5)))
-    return out
+def resize_integer(x, d) -> np.ndarray:
+    """``reference_ops::ResizeBilinearInteger`` (int8, int16): 20-bit weights, int64 sums, a rounding
+    division by 2^20 (half away from zero; C division truncates)."""
+    one = 1 << 10
+    x00, x01, x10, x11 = corners(x, d, np.int64)
+    wy, wx = d.wy.reshape(1, -1, 1, 1), d.wx.reshape(1, 1, -1, 1)
+    total = (x00 * ((one - wy) * (one - wx)) + x10 * (wy * (one - wx)) + x01 * ((one - wy) * wx)
+             + x11 * (wy * wx))
+    return _cdiv(total + np.where(total > 0, 1 << 19, -(1 << 19)), 1 << 20).astype(x.dtype)
 
 
 class _ResizeBase(Kernel):
@@ -281,53 +225,29 @@ class ResizeBilinear(_ResizeBase):
         if ac and hp:
             raise UnsupportedOpError(f"RESIZE_BILINEAR (node {node.index}): align_corners and half_pixel_centers "
                                      f"are both set, which TFLite refuses")
-        if dt == U8:
-            scale = oh // h
-            context.set_output(node.outputs[0], (n, oh, ow, c), U8)
-            if (not ac and hp and c % 8 == 0 and oh >= 8 and ow >= 8 and scale == 8 and h * scale == oh
-                    and w * scale == ow):
-                y0, y1, fy = sixteenth_positions(oh, h)
-                x0, x1, fx = sixteenth_positions(ow, w)
-                return ResizeBilinearUint8Data((n, oh, ow, c), ac, hp, y0, y1, fy, x0, x1, fx, True)
-            y0, y1, dy = float_positions(oh, h, ac, hp)
-            x0, x1, dx = float_positions(ow, w, ac, hp)
-            return ResizeBilinearUint8Data((n, oh, ow, c), ac, hp, y0, y1, dy, x0, x1, dx)
+        out = (n, oh, ow, c)
+        context.set_output(node.outputs[0], out, dt)
         if dt in (I8, I16):
-            context.set_output(node.outputs[0], (n, oh, ow, c), dt)
             sy, y0, y1 = integer_positions(oh, h, ac, hp)
             sx, x0, x1 = integer_positions(ow, w, ac, hp)
-            return ResizeBilinearInt8Data((n, oh, ow, c), ac, hp, y0, y1, sy - (1 << 10) * y0, x0, x1,
-                                          sx - (1 << 10) * x0)
-        context.set_output(node.outputs[0], (n, oh, ow, c), F32)
-        y0, y1, dy = source_positions(oh, h, ac, hp)
-        x0, x1, dx = source_positions(ow, w, ac, hp)
-        return ResizeBilinearData((n, oh, ow, c), ac, hp, y0, y1, dy.reshape(-1, 1, 1), x0, x1, dx.reshape(-1, 1))
+            return ResizeBilinearInt8Data(out, ac, hp, y0, y1, sy - (1 << 10) * y0, x0, x1, sx - (1 << 10) * x0)
+        if dt == U8 and (context.variant.resize_bilinear == "optimized" and hp and c % 8 == 0 and oh >= 8 and ow >= 8
+                         and oh == 8 * h and ow == 8 * w):
+            return ResizeBilinearUint8Data(out, ac, hp, *sixteenth_positions(oh, h), *sixteenth_positions(ow, w),
+                                           exact_8x=True)
+        data = ResizeBilinearUint8Data if dt == U8 else ResizeBilinearData
+        return data(out, ac, hp, *source_positions(oh, h, ac, hp), *source_positions(ow, w, ac, hp))
 
-    @np.errstate(over="ignore", invalid="ignore")       # float inf · 0 = nan silently, as TFLite
     def invoke(self, context, node, d):
         x = context.tensors[node.inputs[0]]
         out = context.tensors[node.outputs[0]]
         if type(d) is ResizeBilinearInt8Data:
-            out[...] = int8_resize(x, d)
-            return
-        if type(d) is ResizeBilinearUint8Data:
-            out[...] = uint8_resize_8x(x, d) if d.exact_8x else uint8_resize(x, d)
-            return
-        one = np.float32(1)
-        top = x[:, d.y0]                     # [N, OH, W, C]
-        bot = x[:, d.y1]
-        rows = top * (one - d.wy) + bot * d.wy
-        left = rows[:, :, d.x0]
-        right = rows[:, :, d.x1]
-        np.multiply(left, one - d.wx, out=out)
-        out += right * d.wx
-
-    def invoke_reference(self, context, node, d):
-        if type(d) is ResizeBilinearInt8Data:
-            context.tensors[node.outputs[0]][...] = integer_reference(context.tensors[node.inputs[0]], d)
-            return
-        if type(d) is ResizeBilinearUint8Data:
-            context.tensors[node.outputs[0]][...] = uint8_reference(context.tensors[node.inputs[0]], d)
-            return
-        context.tensors[node.outputs[0]][...] = reference(context.tensors[node.inputs[0]], d.output_shape[1:3],
-                                                           d.align_corners, d.half_pixel_centers)
+            out[...] = resize_integer(x, d)
+        elif context.variant.resize_bilinear == "reference":
+            out[...] = bilinear_reference(x, d)
+        elif getattr(d, "exact_8x", False):
+            out[...] = resize_uint8_8x(x, d)
+        elif x.dtype == F32 and takes_2x2_kernel(d, x.shape):
+            out[...] = bilinear_2x2(x)
+        else:
+            out[...] = bilinear_optimized(x, d)

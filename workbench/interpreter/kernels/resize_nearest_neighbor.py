@@ -7,7 +7,8 @@ Source index of output index o (TFLite's reference, in float32):
 
 Types: float32, int32, uint8 (version 1), int8 (v2), int16 (v4); version 3 = half_pixel_centers or
 align_corners.  Quantized values are copied as they are (input and output share the quantization in
-TFLite's converter; the kernel does not rescale).
+TFLite's converter; the kernel does not rescale).  The builtin kernel (optimized_ops) picks the same
+pixels: no arithmetic variant.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ class ResizeNearestNeighborData(OpData):
 
 
 def source_index(out_size, in_size, align_corners, half_pixel):
+    """The input row (column) each output row (column) copies, for every output index."""
     f = np.float32
     if align_corners and out_size > 1:
         scale = f(in_size - 1) / f(out_size - 1)
@@ -46,15 +48,9 @@ def source_index(out_size, in_size, align_corners, half_pixel):
     return idx
 
 
-def reference(x, out_hw, align_corners, half_pixel):
-    n, h, w, c = x.shape
-    rows = source_index(out_hw[0], h, align_corners, half_pixel)
-    cols = source_index(out_hw[1], w, align_corners, half_pixel)
-    out = np.empty((n, out_hw[0], out_hw[1], c), x.dtype)
-    for y in range(out_hw[0]):
-        for xx in range(out_hw[1]):
-            out[:, y, xx, :] = x[:, rows[y], cols[xx], :]
-    return out
+def resize_nearest(x, d, out) -> None:
+    """``reference_ops::ResizeNearestNeighbor``: output pixel (y, x) is input pixel (rows[y], cols[x])."""
+    np.take(x[:, d.rows], d.cols, axis=2, out=out)
 
 
 @kernel(BuiltinOperator.RESIZE_NEAREST_NEIGHBOR, versions=(1, 2, 3, 4))
@@ -70,9 +66,4 @@ class ResizeNearestNeighbor(_ResizeBase):
                                          source_index(ow, w, ac, hp))
 
     def invoke(self, context, node, d):
-        x = context.tensors[node.inputs[0]]
-        np.take(x[:, d.rows], d.cols, axis=2, out=context.tensors[node.outputs[0]])
-
-    def invoke_reference(self, context, node, d):
-        context.tensors[node.outputs[0]][...] = reference(context.tensors[node.inputs[0]], d.output_shape[1:3],
-                                                           d.align_corners, d.half_pixel_centers)
+        resize_nearest(context.tensors[node.inputs[0]], d, context.tensors[node.outputs[0]])

@@ -41,8 +41,4 @@ class SegmentSum(Kernel):
 
     def invoke(self, context, node, d):
         t = context.tensors
-        t[node.outputs[0]][...] = segment_reduce("sum", t[node.inputs[0]], t[node.inputs[1]], d.num_segments, False)
-
-    def invoke_reference(self, context, node, d):
-        t = context.tensors
-        t[node.outputs[0]][...] = segment_reduce("sum", t[node.inputs[0]], t[node.inputs[1]], d.num_segments, True)
+        t[node.outputs[0]][...] = segment_reduce("sum", t[node.inputs[0]], t[node.inputs[1]], d.num_segments)

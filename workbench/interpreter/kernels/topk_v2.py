@@ -24,7 +24,9 @@ class TopKV2Data(OpData):
 
 
 def top_k(x: np.ndarray, k: int) -> np.ndarray:
-    """Indices of the k largest along the last axis; ties: lower index first."""
+    """The order of ``TopContainer`` (kernels/topk_v2.cc, one kernel for both builds): indices of the k
+    largest along the last axis, largest first, equal values lower index first (a stable ascending
+    sort of the reversed row, read backwards)."""
     n = x.shape[-1]
     order = np.argsort(x[..., ::-1], axis=-1, kind="stable")[..., ::-1]   # descending, ties: lower index
     return (n - 1 - order)[..., :k]
@@ -60,15 +62,3 @@ class TopKV2(Kernel):
         idx = top_k(x, d.k)
         t[node.outputs[0]][...] = np.take_along_axis(x, idx, axis=-1)
         t[node.outputs[1]][...] = idx
-
-    def invoke_reference(self, context, node, d):
-        t = context.tensors
-        x = t[node.inputs[0]]
-        rows = x.reshape(-1, d.n)
-        vals = np.empty((rows.shape[0], d.k), x.dtype)
-        idxs = np.empty((rows.shape[0], d.k), t[node.outputs[1]].dtype)
-        for r, row in enumerate(rows):
-            order = sorted(range(d.n), key=lambda i: (-float(row[i]), i))[:d.k]
-            vals[r], idxs[r] = row[order], order
-        t[node.outputs[0]][...] = vals.reshape(t[node.outputs[0]].shape)
-        t[node.outputs[1]][...] = idxs.reshape(t[node.outputs[1]].shape)

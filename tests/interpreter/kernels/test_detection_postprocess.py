@@ -1,10 +1,13 @@
 """TFLite_Detection_PostProcess: tiny SSD-like one-op models, ours vs ai-edge-litert.
 
-Each case builds the custom op with a FlexBuffer options map and runs it three ways: our fast
-kernel, our plain reference (``reference=True``) and litert's builtin kernel in a child process.
+Each case builds the custom op with a FlexBuffer options map and runs it: the default interpreter
+and the teaching layer alone (``reference=True``; the kernel has no speed layer, kernels/
+detection_postprocess.py is both), litert's builtin kernel and its reference kernels (BUILTIN_REF,
+the oracle of ``variant="reference"``: the two builds share this kernel) in child processes.
 Outputs are float32 but the op is a selection: boxes, classes, scores and the count must be
 EXACTLY equal wherever TFLite writes them.  Fast NMS leaves the slots past the detections
-unwritten (stale memory in TFLite), so those are compared only as "ours are zero".
+unwritten (stale memory in TFLite), so those are compared only as "ours are zero".  The vectorised
+single-class NMS is also checked against the plain loop it replaced.
 
 Cases cover fast and regular NMS, a background column or none, several classes per detection,
 more classes per detection than classes, keypoint columns in the encodings, uint8 boxes and
@@ -23,7 +26,7 @@ from flatbuffers import flexbuffers
 import litert_runner
 from workbench.errors import UnsupportedOpError, WorkbenchError
 from workbench.interpreter import Interpreter
-from workbench.interpreter.kernels import detection_postprocess as dp
+from workbench.interpreter.kernels import _nms, detection_postprocess as dp
 from workbench.schema import BuiltinOperator as B, ModelBuilder
 
 OP = "TFLite_Detection_PostProcess"
@@ -123,8 +126,8 @@ case("uint8_fast_ties", n=60, dtype="uint8", classes=8, max_detections=25, score
      nms_score_threshold=0.0, nms_iou_threshold=0.6)
 
 
-def run_ours(model, feed, reference=False):
-    it = Interpreter(model=model, reference=reference)
+def run_ours(model, feed, reference=False, variant="litert-x86"):
+    it = Interpreter(model=model, reference=reference, variant=variant)
     it.allocate_tensors()
     by_name = {d["name"]: d for d in it.get_input_details()}
     for name, value in feed.items():
@@ -155,12 +158,26 @@ def litert_results(tmp_path_factory):
     return litert_runner.run_built(tmp_path_factory.mktemp("litert_detection"), CASES, lambda name: CASES[name](), workers=4)
 
 
+@pytest.fixture(scope="module")
+def litert_ref_results(tmp_path_factory):
+    return litert_runner.run_built(tmp_path_factory.mktemp("litert_detection_ref"), CASES, lambda name: CASES[name](),
+                                   workers=4, resolver="BUILTIN_REF")
+
+
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_matches_litert(name, litert_results):
-    result = litert_results[name]
+    check_against(name, litert_results[name])
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_reference_variant_matches_litert_builtin_ref(name, litert_ref_results):
+    check_against(name, litert_ref_results[name], variant="reference")
+
+
+def check_against(name, result, variant="litert-x86"):
     assert result.ok, result.describe()
     model, feed = CASES[name]()
-    ours, _ = run_ours(model, feed)
+    ours, _ = run_ours(model, feed, reference=variant == "reference", variant=variant)
     theirs = [result.outputs[f"output_{k}"] for k in range(4)]
     for a, b in zip(ours, theirs):
         assert a.shape == b.shape and a.dtype == b.dtype
@@ -174,12 +191,60 @@ def test_matches_litert(name, litert_results):
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
-def test_fast_path_matches_reference(name):
+def test_teaching_layer_is_the_speed_layer(name):
     model, feed = CASES[name]()
-    fast, _ = run_ours(model, feed)
-    ref, _ = run_ours(model, feed, reference=True)
-    for a, b in zip(fast, ref):
-        np.testing.assert_array_equal(a, b)
+    for variant in ("litert-x86", "reference"):
+        fast, _ = run_ours(model, feed, variant=variant)
+        ref, _ = run_ours(model, feed, reference=True, variant=variant)
+        for a, b in zip(fast, ref):
+            np.testing.assert_array_equal(a, b)
+
+
+def iou_one(boxes: np.ndarray, i: int, j: int) -> np.float32:
+    """IoU of two decoded boxes, float32 step by step (0 when either area is <= 0)."""
+    bi, bj = boxes[i], boxes[j]
+    area_i = (bi[2] - bi[0]) * (bi[3] - bi[1])
+    area_j = (bj[2] - bj[0]) * (bj[3] - bj[1])
+    if area_i <= 0 or area_j <= 0:
+        return np.float32(0.0)
+    ih = max(min(bi[2], bj[2]) - max(bi[0], bj[0]), np.float32(0.0))
+    iw = max(min(bi[3], bj[3]) - max(bi[1], bj[1]), np.float32(0.0))
+    inter = np.float32(ih * iw)
+    return np.float32(inter / np.float32(area_i + area_j - inter))
+
+
+def nms_loop(boxes, scores, score_threshold, iou_threshold, limit) -> list[int]:
+    """Single-class NMS as TFLite's NonMaxSuppressionSingleClassHelper loops: one pair at a time."""
+    keep = [i for i in range(len(scores)) if scores[i] >= np.float32(score_threshold)]
+    order = sorted(range(len(keep)), key=lambda k: -float(scores[keep[k]]))   # stable
+    active = [True] * len(keep)
+    selected: list[int] = []
+    for a in range(len(keep)):
+        if len(selected) >= min(limit, len(keep)):
+            break
+        if not active[a]:
+            continue
+        i = keep[order[a]]
+        selected.append(i)
+        active[a] = False
+        for b in range(a + 1, len(keep)):
+            if active[b] and iou_one(boxes, i, keep[order[b]]) > np.float32(iou_threshold):
+                active[b] = False
+    return selected
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_single_class_nms_is_the_plain_loop(seed):
+    """The teaching layer deactivates all overlapping candidates of a selected box at once; the
+    selection is the pair-by-pair loop's (ties in the scores, degenerate boxes, several limits)."""
+    rng = np.random.default_rng(seed)
+    n = 80
+    yx = rng.uniform(0, 1, (n, 2))
+    hw = rng.uniform(-0.02, 0.4, (n, 2))                    # a few boxes of area <= 0
+    boxes = np.concatenate([yx, yx + hw], axis=1).astype(np.float32)
+    scores = (rng.integers(0, 12, n) / 11).astype(np.float32)   # many equal scores
+    for thr, iou, limit in ((0.0, 0.5, 100), (0.3, 0.2, 7), (0.5, 0.9, 3), (2.0, 0.5, 10)):
+        assert _nms.single_class_nms(boxes, scores, thr, iou, limit) == nms_loop(boxes, scores, thr, iou, limit)
 
 
 def test_cases_really_suppress_and_select():
@@ -217,13 +282,13 @@ def test_partial_sort_emulation_orders_ties_like_libstdcxx():
     for values, k, want in (([1, 3, 3, 3, 1, 3, 2, 1, 0], 4, [1, 3, 5, 2]),
                             ([2, 1, 0, 0, 1, 0, 0, 0, 1, 0, 2, 0], 5, [0, 10, 1, 8, 4]),
                             ([3, 2, 1, 1, 3, 3, 1], 3, [5, 4, 0])):
-        assert dp.partial_sort_desc(np.array(values, np.float32), k) == want
+        assert _nms.partial_sort_desc(np.array(values, np.float32), k) == want
     v = np.array([0.5, 0.7, 0.5], np.float32)
-    assert dp.partial_sort_desc(v, 0) == []
+    assert _nms.partial_sort_desc(v, 0) == []
     assert dp.top_classes(v, 1) == [1]
     for k in range(1, 8):      # without ties it is a plain sort
         w = np.array([3, 9, 1, 7, 5, 8, 2], np.float32)
-        assert dp.partial_sort_desc(w, k) == list(np.argsort(-w)[:k])
+        assert _nms.partial_sort_desc(w, k) == list(np.argsort(-w)[:k])
 
 
 def _model_with(opts=b"", dtype="float32", n=8, classes=3, anchors=None, inputs=3):

@@ -1,0 +1,153 @@
+"""Speed layer for the reductions: float32 SUM and MEAN in the builtin kernel's order, and the
+quantized REDUCE_PROD, as numba loops.
+
+float32 (``litert-x86`` only: ``Variant.float_sum_order`` "eigen-packets"): after the optimized
+kernel's normalisation of the shape (``_reduce.normalized``) a reduction over one block of axes is a
+[A, R, B] view of the input; each of the A·B outputs adds its R values in memory order starting from
+the first (``optimized_ops::ReduceImpl``), and a MEAN over trailing axes ([A, R]) sums each row as
+Eigen's 4-lane packets do — the bits of ``_reduce.sequential_sum`` / ``_reduce.eigen_sum``.  Other
+shapes (several separate blocks of reduced axes) keep the teaching layer.
+
+REDUCE_PROD: the chain of rescaled products as one loop per output row instead of one numpy step
+per reduced value — the integer arithmetic of ``kernels/reduce_prod.py``'s ``prod_quantized`` (the
+int64 MultiplyByQuantizedMultiplier of ``fast/requantize.py``); whether a one-value product is
+copied is already decided in ``ReduceProdData.copy``, so the loop serves both arithmetic variants.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...perf.jit import njit
+from ...schema.enums import BuiltinOperator
+from .. import quant
+from ..kernels._reduce import ReduceData, normalized, reduced_rows
+from ..kernels.mean import MeanData
+from ..kernels.reduce_prod import ReduceProdData
+from ..variants import LITERT_X86, VARIANTS
+from . import Call, FastPath, fast_path
+from .requantize import mbqm_int64_jit
+
+
+@njit
+def sum_blocks_numba(x3, out2):
+    """out2[a, b] = x3[a, 0, b] + x3[a, 1, b] + ... in float32, in that order."""
+    for a in range(x3.shape[0]):
+        for b in range(x3.shape[2]):
+            out2[a, b] = x3[a, 0, b]
+        for r in range(1, x3.shape[1]):
+            for b in range(x3.shape[2]):
+                out2[a, b] += x3[a, r, b]
+
+
+@njit
+def eigen_rows_numba(x2, out):
+    """Each row of a C-contiguous [rows, n] summed as Eigen's redux with SSE packets (_reduce.eigen_sum)."""
+    rows, n = x2.shape
+    for i in range(rows):
+        a = min((-(i * n)) % 4, n)
+        whole = (n - a) // 4 * 4
+        pairs = (n - a) // 8 * 8
+        if whole == 0:
+            total = x2[i, 0]
+            for j in range(1, n):
+                total += x2[i, j]
+            out[i] = total
+            continue
+        p0, p1, p2, p3 = x2[i, a], x2[i, a + 1], x2[i, a + 2], x2[i, a + 3]
+        if whole > 4:
+            q0, q1, q2, q3 = x2[i, a + 4], x2[i, a + 5], x2[i, a + 6], x2[i, a + 7]
+            for j in range(a + 8, a + pairs, 8):
+                p0 += x2[i, j]
+                p1 += x2[i, j + 1]
+                p2 += x2[i, j + 2]
+                p3 += x2[i, j + 3]
+                q0 += x2[i, j + 4]
+                q1 += x2[i, j + 5]
+                q2 += x2[i, j + 6]
+                q3 += x2[i, j + 7]
+            p0, p1, p2, p3 = p0 + q0, p1 + q1, p2 + q2, p3 + q3
+            if whole > pairs:
+                j = a + pairs
+                p0, p1, p2, p3 = p0 + x2[i, j], p1 + x2[i, j + 1], p2 + x2[i, j + 2], p3 + x2[i, j + 3]
+        total = (p0 + p2) + (p1 + p3)
+        for j in range(a):
+            total += x2[i, j]
+        for j in range(a + whole, n):
+            total += x2[i, j]
+        out[i] = total
+
+
+class FloatSum(FastPath):
+    """A float32 SUM or MEAN whose reduced axes form one block: its [A, R, B] view and whether it is
+    Eigen's trailing-axes mean."""
+
+    __slots__ = ("name", "blocks", "eigen", "count")
+
+    def __init__(self, blocks, eigen, count):
+        self.name, self.blocks, self.eigen, self.count = "numba", blocks, eigen, count
+
+    def __call__(self, context, node, d):
+        x = context.tensors[node.inputs[0]]
+        out = context.tensors[node.outputs[0]]
+        a, r, b = self.blocks
+        if self.eigen:
+            eigen_rows_numba(x.reshape(a, r), out.reshape(a))
+        else:
+            sum_blocks_numba(x.reshape(self.blocks), out.reshape(a, b))
+        if self.count:                                       # MEAN: one float32 division
+            with np.errstate(over="ignore", invalid="ignore"):
+                np.divide(out, np.float32(self.count), out=out)
+
+
+def _float_sum(context, node, d, mean: bool):
+    shape = context.shape(node.inputs[0])
+    if context.dtype(node.inputs[0]) != np.float32 or 0 in shape or context.variant.float_sum_order != "eigen-packets":
+        return None
+    dims, red = normalized(shape, d.axes)
+    if len(red) > 1:
+        return None
+    if not red:
+        blocks = (int(np.prod(dims, dtype=np.int64)), 1, 1)
+    else:
+        r = red[0]
+        blocks = (int(np.prod(dims[:r], dtype=np.int64)), dims[r], int(np.prod(dims[r + 1:], dtype=np.int64)))
+    count = int(np.prod([shape[a] for a in d.axes], dtype=np.int64)) if mean else 0
+    return FloatSum(blocks, mean and len(dims) > 1 and red == [len(dims) - 1], count)
+
+
+@fast_path(BuiltinOperator.SUM, ReduceData, variants=(LITERT_X86.name,))
+def bind_sum_float(context, node, d):
+    return _float_sum(context, node, d, mean=False)
+
+
+@fast_path(BuiltinOperator.MEAN, MeanData, variants=(LITERT_X86.name,))
+def bind_mean_float(context, node, d):
+    return _float_sum(context, node, d, mean=True)
+
+
+@njit
+def prod_rows_numba(rows, in_zp, out_zp, multiplier, shift, lo, hi, out):
+    for r in range(rows.shape[0]):
+        p = np.int64(rows[r, 0]) - in_zp
+        for k in range(1, rows.shape[1]):
+            p = mbqm_int64_jit(p * (np.int64(rows[r, k]) - in_zp), multiplier, shift)
+        v = mbqm_int64_jit(p, multiplier, shift) + out_zp
+        out[r] = min(max(v, lo), hi)
+
+
+def _prod_quantized(context, node, d):
+    x = context.tensors[node.inputs[0]]
+    if d.copy:
+        context.tensors[node.outputs[0]][...] = x.reshape(d.output_shape)
+        return
+    rows = np.ascontiguousarray(reduced_rows(x, d.axes))
+    out = np.empty(rows.shape[0], np.int64)
+    lo, hi = quant.quantized_range(x.dtype)
+    prod_rows_numba(rows, d.input_zero_point, d.output_zero_point, d.multiplier, d.shift, lo, hi, out)
+    context.tensors[node.outputs[0]][...] = out.astype(x.dtype).reshape(d.output_shape)
+
+
+@fast_path(BuiltinOperator.REDUCE_PROD, ReduceProdData, variants=tuple(VARIANTS))
+def bind_prod_quantized(context, node, d):
+    return Call("numba", _prod_quantized)
