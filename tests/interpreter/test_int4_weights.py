@@ -261,8 +261,10 @@ def test_constant_is_held_unpacked_and_marked():
     ("conv_int4_3x3_same", "int4 weights (unpacked to int8)"),
 ])
 def test_opdata_says_int4(case, words):
+    """The kernel's label (the speed layer's path: how the weights are used) or its OpData says it."""
     it = _explained(case)
-    text = repr(it.prepared()[0][2])
+    _, kname, data, _ = it.prepared()[0]
+    text = f"{kname} {data!r}"
     assert words in text, text
 
 

@@ -479,11 +479,11 @@ def test_densify_expands_a_csr_tensor():
     model = feature_model()
     sg = model.subgraphs[0]
     idx = next(i for i, t in enumerate(sg.tensors) if t.name == "sparse")
-    from workbench.interpreter.kernels.densify import dense_positions, reference
+    from workbench.interpreter.kernels.densify import dense_positions, densify
 
     t = sg.tensors[idx]
     flat, pos, levels = dense_positions(tuple(t.shape), t.sparsity)
-    dense = reference(np.array([1.0, 2.0, 3.0], np.float32), tuple(t.shape), t.sparsity)
+    dense = densify(np.array([1.0, 2.0, 3.0], np.float32), tuple(t.shape), t.sparsity)
     # rows 0,1,3 hold one value each at columns 0, 2, 3 (segments 0,1,2,2,3; indices 0,2,3)
     expected = np.zeros((4, 4), np.float32)
     expected[0, 0], expected[1, 2], expected[3, 3] = 1, 2, 3

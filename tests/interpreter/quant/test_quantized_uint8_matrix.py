@@ -218,13 +218,21 @@ def test_rounding_ties_are_exercised(case, litert_u8_results):
     theirs = litert_u8_results[case].outputs["output_0"]
     if case.startswith("transpose"):       # all ties away, or all up (the tail too): both differ from litert
         for up_values in {0, int(np.prod(d.output_shape))} - {d.up_values}:
-            got = transpose_conv.reference_uint8(inputs["x"], constant(model, node.inputs[1]),
-                                                 constant(model, node.inputs[3]),
-                                                 dataclasses.replace(d, up_values=up_values))
+            got = transpose_conv.transpose_conv_uint8(inputs["x"], constant(model, node.inputs[1]),
+                                                      constant(model, node.inputs[3]),
+                                                      dataclasses.replace(d, up_values=up_values))
             assert int((got != theirs).sum()) > 0, up_values
         return
+    if case.startswith("fc"):              # ruy's last shift (ties up), switched to ties away from zero
+        from workbench.interpreter.variants import LITERT_X86
+
+        away = dataclasses.replace(LITERT_X86, final_shift="away")
+        got = fully_connected.fully_connected_uint8(inputs["x"], constant(model, node.inputs[1]),
+                                                    constant(model, node.inputs[2]), d, away)
+        assert int((got.reshape(theirs.shape) != theirs).sum()) > 0
+        return
     other = dataclasses.replace(d, rounding="away" if d.rounding == "up" else "up")
-    fn = {"c": conv_2d, "d": depthwise_conv_2d, "f": fully_connected}[case[0]].reference_uint8
+    fn = {"c": conv_2d.conv_uint8, "d": depthwise_conv_2d.depthwise_uint8}[case[0]]
     got = fn(inputs["x"], constant(model, node.inputs[1]), constant(model, node.inputs[2]), other)
     assert int((got.reshape(theirs.shape) != theirs).sum()) > 0
 

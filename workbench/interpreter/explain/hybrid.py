@@ -9,7 +9,7 @@ from .. import quant
 from ..kernels.batch_matmul import BatchMatMulHybridData
 from ..kernels.conv_2d import Conv2DHybridData
 from ..kernels.depthwise_conv_2d import DepthwiseConv2DHybridData
-from ..kernels.fully_connected import FullyConnectedHybridData
+from ..kernels._fc_hybrid import FullyConnectedHybridData
 from ..kernels.transpose_conv import TransposeConvHybridData
 from ._steps import _Work, _activation_note, _bcast_index, _flat, _short, _wrap32
 from .registry import explains
@@ -64,7 +64,8 @@ def _explain_hybrid_fc(w: _Work):
     u = w.pos[-1]
     fs = np.asarray(d.filter_scale, np.float32)
     f_s = fs[u] if len(fs) > 1 else fs[0]
-    bias = np.float32(d.bias[u]) if d.bias is not None else None
+    b_t = w.input_slot(2)
+    bias = np.float32(w.get(b_t).reshape(-1)[u]) if b_t >= 0 else None
     real = float(x[row].astype(np.float64) @ (filt[u].astype(np.float64) * float(f_s))) + \
         (float(bias) if bias is not None else 0.0)
     w.recipe = (f"hybrid FULLY_CONNECTED: {'asymmetric' if d.asymmetric_quantize_inputs else 'symmetric'} rows, "
@@ -99,9 +100,10 @@ def _explain_hybrid_conv(w: _Work):
     filt = w.get(w.input_slot(1)).astype(np.int64)
     b, oy, ox, c = w.pos
     fs = np.asarray(d.filter_scale, np.float32)
-    if d.groups > 1:
-        return _grouped_hybrid_conv(w, x, filt, fs)
-    asym = bool(d.per_channel)
+    bias = _conv_bias(w)
+    if d.recipe == "reference":
+        return _reference_hybrid_conv(w, x, filt, fs, bias)
+    asym = d.recipe == "per-channel"
     w.recipe = ("hybrid CONV_2D per channel: asymmetric images, zero-point border, row sums" if asym else
                 "hybrid CONV_2D per tensor: symmetric images, zero border")
     q, sf, zp = _quantize_row_steps(w, x[b].reshape(-1), asym, f"image {b}")
@@ -123,39 +125,48 @@ def _explain_hybrid_conv(w: _Work):
     else:
         scale = w.step("product scale", f"float32({_show(sf)} · {_show(fs[0])})", np.float32(np.float32(sf) * fs[0]))
     v = w.step("scale", f"float32({acc}) · {_show(scale)}", np.float32(np.float32(acc) * scale))
-    if d.bias is not None:
-        v = w.step("add bias", f"{_show(v)} + {_show(d.bias[c])}", np.float32(v + d.bias[c]))
+    if bias is not None:
+        v = w.step("add bias", f"{_show(v)} + {_show(bias[c])}", np.float32(v + bias[c]))
     by_hand = _float_clamp(w, v, d.output_activation_min, d.output_activation_max, "min-max" if asym else "max-min")
     xr, wr, _, _ = _conv_operands(w, x, filt, 1, np.float64)
     real = float(xr @ (wr * float(fs[c] if len(fs) > 1 else fs[0])))
-    return by_hand, real + (float(d.bias[c]) if d.bias is not None else 0.0)
+    return by_hand, real + (float(bias[c]) if bias is not None else 0.0)
 
 
-def _grouped_hybrid_conv(w: _Work, x, filt, fs):
-    """A grouped hybrid CONV_2D (TFLite's reference HybridConvPerChannel): int32 Σ w·(q − zp) over the
-    in-image taps of the output channel's group, then float32 (sum · filter scale) · scaling factor."""
+def _conv_bias(w: _Work):
+    """The float32 bias of a hybrid CONV_2D node, or None."""
+    b_t = w.input_slot(2)
+    return np.asarray(w.get(b_t), np.float32) if b_t >= 0 else None
+
+
+def _reference_hybrid_conv(w: _Work, x, filt, fs, bias):
+    """TFLite's reference HybridConvPerChannel (grouped convolutions; every per-channel one under the
+    reference variant): int32 Σ w·(q − zp) over the in-image taps of the output channel's group, then
+    float32 (sum · filter scale) · scaling factor."""
     d = w.d
     b, c = w.pos[0], w.pos[3]
     o, ci = filt.shape[0], filt.shape[3]
     g = c // (o // d.groups)
-    w.recipe = (f"grouped hybrid CONV_2D ({d.groups} groups, TFLite's reference kernel): asymmetric images, "
+    what = f"grouped hybrid CONV_2D ({d.groups} groups" if d.groups > 1 else "hybrid CONV_2D per channel ("
+    w.recipe = (f"{what}{', ' if d.groups > 1 else ''}TFLite's reference kernel): asymmetric images, "
                 f"int32 sums over the group's in-image taps, float32 · filter scale · scaling factor")
     q, sf, zp = _quantize_row_steps(w, x[b].reshape(-1), True, f"image {b}")
     xv, wv, n_in, outside = _conv_operands(w, q.reshape(x.shape[1:])[None], filt, d.groups, image=0)
-    w.step("group", f"output channel {c}: group {g} of {d.groups} ({o // d.groups} filters each), input channels "
-                    f"{g * ci}–{g * ci + ci - 1}", g)
+    if d.groups > 1:
+        w.step("group", f"output channel {c}: group {g} of {d.groups} ({o // d.groups} filters each), input "
+                        f"channels {g * ci}–{g * ci + ci - 1}", g)
     skipped = f"; {len(outside) // ci} taps off the image are skipped" if len(outside) else ""
     acc = w.step("integer sum", f"Σ w·(q − ({zp})) over {n_in} in-image products{skipped}",
                  _wrap32(int(((xv - zp) * wv).sum())))
     sf = np.float32(sf)
     t = w.step("× filter scale", f"float32({acc}) · {_show(fs[c])}", np.float32(np.float32(acc) * fs[c]))
     v = w.step("× scaling factor", f"{_show(t)} · {_show(sf)}", np.float32(t * sf))
-    if d.bias is not None:
-        v = w.step("add bias", f"{_show(v)} + {_show(d.bias[c])}", np.float32(v + d.bias[c]))
+    if bias is not None:
+        v = w.step("add bias", f"{_show(v)} + {_show(bias[c])}", np.float32(v + bias[c]))
     by_hand = _float_clamp(w, v, d.output_activation_min, d.output_activation_max)
     xr, wr, _, _ = _conv_operands(w, x, filt, d.groups, np.float64)
     real = float(xr @ (wr * float(fs[c])))
-    return by_hand, real + (float(d.bias[c]) if d.bias is not None else 0.0)
+    return by_hand, real + (float(bias[c]) if bias is not None else 0.0)
 
 
 @explains(DepthwiseConv2DHybridData, fused_activation=True)
@@ -166,12 +177,17 @@ def _explain_hybrid_depthwise(w: _Work):
     filt = w.get(w.input_slot(1)).astype(np.int64)
     b, oy, ox, c = w.pos
     fs = np.asarray(d.filter_scale, np.float32)
-    w.recipe = "hybrid DEPTHWISE_CONV_2D: asymmetric images, int32 sums, float32 scaling in litert's order"
+    chunks = w.ctx.variant.depthwise_chunks
+    w.recipe = ("hybrid DEPTHWISE_CONV_2D: asymmetric images, int32 sums, float32 scaling in "
+                + ("litert-x86's order" if chunks else "the reference kernel's order"))
     q, sf, zp = _quantize_row_steps(w, x[b].reshape(-1), True, f"image {b}")
     xv, wv = _depthwise_operands(w, q.reshape(x.shape[1:])[None], filt, image=0)
     acc = w.step("integer sum", f"Σ w·(q − ({zp})) over {len(xv)} in-image taps", _wrap32(((xv - zp) * wv).sum()))
     sf = np.float32(sf)
-    if c < d.vector_channels:
+    if not chunks:
+        t = w.step("product scale", f"float32({_show(fs[c])} · {_show(sf)})", np.float32(fs[c] * sf))
+        v = w.step("scale", f"float32({acc}) · {_show(t)}", np.float32(np.float32(acc) * t))
+    elif c < d.vector_channels:
         t = w.step("× filter scale", f"float32({acc}) · {_show(fs[c])}  (4-wide vector loop)",
                    np.float32(np.float32(acc) * fs[c]))
         v = w.step("× scaling factor", f"{_show(t)} · {_show(sf)}", np.float32(t * sf))
@@ -179,10 +195,13 @@ def _explain_hybrid_depthwise(w: _Work):
         t = w.step("× scaling factor", f"float32({acc}) · {_show(sf)}  (leftover channel)",
                    np.float32(np.float32(acc) * sf))
         v = w.step("× filter scale", f"{_show(t)} · {_show(fs[c])}", np.float32(t * fs[c]))
-    v = w.step("add bias", f"{_show(v)} + {_show(d.bias[c])}", np.float32(v + d.bias[c]))
+    b_t = w.input_slot(2)
+    bias = np.float32(w.get(b_t).reshape(-1)[c]) if b_t >= 0 else None
+    if bias is not None:
+        v = w.step("add bias", f"{_show(v)} + {_show(bias)}", np.float32(v + bias))
     by_hand = _float_clamp(w, v, d.output_activation_min, d.output_activation_max)
     xr, wr = _depthwise_operands(w, x, filt, np.float64)
-    return by_hand, float(xr @ (wr * float(fs[c]))) + float(d.bias[c])
+    return by_hand, float(xr @ (wr * float(fs[c]))) + (float(bias) if bias is not None else 0.0)
 
 
 @explains(BatchMatMulHybridData)
@@ -273,7 +292,7 @@ def _explain_hybrid_tconv(w: _Work):
     same = "the same here" if once == total else "a different float32 here"
     w.step("(not what runs) one sum",
            f"float32(float32(Σ (q − zp)·w = {exact}) · {_show(f_s)}) · {_show(sf)}: {same}", once)
-    bias = d.bias if d.bias is not None else (w.get(b_t) if b_t >= 0 else None)
+    bias = w.get(b_t) if b_t >= 0 else None
     bias_c = np.float32(bias[c]) if bias is not None else np.float32(0.0)
     v = w.step("add bias", f"{_show(total)} + {_show(bias_c)}" + ("" if b_t >= 0 else "  (no bias tensor: 0)"),
                np.float32(total + bias_c))

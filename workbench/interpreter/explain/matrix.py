@@ -158,6 +158,10 @@ def _explain_matrix(w: _Work):
     # "int64" | "int32" | "double" | "raw int32" (the 16x8 / int8 TRANSPOSE_CONV / BATCH_MATMUL OpData say
     # which); the int8 / uint8 kernels: int32 sums and the double rounding ("rows")
     recipe = "int64" if name == "DepthwiseConv2DInt16Data" else getattr(d, "recipe", None) or "rows"
+    if name in ("FullyConnectedInt8Data", "FullyConnectedUint8Data") and w.ctx.variant.fc_rescale == "double":
+        recipe = "double"          # the reference kernels (Variant.fc_rescale): the real scale in double
+        eff = float(np.float64(np.float32(d.input_scale)) * np.float64(np.float32(fs_of(d, c)))
+                    / np.float64(np.float32(d.output_scale)))
     acc_what = "accumulate (int64)" if recipe == "int64" else "accumulate"
     if recipe == "int32" and _wrap32(acc) != acc:
         acc_what = "accumulate (exact; int32 wraps below)"
@@ -177,9 +181,11 @@ def _explain_matrix(w: _Work):
             w.step("int32 wrap-around", f"{acc} mod 2^32", v)
         by_hand = v
     elif recipe == "double":
-        w.recipe = (f"16x8 reference FULLY_CONNECTED: {d.accumulator} sums, round(acc · effective_scale) in "
+        accumulator = getattr(d, "accumulator", "int32")
+        kind = "16x8" if name == "FullyConnectedInt16Data" else ("uint8" if "Uint8" in name else "int8")
+        w.recipe = (f"{kind} reference FULLY_CONNECTED: {accumulator} sums, round(acc · effective_scale) in "
                     f"double")
-        if d.accumulator == "int32" and _wrap32(acc) != acc:
+        if accumulator == "int32" and _wrap32(acc) != acc:
             acc = w.step("int32 wrap-around", f"{acc} mod 2^32", _wrap32(acc))
         prod = float(np.float64(acc) * np.float64(eff))
         w.step("scale (double)", f"{acc} · {float(eff)!r}", prod)
@@ -221,27 +227,36 @@ def _explain_matrix(w: _Work):
     return by_hand, _act_real(d, real)
 
 
+def fs_of(d, c: int) -> float:
+    """The weight scale of output channel ``c`` (one scale, or one per channel)."""
+    fs = np.atleast_1d(np.asarray(d.filter_scale, np.float32))
+    return float(fs[c] if len(fs) > 1 else fs[0])
+
+
 def _matrix_rounding(w: _Work, name: str, c: int) -> str:
     """The tie rule of the last rounding shift the kernel uses for this element."""
     d = w.d
     if name == "DepthwiseConv2DInt8Data":
-        if c >= d.vector_channels:
+        if c < d.vector_channels:
+            return "up"                   # litert-x86's 8-wide vector loop (Variant.depthwise_chunks)
+        if w.ctx.variant.depthwise_chunks:
             w.step("TFLite's scalar leftover loop", f"channel {c} ≥ {d.vector_channels} (the last C·M % 8): "
                                                     f"requantized one by one, ties away from 0", "away")
-            return "away"
-        return d.rounding
+        return "away"
     if name in ("Conv2DInt16Data", "TransposeConvQuantizedData"):
         up = c < d.up_channels
-        if name == "TransposeConvQuantizedData" and not up:
+        if name == "TransposeConvQuantizedData" and not up and w.ctx.variant.transpose_conv_kernel != "scatter":
             w.step("TFLite's per-channel leftover", f"channel {c} ≥ {d.up_channels} (the last O % 8): scalar code, "
                                                     f"ties away from 0", "away")
         return "up" if up else "away"
     if name == "FullyConnectedInt16Data":
         return "up"                       # ruy, every channel
+    if name in ("FullyConnectedInt8Data", "FullyConnectedUint8Data"):     # ruy: Variant.final_shift
+        return "up" if w.ctx.variant.final_shift == "ties-up" else "away"
     if name == "TransposeConvUint8Data":
         k = _flat(w.pos, w.out.shape)
         up = k < d.up_values
-        if not up:
+        if not up and w.ctx.variant.transpose_conv_kernel != "scatter":
             w.step("TFLite's leftover values", f"flat index {k} ≥ {d.up_values} (the last size % 16): scalar code, "
                                                f"ties away from 0", "away")
         return "up" if up else "away"

@@ -1,8 +1,11 @@
 """FULLY_CONNECTED with int4 weights and float activations: litert's two 4-bit hybrid paths.
 
+Only litert's builtin build takes them (``Variant.fc_4bit_kernel``); its reference kernels send int4
+weights through the ordinary int8 hybrid path (``_fc_hybrid.py``) and have no blockwise kernel.
+
 Most int4 weights (AI Edge Quantizer's ``dynamic_wi4*`` recipes) are unpacked to int8 when the model
 is loaded (:meth:`workbench.interpreter.context.Context.packed_bits`) and then run the ordinary int8
-hybrid path of ``fully_connected.py`` — as litert does in ``EvalHybridDense``.  But litert's
+hybrid path of ``_fc_hybrid.py`` — as litert does in ``EvalHybridDense``.  But litert's
 optimized FULLY_CONNECTED takes a separate 4-bit kernel (``optimized_4bit``, reference and SSE
 versions give the same numbers) when the weights are a constant INT4 tensor, the batch is not empty,
 the depth K is even and at least 32 and there are at least 4 units.  This module is that kernel,
@@ -32,6 +35,9 @@ quantized *asymmetrically* (``AsymmetricQuantizeFloats``, q, s, zp), then for ea
 block in float32: out += float32(acc_block) · scale, kfsum += scale · float32(Σ w_block), and at the
 end out = (out − float32(zp) · kfsum) · s + bias.  litert applies **no fused activation** on that
 path (a RELU in the options is ignored); the workbench does the same, and says so in the OpData.
+
+The speed layer (``workbench/interpreter/fast/fully_connected.py``) packs the nibbles once and takes
+their product as one exact float matmul; for the blockwise path it splits the weights into blocks once.
 """
 
 from __future__ import annotations
@@ -43,7 +49,7 @@ import numpy as np
 from ...errors import ModelError, UnsupportedOpError
 from ..registry import OpData, opdata
 from .. import quant
-from ._common import F32, activation_name
+from ._common import activation_name
 
 FILTER_WIDTH = 4      # units per packed block of litert's 4-bit kernel
 FILTER_DEPTH = 32     # values of K per packed block
@@ -112,11 +118,7 @@ class FullyConnectedHybrid4BitData(OpData):
     output_shape: tuple
     activation: str
     filter_scale: object               # float32 [units] (a per-tensor scale repeated)
-    zero_point_4bit: int               # −7: the nibbles hold w + 7
-    impl: str
-    nibbles_t: object = None           # float [K, units]: the packed nibbles transposed (exact products)
-    nibbles: object = None             # int16 [units, K]: what the packer stores (w + 7, see −8)
-    bias: object = None
+    zero_point_4bit: int               # −7: the packed nibbles hold w + 7
     activation_code: int = dataclasses.field(default=0, repr=False)
 
 
@@ -131,9 +133,6 @@ class FullyConnectedBlockwise4BitData(OpData):
     activation: str                    # what the options ask for — litert ignores it on this path
     block_size: int
     block_scales: object               # float32 [units, K / block_size] (from float16)
-    impl: str
-    weight_block_sums: object = None   # int64 [units, blocks]: Σ w over each block
-    bias: object = None
 
 
 def _filter_scales(node, context, w_t, units: int) -> np.ndarray:
@@ -152,35 +151,19 @@ def _filter_scales(node, context, w_t, units: int) -> np.ndarray:
     return np.asarray(scales, np.float32)
 
 
-def prepare_4bit(context, node, geometry, w, bias, code) -> FullyConnectedHybrid4BitData:
-    batch, units, k, keep, out = geometry
+def prepare_4bit(context, node, geo, code) -> FullyConnectedHybrid4BitData:
+    batch, units, k, keep, out = geo
     fs = _filter_scales(node, context, node.input(1), units)
-    nib = packed_nibbles(w)
-    fdt = quant.exact_float_dtype(float(15 * k), input_abs_max=128)
-    return FullyConnectedHybrid4BitData(
-        batch, units, k, keep, out, activation_name(code), fs, ZERO_POINT_4BIT,
-        f"int4 weights, litert's 4-bit kernel (nibbles w+7, zero point -7; blas {fdt.name}, exact)",
-        np.ascontiguousarray(nib.T, fdt), nib, None if bias is None else np.ascontiguousarray(bias, np.float32),
-        int(code))
+    return FullyConnectedHybrid4BitData(batch, units, k, keep, out, activation_name(code), fs, ZERO_POINT_4BIT,
+                                        int(code))
 
 
-def invoke_4bit(x, d, out) -> None:
-    x2 = np.asarray(x, np.float32).reshape(d.batch, d.depth)
-    q, sf = quantize_rows_4bit(x2)
-    acc = q.astype(d.nibbles_t.dtype) @ d.nibbles_t
-    out.reshape(d.batch, d.units)[...] = output_4bit(acc, q.astype(np.int64).sum(axis=1), sf, d.filter_scale,
-                                                     d.bias, d.activation_code)
-
-
-def reference_4bit(x, d) -> np.ndarray:
-    x2 = np.asarray(x, np.float32).reshape(d.batch, d.depth)
-    q, sf = quantize_rows_4bit(x2)
-    acc = np.zeros((d.batch, d.units), np.int64)
-    for b in range(d.batch):
-        for u in range(d.units):
-            acc[b, u] = int(np.dot(d.nibbles[u].astype(np.int64), q[b].astype(np.int64)))
-    qsum = q.astype(np.int64).sum(axis=1)
-    return output_4bit(acc, qsum, sf, d.filter_scale, d.bias, d.activation_code)
+def fully_connected_4bit(x, w, b, d) -> np.ndarray:
+    """litert's ``EvalHybridDense4Bit``: rows quantized by :func:`quantize_rows_4bit`, int32 sums with the
+    packed nibbles (:func:`packed_nibbles`), the float tail of :func:`output_4bit`."""
+    q, sf = quantize_rows_4bit(np.asarray(x, np.float32).reshape(d.batch, d.depth))
+    acc = q.astype(np.int64) @ packed_nibbles(w).astype(np.int64).T
+    return output_4bit(acc, q.astype(np.int64).sum(axis=1), sf, d.filter_scale, b, d.activation_code)
 
 
 def blockwise_details(context, w_t):
@@ -190,17 +173,18 @@ def blockwise_details(context, w_t):
     return details if type(details).__name__ == "BlockwiseQuantization" else None
 
 
-def prepare_blockwise(context, node, geometry, w, bias, code, details, four_bit_kernel: bool):
-    batch, units, k, keep, out = geometry
+def prepare_blockwise(context, node, geo, w, code, details, four_bit_kernel: bool):
+    batch, units, k, keep, out = geo
     block = int(details.block_size)
     where = (f"FULLY_CONNECTED (node {node.index}): weights '{context.name(node.input(1))}' use blockwise "
              f"quantization (block size {block})")
     if not four_bit_kernel or context.packed_bits(node.input(1)) != 4:
         raise UnsupportedOpError(
-            f"{where}; litert computes it only with int4 weights in its 4-bit kernel, which needs K even and "
-            f"≥ {FILTER_DEPTH} and ≥ {FILTER_WIDTH} units (this node: {context.type_name(node.input(1))} weights, "
-            f"K = {k}, {units} units).  litert's fallback (EvalHybridDense) reads no blockwise scales and outputs "
-            f"the bias alone; the workbench refuses instead of imitating that")
+            f"{where}; litert computes it only with int4 weights in its builtin 4-bit kernel, which needs K even "
+            f"and ≥ {FILTER_DEPTH} and ≥ {FILTER_WIDTH} units (this node: {context.type_name(node.input(1))} "
+            f"weights, K = {k}, {units} units, variant {context.variant.name}).  litert's fallback "
+            f"(EvalHybridDense, and every case of its reference kernels) reads no blockwise scales and outputs the "
+            f"bias alone; the workbench refuses instead of imitating that")
     if block <= 0 or k % block:
         raise ModelError(f"{where}, which does not divide the depth {k}")
     if int(getattr(details, "zero_points", -1)) >= 0:
@@ -210,59 +194,40 @@ def prepare_blockwise(context, node, geometry, w, bias, code, details, four_bit_
     if scales is None or scales.dtype != np.float16 or scales.size != units * (k // block):
         raise ModelError(f"{where}: the scales tensor {s_t} must be a constant float16 tensor of "
                          f"{units}×{k // block} values")
-    block_scales = np.asarray(scales, np.float32).reshape(units, k // block)
-    sums = np.asarray(w, np.int64).reshape(units, k // block, block).sum(axis=2)
     return FullyConnectedBlockwise4BitData(
         batch, units, k, keep, out, activation_name(code) + " (ignored by litert's blockwise kernel)", block,
-        block_scales, f"int4 weights, blockwise scales (block size {block}), litert's EvalBlockwise4Bit",
-        sums, None if bias is None else np.ascontiguousarray(bias, np.float32))
+        np.asarray(scales, np.float32).reshape(units, k // block))
 
 
-def blockwise_output(x, w, d) -> np.ndarray:
-    """``EvalBlockwise4Bit``, vectorized over batch and units, sequential over blocks (float32)."""
+def fully_connected_blockwise(x, w, b, d) -> np.ndarray:
+    """``EvalBlockwise4Bit``, vectorized over batch and units, block after block in float32: rows
+    quantized asymmetrically (q, s, zp); out += float32(Σ_block q·w) · scale and kfsum += scale ·
+    float32(Σ_block w) per block; then out = (out − float32(zp)·kfsum) · s + bias.  No activation."""
+    blocks = np.asarray(w, np.int64).reshape(d.units, d.depth // d.block_size, d.block_size)
+    return blockwise_sums(x, blocks, blocks.sum(axis=2).astype(np.float32), b, d)
+
+
+def blockwise_sums(x, blocks, block_sums, b, d) -> np.ndarray:
+    """:func:`fully_connected_blockwise` given the weights as [units, blocks, block_size] int64 and
+    their float32 sums per block."""
     x2 = np.asarray(x, np.float32).reshape(d.batch, d.depth)
     q, s, zp = quant.asymmetric_quantize_rows(x2)
-    blocks = d.depth // d.block_size
-    qb = q.astype(np.int64).reshape(d.batch, blocks, d.block_size)
-    wb = np.asarray(w, np.int64).reshape(d.units, blocks, d.block_size)
+    qb = q.astype(np.int64).reshape(d.batch, blocks.shape[1], d.block_size)
     out = np.zeros((d.batch, d.units), np.float32)
     kfsum = np.zeros(d.units, np.float32)
-    for bi in range(blocks):
-        acc = qb[:, bi, :] @ wb[:, bi, :].T                             # exact int [batch, units]
+    for bi in range(blocks.shape[1]):
+        acc = qb[:, bi, :] @ blocks[:, bi, :].T                         # exact int [batch, units]
         scale = d.block_scales[:, bi]
         out = (out + (acc.astype(np.float32) * scale[None, :]).astype(np.float32)).astype(np.float32)
-        kfsum = (kfsum + (scale * d.weight_block_sums[:, bi].astype(np.float32)).astype(np.float32)).astype(np.float32)
+        kfsum = (kfsum + (scale * block_sums[:, bi]).astype(np.float32)).astype(np.float32)
     out = (out - (zp.astype(np.float32)[:, None] * kfsum[None, :]).astype(np.float32)).astype(np.float32)
     out = (out * s[:, None]).astype(np.float32)
-    if d.bias is not None:
-        out = (out + d.bias[None, :]).astype(np.float32)
+    if b is not None:
+        out = (out + np.asarray(b, np.float32)[None, :]).astype(np.float32)
     return out
 
 
-def reference_blockwise(x, w, d) -> np.ndarray:
-    """The same, one output at a time (the plain loops of ``EvalBlockwise4Bit``)."""
-    x2 = np.asarray(x, np.float32).reshape(d.batch, d.depth)
-    q, s, zp = quant.asymmetric_quantize_rows(x2)
-    w = np.asarray(w, np.int64)
-    out = np.zeros((d.batch, d.units), np.float32)
-    f = np.float32
-    for mi in range(d.batch):
-        for ni in range(d.units):
-            acc_out, kfsum = f(0), f(0)
-            for bi in range(d.depth // d.block_size):
-                sl = slice(bi * d.block_size, (bi + 1) * d.block_size)
-                acc = int(np.dot(q[mi, sl].astype(np.int64), w[ni, sl]))
-                scale = f(d.block_scales[ni, bi])
-                acc_out = f(acc_out + f(f(acc) * scale))
-                kfsum = f(kfsum + f(scale * f(int(w[ni, sl].sum()))))
-            v = f(acc_out - f(f(zp[mi]) * kfsum))
-            v = f(v * f(s[mi]))
-            if d.bias is not None:
-                v = f(v + f(d.bias[ni]))
-            out[mi, ni] = v
-    return out
-
-
-__all__ = ["uses_4bit_kernel", "packed_nibbles", "quantize_rows_4bit", "prepare_4bit", "invoke_4bit",
-           "reference_4bit", "blockwise_details", "prepare_blockwise", "blockwise_output", "reference_blockwise",
-           "FullyConnectedHybrid4BitData", "FullyConnectedBlockwise4BitData", "F32"]
+__all__ = ["uses_4bit_kernel", "packed_nibbles", "quantize_rows_4bit", "output_4bit", "prepare_4bit",
+           "fully_connected_4bit", "blockwise_details", "prepare_blockwise", "fully_connected_blockwise",
+           "blockwise_sums",
+           "FullyConnectedHybrid4BitData", "FullyConnectedBlockwise4BitData"]

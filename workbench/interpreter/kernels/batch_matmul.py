@@ -19,9 +19,11 @@ Quantized (per-tensor scales only; TFLite's kernel is its reference kernel on ev
 A per-channel quantized operand is refused: TFLite reads the tensor's single "legacy" scale, which
 is 0 when a tensor has several scales, so every output would be the output zero point.
 
-The fast path computes the integer products with one exact float BLAS matmul
-(:func:`workbench.interpreter.quant.exact_matmul_dtype`) and requantizes in numba;
-:func:`reference_quantized` is the same in plain int64 numpy.
+TFLite registers its reference kernel as the builtin one (``Register_BATCH_MATMUL`` returns
+``Register_BATCH_MATMUL_REF``), so both variants compute the same integers; float32 follows
+``Variant.float_matmul`` (:func:`batch_matmul_float`).  The speed layer
+(``workbench/interpreter/fast/batch_matmul.py``) computes the integer products with one exact float
+BLAS matmul and requantizes in numba.
 
 Hybrid (float32 lhs × constant int8 rhs → float32; version 1, or 4 with asymmetric_quantize_inputs):
 see the section "hybrid" at the end of this file.
@@ -31,7 +33,6 @@ import numpy as np
 
 from ...schema.enums import BuiltinOperator
 from ..registry import Kernel, OpData, kernel, opdata
-from ..fast import requantize   # moving to the speed layer (issue 15)
 from .. import quant
 from ._common import F32
 from ._elementwise import fail, refuse
@@ -63,8 +64,6 @@ class BatchMatMulQuantizedData(BatchMatMulData):
     output_activation_max: int
     recipe: str                   # "int32": int32 sums, double rounding, ties away; "int64": int64 sums,
                                   # MultiplyByQuantizedMultiplier(int64); "raw int32": the int32 product
-    impl: str = "blas"
-    float_dtype: object = None    # exact float type of the BLAS product (None: int64 numpy)
 
 
 def operands(a, b, adj_x, adj_y):
@@ -75,35 +74,43 @@ def operands(a, b, adj_x, adj_y):
     return a, b
 
 
-def reference(a, b, adj_x, adj_y):
-    a, b = operands(a, b, adj_x, adj_y)
+def batch_matmul_float(a, b, d, order: str) -> np.ndarray:
+    """``reference_ops::BatchMatMul`` (float32): per output one float32 total, Σ lhs[m, k]·rhs[k, n]
+    one product and one add at a time in k order (``order="sequential"``, ``Variant.float_matmul``);
+    ``"blas"``: numpy's matmul, which sums in its own blocks."""
+    a, b = operands(a, b, d.adj_x, d.adj_y)
     with np.errstate(over="ignore", invalid="ignore"):      # float inf / nan silently, as TFLite
-        return np.matmul(a.astype(np.float64), b.astype(np.float64)).astype(np.float32)
+        if order != "sequential":
+            return np.matmul(a, b)
+        total = np.zeros(d.output_shape, np.float32)
+        for k in range(a.shape[-1]):
+            total += a[..., :, k, None] * b[..., None, k, :]
+        return total
 
 
-def requantize(acc, d, out, jit: bool) -> None:
-    """acc (exact integer sums, any shape) → out, by the node's recipe."""
+def requantize_sums(acc, d, out) -> None:
+    """acc (exact integer sums, any shape) → out, by the node's recipe (plain numpy)."""
     if d.recipe == "raw int32":
         out[...] = quant.wrap_int32_array(acc)
         return
     n = out.shape[-1] if out.ndim else 1
-    acc2d, out2d = np.reshape(acc, (-1, n)), out.reshape(-1, n)
-    args = (acc2d, np.zeros(n, np.int64), np.full(n, d.output_multiplier, np.int64),
+    args = (np.reshape(acc, (-1, n)), np.zeros(n, np.int64), np.full(n, d.output_multiplier, np.int64),
             np.full(n, d.output_shift, np.int64), d.output_zero_point, d.output_activation_min,
-            d.output_activation_max, out2d)
+            d.output_activation_max, out.reshape(-1, n))
     if d.recipe == "int64":
-        (requantize.requantize_int64_rows_jit if jit else quant.requantize_int64_rows)(*args)
+        quant.requantize_int64_rows(*args)
     else:
-        (requantize.requantize_int32_rows_jit if jit else quant.requantize_int32_rows)(*args, 0)
+        quant.requantize_int32_rows(*args, 0)
 
 
-def reference_quantized(a, b, d, dtype) -> np.ndarray:
-    """int64 numpy matmul of the zero-point-corrected operands, then the recipe in plain numpy."""
+def batch_matmul_quantized(a, b, d, dtype) -> np.ndarray:
+    """``reference_ops::BatchMatMul`` (int8 / int16): int64 numpy matmul of the zero-point-corrected
+    operands, then :func:`requantize_sums` (the "raw int32" product ignores the zero points)."""
     a, b = operands(a, b, d.adj_x, d.adj_y)
     za, zb = (0, 0) if d.recipe == "raw int32" else (d.lhs_zero_point, d.rhs_zero_point)
     acc = np.matmul(a.astype(np.int64) - za, b.astype(np.int64) - zb)
     out = np.empty(d.output_shape, dtype)
-    requantize(acc, d, out, jit=False)
+    requantize_sums(acc, d, out)
     return out
 
 
@@ -136,11 +143,7 @@ def prepare_quantized(context, node, a, b, y, ax, ay, out_shape, k):
     eff = float(np.float64(np.float32(sa) * np.float32(sb)) / np.float64(np.float32(so)))
     mult, shift = quant.quantize_multiplier(eff) if recipe != "raw int32" else (0, 0)
     context.set_output(y, out_shape, ty)
-    max_a = max(abs(int(np.iinfo(ta).min) - za), abs(int(np.iinfo(ta).max) - za))
-    max_b = max(abs(int(np.iinfo(tb).min) - zb), abs(int(np.iinfo(tb).max) - zb))
-    fdt = quant.exact_matmul_dtype(max_a, float(max_b) * max(k, 1))
-    return BatchMatMulQuantizedData(ax, ay, out_shape, sa, za, sb, zb, so, zo, eff, mult, shift, lo, hi, recipe,
-                                    f"blas({fdt.name}, exact)" if fdt is not None else "int64 matmul", fdt)
+    return BatchMatMulQuantizedData(ax, ay, out_shape, sa, za, sb, zb, so, zo, eff, mult, shift, lo, hi, recipe)
 
 
 @kernel(BuiltinOperator.BATCH_MATMUL, versions=(1, 2, 3, 4))
@@ -173,34 +176,13 @@ class BatchMatMul(Kernel):
 
     def invoke(self, context, node, d):
         t = context.tensors
+        a, b, out = t[node.inputs[0]], t[node.inputs[1]], t[node.outputs[0]]
         if type(d) is BatchMatMulHybridData:
-            return invoke_hybrid(context, node, d)
-        a, b = operands(t[node.inputs[0]], t[node.inputs[1]], d.adj_x, d.adj_y)
-        out = t[node.outputs[0]]
-        if type(d) is BatchMatMulQuantizedData:
-            if d.recipe == "raw int32":
-                za = zb = 0
-            else:
-                za, zb = d.lhs_zero_point, d.rhs_zero_point
-            if d.float_dtype is None:
-                acc = np.matmul(a.astype(np.int64) - za, b.astype(np.int64) - zb)
-            else:
-                acc = np.matmul(a.astype(d.float_dtype) - za, b.astype(d.float_dtype) - zb)
-            requantize(acc, d, out, jit=True)
-            return
-        with np.errstate(over="ignore", invalid="ignore"):      # float inf / nan silently, as TFLite
-            out[...] = np.matmul(a, b)
-
-    def invoke_reference(self, context, node, d):
-        t = context.tensors
-        if type(d) is BatchMatMulHybridData:
-            t[node.outputs[0]][...] = reference_hybrid(t[node.inputs[0]], t[node.inputs[1]], d)
-            return
-        if type(d) is BatchMatMulQuantizedData:
-            t[node.outputs[0]][...] = reference_quantized(t[node.inputs[0]], t[node.inputs[1]], d,
-                                                                t[node.outputs[0]].dtype)
-            return
-        t[node.outputs[0]][...] = reference(t[node.inputs[0]], t[node.inputs[1]], d.adj_x, d.adj_y)
+            out[...] = batch_matmul_hybrid(a, b, d)
+        elif type(d) is BatchMatMulQuantizedData:
+            out[...] = batch_matmul_quantized(a, b, d, out.dtype)
+        else:
+            out[...] = batch_matmul_float(a, b, d, context.variant.float_matmul)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -208,7 +190,7 @@ class BatchMatMul(Kernel):
 #
 # Version 1, or 4 with asymmetric_quantize_inputs.  TFLite's ``EvalHybrid``: every row of the lhs
 # (one output row's contraction vector) is quantized at run time
-# (:func:`workbench.interpreter.requantize.quantize_rows_jit`); per-tensor weights fold their scale into
+# (:func:`workbench.interpreter.quant.symmetric_quantize_rows` / ``asymmetric_quantize_rows``); per-tensor weights fold their scale into
 # each row's factor (float32(scaling_factors[r]·rhs_scale)), per-channel ones multiply it per column.
 # Then, all in TFLite's reference kernel: total = (int32)(float(Σ q·w) − float(row_sums[n]) ·
 # float(input_offsets[r])) (float32 arithmetic, truncated back to an integer), output = scale ·
@@ -220,18 +202,12 @@ class BatchMatMul(Kernel):
 # first dimension is larger than 1 (TFLite leaves those row sums uncomputed).
 
 
-
 @opdata
 class BatchMatMulHybridData(BatchMatMulData):
     asymmetric_quantize_inputs: bool
     per_channel: bool
     filter_scale: object            # float32 [1] or [N]
     row_sums: object                # int64 [rhs batch..., N]: Σ_k rhs[..., k, n] (SSE int16 lanes)
-    impl: str
-    weights: object = None          # float [rhs batch..., K, N]: the rhs, exact for int8 × int8
-    input_quantized: object = None  # scratch int8 [lhs batch..., M, K]: the last lhs, quantized row by row
-    scaling_factors: object = None  # scratch float32 [lhs batch..., M]
-    input_offsets: object = None    # scratch int32 [lhs batch..., M] (0 when symmetric)
 
 
 def hybrid_bmm_output(dot, scaling_factors, offsets, d) -> np.ndarray:
@@ -247,7 +223,8 @@ def hybrid_bmm_output(dot, scaling_factors, offsets, d) -> np.ndarray:
     return (np.float32(0.0) + (scale * total).astype(np.float32)).astype(np.float32)
 
 
-def reference_hybrid(a, b, d) -> np.ndarray:
+def batch_matmul_hybrid(a, b, d) -> np.ndarray:
+    """TFLite's ``EvalHybrid`` (section comment): rows quantized, exact int products, the float tail."""
     a, b = operands(a, b, d.adj_x, d.adj_y)
     k = a.shape[-1]
     x2 = np.asarray(a, np.float32).reshape(-1, k)
@@ -284,21 +261,5 @@ def prepare_hybrid(context, node, a, b, y, ax, ay, out_shape, k):
     w64 = wk.astype(np.int64)
     rows = np.swapaxes(w64, -1, -2)                                  # [..., N, K]
     row_sums = quant.sse_row_sums(rows.reshape(-1, k)).reshape(rows.shape[:-1])
-    fdt = quant.exact_float_dtype(float(np.abs(w64).sum(axis=-2).max(initial=0)), input_abs_max=128)
     context.set_output(y, out_shape, F32)
-    lhs = (sa[:-2] + ((sa[-1], sa[-2]) if ax else (sa[-2], sa[-1])))
-    return BatchMatMulHybridData(ax, ay, out_shape, asym, per_channel, fs, row_sums,
-                                 f"quantize(numba)+blas({fdt.name}, exact)", np.ascontiguousarray(w64, fdt),
-                                 np.zeros(lhs, np.int8), np.ones(lhs[:-1], np.float32), np.zeros(lhs[:-1], np.int32))
-
-
-def invoke_hybrid(context, node, d) -> None:
-    t = context.tensors
-    a = t[node.inputs[0]]
-    if d.adj_x:
-        a = np.ascontiguousarray(np.swapaxes(a, -1, -2))
-    k = a.shape[-1]
-    sf, zp = d.scaling_factors.reshape(-1), d.input_offsets.reshape(-1)
-    requantize.quantize_rows_jit(a.reshape(-1, k), d.asymmetric_quantize_inputs, d.input_quantized.reshape(-1, k), sf, zp)
-    dot = np.matmul(d.input_quantized.astype(d.weights.dtype), d.weights)
-    t[node.outputs[0]][...] = hybrid_bmm_output(dot, d.scaling_factors, d.input_offsets, d)
+    return BatchMatMulHybridData(ax, ay, out_shape, asym, per_channel, fs, row_sums)

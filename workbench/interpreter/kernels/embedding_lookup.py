@@ -10,7 +10,8 @@ run-time error ("Embedding Lookup: index out of bounds" in TFLite).
   this kernel (bitwise equal to litert).
 
 Per-channel (per-row) scales and int4 / int2 tables are versions 4 and 5, not implemented (a model
-asking for them fails at allocate)."""
+asking for them fails at allocate).  LiteRT's builtin and reference builds run the same kernel, and it
+has no speed layer: one numpy gather already is the fast way."""
 
 import numpy as np
 
@@ -29,6 +30,15 @@ class EmbeddingLookupData(OpData):
     output_shape: tuple
     hybrid: bool = False
     scale: float = 1.0
+
+
+def embedding_lookup(table, ids, d) -> np.ndarray:
+    """TFLite's ``EvalSimple`` (a memcpy of each row) or ``EvalHybrid`` (each value read as int8,
+    float32(v) · scale, the table's one scale): both builds run this same code."""
+    rows = table[ids]
+    if d.hybrid:
+        rows = (rows.view(np.int8).astype(np.float32) * np.float32(d.scale)).astype(np.float32)
+    return rows
 
 
 @kernel(BuiltinOperator.EMBEDDING_LOOKUP, versions=(1, 2, 3))
@@ -62,29 +72,10 @@ class EmbeddingLookup(Kernel):
         context.set_output(out_t, out, F32 if hybrid else dt)
         return EmbeddingLookupData(vs[0], out, hybrid, scale)
 
-    def _ids(self, context, node, d):
-        ids = context.tensors[node.inputs[0]]
-        if ids.size and (int(ids.min()) < 0 or int(ids.max()) >= d.rows):
-            fail(node, f"id {int(ids[(ids < 0) | (ids >= d.rows)][0])} is out of bounds for a table of {d.rows} rows")
-        return ids
-
     def invoke(self, context, node, d):
         t = context.tensors
-        ids = self._ids(context, node, d)
-        rows = t[node.inputs[1]][ids]
-        if d.hybrid:
-            rows = (rows.view(np.int8).astype(np.float32) * np.float32(d.scale)).astype(np.float32)
-        t[node.outputs[0]][...] = rows
+        ids = t[node.inputs[0]]
+        if ids.size and (int(ids.min()) < 0 or int(ids.max()) >= d.rows):
+            fail(node, f"id {int(ids[(ids < 0) | (ids >= d.rows)][0])} is out of bounds for a table of {d.rows} rows")
+        t[node.outputs[0]][...] = embedding_lookup(t[node.inputs[1]], ids, d)
 
-    def invoke_reference(self, context, node, d):
-        t = context.tensors
-        ids = self._ids(context, node, d)
-        table, out = t[node.inputs[1]], t[node.outputs[0]]
-        for i, row in enumerate(ids):
-            if not d.hybrid:
-                out[i] = table[row]
-                continue
-            flat_in, flat_out = table[row].reshape(-1), out[i].reshape(-1)
-            for j in range(flat_in.size):
-                v = int(flat_in[j])
-                flat_out[j] = np.float32(np.float32(v - 256 if v > 127 else v) * np.float32(d.scale))
