@@ -10,7 +10,8 @@ For the corpus models that one seeded invoke at the stored input shape does not 
 
 ``run_steps(model_bytes, steps, input_shapes=None)`` → one list of output arrays per step
 (``get_output_details()`` order); raises ``RuntimeError`` with LiteRT's stderr when the child fails
-or dies.  Builtin kernels only (``BUILTIN_WITHOUT_DEFAULT_DELEGATES``), as every oracle in the tests.
+or dies.  LiteRT's builtin kernels (``BUILTIN_WITHOUT_DEFAULT_DELEGATES``) unless ``resolver`` says
+``"BUILTIN_REF"`` (its reference kernels, the oracle of ``Interpreter(variant="reference")``).
 """
 
 from __future__ import annotations
@@ -26,8 +27,7 @@ import pickle, sys
 import numpy as np
 from ai_edge_litert.interpreter import Interpreter, OpResolverType
 model, shapes, steps = pickle.load(open(sys.argv[1], "rb"))
-it = Interpreter(model_content=model,
-                 experimental_op_resolver_type=OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES)
+it = Interpreter(model_content=model, experimental_op_resolver_type=getattr(OpResolverType, sys.argv[3]))
 if shapes is not None:
     for d, shape in zip(it.get_input_details(), shapes):
         it.resize_tensor_input(d["index"], list(shape), strict=True)
@@ -42,12 +42,14 @@ pickle.dump(out, open(sys.argv[2], "wb"))
 '''
 
 
-def run_steps(model: bytes, steps: list, input_shapes=None, timeout: float = 300.0) -> list:
+def run_steps(model: bytes, steps: list, input_shapes=None, timeout: float = 300.0,
+              resolver: str = "BUILTIN_WITHOUT_DEFAULT_DELEGATES") -> list:
+    """``resolver="BUILTIN_REF"`` runs LiteRT's reference kernels instead of its builtin ones."""
     with tempfile.TemporaryDirectory() as d:
         src, dst = Path(d) / "steps.pkl", Path(d) / "out.pkl"
         shapes = None if input_shapes is None else [tuple(int(x) for x in s) for s in input_shapes]
         src.write_bytes(pickle.dumps((bytes(model), shapes, steps)))
-        proc = subprocess.run([sys.executable, "-c", CHILD, str(src), str(dst)], capture_output=True, text=True,
+        proc = subprocess.run([sys.executable, "-c", CHILD, str(src), str(dst), resolver], capture_output=True, text=True,
                               timeout=timeout)
         if proc.returncode != 0:
             raise RuntimeError(f"litert child failed ({proc.returncode}):\n{proc.stderr[-3000:]}")

@@ -150,3 +150,79 @@ def test_siblings_do_not_import_each_other(part, forbidden):
            for path in _modules() if _part_of(path) == part
            for line, mod in imports_of(path) if mod.split(".")[1:2] == [forbidden]]
     assert not bad, "\n".join(bad)
+
+
+# inside the interpreter: the teaching layer (kernels/, quant/) is plain numpy; the speed layer (fast/)
+# may read it, never the other way round; only the speed layer reaches the performance machinery (perf)
+TEACHING = ("kernels", "quant")
+# (ctypes is not speed machinery: quant/prepare.py calls the C library's own erfcf / exp through it, the
+# function TFLite calls, where no numpy formulation of glibc's is written out in kernels/_libm.py)
+SPEED_MACHINERY = ("numba", "llvmlite", "threading", "concurrent", "multiprocessing")
+
+
+def _third_party_imports(path: Path) -> list[tuple[int, str]]:
+    out = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            out += [(node.lineno, a.name) for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            out.append((node.lineno, node.module))
+    return out
+
+
+def _interpreter_part(path: Path) -> str | None:
+    rel = path.relative_to(ROOT)
+    return rel.parts[1] if rel.parts[0] == "interpreter" and len(rel.parts) > 2 else None
+
+
+def test_the_teaching_layer_imports_no_speed_layer_and_no_performance_machinery():
+    bad = []
+    for path in _modules():
+        if _interpreter_part(path) not in TEACHING:
+            continue
+        where = path.relative_to(ROOT.parent)
+        for line, mod in imports_of(path):
+            if mod.startswith(("workbench.perf", "workbench.interpreter.fast")):
+                bad.append(f"{where}:{line} imports {mod}")
+        for line, mod in _third_party_imports(path):
+            if mod.split(".")[0] in SPEED_MACHINERY:
+                bad.append(f"{where}:{line} imports {mod}")
+    assert not bad, "the teaching layer must stay plain numpy:\n" + "\n".join(bad)
+
+
+def test_the_teaching_layer_has_no_fast_path_vocabulary():
+    # the grep of the issue: no numba / BLAS / VNNI / threads / scratch named in kernels/ code (comments
+    # and docstrings may point the reader to the speed layer)
+    words = ("njit", "run_rows", "vnni", "_blas", "num_threads", "scratch", "invoke_reference")
+    bad = []
+    for path in sorted((ROOT / "interpreter" / "kernels").glob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+        names |= {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
+        names |= {a.name for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom)) for a in n.names}
+        hit = sorted(w for w in words if any(w in name.lower() for name in names))
+        if hit:
+            bad.append(f"{path.relative_to(ROOT.parent)}: {', '.join(hit)}")
+    assert not bad, "\n".join(bad)
+
+
+def test_the_speed_layer_registers_only_for_teaching_layer_data():
+    # every fast path is keyed by an <Op>Data class the teaching layer defines, and states its variants
+    from workbench.interpreter import fast
+    from workbench.interpreter.variants import VARIANTS
+
+    fast._load()
+    assert fast.FAST_PATHS
+    for (op, cls), (bind, variants) in fast.FAST_PATHS.items():
+        assert cls.__module__.startswith("workbench.interpreter.kernels."), (op, cls)
+        assert bind.__module__.startswith("workbench.interpreter.fast."), (op, bind)
+        assert variants and variants <= set(VARIANTS), (op, cls, variants)
+
+
+def test_kernel_files_stay_readable():
+    # issue 15: at most three op files over 300 lines, none over 450
+    sizes = {p.name: len(p.read_text(encoding="utf-8").splitlines())
+             for p in (ROOT / "interpreter" / "kernels").glob("*.py")}
+    over = sorted(name for name, n in sizes.items() if n > 300)
+    assert max(sizes.values()) <= 450, {n: s for n, s in sizes.items() if s > 450}
+    assert len(over) <= 3, {n: sizes[n] for n in over}
