@@ -272,13 +272,16 @@ def test_conv_reference_with_an_empty_strided_output():
     (0 - 1)·stride + 1 < 0 wrapped around and numpy refused to broadcast."""
     x = np.ones((1, 1, 5, 2), np.float32)
     w = np.ones((3, 1, 7, 2), np.float32)
-    out = conv_2d.reference(x, w, None, (1, 2), (1, 1), (0, 0), (1, 0), NO_CLAMP)
+    out = conv_2d.conv_float(x, w, None, conv_2d.Conv2DData("VALID", 1, 2, 1, 1, 1, 7, 0, 0, 1, (1, 1, 0, 3), "NONE",
+                                                            *NO_CLAMP))
     assert out.shape == (1, 1, 0, 3)
-    out = depthwise_conv_2d.reference(x, np.ones((1, 1, 7, 4), np.float32), None, (1, 2), (1, 1), (0, 0), (1, 0),
-                                      NO_CLAMP)
+    out = depthwise_conv_2d.depthwise_float(x, np.ones((1, 1, 7, 4), np.float32), None,
+                                            depthwise_conv_2d.DepthwiseConv2DData("VALID", 1, 2, 1, 1, 0, 0, 2,
+                                                                                  (1, 1, 0, 4), "NONE", *NO_CLAMP))
     assert out.shape == (1, 1, 0, 4)
-    out = transpose_conv.reference(np.ones((1, 0, 2, 2), np.float32), np.ones((3, 2, 2, 2), np.float32),
-                                   np.arange(3, dtype=np.float32), (2, 2), (0, 0), (1, 2, 4, 3), NO_CLAMP)
+    out = transpose_conv.transpose_conv_float(np.ones((1, 0, 2, 2), np.float32), np.ones((3, 2, 2, 2), np.float32),
+                                              np.arange(3, dtype=np.float32), transpose_conv.TransposeConvData(
+                                                  "VALID", 2, 2, 2, 2, 0, 0, (1, 2, 4, 3), "NONE", *NO_CLAMP))
     np.testing.assert_array_equal(out, np.broadcast_to(np.arange(3, dtype=np.float32), (1, 2, 4, 3)))
 
 

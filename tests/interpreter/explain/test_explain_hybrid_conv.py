@@ -100,13 +100,10 @@ def float_output(it, d, name):
         x, filt, b_t = it.get_tensor(node.input(2)), it.get_tensor(node.input(1)), node.input(3)
         f = filt.astype(np.float32) * np.asarray(d.filter_scale, np.float32)[:, None, None, None]
         bias = it.get_tensor(b_t) if b_t >= 0 else None
-        return transpose_conv.reference(x, f, bias, (d.stride_h, d.stride_w), (d.pad_top, d.pad_left),
-                                        d.output_shape, (d.output_activation_min, d.output_activation_max))
+        return transpose_conv.transpose_conv_float(x, f, bias, d)
     x, filt, b_t = it.get_tensor(node.input(0)), it.get_tensor(node.input(1)), node.input(2)
     f = filt.astype(np.float32) * np.asarray(d.filter_scale, np.float32)[:, None, None, None]
-    return conv_2d.reference(x, f, it.get_tensor(b_t) if b_t >= 0 else None, (d.stride_h, d.stride_w),
-                             (d.dilation_h, d.dilation_w), (d.pad_top, d.pad_left), d.output_shape[1:3],
-                             (d.output_activation_min, d.output_activation_max))
+    return conv_2d.conv_float(x, f, it.get_tensor(b_t) if b_t >= 0 else None, d)
 
 
 @pytest.mark.parametrize("name", sorted(CASES))

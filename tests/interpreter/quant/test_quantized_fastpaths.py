@@ -23,6 +23,7 @@ from test_quantized_ops import (CASES as OPS_CASES, V, assert_equal_all, build_c
 from workbench import dump
 from workbench.interpreter import Interpreter
 from workbench.perf import jit as _jit, vnni as _vnni
+from workbench.interpreter.fast import conv_2d as fast_conv
 from workbench.interpreter.kernels import conv_2d
 from workbench.schema import ActivationFunctionType as Act
 from workbench.versioning import update_versions
@@ -139,13 +140,22 @@ def test_depthwise_rows_split_between_threads_equal_references(case, split_every
 
 
 def test_depthwise_with_fewer_than_8_channels_is_all_scalar_tail():
-    model, _ = build("dw_row_tail_two_images")
+    model, inputs = build("dw_row_tail_two_images")
     it = Interpreter(model=model)
     it.allocate_tensors()
     d = it.prepared()[0][2]
-    assert d.scalar_tail is not None and (d.scalar_tail == d.scalar_tail[0]).all()
-    assert d.vector_channels == 0 and d.tail_columns.tolist() == list(range(301 * 3))
-    assert d.tail_columns.tolist() == np.flatnonzero(d.scalar_tail[0]).tolist()
+    # C·M = 3: no channel in litert-x86's 8-wide vector loop, every value of every row rounded one by one
+    # (ties away), as the reference kernel does: the two variants give the same bits
+    assert d.output_shape[3] == 3 and d.vector_channels == 0
+    outs = []
+    for variant in ("litert-x86", "reference"):
+        it = Interpreter(model=model, variant=variant)
+        it.allocate_tensors()
+        assert it.prepared()[0][2].vector_channels == 0
+        it.set_tensor(it.get_input_details()[0]["index"], inputs["x"])
+        it.invoke()
+        outs.append(it.get_tensor(it.get_output_details()[0]["index"]))
+    assert_equal_all([outs[0]], [outs[1]], "dw_row_tail_two_images: litert-x86 vs reference")
 
 
 def test_pack_filter_round_trip_and_layout():
@@ -177,13 +187,11 @@ def test_overflow_bound():
 
 
 def _reference_conv(x, f, bias, stride, dilation, pad, out_hw, zp, mult, shift, out_zp, lo, hi, half_up):
-    class D:
-        pass
-
-    d = D()
-    d.input_zero_point, d.output_multiplier, d.output_shift = zp, mult, shift
-    d.output_zero_point, d.output_activation_min, d.output_activation_max, d.half_up = out_zp, lo, hi, half_up
-    return conv_2d.reference_int8(x, f, bias, stride, dilation, pad, out_hw, d)
+    d = conv_2d.Conv2DInt8Data(
+        "", stride[0], stride[1], dilation[0], dilation[1], f.shape[1], f.shape[2], pad[0], pad[1], 1,
+        (x.shape[0], *out_hw, f.shape[0]), "", 1.0, zp, None, 1.0, out_zp, None, mult, shift, lo, hi, True,
+        "up" if half_up else "away")
+    return conv_2d.conv_int8(x, f, bias, d)
 
 
 @pytest.mark.parametrize("half_up", [True, False])
@@ -234,6 +242,7 @@ def test_threads_split_rows_identically(split_everything):
 def test_float_depthwise_rows_shared_between_threads_equal_one_call(split_everything):
     """The float depthwise kernel cut into row pieces (2 threads) writes exactly what one call writes."""
     from workbench.perf.jit import run_rows
+    from workbench.interpreter.fast import depthwise_conv_2d as fast_dw
     from workbench.interpreter.kernels import depthwise_conv_2d as dwc
 
     rng = np.random.default_rng(4)
@@ -245,11 +254,12 @@ def test_float_depthwise_rows_shared_between_threads_equal_one_call(split_everyt
         one = np.zeros((n, oh, ow, c * mult), np.float32)
         two = np.ones_like(one)
         args = (stride, stride, 1, 1, pad, pad, np.float32(-2.0), np.float32(3.0))
-        dwc.depthwise_numba(x, wt, bias, one, *args)
-        run_rows(dwc.depthwise_rows, n * oh, 2, x, wt, bias, two, *args)
+        fast_dw.depthwise_numba(x, wt, bias, one, *args)
+        run_rows(fast_dw.depthwise_rows, n * oh, 2, x, wt, bias, two, *args)
         assert (one == two).all()
-        want = dwc.reference(x, wt[None], bias, (stride, stride), (1, 1), (pad, pad), (oh, ow), (-2.0, 3.0))
-        assert np.allclose(one, want, atol=1e-4)
+        d = dwc.DepthwiseConv2DData("", stride, stride, 1, 1, pad, pad, mult, one.shape, "", -2.0, 3.0)
+        want = dwc.depthwise_float(x, wt[None], bias, d, bias_first=True)      # litert-x86's order: the same bits
+        assert (one.view(np.uint32) == want.view(np.uint32)).all()
 
 
 @pytest.mark.parametrize("case", sorted(k for k in BIG if k.startswith("vnni_conv")))
@@ -262,9 +272,9 @@ def test_big_convs_on_the_blas_path_share_scratch_and_equal_references(case, mon
     assert "blas" in kname or "matmul" in kname, kname
     it = Interpreter(model=model)
     it.allocate_tensors()
-    d = it.prepared()[0][2]
-    assert d.cols is None and d.acc is None and d.scratch[0][0] == 0
-    assert it._sg(0).context.scratch.nbytes >= sum(np.prod(shape) * dt.itemsize for _, shape, dt in d.scratch)
+    path = it._sg(0).fast[0]                  # im2col, sums (and padded input): views of the shared buffer
+    assert not hasattr(path, "cols") and not hasattr(path, "acc") and path.layout[0][0] == 0
+    assert it._sg(0).context.scratch.nbytes >= sum(np.prod(shape) * dt.itemsize for _, shape, dt in path.layout)
     ref, _ = run(model, inputs, reference=True)
     assert_equal_all(fast, ref, case)
 
@@ -351,24 +361,24 @@ def test_float_guard_pieces_and_limit(split_everything):
     """The float conv guard reads its input as pieces of GUARD_CHUNK values: a value at or above the
     limit (or NaN / inf) raises the flag wherever it sits: first or last value of a piece, in the
     short last piece, with one or two threads; the float32 limit is never laxer than 1e38 / bound."""
-    size = 3 * conv_2d.GUARD_CHUNK + 17
-    pieces = -(-size // conv_2d.GUARD_CHUNK)
-    limit = conv_2d.guard_limit(1e30)
+    size = 3 * fast_conv.GUARD_CHUNK + 17
+    pieces = -(-size // fast_conv.GUARD_CHUNK)
+    limit = fast_conv.guard_limit(1e30)
     assert float(limit) <= 1e8 and float(np.nextafter(limit, np.float32(np.inf))) > 1e8
-    assert conv_2d.guard_limit(0.0) == np.inf and conv_2d.guard_limit(np.nan) == np.inf
-    assert conv_2d.guard_limit(1e-30) == conv_2d.guard_limit(0.29) == np.inf and conv_2d.guard_limit(0.3) < np.inf
+    assert fast_conv.guard_limit(0.0) == np.inf and fast_conv.guard_limit(np.nan) == np.inf
+    assert fast_conv.guard_limit(1e-30) == fast_conv.guard_limit(0.29) == np.inf and fast_conv.guard_limit(0.3) < np.inf
     for bound in (3.0, 7.1e30, 1.01, 123456.789):
-        lf = conv_2d.guard_limit(bound)
+        lf = fast_conv.guard_limit(bound)
         assert float(lf) <= 1e38 / bound and float(np.nextafter(lf, np.float32(np.inf))) > 1e38 / bound
     for threads in (1, 2):
         flat = np.full(size, np.float32(-1e8) * np.float32(0.999), np.float32)
         flags = np.zeros(1, np.int8)
-        _jit.run_rows(conv_2d.float_guard_rows, pieces, threads, flat, limit, flags)
+        _jit.run_rows(fast_conv.float_guard_rows, pieces, threads, flat, limit, flags)
         assert flags[0] == 0
-        for where in (0, conv_2d.GUARD_CHUNK - 1, conv_2d.GUARD_CHUNK, 2 * conv_2d.GUARD_CHUNK + 5, size - 1):
+        for where in (0, fast_conv.GUARD_CHUNK - 1, fast_conv.GUARD_CHUNK, 2 * fast_conv.GUARD_CHUNK + 5, size - 1):
             for value in (np.float32(1e8), np.float32(-np.inf), np.float32(np.nan)):
                 bad = flat.copy()
                 bad[where] = value
                 flags[0] = 0
-                _jit.run_rows(conv_2d.float_guard_rows, pieces, threads, bad, limit, flags)
+                _jit.run_rows(fast_conv.float_guard_rows, pieces, threads, bad, limit, flags)
                 assert flags[0] == 1, (threads, where, value)

@@ -222,8 +222,8 @@ def test_hybrid_transpose_conv_sums_taps_in_float_not_once_in_int32():
     qx, sf, zp = quant.asymmetric_quantize_rows(x.reshape(1, -1))
     w_t = next(t for t in model.subgraphs[0].tensors if t.name == "w")
     w = np.frombuffer(bytes(model.buffers[w_t.buffer].data), np.int8).reshape(12, 3, 3, 16)
-    from workbench.interpreter.kernels.transpose_conv import scatter_sums_int64
-    acc = scatter_sums_int64(qx.reshape(x.shape), w, (2, 2), (d.pad_top, d.pad_left), (8, 8), int(zp[0]))
+    from workbench.interpreter.kernels.transpose_conv import transpose_conv_sums
+    acc = transpose_conv_sums(qx.reshape(x.shape), w, d, int(zp[0]))
     once = ((acc.astype(np.float32) * d.filter_scale) * sf[0]).astype(np.float32)
     assert np.allclose(once, ours, rtol=1e-5, atol=1e-6)          # the same values ...
     assert int((once.view(np.uint32) != ours.view(np.uint32)).sum()) > ours.size // 10   # ... not the same bits
@@ -254,7 +254,6 @@ def test_grouped_int8_cases_really_contain_ties():
         b_t = next(t for t in model.subgraphs[0].tensors if t.name == "bias")
         filt = np.frombuffer(bytes(model.buffers[w_t.buffer].data), np.int8).reshape(w_t.shape)
         bias = np.frombuffer(bytes(model.buffers[b_t.buffer].data), np.int32)
-        from workbench.interpreter.kernels.conv_2d import reference_int8
-        up = reference_int8(x, filt, bias, (d.stride_h, d.stride_w), (1, 1), (d.pad_top, d.pad_left),
-                            d.output_shape[1:3], dataclasses.replace(d, rounding="up"))
+        from workbench.interpreter.kernels.conv_2d import conv_int8
+        up = conv_int8(x, filt, bias, dataclasses.replace(d, rounding="up"))
         assert int((up != want).sum()) >= 3, name

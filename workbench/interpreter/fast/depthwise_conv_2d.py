@@ -1,0 +1,411 @@
+"""Speed layer for DEPTHWISE_CONV_2D: direct numba loop nests, channels innermost.
+
+Each loop visits the in-image taps of one output pixel in TFLite's order (row, then column) and keeps one
+accumulator row of C·M channels, so it computes the bits of ``kernels/depthwise_conv_2d.py``:
+
+  * float32 — :func:`depthwise_rows`, rows split over ``num_threads`` threads; the sums start at the bias,
+    as litert-x86's optimized kernel does (``Variant.depthwise_bias_first``): x86 only;
+  * int8 — :func:`depthwise_int8_rows`, rows split over threads: int32 sums row by row, requantized with
+    ties up in the first ``vector_channels`` channels (0 under the reference variant): both variants;
+  * uint8 / hybrid — :func:`depthwise_offsets_numba` (one input offset per image), then the uint8
+    requantization (both variants) or the hybrid float tail of litert-x86 (x86 only);
+  * 16x8 — :func:`depthwise_int16_numba` (int64 sums), then the int64 requantization: both variants.
+
+The filter (as [KH, KW, C·M]) and the bias are copied once, at bind, when they are constant.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...perf.jit import njit, run_rows
+from ...schema.enums import BuiltinOperator
+from ..kernels.depthwise_conv_2d import (DepthwiseConv2DData, DepthwiseConv2DHybridData, DepthwiseConv2DInt16Data,
+                                         DepthwiseConv2DInt8Data, DepthwiseConv2DUint8Data)
+from ..variants import LITERT_X86, VARIANTS
+from . import FastPath, fast_path
+from .requantize import quantize_rows_jit, requantize_int64_rows_jit, requantize_rows_jit
+
+ALL = tuple(VARIANTS)
+X86 = (LITERT_X86.name,)
+OP = BuiltinOperator.DEPTHWISE_CONV_2D
+
+
+@njit
+def depthwise_numba(x, w, bias, out, sh, sw, dh, dw, pt, pl, lo, hi):
+    """Direct depthwise conv; the channel loop is innermost (contiguous, vectorizable)."""
+    depthwise_rows(x, w, bias, out, sh, sw, dh, dw, pt, pl, lo, hi, 0, out.shape[0] * out.shape[1])
+
+
+@njit(nogil=True)
+def depthwise_rows(x, w, bias, out, sh, sw, dh, dw, pt, pl, lo, hi, r0, r1):
+    """:func:`depthwise_numba` for output rows r0..r1 only (row r = image r // OH, row r % OH), so
+    that threads can share the rows."""
+    _, h, wd, c = x.shape
+    kh, kw, co = w.shape
+    _, oh, ow, _ = out.shape
+    mult = co // c
+    acc = np.empty(co, np.float32)
+    for r in range(r0, r1):
+        b = r // oh
+        oy = r % oh
+        y0 = oy * sh - pt
+        ky0 = 0
+        while ky0 < kh and y0 + ky0 * dh < 0:
+            ky0 += 1
+        ky1 = kh
+        while ky1 > ky0 and y0 + (ky1 - 1) * dh >= h:
+            ky1 -= 1
+        for ox in range(ow):
+            x0 = ox * sw - pl
+            kx0 = 0
+            while kx0 < kw and x0 + kx0 * dw < 0:
+                kx0 += 1
+            kx1 = kw
+            while kx1 > kx0 and x0 + (kx1 - 1) * dw >= wd:
+                kx1 -= 1
+            for k in range(co):
+                acc[k] = bias[k]
+            for ky in range(ky0, ky1):
+                iy = y0 + ky * dh
+                for kx in range(kx0, kx1):
+                    ix = x0 + kx * dw
+                    if mult == 1:
+                        for k in range(co):
+                            acc[k] += x[b, iy, ix, k] * w[ky, kx, k]
+                    else:
+                        for i in range(c):
+                            v = x[b, iy, ix, i]
+                            for m in range(mult):
+                                acc[i * mult + m] += v * w[ky, kx, i * mult + m]
+            for k in range(co):
+                v = acc[k]
+                if v < lo:
+                    v = lo
+                if v > hi:
+                    v = hi
+                out[b, oy, ox, k] = v
+
+
+@njit(nogil=True)
+def depthwise_int8_rows(x, w, bias, mult, shift, out_zp, lo, hi, half_up, n_vec, out, sh, sw, dh, dw, pt, pl,
+                        in_zp, r0, r1):
+    """Output rows r0..r1 (row r = image r // OH, output row r % OH) of the int8 depthwise conv.
+
+    Per output row: int32 sums of (x − in_zp)·w over the in-image taps, tap by tap along the whole
+    row (channels innermost, contiguous), then the row is requantized at once: + ``bias``,
+    MultiplyByQuantizedMultiplier, + ``out_zp``, clamped to [lo, hi].  The ties of the final shift
+    go up in the channels k < ``n_vec`` when ``half_up`` (TFLite's 8-wide vector loop), away from
+    zero in the others (its scalar loop over the last CO % 8 channels; see prepare_int8).
+    """
+    _, h, wd, c = x.shape
+    kh, kw, co = w.shape
+    _, oh, ow, _ = out.shape
+    dm = co // c
+    left = np.empty(co, np.int64)
+    right = np.empty(co, np.int64)
+    mask = np.empty(co, np.int64)
+    nudge = np.empty(co, np.int64)
+    up = np.empty(co, np.bool_)
+    for k in range(co):
+        up[k] = half_up and k < n_vec
+        s = shift[k]
+        left[k] = s if s > 0 else 0
+        right[k] = -s if s < 0 else 0
+        mask[k] = (np.int64(1) << right[k]) - 1
+        nudge[k] = mask[k] - (mask[k] >> 1)        # 2^(right-1), or 0 when right == 0
+    band = max(1, min(r1 - r0, 8192 // max(1, ow * co)))   # output rows whose sums stay in the cache
+    acc = np.empty((band * ow, co), np.int32)
+    sums = np.empty(co, np.int32)
+    for start in range(r0, r1, band):
+        rows = min(band, r1 - start)
+        for rr in range(rows):
+            b = (start + rr) // oh
+            y0 = ((start + rr) % oh) * sh - pt
+            for ox in range(ow):
+                x0 = ox * sw - pl
+                for k in range(co):
+                    sums[k] = 0
+                for ky in range(kh):
+                    iy = y0 + ky * dh
+                    if iy < 0 or iy >= h:
+                        continue
+                    for kx in range(kw):
+                        ix = x0 + kx * dw
+                        if ix < 0 or ix >= wd:
+                            continue
+                        if dm == 1:
+                            for k in range(co):
+                                sums[k] += (np.int32(x[b, iy, ix, k]) - in_zp) * np.int32(w[ky, kx, k])
+                        else:
+                            for i in range(c):
+                                v = np.int32(x[b, iy, ix, i]) - in_zp
+                                for m in range(dm):
+                                    sums[i * dm + m] += v * np.int32(w[ky, kx, i * dm + m])
+                p = rr * ow + ox
+                for k in range(co):
+                    acc[p, k] = sums[k]
+        for p in range(rows * ow):
+            r = start + p // ow
+            ob, oy, ox = r // oh, r % oh, p % ow
+            for k in range(co):
+                t = (np.int64(acc[p, k]) + bias[k]) << left[k]
+                t = (t * mult[k] + 1073741824) >> 31
+                if up[k]:
+                    t = (t + nudge[k]) >> right[k]
+                else:
+                    t = (t >> right[k]) + ((t & mask[k]) > ((mask[k] >> 1) + (t < 0)))
+                t += out_zp
+                out[ob, oy, ox, k] = min(max(t, lo), hi)
+
+
+@njit
+def depthwise_int16_numba(x, w, out, sh, sw, dh, dw, pt, pl):
+    """Direct 16x8 depthwise conv: int64 sums over in-image taps into ``out`` (channels innermost)."""
+    n_b, h, wd, c = x.shape
+    kh, kw, co = w.shape
+    _, oh, ow, _ = out.shape
+    mult = co // c
+    acc = np.empty(co, np.int64)
+    for b in range(n_b):
+        for oy in range(oh):
+            y0 = oy * sh - pt
+            ky0 = 0
+            while ky0 < kh and y0 + ky0 * dh < 0:
+                ky0 += 1
+            ky1 = kh
+            while ky1 > ky0 and y0 + (ky1 - 1) * dh >= h:
+                ky1 -= 1
+            for ox in range(ow):
+                x0 = ox * sw - pl
+                kx0 = 0
+                while kx0 < kw and x0 + kx0 * dw < 0:
+                    kx0 += 1
+                kx1 = kw
+                while kx1 > kx0 and x0 + (kx1 - 1) * dw >= wd:
+                    kx1 -= 1
+                for k in range(co):
+                    acc[k] = 0
+                for ky in range(ky0, ky1):
+                    iy = y0 + ky * dh
+                    for kx in range(kx0, kx1):
+                        ix = x0 + kx * dw
+                        if mult == 1:
+                            for k in range(co):
+                                acc[k] += np.int64(x[b, iy, ix, k]) * np.int64(w[ky, kx, k])
+                        else:
+                            for i in range(c):
+                                v = np.int64(x[b, iy, ix, i])
+                                for m in range(mult):
+                                    acc[i * mult + m] += v * np.int64(w[ky, kx, i * mult + m])
+                for k in range(co):
+                    out[b, oy, ox, k] = acc[k]
+
+
+@njit
+def depthwise_offsets_numba(x, w, out, sh, sw, dh, dw, pt, pl, in_offsets, w_zp):
+    """int32 Σ (x − in_offsets[b])·(w − w_zp) over in-image taps into ``out`` (one input offset per
+    batch image: the uint8 zero point, or a hybrid image's own zero point)."""
+    n_b, h, wd, c = x.shape
+    kh, kw, co = w.shape
+    _, oh, ow, _ = out.shape
+    mult = co // c
+    acc = np.empty(co, np.int32)
+    for b in range(n_b):
+        off = np.int32(in_offsets[b])
+        for oy in range(oh):
+            y0 = oy * sh - pt
+            for ox in range(ow):
+                x0 = ox * sw - pl
+                for k in range(co):
+                    acc[k] = 0
+                for ky in range(kh):
+                    iy = y0 + ky * dh
+                    if iy < 0 or iy >= h:
+                        continue
+                    for kx in range(kw):
+                        ix = x0 + kx * dw
+                        if ix < 0 or ix >= wd:
+                            continue
+                        if mult == 1:
+                            for k in range(co):
+                                acc[k] += (np.int32(x[b, iy, ix, k]) - off) * (np.int32(w[ky, kx, k]) - w_zp)
+                        else:
+                            for i in range(c):
+                                v = np.int32(x[b, iy, ix, i]) - off
+                                for m in range(mult):
+                                    acc[i * mult + m] += v * (np.int32(w[ky, kx, i * mult + m]) - w_zp)
+                for k in range(co):
+                    out[b, oy, ox, k] = acc[k]
+
+
+@njit
+def hybrid_depthwise_output_jit(acc, sf, fs, bias, n_vec, lo, hi, out):
+    """:func:`hybrid_depthwise_output` in one compiled loop (float32 throughout, same order)."""
+    n_b, oh, ow, co = acc.shape
+    for b in range(n_b):
+        s = sf[b]
+        for y in range(oh):
+            for x in range(ow):
+                for c in range(co):
+                    a = np.float32(acc[b, y, x, c])
+                    if c < n_vec:
+                        v = (a * fs[c]) * s
+                    else:
+                        v = (a * s) * fs[c]
+                    v = v + bias[c]
+                    if v < lo:
+                        v = lo
+                    if hi < v:
+                        v = hi
+                    out[b, y, x, c] = v
+
+# ----------------------------------------------------------------------------------------------
+# bound paths
+
+
+def bias_copy(bias, dtype):
+    """The constant bias as the loops take it: integer biases as a fresh int64 array (aligned and
+    writable: a bias read in place from the model's buffer may be neither, and numba / the precompiled
+    library treat such arrays as other types), float32 ones as stored."""
+    if np.dtype(dtype).kind == "i":
+        return np.array(bias, dtype)
+    return np.ascontiguousarray(bias, dtype)
+
+
+class _Depthwise(FastPath):
+    """Filter [KH, KW, C·M] and bias [C·M] of ``dtype``: copied at bind when constant (None: read
+    from the tensors at every invoke)."""
+
+    __slots__ = ("weights", "bias")
+    name = "numba"
+    weights_dtype = None
+    bias_dtype = np.int64
+
+    def __init__(self, context, node):
+        f_t, b_t = node.input(1), node.input(2)
+        filt = context.value(f_t)
+        co = context.shape(f_t)[3]
+        self.weights = None if filt is None else np.ascontiguousarray(filt.reshape(filt.shape[1:]),
+                                                                      self.weights_dtype or filt.dtype)
+        bias = context.value(b_t) if b_t >= 0 else np.zeros(co, self.bias_dtype)
+        self.bias = None if bias is None else bias_copy(bias, self.bias_dtype)
+
+    def operands(self, context, node):
+        t = context.tensors
+        w = self.weights
+        if w is None:
+            f = t[node.inputs[1]]
+            w = f.reshape(f.shape[1:])
+        bias = self.bias if self.bias is not None else t[node.inputs[2]].astype(self.bias_dtype)
+        return t[node.inputs[0]], w, bias, t[node.outputs[0]]
+
+
+class FloatRows(_Depthwise):
+    __slots__ = ()
+    weights_dtype = np.float32
+    bias_dtype = np.float32
+
+    def __call__(self, context, node, d):
+        x, w, bias, out = self.operands(context, node)
+        run_rows(depthwise_rows, out.shape[0] * out.shape[1], context.num_threads, x, w, bias, out, d.stride_h,
+                 d.stride_w, d.dilation_h, d.dilation_w, d.pad_top, d.pad_left, np.float32(d.output_activation_min),
+                 np.float32(d.output_activation_max), work=out.size * w.shape[0] * w.shape[1])
+
+
+class Int8Rows(_Depthwise):
+    __slots__ = ()
+    weights_dtype = np.int16
+
+    def __call__(self, context, node, d):
+        x, w, bias, out = self.operands(context, node)
+        run_rows(depthwise_int8_rows, out.shape[0] * out.shape[1], context.num_threads, x, w, bias,
+                 d.output_multiplier, d.output_shift, d.output_zero_point, d.output_activation_min,
+                 d.output_activation_max, True, d.vector_channels, out, d.stride_h, d.stride_w, d.dilation_h,
+                 d.dilation_w, d.pad_top, d.pad_left, d.input_zero_point, work=out.size * w.shape[0] * w.shape[1])
+
+
+class Uint8(_Depthwise):
+    __slots__ = ("acc", "multipliers", "shifts", "offsets")
+
+    def __init__(self, context, node, d):
+        super().__init__(context, node)
+        co = d.output_shape[3]
+        self.acc = np.empty(d.output_shape, np.int32)
+        self.multipliers = np.full(co, d.output_multiplier, np.int64)
+        self.shifts = np.full(co, d.output_shift, np.int64)
+        self.offsets = np.full(d.output_shape[0], d.input_zero_point, np.int32)
+
+    def __call__(self, context, node, d):
+        x, w, bias, out = self.operands(context, node)
+        depthwise_offsets_numba(x, w, self.acc, d.stride_h, d.stride_w, d.dilation_h, d.dilation_w, d.pad_top,
+                                d.pad_left, self.offsets, d.filter_zero_point)
+        co = out.shape[3]
+        requantize_rows_jit(self.acc.reshape(-1, co), bias, self.multipliers, self.shifts, d.output_zero_point,
+                            d.output_activation_min, d.output_activation_max, out.reshape(-1, co), d.rounding == "up")
+
+
+class Int16(_Depthwise):
+    __slots__ = ("acc",)
+
+    def __init__(self, context, node, d):
+        super().__init__(context, node)
+        self.acc = np.empty(d.output_shape, np.int64)
+
+    def __call__(self, context, node, d):
+        x, w, bias, out = self.operands(context, node)
+        depthwise_int16_numba(x, w, self.acc, d.stride_h, d.stride_w, d.dilation_h, d.dilation_w, d.pad_top,
+                              d.pad_left)
+        co = out.shape[3]
+        requantize_int64_rows_jit(self.acc.reshape(-1, co), bias, d.output_multiplier, d.output_shift, 0,
+                                  d.output_activation_min, d.output_activation_max, out.reshape(-1, co))
+
+
+class Hybrid(_Depthwise):
+    """Each image quantized (numba), int32 sums (numba), litert-x86's float tail (numba)."""
+
+    __slots__ = ("quantized", "scaling_factors", "input_offsets", "acc")
+    name = "quantize(numba)+numba"
+    bias_dtype = np.float32
+
+    def __init__(self, context, node, d):
+        super().__init__(context, node)
+        n, h, w, c = context.shape(node.input(0))
+        self.quantized = np.zeros((n, h, w, c), np.int8)
+        self.scaling_factors, self.input_offsets = np.ones(n, np.float32), np.zeros(n, np.int32)
+        self.acc = np.empty(d.output_shape, np.int32)
+
+    def __call__(self, context, node, d):
+        x, w, bias, out = self.operands(context, node)
+        n = x.shape[0]
+        quantize_rows_jit(x.reshape(n, -1), True, self.quantized.reshape(n, -1), self.scaling_factors,
+                          self.input_offsets)
+        depthwise_offsets_numba(self.quantized, w, self.acc, d.stride_h, d.stride_w, d.dilation_h, d.dilation_w,
+                                d.pad_top, d.pad_left, self.input_offsets, 0)
+        hybrid_depthwise_output_jit(self.acc, self.scaling_factors, d.filter_scale, bias, d.vector_channels,
+                                    np.float32(d.output_activation_min), np.float32(d.output_activation_max), out)
+
+
+@fast_path(OP, DepthwiseConv2DData, variants=X86)          # its sums start at the bias
+def bind_float(context, node, d):
+    return FloatRows(context, node)
+
+
+@fast_path(OP, DepthwiseConv2DInt8Data, variants=ALL)      # the tie rule comes from d.vector_channels
+def bind_int8(context, node, d):
+    return Int8Rows(context, node)
+
+
+@fast_path(OP, DepthwiseConv2DUint8Data, variants=ALL)
+def bind_uint8(context, node, d):
+    return Uint8(context, node, d)
+
+
+@fast_path(OP, DepthwiseConv2DInt16Data, variants=ALL)
+def bind_int16(context, node, d):
+    return Int16(context, node, d)
+
+
+@fast_path(OP, DepthwiseConv2DHybridData, variants=X86)    # litert-x86's two scaling orders
+def bind_hybrid(context, node, d):
+    return Hybrid(context, node, d)
