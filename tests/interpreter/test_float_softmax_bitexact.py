@@ -3,11 +3,12 @@
 Float softmaxes sit inside quantized models (between DEQUANTIZE and QUANTIZE) and in dynamic-range
 models: one bit off in float changes the next quantization.  Every case runs
 
-  * our fast kernel (numba) vs ai-edge-litert's builtin kernels (BUILTIN_WITHOUT_DEFAULT_DELEGATES,
-    all models in one child process, ``litert_batch.run_many``): every output bit pattern equal;
-  * our numpy reference (``Interpreter(reference=True)``) vs litert: the same.
+  * our speed layer (fast/softmax.py, numba) vs ai-edge-litert's builtin kernels (BUILTIN_WITHOUT_
+    DEFAULT_DELEGATES, all models in one child process, ``litert_batch.run_many``): every output bit
+    pattern equal;
+  * our teaching layer (``Interpreter(reference=True)``, numpy) vs litert: the same.
 
-What decides the bits (see the float32 section of kernels/softmax.py): Eigen's packet exp on the
+What decides the bits (see kernels/_softmax.py): Eigen's packet exp on the
 first 4·⌊N/4⌋ values of the tensor (SOFTMAX) or of each row (LOG_SOFTMAX) and expf on the rest;
 Eigen's reductions (two packet accumulators, the unaligned head and the tail added last, so the
 row length and the row's offset from a 16-byte boundary matter); the reciprocal of the sum times
@@ -31,7 +32,8 @@ import pytest
 import litert_batch
 from workbench import dump
 from workbench.interpreter import Interpreter
-from workbench.interpreter.kernels import _unary, softmax
+from workbench.interpreter.fast import softmax
+from workbench.interpreter.kernels import _unary
 from workbench.schema import BuiltinOperator as B, ModelBuilder, SoftmaxOptions
 from workbench.versioning import update_versions
 
@@ -232,7 +234,7 @@ def test_without_jit_the_loops_give_the_same_bits():
         ours[name] = zlib.crc32(bits(out).tobytes())
     code = ("import sys, zlib, numpy as np\n"
             "from workbench import config\n"
-            "from workbench.interpreter.kernels import softmax\n"
+            "from workbench.interpreter.fast import softmax\n"
             "x = np.frombuffer(sys.stdin.buffer.read(), np.float32).reshape(14, 13)\n"
             "a, b = np.empty_like(x), np.empty_like(x)\n"
             "softmax.softmax_f32(x, 0.37, a)\n"

@@ -10,7 +10,7 @@ import numpy as np
 from .. import quant
 from ..kernels._unary import LutData
 from ..kernels.log_softmax import LogSoftmaxQuantizedData
-from ..kernels.logistic import LogisticInt16Data
+from ..kernels.logistic import LogisticInt16Data, int16_uses_table
 from ..kernels.softmax import SoftmaxInt16Data, SoftmaxInt8Data
 from ..kernels.tanh import TanhInt16Data
 from ._steps import _RANGE, _Work, _finish, _flat, _mbqm, _real, _short, _wrap16, _wrap32
@@ -190,7 +190,7 @@ def _explain_logistic_tanh16(w: _Work):
     x = int(w.get(w.input_slot(0))[w.pos])
     tanh = w.n.op_name == "TANH"
     real = math.tanh(d.input_scale * x) if tanh else 0.5 + 0.5 * math.tanh(0.5 * d.input_scale * x)   # no overflow
-    if d.input_multiplier <= 0:      # a power-of-two scale, or an absurd one (multiplier 0 / INT32_MIN)
+    if not int16_uses_table(w.ctx.variant, d.input_multiplier):   # litert-x86: a power-of-two or absurd scale
         w.recipe = f"int16 {w.n.op_name}: gemmlowp fixed point (input Q3.12, output Q0.15)"
         if not d.power_of_two:
             w.step("absurd input scale", f"input multiplier {d.input_multiplier} is not > 0: TFLite runs the "

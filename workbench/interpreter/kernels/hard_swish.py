@@ -1,9 +1,10 @@
-"""HARD_SWISH: x * min(6, max(0, x + 3)) / 6 — float32, uint8 and int8 (all version 1).
+"""HARD_SWISH: x · min(6, max(0, x + 3)) / 6 — float32, uint8 and int8 (all version 1).
 
-uint8 / int8: TFLite's bespoke 16-bit fixed-point kernel (``reference_ops::HardSwish``; the tests show
-litert's x86 build gives the reference results for every element).  The input is moved to a "hi-res" scale (·2^7), multiplied by an int16 output
-multiplier, and by a "relu-ish" factor in [0, 1] (x rescaled so that 3.0 ↦ 32768, saturated, mapped
-to [0, 1]); then shifted to the output scale and moved by the output zero point.
+uint8 / int8 (``activations.cc`` HardSwishPrepare, ``reference_ops::HardSwish``; litert's x86 build
+gives the reference results for every element, so there is no variant): a 16-bit fixed-point
+kernel.  The input is moved to a "hi-res" scale (·2^7), multiplied by an int16 output multiplier,
+and by a "relu-ish" factor in [0, 1] (x rescaled so that 3.0 ↦ 32768, saturated, mapped to
+[0, 1]); then shifted to the output scale and moved by the output zero point.
 
 Absurd scales, as litert's x86 build computes them (measured on 2.3.0, every uint8 / int8 value,
 scales from 1e-45 to 3e38): an infinite multiplier is (0, 0) (QuantizeMultiplier's undefined
@@ -12,21 +13,25 @@ conversions), so the output is the zero point; ``SaturatingLeftShift`` by 31 mul
 more gives ±1 (:func:`quant.rounding_divide_by_pot_int16`); the output zero point is added in int16.
 An output multiplier exponent above 0 is refused, as TFLite refuses it.
 
-float32 (``optimized_ops::HardSwish``): a 4-lane loop computes (x·(1/6))·min(6, max(0, x + 3)), the
-last n mod 4 values (x·min(6, max(0, x + 3)))·(1/6) — the two orders round differently, and both
-differ from the reference kernel's x·relu6(x + 3)/6.  Float32 arithmetic throughout.
+float32 — ``Variant.float_activations``: ``reference_ops::HardSwish`` computes x·relu6(x + 3) / 6;
+litert's x86 build (``optimized_ops::HardSwish``) runs a 4-lane loop (x·(1/6))·relu6(x + 3), then
+the last n mod 4 values as (x·relu6(x + 3))·(1/6) — three orders that round differently.
+
+The speed layer: ``workbench/interpreter/fast/activations.py``.
 """
 
-import dataclasses
+from __future__ import annotations
 
 import numpy as np
 
-from ...schema.enums import BuiltinOperator
-from ..registry import kernel
 from ...errors import UnsupportedOpError
+from ...schema.enums import BuiltinOperator
+from ..registry import Kernel, OpData, kernel, opdata
 from .. import quant
-from ..registry import OpData, opdata
-from ._unary import I8, U8, UnaryKernel, clamp_to, invoke_quantized, run_float_unary, split_packets
+from ._common import F32
+from ._unary import I8, U8, UnaryData, check_same_type, clamp_to, split_packets
+
+_SIXTH = np.float32(1.0 / 6.0)
 
 
 @opdata
@@ -41,8 +46,6 @@ class HardSwishData(OpData):
     output_multiplier_exponent: int
     reluish_multiplier_fixedpoint_int16: int
     reluish_multiplier_exponent: int
-    table: object = dataclasses.field(default=None, repr=False)
-    impl: str = "table"
 
 
 def _int16_multiplier(real: float) -> tuple[int, int]:
@@ -75,10 +78,9 @@ def _srdhm16(a, b):
     return np.where((a == -32768) & (b == -32768), 32767, q)
 
 
-def hard_swish_quantized(x, d, vector: bool = False) -> np.ndarray:
-    """The reference kernel (rounding shifts with ties away from zero, doubling high multiply
-    truncating toward zero).  ``vector=True`` is what a NEON build would do instead (ties up, and
-    vqdmulh rounding down) — kept to show the difference; litert on x86 matches ``vector=False``."""
+def hard_swish_quantized(x, d: HardSwishData) -> np.ndarray:
+    """``reference_ops::HardSwish`` for uint8 / int8 (rounding shifts with ties away from zero, the
+    final product divided by 2^15 truncating toward zero)."""
     v = x.astype(np.int64) - d.input_zero_point
     hires = v * (1 << 7)
     pre_out = _srdhm16(hires, d.output_multiplier_fixedpoint_int16)
@@ -90,22 +92,13 @@ def hard_swish_quantized(x, d, vector: bool = False) -> np.ndarray:
     if e > 0:
         rel = _sat16(rel * 2)
     if e < 0:
-        rel = (rel + (1 << (-e - 1))) >> -e if vector else quant.rounding_divide_by_pot_int16(rel, -e)
+        rel = quant.rounding_divide_by_pot_int16(rel, -e)
     rel = (rel + (1 << 15)) >> 1
     p = rel * pre_out
-    if vector:
-        pre = _sat16((2 * p) >> 16)                       # vqdmulh: floor
-    else:
-        pre = np.where(p >= 0, p >> 15, -((-p) >> 15))   # C division: toward zero
+    pre = np.where(p >= 0, p >> 15, -((-p) >> 15))       # C division: toward zero
     oe = -d.output_multiplier_exponent
-    if oe > 0:
-        out = (pre + (1 << (oe - 1))) >> oe if vector else quant.rounding_divide_by_pot_int16(pre, oe)
-    else:
-        out = pre
+    out = quant.rounding_divide_by_pot_int16(pre, oe) if oe > 0 else pre
     return clamp_to(quant.wrap_bits(out + d.output_zero_point, 16), d.dtype)     # an int16 addition
-
-
-_SIXTH = np.float32(1.0 / 6.0)
 
 
 @np.errstate(all="ignore")        # float inf / NaN silently, as TFLite
@@ -114,30 +107,43 @@ def _relu6_plus3(x):
 
 
 @np.errstate(all="ignore")
-def hard_swish_lanes_f32(x):
-    """The 4-lane loop: (x·(1/6))·relu6(x + 3)."""
+def hard_swish_float(x) -> np.ndarray:
+    """``reference_ops::HardSwish`` on float32: x·relu6(x + 3) / 6, left to right."""
+    x = np.asarray(x, np.float32)
+    return ((x * _relu6_plus3(x)).astype(np.float32) / np.float32(6)).astype(np.float32)
+
+
+@np.errstate(all="ignore")
+def hard_swish_lanes_f32(x) -> np.ndarray:
+    """``optimized_ops::HardSwish``'s 4-lane loop: (x·(1/6))·relu6(x + 3)."""
     x = np.asarray(x, np.float32)
     return ((x * _SIXTH).astype(np.float32) * _relu6_plus3(x)).astype(np.float32)
 
 
 @np.errstate(all="ignore")
-def hard_swish_scalar_f32(x):
-    """The one-value loop after it: (x·relu6(x + 3))·(1/6)."""
+def hard_swish_scalar_f32(x) -> np.ndarray:
+    """``optimized_ops::HardSwish``'s one-value loop after the lanes: (x·relu6(x + 3))·(1/6)."""
     x = np.asarray(x, np.float32)
     return ((x * _relu6_plus3(x)).astype(np.float32) * _SIXTH).astype(np.float32)
 
 
-def reference(x):
+def hard_swish_float_x86(x) -> np.ndarray:
+    """``optimized_ops::HardSwish`` on float32: the lanes on the first 4·⌊n/4⌋ values, the rest one by one."""
     return split_packets(x, hard_swish_lanes_f32, hard_swish_scalar_f32)
 
 
 @kernel(BuiltinOperator.HARD_SWISH, versions=(1,))
-class HardSwish(UnaryKernel):
+class HardSwish(Kernel):
     name = "hard_swish"
-    qtypes = (U8, I8)
 
-    def prepare_quantized(self, context, node, dt):
+    def prepare(self, context, node):
         x, y = node.inputs[0], node.outputs[0]
+        dt = context.expect_dtype(node, x, (F32, U8, I8))
+        shape = context.shape(x)
+        if dt == F32:
+            context.set_output(y, shape, F32)
+            return UnaryData(shape)
+        check_same_type(context, node, dt)
         in_s, in_zp = quant.tensor_scale_zp(context, x)
         out_s, out_zp = quant.tensor_scale_zp(context, y)
         hires = np.float32(np.float32(1.0 / 128.0) * np.float32(in_s))
@@ -149,17 +155,15 @@ class HardSwish(UnaryKernel):
             raise UnsupportedOpError(f"HARD_SWISH (node {node.index}): output multiplier exponent {oe} > 0 "
                                      f"(TFLite refuses it too)")
         rm, re = _int16_multiplier(real_reluish)
-        return HardSwishData(context.shape(x), str(dt), in_zp, out_zp, om, oe, rm, re)
-
-    def reference_quantized(self, x, d):
-        return hard_swish_quantized(x, d)
+        context.set_output(y, shape, dt)
+        return HardSwishData(shape, str(dt), in_zp, out_zp, om, oe, rm, re)
 
     def invoke(self, context, node, d):
-        if invoke_quantized(self, context, node, d):
-            return
-        run_float_unary("hard_swish", context.tensors[node.inputs[0]], context.tensors[node.outputs[0]])
-
-    def invoke_reference(self, context, node, d):
-        if invoke_quantized(self, context, node, d, reference=True):
-            return
-        context.tensors[node.outputs[0]][...] = reference(context.tensors[node.inputs[0]])
+        x = context.tensors[node.inputs[0]]
+        out = context.tensors[node.outputs[0]]
+        if type(d) is HardSwishData:
+            out[...] = hard_swish_quantized(x, d)
+        elif context.variant.float_activations == "eigen":
+            out[...] = hard_swish_float_x86(x)
+        else:
+            out[...] = hard_swish_float(x)

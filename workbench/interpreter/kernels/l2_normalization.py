@@ -1,6 +1,6 @@
 """L2_NORMALIZATION over the last axis: x / max(sqrt(sum(x^2)), 1e-6).
 
-float32: in litert's float32 order (sequential sum, true division; see :func:`reference`).
+float32: in litert's float32 order (sequential sum, true division; see :func:`l2norm_float`).
 
 TFLite's kernel only accepts fused activation NONE (checked in Prepare); so does this one.
 
@@ -14,6 +14,9 @@ last axis, all in integers:
   uint8: out = clamp(128 + MBQM_SmallerThanOne(128·d, inv, shift), 0, 255)
 The input scale never enters: normalising removes it.  No epsilon either: a row of zeros has acc 0,
 which the inverse square root treats as 1 (the outputs are then 0).
+
+Both builds compute these bits (measured on ai-edge-litert 2.3.0 with its builtin and reference
+kernels): no variant, and no speed layer — the numpy here is fast enough.
 """
 
 import numpy as np
@@ -44,10 +47,10 @@ class L2NormalizationQuantizedData(OpData):
     output_zero_point: int
 
 
-def reference(x: np.ndarray) -> np.ndarray:
-    """float32 throughout, as litert: Σ x² added one value at a time in row order (``np.cumsum`` is
-    sequential; ``sum`` would add pairwise), sqrt, ``std::max(norm, 1e-6)``, then a true division
-    (not a multiplication by 1/norm) — bit for bit with litert 2.3.0 (measured)."""
+def l2norm_float(x: np.ndarray) -> np.ndarray:
+    """``reference_ops::L2Normalization`` on float32, as litert runs it in both builds: Σ x² added one
+    value at a time in row order (``np.cumsum`` is sequential; ``sum`` would add pairwise), sqrt,
+    ``std::max(norm, 1e-6)``, then a true division (not a multiplication by 1/norm)."""
     v = np.asarray(x, np.float32)
     if v.shape[-1] == 0:
         return v.copy()
@@ -65,6 +68,8 @@ def _row_multipliers(acc: np.ndarray):
 
 
 def l2norm_quantized(x: np.ndarray, d) -> np.ndarray:
+    """``reference_integer_ops::L2Normalization`` (int8) / ``reference_ops::L2Normalization`` (uint8),
+    every row at once (the inverse square roots one row at a time)."""
     diff = x.astype(np.int64) - d.input_zero_point
     acc = (((diff * diff).sum(axis=-1, keepdims=True) + (1 << 31)) & 0xFFFFFFFF) - (1 << 31)   # int32
     inv, shift = _row_multipliers(acc)
@@ -73,23 +78,6 @@ def l2norm_quantized(x: np.ndarray, d) -> np.ndarray:
         return np.clip(v, -128, 127).astype(np.int8)
     v = quant.rounding_divide_by_pot_array(quant.srdhm_array(128 * diff, inv), -shift)
     return np.clip(128 + v, 0, 255).astype(np.uint8)
-
-
-def reference_quantized(x: np.ndarray, d) -> np.ndarray:
-    """Row by row, value by value, with the scalar functions of the quant package."""
-    rows = x.reshape(-1, x.shape[-1])
-    out = np.empty(rows.shape, x.dtype)
-    for r, row in enumerate(rows):
-        diffs = [int(v) - d.input_zero_point for v in row]
-        acc = quant._wrap_int32(sum(v * v for v in diffs))
-        inv, shift = quant.inv_sqrt_quantized_multiplier_exp(acc, -1)
-        for k, v in enumerate(diffs):
-            if x.dtype == I8:
-                out[r, k] = min(max(quant.multiply_by_quantized_multiplier(v, inv, shift + 7), -128), 127)
-            else:
-                q = quant.rounding_divide_by_pot(quant.saturating_rounding_doubling_high_mul(128 * v, inv), -shift)
-                out[r, k] = min(max(128 + q, 0), 255)
-    return out.reshape(x.shape)
 
 
 @kernel(BuiltinOperator.L2_NORMALIZATION, versions=(1, 2))
@@ -122,12 +110,5 @@ class L2Normalization(Kernel):
         x = context.tensors[node.inputs[0]]
         if type(d) is L2NormalizationQuantizedData:
             context.tensors[node.outputs[0]][...] = l2norm_quantized(x, d)
-            return
-        context.tensors[node.outputs[0]][...] = reference(x)
-
-    def invoke_reference(self, context, node, d):
-        x = context.tensors[node.inputs[0]]
-        if type(d) is L2NormalizationQuantizedData:
-            context.tensors[node.outputs[0]][...] = reference_quantized(x, d)
-            return
-        context.tensors[node.outputs[0]][...] = reference(x)
+        else:
+            context.tensors[node.outputs[0]][...] = l2norm_float(x)

@@ -1,6 +1,7 @@
 """LEAKY_RELU: x if x > 0 else alpha * x — float32, uint8 and int8 (v1), int16 (v2, zero points 0).
 
-``alpha`` comes from LeakyReluOptions (0 when the table is absent).
+``alpha`` comes from LeakyReluOptions (0 when the table is absent).  Both builds compute the same
+bits (a comparison, one product, and for integers the reference requantization): no variant.
 
 Quantized (``activations.cc`` LeakyReluPrepare, ``reference_ops::QuantizeLeakyRelu``): two
 multipliers, both float32 products turned into (multiplier, shift) by QuantizeMultiplier —
@@ -17,16 +18,20 @@ conversions.  litert's x86 build (measured on 2.3.0, every value of uint8 / int8
 from 1e-45 to 3e38, both signs of alpha) takes the shift count modulo 32 and makes an infinite
 multiplier (0, 0); the additions are int32 arithmetic.  This kernel does the same
 (:func:`quant.quantize_multiplier_x86`, :func:`quant.multiply_by_quantized_multiplier_x86_array`).
+
+The speed layer (``workbench/interpreter/fast/activations.py``) reads quantized inputs from a table
+of every input value.
 """
 
-import dataclasses
+from __future__ import annotations
 
 import numpy as np
 
 from ...schema.enums import BuiltinOperator
-from ..registry import OpData, kernel, opdata
+from ..registry import Kernel, OpData, kernel, opdata
 from .. import quant
-from ._unary import I8, I16, U8, UnaryKernel, clamp_to, invoke_quantized, require_zero_points
+from ._common import F32
+from ._unary import I8, I16, U8, check_same_type, clamp_to, require_zero_points
 
 
 @opdata
@@ -47,17 +52,19 @@ class LeakyReluQuantizedData(OpData):
     output_shift_alpha: int
     output_multiplier_identity: int
     output_shift_identity: int
-    table: object = dataclasses.field(default=None, repr=False)
-    impl: str = "table"
 
 
-def reference(x, alpha):
-    return np.where(x > 0, x, x * np.float32(alpha)).astype(np.float32)
+def leaky_relu_float(x: np.ndarray, alpha: float, out: np.ndarray) -> None:
+    """``reference_ops::LeakyRelu`` into ``out``: x > 0 ? x : x·alpha."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        np.multiply(x, np.float32(alpha), out=out)
+    np.copyto(out, x, where=x > 0)
 
 
 def leaky_relu_quantized(x: np.ndarray, d: LeakyReluQuantizedData) -> np.ndarray:
+    """``reference_ops::QuantizeLeakyRelu`` (shift counts above 31 taken modulo 32, as x86 runs them)."""
     v = x.astype(np.int64) - d.input_zero_point
-    mbqm = quant.multiply_by_quantized_multiplier_x86_array          # shifts above 31 taken mod 32
+    mbqm = quant.multiply_by_quantized_multiplier_x86_array
     ident = mbqm(v, d.output_multiplier_identity, d.output_shift_identity)
     scaled = mbqm(v, abs(d.output_multiplier_alpha), d.output_shift_alpha)
     if d.output_multiplier_alpha < 0:
@@ -66,15 +73,17 @@ def leaky_relu_quantized(x: np.ndarray, d: LeakyReluQuantizedData) -> np.ndarray
 
 
 @kernel(BuiltinOperator.LEAKY_RELU, versions=(1, 2))
-class LeakyRelu(UnaryKernel):
+class LeakyRelu(Kernel):
     name = "leaky_relu"
-    qtypes = (U8, I8, I16)
 
-    def prepare_float(self, context, node, dt):
-        return LeakyReluData(float(node.params["alpha"]))
-
-    def prepare_quantized(self, context, node, dt):
+    def prepare(self, context, node):
         x, y = node.inputs[0], node.outputs[0]
+        dt = context.expect_dtype(node, x, (F32, U8, I8, I16))
+        shape = context.shape(x)
+        if dt == F32:
+            context.set_output(y, shape, F32)
+            return LeakyReluData(float(node.params["alpha"]))
+        check_same_type(context, node, dt)
         in_s, in_zp = quant.tensor_scale_zp(context, x)
         out_s, out_zp = quant.tensor_scale_zp(context, y)
         if dt == I16:
@@ -87,20 +96,12 @@ class LeakyRelu(UnaryKernel):
         # (an infinite multiplier is (0, 0), shifts above 31 count modulo 32)
         ma, sa = quant.quantize_multiplier_x86(real_alpha)
         mi, si = quant.quantize_multiplier_x86(real_identity)
-        return LeakyReluQuantizedData(context.shape(x), str(dt), float(alpha), in_zp, out_zp, ma, sa, mi, si)
-
-    def reference_quantized(self, x, d):
-        return leaky_relu_quantized(x, d)
+        context.set_output(y, shape, dt)
+        return LeakyReluQuantizedData(shape, str(dt), float(alpha), in_zp, out_zp, ma, sa, mi, si)
 
     def invoke(self, context, node, d):
-        if invoke_quantized(self, context, node, d):
-            return
         x = context.tensors[node.inputs[0]]
-        out = context.tensors[node.outputs[0]]
-        np.multiply(x, np.float32(d.alpha), out=out)
-        np.copyto(out, x, where=x > 0)
-
-    def invoke_reference(self, context, node, d):
-        if invoke_quantized(self, context, node, d, reference=True):
-            return
-        context.tensors[node.outputs[0]][...] = reference(context.tensors[node.inputs[0]], d.alpha)
+        if type(d) is LeakyReluQuantizedData:
+            context.tensors[node.outputs[0]][...] = leaky_relu_quantized(x, d)
+        else:
+            leaky_relu_float(x, d.alpha, context.tensors[node.outputs[0]])

@@ -1,27 +1,29 @@
-"""LOG_SOFTMAX over the last axis — float32 (v1), uint8 (v1), int8 (v2).
+"""LOG_SOFTMAX over the last axis: x − max − log Σ exp(x − max) — float32 (v1), uint8 (v1), int8 (v2).
 
-float32 (``optimized_ops::LogSoftmax``, Eigen, row by row; matched bit for bit on ai-edge-litert
-2.3.0, tests/interpreter/test_float_softmax_bitexact.py): m = Eigen's max of the row; s = Eigen's sum of
-exp(x − m) — the sum runs over an expression, so its packets of 4 start at the row's first value:
-Eigen's polynomial packet exp on the first 4·⌊n/4⌋ values of the row, the C library's expf on the
-last n mod 4, the packets folded in two accumulators, then (l0 + l2) + (l1 + l3), then the tail
-values one by one; out = (x − m) − logf(s), every step rounded to float32.  The arithmetic lives
-with SOFTMAX's (``softmax.log_softmax_f32`` / ``softmax.log_softmax_reference``).  A row holding a
+float32 — ``Variant.float_activations`` (``_softmax.py`` says the arithmetic): the reference kernel
+(``reference_ops::LogSoftmax``) sums expf left to right and subtracts logf(sum); litert's x86 build
+(``optimized_ops::LogSoftmax``, Eigen) sums a row expression — Eigen's packet exp on the row's
+first 4·⌊n/4⌋ values, expf on the rest, packet sums — then (x − m) − logf(s).  A row holding a
 NaN comes out all NaN (payload / sign not matched).
 
-uint8 / int8 (``activations.cc`` LogSoftmaxPrepare / ``optimized_ops::LogSoftmax``, TFLite's
-default kernel): the output must have scale 16/256 and zero point 255 (uint8) / 127 (int8).  Prepare
-fills the softmax float table T[255 − k] = expf(−in_scale·k) (beta 1).  Per row, in float32:
-sum = Σ T[255 − max + x]; log_sum = logf(sum); scale = in_scale/out_scale;
-precomputed = (in_scale·max + log_sum) / out_scale; q = (int32)(rint(scale·x − precomputed) + out_zp)
-(rint: ties to even; the addition in float32), clamped.
+uint8 / int8 (``activations.cc`` LogSoftmaxPrepare): the output must have scale 16/256 and zero
+point 255 (uint8) / 127 (int8), so it holds [−16, 0) in steps of 1/16.  ``Variant.softmax_8bit``:
 
-Absurd input scales (measured on ai-edge-litert 2.3.0, int8 and uint8, scales 1e-45 to 3e38):
-TFLite's prepare takes every scale.  From about 1e30 on, in_scale·max, scale·x and their difference
-overflow to ±inf or become NaN (inf − inf, inf·0); the float → int32 conversion is x86's (NaN and
-values beyond int32 → INT32_MIN, see :func:`quant.log_softmax_output_int32_x86`), so those outputs
-are the type's minimum; from in_scale·255 = inf on (≈ 1.3e36) every output is the minimum (−128 /
-0).  Tiny scales make every table entry 1 and the output a constant.
+* "float-table" (litert-x86, ``optimized_ops::LogSoftmax``): prepare fills the softmax table
+  T[255 − k] = expf(−in_scale·k) (beta 1).  Per row, in float32: sum = Σ T[255 − max + x];
+  log_sum = logf(sum); scale = in_scale/out_scale; precomputed = (in_scale·max + log_sum) /
+  out_scale; q = (int32)(rint(scale·x − precomputed) + out_zp) (rint: ties to even), clamped.
+  Absurd input scales (measured on ai-edge-litert 2.3.0, scales 1e-45 to 3e38): from about 1e30
+  on, the products overflow to ±inf or NaN and x86's float → int32 conversion makes them INT32_MIN
+  (:func:`quant.log_softmax_output_int32_x86`), so those outputs are the type's minimum.
+* "fixed-point" (``reference_ops::LogSoftmax`` for uint8, ``reference_integer_ops::LogSoftmax`` for
+  int8, gemmlowp): the Q12.19 sum of the exps of the kept differences (as SOFTMAX's reference
+  kernel), its log as Q5.26 (``log_x_for_x_greater_than_or_equal_to_1``); a difference above
+  max(diff_min − 1, (log_sum − 2^31) rescaled back to input units) gives
+  RoundingDivideByPOT(rescaled difference − log_sum, 22) + zero point, clamped; smaller ones the
+  type's minimum.
+
+The speed layer: ``workbench/interpreter/fast/softmax.py``.
 """
 
 from __future__ import annotations
@@ -33,8 +35,11 @@ from ...schema.enums import BuiltinOperator
 from ..registry import Kernel, OpData, kernel, opdata
 from .. import quant
 from ._common import F32
-from ._unary import I8, U8, TYPE_RANGE, check_same_type
-from .softmax import log_softmax_f32, log_softmax_reference, softmax_table
+from ._softmax import (
+    INT32_MIN, log_softmax_float_eigen, log_softmax_float_libm, log_x_ge_1, scaled_exps, softmax_input_scaling,
+    softmax_table, sum_of_exps, table_exps,
+)
+from ._unary import I8, U8, TYPE_RANGE, check_same_type, libm_f32
 
 
 @opdata
@@ -54,30 +59,56 @@ class LogSoftmaxQuantizedData(OpData):
     table: object              # float32 [256]: table[255 - k] = expf(-input_scale * k)
 
 
-def reference(x: np.ndarray) -> np.ndarray:
-    """float32: see :func:`softmax.log_softmax_reference` (the module docstring says the arithmetic)."""
-    return log_softmax_reference(x)
+@opdata
+class LogSoftmaxFixedPointData(OpData):
+    """TFLite's ``SoftmaxParams`` for the reference kernels (``PreprocessLogSoftmaxScalingExp``)."""
+
+    shape: tuple
+    dtype: str
+    input_scale: float
+    input_multiplier: int
+    input_left_shift: int
+    reverse_scaling_divisor: int
+    reverse_scaling_right_shift: int
+    diff_min: int
+    output_zero_point: int
 
 
-def log_softmax_quantized(x: np.ndarray, d: LogSoftmaxQuantizedData, row_by_row: bool = False) -> np.ndarray:
-    x2 = x.reshape(-1, x.shape[-1]).astype(np.int64)
-    mx = x2.max(axis=1, keepdims=True)
-    t = d.table[255 - mx + x2]
-    s = np.zeros(x2.shape[0], np.float32)
-    if row_by_row:
-        for j in range(x2.shape[1]):                  # float32, left to right, as the C loop
-            s = (s + t[:, j]).astype(np.float32)
-    else:
-        s = np.cumsum(t, axis=1, dtype=np.float32)[:, -1]
-    log_sum = quant.libm_apply("logf", s)
+def log_softmax_8bit_table(x: np.ndarray, d: LogSoftmaxQuantizedData) -> np.ndarray:
+    """``optimized_ops::LogSoftmax`` for uint8 / int8 (the float table), every row at once."""
+    rows, mx, _, s = table_exps(x, d.table)
+    log_sum = libm_f32("logf", s)
     in_s, out_s = np.float32(d.input_scale), np.float32(d.output_scale)
     with np.errstate(over="ignore", invalid="ignore"):        # absurd scales: IEEE ±inf / NaN, as TFLite
         scale = np.float32(in_s / out_s)
         pre = (((in_s * mx[:, 0].astype(np.float32)).astype(np.float32) + log_sum).astype(np.float32) / out_s)
-        lp = ((scale * x2.astype(np.float32)).astype(np.float32) - pre.astype(np.float32)[:, None]).astype(np.float32)
+        lp = ((scale * rows.astype(np.float32)).astype(np.float32) - pre.astype(np.float32)[:, None]).astype(np.float32)
     q = quant.log_softmax_output_int32_x86(lp, d.output_zero_point)
     lo, hi = TYPE_RANGE[np.dtype(d.dtype)]
     return np.clip(q, lo, hi).astype(d.dtype).reshape(x.shape)
+
+
+def log_softmax_8bit_fixed_point(x: np.ndarray, d: LogSoftmaxFixedPointData) -> np.ndarray:
+    """``reference_ops::LogSoftmax`` (uint8) / ``reference_integer_ops::LogSoftmax`` (int8), every row at once."""
+    lo, hi = TYPE_RANGE[np.dtype(d.dtype)]
+    rows = x.reshape(-1, x.shape[-1]).astype(np.int64)
+    diff, keep, rescaled, exps = scaled_exps(rows, d.input_multiplier, d.input_left_shift, d.diff_min)
+    log_sum = log_x_ge_1(sum_of_exps(keep, exps))
+    back = quant.multiply_by_quantized_multiplier_array(log_sum + INT32_MIN, d.reverse_scaling_divisor,
+                                                        -d.reverse_scaling_right_shift)
+    used = diff > np.maximum(d.diff_min - 1, back)
+    v = quant.rounding_divide_by_pot_array(rescaled - log_sum, 31 - 5 - 4) + d.output_zero_point
+    return np.where(used, np.clip(v, lo, hi), lo).astype(d.dtype).reshape(x.shape)
+
+
+def log_softmax_scaling(input_scale: float) -> tuple[int, int, int, int, int]:
+    """``PreprocessLogSoftmaxScalingExp`` (beta 1): (input_multiplier, input_left_shift, reverse_scaling_divisor,
+    reverse_scaling_right_shift, diff_min); the divisor is 2^(31 − left_shift) / input_multiplier."""
+    m, shift, diff_min = softmax_input_scaling(input_scale, 1.0)
+    with np.errstate(divide="ignore"):
+        real = float(np.float64(2.0 ** (31 - shift)) / np.float64(m)) if m else float("inf")
+    divisor, reverse_shift = quant.quantize_multiplier_x86(real)
+    return m, shift, divisor, -reverse_shift, diff_min
 
 
 @kernel(BuiltinOperator.LOG_SOFTMAX, versions=(1, 2))
@@ -87,9 +118,10 @@ class LogSoftmax(Kernel):
     def prepare(self, context, node):
         x, y = node.inputs[0], node.outputs[0]
         dt = context.expect_dtype(node, x, (F32, U8, I8))
+        shape = context.shape(x)
         if dt == F32:
-            context.set_output(y, context.shape(x), F32)
-            return LogSoftmaxData(context.shape(x))
+            context.set_output(y, shape, F32)
+            return LogSoftmaxData(shape)
         check_same_type(context, node, dt)
         in_s, _ = quant.tensor_scale_zp(context, x)
         out_s, out_zp = quant.tensor_scale_zp(context, y)
@@ -97,19 +129,21 @@ class LogSoftmax(Kernel):
         if float(np.float32(out_s)) != 16.0 / 256 or out_zp != want_zp:
             raise UnsupportedOpError(f"LOG_SOFTMAX (node {node.index}): a {dt} output needs scale 16/256 and zero "
                                      f"point {want_zp} (got {out_s:g}, {out_zp})")
-        context.set_output(y, context.shape(x), dt)
-        return LogSoftmaxQuantizedData(context.shape(x), str(dt), in_s, out_s, out_zp, softmax_table(in_s, 1.0))
+        context.set_output(y, shape, dt)
+        if context.variant.softmax_8bit == "fixed-point":
+            return LogSoftmaxFixedPointData(shape, str(dt), in_s, *log_softmax_scaling(in_s), out_zp)
+        return LogSoftmaxQuantizedData(shape, str(dt), in_s, out_s, out_zp, softmax_table(in_s, 1.0))
 
     def invoke(self, context, node, d):
         x = context.tensors[node.inputs[0]]
-        if type(d) is LogSoftmaxQuantizedData:
-            context.tensors[node.outputs[0]][...] = log_softmax_quantized(x, d)
+        out = context.tensors[node.outputs[0]]
+        if x.size == 0:
             return
-        log_softmax_f32(x, context.tensors[node.outputs[0]])
-
-    def invoke_reference(self, context, node, d):
-        x = context.tensors[node.inputs[0]]
         if type(d) is LogSoftmaxQuantizedData:
-            context.tensors[node.outputs[0]][...] = log_softmax_quantized(x, d, row_by_row=True)
-            return
-        context.tensors[node.outputs[0]][...] = reference(x)
+            out[...] = log_softmax_8bit_table(x, d)
+        elif type(d) is LogSoftmaxFixedPointData:
+            out[...] = log_softmax_8bit_fixed_point(x, d)
+        elif context.variant.float_activations == "eigen":
+            out[...] = log_softmax_float_eigen(x)
+        else:
+            out[...] = log_softmax_float_libm(x)

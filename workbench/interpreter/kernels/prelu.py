@@ -1,18 +1,20 @@
 """PRELU: x if x >= 0 else alpha * x, ``alpha`` (input 1) broadcast against x — float32, uint8,
 int8 and int16 (all version 1).  alpha has the input's type, except for int16 inputs, whose alpha
 is int8 (the 16x8 scheme).  litert reads any other alpha type's bytes as that type (garbage), so
-this kernel refuses such models instead.
+this kernel refuses such models instead.  alpha must not change the output shape.
 
 Quantized (``activations.cc`` PreluPrepare, ``reference_ops::Prelu`` / ``BroadcastPrelu4DSlow``):
 alpha has its own scale and zero point; two multipliers from float32 products —
 output_multiplier_1 = in_scale/out_scale, output_multiplier_2 = in_scale·alpha_scale/out_scale.
 Per element v = x − in_zp: out = MBQM(v, multiplier_1) for v >= 0, else
-MBQM(v·(alpha − alpha_zp), multiplier_2); + out_zp, clamped.  The fast path for 8-bit types is a
-table of every (x, alpha) pair."""
+MBQM(v·(alpha − alpha_zp), multiplier_2); + out_zp, clamped.
+
+Both builds run these reference loops (the float one too: a comparison and one product, nothing to
+round differently), so there is no variant to choose.  The speed layer (``fast/activations.py``)
+reads 8-bit PRELU from a table of every (x, alpha) pair.
+"""
 
 from __future__ import annotations
-
-import dataclasses
 
 import numpy as np
 
@@ -20,7 +22,6 @@ from ...errors import UnsupportedOpError
 from ...schema.enums import BuiltinOperator
 from ..registry import Kernel, OpData, kernel, opdata
 from .. import quant
-from ._binary import pair_lookup, pair_table
 from ._common import F32
 from ._unary import I8, I16, U8, TYPE_RANGE
 
@@ -46,16 +47,17 @@ class PreluQuantizedData(OpData):
     output_shift_2: int
     real_multiplier_1: float
     real_multiplier_2: float
-    table: object = dataclasses.field(default=None, repr=False)
-    impl: str = "numpy"
 
 
-def reference(x, alpha):
-    with np.errstate(over="ignore", invalid="ignore"):
-        return np.where(x >= 0, x, x * alpha).astype(np.float32)
+def prelu_float(x: np.ndarray, alpha: np.ndarray, out: np.ndarray) -> None:
+    """``reference_ops::BroadcastBinaryFunction4DSlow`` with ``ApplyPrelu`` into ``out``: x >= 0 ? x : x·alpha."""
+    with np.errstate(over="ignore", invalid="ignore"):      # float inf / NaN silently, as TFLite
+        np.multiply(x, alpha, out=out)
+    np.copyto(out, x, where=x >= 0)
 
 
-def prelu_quantized(x, alpha, d) -> np.ndarray:
+def prelu_quantized(x, alpha, d: PreluQuantizedData) -> np.ndarray:
+    """``reference_ops::BroadcastPrelu4DSlow`` (and ``Prelu`` without broadcast) on every element."""
     v = np.asarray(x).astype(np.int64) + d.input_offset
     a = np.asarray(alpha).astype(np.int64) + d.alpha_offset
     mb = quant.multiply_by_quantized_multiplier_array
@@ -94,28 +96,13 @@ class Prelu(Kernel):
         m1, sh1 = quant.quantize_multiplier(r1)
         m2, sh2 = quant.quantize_multiplier(r2)
         context.set_output(y, out, dt)
-        d = PreluQuantizedData(out, str(dt), context.shape(x) != context.shape(a), -z_in, -z_a, z_out, m1, sh1, m2,
-                               sh2, r1, r2)
-        if dt.itemsize == 1:
-            d = dataclasses.replace(d, table=pair_table(dt, lambda v, w: prelu_quantized(v, w, d)), impl="table")
-        return d
+        return PreluQuantizedData(out, str(dt), context.shape(x) != context.shape(a), -z_in, -z_a, z_out, m1, sh1,
+                                  m2, sh2, r1, r2)
 
     def invoke(self, context, node, d):
         t = context.tensors
-        x, alpha, out = t[node.inputs[0]], t[node.inputs[1]], t[node.outputs[0]]
+        x, alpha = t[node.inputs[0]], t[node.inputs[1]]
         if type(d) is PreluQuantizedData:
-            if d.table is not None:
-                pair_lookup(*np.broadcast_arrays(x, alpha), d.table, out)
-            else:
-                out[...] = prelu_quantized(x, alpha, d)
-            return
-        with np.errstate(over="ignore", invalid="ignore"):  # float inf / nan silently, as TFLite
-            np.multiply(x, alpha, out=out)
-        np.copyto(out, x, where=x >= 0)
-
-    def invoke_reference(self, context, node, d):
-        t = context.tensors
-        if type(d) is PreluQuantizedData:
-            t[node.outputs[0]][...] = prelu_quantized(t[node.inputs[0]], t[node.inputs[1]], d)
-            return
-        t[node.outputs[0]][...] = reference(t[node.inputs[0]], t[node.inputs[1]])
+            t[node.outputs[0]][...] = prelu_quantized(x, alpha, d)
+        else:
+            prelu_float(x, alpha, t[node.outputs[0]])

@@ -1,0 +1,33 @@
+"""PRELU: the teaching layer (kernels/prelu.py) and the speed layer (fast/activations.py: a table of
+every (x, alpha) pair for 8-bit types) compute the same bits under both variants, the default
+interpreter is bit-exact with LiteRT's builtin kernels and the reference variant with LiteRT's
+BUILTIN_REF kernels; float32, uint8, int8 and int16 with int8 alpha, broadcast and not, constant alpha."""
+
+from __future__ import annotations
+
+import pytest
+
+import activation_cases
+from op_layers import OpLayers
+
+CASES = activation_cases.PRELU
+LAYERS = OpLayers(CASES)
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_teaching_layer_is_the_speed_layer(case):
+    LAYERS.check_layers(case)
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_bit_exact_with_litert_builtin(case):
+    LAYERS.check_litert(case)
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_reference_variant_bit_exact_with_litert_builtin_ref(case):
+    LAYERS.check_reference_variant(case)
+
+
+def test_both_builds_compute_prelu_alike():
+    assert all(LAYERS.differing_variants(case) == 0 for case in CASES)
