@@ -589,7 +589,7 @@ TIE_CASES = {
     "mul_int16_to_int8_ties": int16_ties(B.MUL, (2 ** -15, 0), (2 ** -15, 0), (1 / 128, 5), MulOptions(), out_dt=I8),
 }
 # the same scales on 8-bit inputs (left shift 20), every pair: the reference's steps meet exact ties
-# too (litert's 8-bit vector loops are emulated separately, see _binary.py)
+# too (litert's 8-bit vector loops are emulated separately, see quant/elementwise.py)
 TIE_CASES_8BIT = {
     "add_int8_every_pair_ties": binary(B.ADD, I8, None, None, (S_WIDE, 3), (S_NARROW, -7), (2.0 ** -12, 1),
                                        AddOptions()),
@@ -840,22 +840,8 @@ def test_opdata_has_tflm_field_names():
     assert d.output_activation_min == d.output_zero_point and d.output_activation_max == 255
 
 
-def test_the_vector_loops_are_only_emulated_where_they_change_values():
-    """litert's NEON MUL only differs when the int16 intermediate overflows, its ADD also where the
-    truncating input shift changes a rounding (uint8): then the OpData carries the vector table and
-    the mask of the outputs it applies to, otherwise not."""
-    assert prepared("mul_uint8_every_pair")[2].vector_mask is None
-    assert prepared("add_int8_overflow_broadcast")[2].vector_mask is not None
-    d = prepared("add_uint8_every_pair")[2]
-    assert 0 < int((d.vector_table != d.table).sum()) < 1000
-    d = prepared("add_uint8_int16_overflow")[2]
-    assert d.vector_mask is not None and d.vector_mask.sum() == 65549 // 8 * 8      # 8-wide; the tail is exact
-    d = prepared("add_uint8_overflow_scalar_broadcast")[2]                          # (1, 1) + (3, 20): one run of 60
-    assert d.vector_scalar_broadcast and d.vector_mask.reshape(-1)[:56].all() and not d.vector_mask.reshape(-1)[56:].any()
-    assert prepared("mul_int8_overflow_broadcast")[2].vector_mask is None          # not "five-fold": reference
-    d = prepared("mul_uint8_overflow_fivefold")[2]             # (2,1,3,17)·(2,4,1,1): scalar runs of 3·17 = 51
-    runs = d.vector_mask.reshape(-1, 51)
-    assert d.vector_scalar_broadcast and runs[:, :48].all() and not runs[:, 48:].any()
+# test_the_vector_loops_are_only_emulated_where_they_change_values moved to
+# tests/interpreter/kernels/test_add.py and test_mul.py (the second tables now live in the speed layer)
 
 
 def test_unregistered_versions_fail_at_allocate():

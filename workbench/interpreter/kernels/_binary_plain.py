@@ -90,40 +90,15 @@ def complex_multiply(a, b) -> np.ndarray:
     return out
 
 
-def invoke_plain(ufunc, a, b, d: PlainBinaryData, out: np.ndarray) -> None:
-    """The fast path: numpy's ufunc into ``out``, then the clamp (max, then min)."""
+def plain_binary(ufunc, a, b, d: PlainBinaryData) -> np.ndarray:
+    """ADD / SUB / MUL on a plain type (``reference_ops::Add`` / ``Sub`` / ``Mul`` and their broadcast
+    versions): numpy's ufunc — integers wrap as the C expression does on x86, float16 is computed in
+    float32 and rounded to half — then the clamp (max, then min: NaN stays NaN); complex64 MUL by
+    :func:`complex_multiply`, with no activation."""
     if d.dtype == "complex64":
-        out[...] = complex_multiply(a, b)
-        return
-    with np.errstate(over="ignore", invalid="ignore"):
-        ufunc(a, b, out=out)
-    lo = np.asarray(d.output_activation_min).astype(out.dtype)
-    hi = np.asarray(d.output_activation_max).astype(out.dtype)
-    np.maximum(out, lo, out=out)
-    np.minimum(out, hi, out=out)
-
-
-def reference_plain(kind: str, a, b, d: PlainBinaryData) -> np.ndarray:
-    """The obvious version, element by element in Python for the integers (exact, then wrapped),
-    float32 arithmetic for float16, the four-product formula for complex64."""
-    dt = np.dtype(d.dtype)
-    a, b = np.broadcast_arrays(np.asarray(a), np.asarray(b))
-    if dt == C64:
         return complex_multiply(a, b)
-    if dt == F16:
-        x, y = a.astype(np.float32), b.astype(np.float32)
-        with np.errstate(over="ignore", invalid="ignore"):
-            v = {"add": x + y, "sub": x - y, "mul": x * y}[kind].astype(F16)
-        lo, hi = F16.type(d.output_activation_min), F16.type(d.output_activation_max)
-        flat = [v_ if v_ != v_ else min(max(v_, lo), hi) for v_ in v.reshape(-1)]   # NaN kept as it is
-        return np.array(flat, F16).reshape(v.shape)
-    bits = 8 * dt.itemsize
-    lo, hi = int(d.output_activation_min), int(d.output_activation_max)
-    flat = []
-    for x, y in zip(a.reshape(-1).tolist(), b.reshape(-1).tolist()):
-        r = x + y if kind == "add" else x - y if kind == "sub" else x * y
-        r &= (1 << bits) - 1                                   # wrap to the type's width
-        if dt.kind == "i" and r >= 1 << (bits - 1):
-            r -= 1 << bits
-        flat.append(min(max(r, lo), hi))
-    return np.array(flat, dt).reshape(a.shape)
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = np.asarray(ufunc(a, b))
+    np.maximum(out, np.asarray(d.output_activation_min).astype(out.dtype), out=out)
+    np.minimum(out, np.asarray(d.output_activation_max).astype(out.dtype), out=out)
+    return out

@@ -23,11 +23,12 @@ Refused where TFLite fails or is undefined: int8/uint8 without quantization para
 multiplier of scale 0 fails a CHECK: litert aborts), a scale of exactly 1 (aborts) or above 1
 (the fixed-point right shift gets a negative exponent: undefined behaviour in C), several
 (per-channel) scales.
+
+Both builds of TFLite compare alike (no variant).  The speed layer (``fast/binary.py``) looks the
+rescaled values up in a table of every value of the type.
 """
 
 from __future__ import annotations
-
-from dataclasses import field
 
 import numpy as np
 
@@ -65,11 +66,6 @@ class ComparisonData(OpData):
     input2_offset: int = 0
     input2_multiplier: int = 0
     input2_shift: int = 0
-    impl: str = "numpy"
-    # the fast path's tables: the scaled value of every possible input 0 / input 1 value
-    lut1: np.ndarray | None = field(default=None, repr=False)
-    lut2: np.ndarray | None = field(default=None, repr=False)
-    lut_base: int = field(default=0, repr=False)      # the lowest value of the type (index 0)
 
 
 def _wrap32(v):
@@ -144,26 +140,14 @@ class ComparisonKernel(Kernel):
                 refuse(node, "an int16 NOT_EQUAL needs quantized inputs: for unquantized int16 TFLite writes no "
                              "output (it keeps whatever was in memory)")
         if not rescale:
-            impl = "strings" if is_string(dt) else "numpy"
-            return ComparisonData(tuple(out), "string" if is_string(dt) else str(dt), bcast, False, impl=impl)
+            return ComparisonData(tuple(out), "string" if is_string(dt) else str(dt), bcast, False)
         o1, m1, s1 = _multiplier(context, node, a, "input 0")
         o2, m2, s2 = _multiplier(context, node, b, "input 1")
-        info = np.iinfo(dt)
-        every = np.arange(info.min, info.max + 1, dtype=np.int64)
-        return ComparisonData(tuple(out), str(dt), bcast, True, LEFT_SHIFT, o1, m1, s1, o2, m2, s2, impl="lut",
-                              lut1=scaled_array(every, o1, m1, s1), lut2=scaled_array(every, o2, m2, s2),
-                              lut_base=int(info.min))
+        return ComparisonData(tuple(out), str(dt), bcast, True, LEFT_SHIFT, o1, m1, s1, o2, m2, s2)
 
     def invoke(self, context, node, d):
-        t = context.tensors
-        a, b = t[node.inputs[0]], t[node.inputs[1]]
-        if d.rescaled:
-            a = d.lut1[a.astype(np.intp) - d.lut_base]
-            b = d.lut2[b.astype(np.intp) - d.lut_base]
-        t[node.outputs[0]][...] = self.fn(a, b)
-
-    def invoke_reference(self, context, node, d):
-        """The arithmetic itself on every element (no tables): offset, shift left by 8, multiply."""
+        """``reference_ops::Comparison`` / ``BroadcastComparison4DSlow`` with ``fn``; rescaled types go
+        through ``ComparisonWithScaling`` first (:func:`scaled_array` of each input)."""
         t = context.tensors
         a, b = t[node.inputs[0]], t[node.inputs[1]]
         if d.rescaled:

@@ -15,6 +15,9 @@ interpreter cannot hold.  What TFLite does with quantized inputs differs per typ
 * int16 — Prepare requires zero point 0 everywhere but does NOT compare scales: the raw integers
   are copied even when the scales differ (the numbers then mean something else; TFLite does
   exactly this, so the workbench does too, and says so in ``ConcatenationData.rescaled``).
+
+Both builds of TFLite compute the same bits (no variant), and numpy's concatenate is the whole
+kernel (no speed layer).
 """
 
 import numpy as np
@@ -48,29 +51,19 @@ class ConcatenationData(OpData):
 
 
 def requantize_uint8(x: np.ndarray, scale, bias, out_zp: int) -> np.ndarray:
-    """round(x·scale + bias) + out_zp in float32, clamped to uint8 (the fast, vectorised form)."""
+    """``ConcatenationWithScaling``'s rescale of one uint8 input: round(x·scale + bias) + out_zp in
+    float32 (round half away from zero), clamped to uint8."""
     v = (x.astype(np.float32) * np.float32(scale)).astype(np.float32) + np.float32(bias)
     r = quant.round_half_away(v.astype(np.float32)).astype(np.int64) + out_zp
     return np.clip(r, 0, 255).astype(np.uint8)
 
 
-def reference_uint8(inputs, d) -> np.ndarray:
-    """ConcatenationWithScaling written out: for every outer index, every input's block in turn,
-    value by value."""
-    outer = int(np.prod(d.output_shape[:d.axis], dtype=np.int64))
-    out = []
-    for k in range(outer):
-        for i, x in enumerate(inputs):
-            block = x.reshape(outer, -1)[k]
-            if not d.rescaled[i]:
-                out.extend(int(v) for v in block)
-                continue
-            s, b = np.float32(d.scale[i]), np.float32(d.bias[i])
-            for v in block:
-                f = np.float32(np.float32(v) * s) + b
-                q = int(np.copysign(np.floor(abs(float(f)) + 0.5), float(f))) + d.output_zero_point
-                out.append(min(max(q, 0), 255))
-    return np.array(out, np.uint8).reshape(d.output_shape)
+def concatenation(inputs, d, out: np.ndarray) -> None:
+    """``reference_ops::Concatenation`` (``ConcatenationWithScaling`` for rescaled uint8 inputs) into
+    ``out``: each outer index takes every input's block in turn — numpy's concatenate along the axis."""
+    parts = [requantize_uint8(x, d.scale[k], d.bias[k], d.output_zero_point) if d.rescaled and d.rescaled[k] else x
+             for k, x in enumerate(inputs)]
+    np.concatenate(parts, axis=d.axis, out=out)
 
 
 @kernel(BuiltinOperator.CONCATENATION, versions=(1, 2, 3, 4, 6))
@@ -134,18 +127,6 @@ class Concatenation(Kernel):
     def invoke(self, context, node, d):
         t = context.tensors
         out = t[node.outputs[0]]
-        if any(d.rescaled):
-            parts = [requantize_uint8(t[i], d.scale[k], d.bias[k], d.output_zero_point) if d.rescaled[k] else t[i]
-                     for k, i in enumerate(node.inputs)]
-            np.concatenate(parts, axis=d.axis, out=out)
-            return
-        np.concatenate([t[i] for i in node.inputs], axis=d.axis, out=out)
+        concatenation([t[i] for i in node.inputs], d, out)
         if out.dtype.kind == "f" and clamps(d.output_activation_min, d.output_activation_max):
             apply_activation(out, d.output_activation_min, d.output_activation_max)
-
-    def invoke_reference(self, context, node, d):
-        t = context.tensors
-        if any(d.rescaled):
-            t[node.outputs[0]][...] = reference_uint8([t[i] for i in node.inputs], d)
-            return
-        self.invoke(context, node, d)

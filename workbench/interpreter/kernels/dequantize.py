@@ -7,11 +7,11 @@ not look at the version once the kernel is found, so neither do we.
 
 Constant inputs (float16 weights) are dequantized once, in ``allocate_tensors``.
 
-int8, uint8 and int16 per tensor, as litert runs them on x86 (the NEON code of
-``optimized_ops::Dequantize`` compiled through NEON_2_SSE): 8 values at a time as
-``x * scale + (-zero_point * scale)`` in float32 (two roundings), the last ``size % 8`` values as
-``(float)(scale * (x - zero_point))`` (one rounding).  The two differ in the last bit for some
-values.  An int16 input must have zero point 0 (``dequantize.cc`` checks it).
+``reference_ops::Dequantize`` / ``PerChannelDequantize``: (float)(scale · (q − zero_point)), one
+rounding.  An int16 input must have zero point 0 (``dequantize.cc`` checks it).  Variant ``litert-x86``
+(``Variant.quantize_block`` = 8): per tensor, the NEON code of ``optimized_ops::Dequantize`` (NEON_2_SSE
+on x86) takes blocks of 8 as ``q · scale + (−zero_point · scale)`` in float32 (two roundings, which
+differ in the last bit for some values); the last size % 8 values are the reference's.
 """
 
 from __future__ import annotations
@@ -30,24 +30,24 @@ class DequantizeData(OpData):
     scale: object = None          # float32, scalar or broadcastable per-channel array
     zero_point: object = None     # int32, same shape as scale
     quantized_dimension: int = 0
+    block: int = 0                # per tensor, variant litert-x86: values per NEON block (0: the reference)
 
 
-def reference(q, scale, zero_point):
+def dequantize(q, scale, zero_point, block: int = 0) -> np.ndarray:
+    """(float)(scale · (q − zero_point)) (exact in float32 arithmetic: q − zp is an exact float32 and
+    the product rounds once); float16 widens.  ``block`` > 0, per tensor: the first ⌊size/block⌋·block
+    values as q · scale + (−zp · scale) in float32 (the optimized kernel's NEON blocks)."""
     if q.dtype == np.float16:
         return q.astype(np.float32)
-    return (np.float32(1) * scale * (q.astype(np.int32) - zero_point)).astype(np.float32)
-
-
-def per_tensor_8wide(q, scale, zero_point) -> np.ndarray:
-    """litert's x86 per-tensor DEQUANTIZE (int8 / uint8 / int16): 8-wide part x*s + (-zp*s) in
-    float32, tail (float)(s*(x-zp))."""
-    flat = np.asarray(q).reshape(-1)
-    n_vec = flat.size // 8 * 8
+    if not block or np.ndim(scale) > 0:
+        return ((q.astype(np.int32) - zero_point).astype(np.float32) * scale).astype(np.float32)
     s = np.float32(scale)
+    flat = q.reshape(-1)
+    n_vec = flat.size // block * block
     out = np.empty(flat.size, np.float32)
     out[:n_vec] = flat[:n_vec].astype(np.float32) * s + np.float32(-np.float32(zero_point) * s)
-    out[n_vec:] = (np.float64(s) * (flat[n_vec:].astype(np.int64) - int(zero_point))).astype(np.float32)
-    return out.reshape(np.shape(q))
+    out[n_vec:] = (flat[n_vec:].astype(np.int32) - zero_point).astype(np.float32) * s
+    return out.reshape(q.shape)
 
 
 @kernel(BuiltinOperator.DEQUANTIZE, versions=(1, 2, 3, 5, 6, 7))
@@ -83,22 +83,9 @@ class Dequantize(Kernel):
             if dt == np.int16 and zps != 0:
                 raise UnsupportedOpError(f"DEQUANTIZE (node {node.index}): int16 input zero point is {int(zps)}; "
                                          f"TFLite needs 0")
-        return DequantizeData(input_type, scales, zps, axis)
+        block = context.variant.quantize_block if np.ndim(scales) == 0 else 0
+        return DequantizeData(input_type, scales, zps, axis, block)
 
     def invoke(self, context, node, d):
         x = context.tensors[node.inputs[0]]
-        out = context.tensors[node.outputs[0]]
-        if d.scale is None:
-            out[...] = x
-        elif np.ndim(d.scale) == 0:
-            out[...] = per_tensor_8wide(x, d.scale, d.zero_point)
-        else:
-            np.subtract(x, d.zero_point, out=out, casting="unsafe")
-            out *= d.scale
-
-    def invoke_reference(self, context, node, d):
-        x = context.tensors[node.inputs[0]]
-        if d.scale is not None and np.ndim(d.scale) == 0:
-            context.tensors[node.outputs[0]][...] = per_tensor_8wide(x, d.scale, d.zero_point)
-            return
-        context.tensors[node.outputs[0]][...] = reference(x, d.scale, d.zero_point)
+        context.tensors[node.outputs[0]][...] = dequantize(x, d.scale, d.zero_point, d.block)

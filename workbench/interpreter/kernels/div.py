@@ -16,13 +16,10 @@ which is undefined behaviour in C; litert's x86 build then shifts by the count m
 be far from the real quotient (e.g. 255 for 0.05).  (Newer TFLite sources compute int16 without
 broadcasting in float instead; the litert tested here uses the fixed-point path.)
 
-The fast path for 8-bit inputs is a table of every (a, b) pair (the zero divisor's row is never
-read: invoke checks first); int16 runs the numpy arithmetic.
+Both builds of TFLite compute the same bits here (no variant).  The speed layer: ``fast/binary.py``.
 """
 
 from __future__ import annotations
-
-import dataclasses
 
 import numpy as np
 
@@ -30,7 +27,7 @@ from ...errors import UnsupportedOpError
 from ...schema.enums import BuiltinOperator
 from ..registry import OpData, kernel, opdata
 from .. import quant
-from ._binary import BinaryKernel, pair_lookup, pair_table
+from ._binary import BinaryData, BinaryKernel, float_binary
 from ._common import F32, activation_name
 from ._elementwise import fail
 from ._unary import I8, I16, U8, TYPE_RANGE
@@ -53,12 +50,11 @@ class DivQuantizedData(OpData):
     input1_scale: float
     input2_scale: float
     output_scale: float
-    table: object = dataclasses.field(default=None, repr=False)
-    impl: str = "numpy"
 
 
-def div_fixed_point(a, b, d) -> np.ndarray:
-    """``DivElementwise`` on broadcastable arrays (the divisor must not be its zero point)."""
+def div_quantized(a, b, d) -> np.ndarray:
+    """``reference_ops::Div`` / ``BroadcastDivSlow`` on uint8 / int8 / int16 (``DivElementwise`` per
+    element) on broadcastable arrays; the divisor must not be its zero point."""
     x = np.asarray(a).astype(np.int64) + d.input1_offset
     y = np.asarray(b).astype(np.int64) + d.input2_offset
     x, y = np.broadcast_arrays(x, y)
@@ -71,10 +67,6 @@ def div_fixed_point(a, b, d) -> np.ndarray:
     total = d.output_shift - recip_shift - headroom
     v = quant.rounding_divide_by_pot_x86(quant.srdhm_array(unscaled, d.output_multiplier), -total)
     return np.clip(v + d.output_offset, d.output_activation_min, d.output_activation_max).astype(d.dtype)
-
-
-def div_quantized(a, b, d) -> np.ndarray:
-    return div_fixed_point(a, b, d)
 
 
 def check_divisor(node, b: np.ndarray, zero_point: int) -> None:
@@ -111,30 +103,14 @@ class Div(BinaryKernel):
         real = float(np.float32(s1) / np.float32(np.float32(s2) * np.float32(so)))
         m, sh = quant.quantize_multiplier(real)
         context.set_output(y, out, dt)
-        d = DivQuantizedData(out, sa != sb, activation_name(code), str(dt), -z1, -z2, zo, lo, hi, real, m, sh,
-                             s1, s2, so)
-        if dt.itemsize == 1:
-            d = dataclasses.replace(d, table=pair_table(dt, lambda x, v: div_quantized(x, v, d)), impl="table")
-        return d
+        return DivQuantizedData(out, sa != sb, activation_name(code), str(dt), -z1, -z2, zo, lo, hi, real, m, sh,
+                                s1, s2, so)
 
     def invoke(self, context, node, d):
-        if type(d) is not DivQuantizedData:
-            # float32: x/0 = ±inf and 0/0 = nan, silently as in TFLite (no numpy RuntimeWarning)
-            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-                return super().invoke(context, node, d)
         t = context.tensors
         a, b, out = t[node.inputs[0]], t[node.inputs[1]], t[node.outputs[0]]
+        if type(d) is BinaryData:
+            float_binary(np.divide, a, b, d, out)       # x/0 = ±inf and 0/0 = nan, silently as in TFLite
+            return
         check_divisor(node, b, -d.input2_offset)
-        if d.table is not None:
-            pair_lookup(*np.broadcast_arrays(a, b), d.table, out)
-        else:
-            out[...] = div_quantized(a, b, d)
-
-    def invoke_reference(self, context, node, d):
-        if type(d) is not DivQuantizedData:
-            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-                return super().invoke_reference(context, node, d)
-        t = context.tensors
-        a, b = t[node.inputs[0]], t[node.inputs[1]]
-        check_divisor(node, b, -d.input2_offset)
-        t[node.outputs[0]][...] = div_quantized(a, b, d)
+        out[...] = div_quantized(a, b, d)

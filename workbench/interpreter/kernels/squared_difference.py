@@ -4,11 +4,10 @@ int8 (``squared_difference.cc``): like a quantized SUB with ``left_shift`` = 7 �
 moved to a common scale (real = s_i / (2·max(s1, s2)), computed from a float32 2·max), their
 difference d is squared in int32 and requantized with real = (2·max)^2 / (2^14 · s_out); + output
 zero point, clamped to int8.  Broadcasting follows ``BroadcastBinaryFunction4DSlow`` (the same
-per-element arithmetic).  The fast path is a table of every (a, b) pair."""
+per-element arithmetic).  Both builds of TFLite compute the same bits (no variant).  The speed layer:
+``workbench/interpreter/fast/binary.py``."""
 
 from __future__ import annotations
-
-import dataclasses
 
 import numpy as np
 
@@ -16,7 +15,6 @@ from ...errors import UnsupportedOpError
 from ...schema.enums import BuiltinOperator
 from ..registry import OpData, kernel, opdata
 from .. import quant
-from ._binary import pair_lookup, pair_table
 from ._common import F32  # noqa: F401
 from ._elementwise import I32, MathBinaryKernel, broadcast_shape
 from ._unary import I8
@@ -39,16 +37,18 @@ class SquaredDifferenceInt8Data(OpData):
     real_input1_multiplier: float
     real_input2_multiplier: float
     real_output_multiplier: float
-    table: object = dataclasses.field(default=None, repr=False)
-    impl: str = "table"
 
 
 def reference(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``reference_ops::SquaredDifference`` (float32, int32): (a − b)², broadcasting."""
     with np.errstate(over="ignore", invalid="ignore"):      # float inf / nan silently, as TFLite
         return np.asarray(np.square(a - b), dtype=a.dtype)
 
 
 def squared_difference_int8(a, b, d) -> np.ndarray:
+    """``squared_difference.cc``'s int8 ``SquaredDifference`` per element: both inputs rescaled
+    (MultiplyByQuantizedMultiplierSmallerThanOneExp of v·2^7), their difference squared in int32,
+    requantized, + output zero point, clamped to int8."""
     mb = quant.multiply_by_quantized_multiplier_array
     x = (np.asarray(a).astype(np.int64) + d.input1_offset) << d.left_shift
     y = (np.asarray(b).astype(np.int64) + d.input2_offset) << d.left_shift
@@ -87,19 +87,13 @@ class SquaredDifference(MathBinaryKernel):
             raise UnsupportedOpError(f"SQUARED_DIFFERENCE (node {node.index}): output multiplier {ro:.6g} is not "
                                      f"below 1 (the output scale is too small); TFLite's kernel aborts on it") from None
         context.set_output(y, out, I8)
-        d = SquaredDifferenceInt8Data(out, context.shape(a) != context.shape(b), -z1, -z2, zo, left, m1, sh1, m2,
-                                      sh2, mo, sho, r1, r2, ro)
-        return dataclasses.replace(d, table=pair_table(I8, lambda x, v: squared_difference_int8(x, v, d)))
+        return SquaredDifferenceInt8Data(out, context.shape(a) != context.shape(b), -z1, -z2, zo, left, m1, sh1,
+                                         m2, sh2, mo, sho, r1, r2, ro)
 
     def invoke(self, context, node, d):
-        if type(d) is not SquaredDifferenceInt8Data:
-            return super().invoke(context, node, d)
         t = context.tensors
-        pair_lookup(*np.broadcast_arrays(t[node.inputs[0]], t[node.inputs[1]]), d.table, t[node.outputs[0]])
-
-    def invoke_reference(self, context, node, d):
-        t = context.tensors
-        if type(d) is not SquaredDifferenceInt8Data:
-            t[node.outputs[0]][...] = reference(t[node.inputs[0]], t[node.inputs[1]])
-            return
-        t[node.outputs[0]][...] = squared_difference_int8(t[node.inputs[0]], t[node.inputs[1]], d)
+        a, b = t[node.inputs[0]], t[node.inputs[1]]
+        if type(d) is SquaredDifferenceInt8Data:
+            t[node.outputs[0]][...] = squared_difference_int8(a, b, d)
+        else:
+            t[node.outputs[0]][...] = reference(a, b)

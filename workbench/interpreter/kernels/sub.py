@@ -1,17 +1,32 @@
-"""SUB: a - b with broadcasting and a fused activation — float32 and int32 (v1), uint8 (v1),
-int8 (v2), broadcasting beyond rank 4 (v3), int64 (v4), int16 quantized with general scales (v5)
-or with ``pot_scale_int16`` (v1).  TFLite's SUB has no unquantized int16 and no float16.  See
-``_binary.py`` for the quantized arithmetic and ``_binary_plain.py`` for the plain int32 / int64
-one (activation clamps of the tensor's own type)."""
+"""SUB: a - b with broadcasting and a fused activation — float32 and int32 (v1), uint8 (v1), int8 (v2),
+broadcasting beyond rank 4 (v3), int64 (v4), int16 quantized with general scales (v5) or with
+``pot_scale_int16`` (v1).  TFLite's SUB has no unquantized int16 and no float16.
+
+The quantized arithmetic is in ``_binary.py``, the plain int32 / int64 one in ``_binary_plain.py``.
+SUB accepts an output multiplier ≥ 1, which TFLite applies with a shift by a negative count
+(undefined in C): what litert's x86 build makes of it depends on which of its loops the compiler
+vectorised (``_binary.add_sub_general``; int16 broadcasts differ between the variants).
+The speed layer: ``workbench/interpreter/fast/binary.py``.
+"""
 
 import numpy as np
 
 from ...schema.enums import BuiltinOperator
 from ..registry import kernel
-from ._binary import BinaryKernel
-from ._binary_plain import I32, I64, PlainBinaryData, invoke_plain, prepare_plain, reference_plain
+from ._binary import BinaryData, BinaryKernel, add_sub_general, add_sub_pot_int16, float_binary, with_vector_loop
+from ._binary_plain import I32, I64, PlainBinaryData, plain_binary
 from ._common import F32
 from ._unary import I8, I16, U8
+
+
+def sub_quantized(a, b, d) -> np.ndarray:
+    """TFLite's quantized SUB with general scales — ``reference_ops::Sub`` / ``BroadcastQuantSubSlow``
+    (the int8 elementwise loop is ``reference_integer_ops::Add``'s with the second input negated) — and
+    ``reference_ops::Sub16`` on power-of-two int16 scales.  Where ``d.vector_mask`` marks them (an
+    output multiplier ≥ 1), the vectorised loop's values."""
+    if d.path == "pot_int16":
+        return add_sub_pot_int16(a, b, d, -1)
+    return with_vector_loop("sub", a, b, d, add_sub_general(a, b, d, -1))
 
 
 @kernel(BuiltinOperator.SUB, versions=(1, 2, 3, 4, 5))
@@ -19,25 +34,16 @@ class Sub(BinaryKernel):
     name = "sub"
     ufunc = np.subtract
     dtypes = (F32, I32, I64)
+    plain = (I32, I64)
     int8_kind = "sub"
     qtypes = (U8, I8, I16)
-    plain = (I32, I64)
-
-    def prepare(self, context, node):
-        dt = context.dtype(node.inputs[0])
-        if dt in self.plain and context.dtype(node.inputs[1]) == dt:
-            return prepare_plain(self, context, node, dt)
-        return super().prepare(context, node)
 
     def invoke(self, context, node, d):
-        if type(d) is PlainBinaryData:
-            t = context.tensors
-            return invoke_plain(self.ufunc, t[node.inputs[0]], t[node.inputs[1]], d, t[node.outputs[0]])
-        return super().invoke(context, node, d)
-
-    def invoke_reference(self, context, node, d):
-        if type(d) is PlainBinaryData:
-            t = context.tensors
-            t[node.outputs[0]][...] = reference_plain(self.int8_kind, t[node.inputs[0]], t[node.inputs[1]], d)
-            return
-        return super().invoke_reference(context, node, d)
+        t = context.tensors
+        a, b, out = t[node.inputs[0]], t[node.inputs[1]], t[node.outputs[0]]
+        if type(d) is BinaryData:
+            float_binary(np.subtract, a, b, d, out)
+        elif type(d) is PlainBinaryData:
+            out[...] = plain_binary(np.subtract, a, b, d)
+        else:
+            out[...] = sub_quantized(a, b, d)

@@ -485,3 +485,191 @@ def log_softmax_output_int32_x86(log_prob, zero_point: int) -> np.ndarray:
     lp = np.asarray(log_prob, np.float32)
     with np.errstate(invalid="ignore", over="ignore"):
         return float_to_int32((np.rint(lp) + np.float32(zero_point)).astype(np.float32))
+
+
+# ----------------------------------------------------------------------------------------------
+# litert's vector loops for quantized ADD / SUB / MUL (Variant.neon_narrowing)
+#
+# TFLite's optimized ADD and MUL are NEON code; litert's x86 build compiles it through NEON_2_SSE.
+# Where those loops compute differently from the reference kernels (reference_integer_ops::Add / Mul,
+# reference_ops::Add / Sub / Mul), the functions below say which outputs they write and what they
+# write there.  ``_binary.prepare`` asks :func:`vector_loop_mask` for the outputs (under
+# ``Variant.neon_narrowing``; SUB's compiler-vectorised loop in both variants) and the kernels take
+# the values from :func:`add_8bit_neon`, :func:`mul_8bit_neon` and :func:`add_int16_neon` there.
+# Measured on ai-edge-litert 2.3.0 (tests/interpreter/kernels/test_add.py, test_sub.py, test_mul.py).
+
+# (elementwise loop, scalar-broadcast loop) widths of litert's NEON 8-bit ADD / MUL
+NEON_8BIT_BLOCKS = {("add", "int8"): (16, 8), ("add", "uint8"): (8, 8), ("mul", "int8"): (16, 16),
+                    ("mul", "uint8"): (8, 8)}
+INT16_ADD_BLOCK = 16        # litert's int16 ADD (general scales, no broadcast): values per vector step
+SUB_LANES = 4               # the compiler's vectorisation of the SUB loops (SSE, int32 × 4)
+
+from .fixed_point import multiply_by_quantized_multiplier_array as _mbqm_array  # noqa: E402
+
+
+def _padded_shapes(shape_a, shape_b):
+    """Both shapes padded with leading 1s to one rank (as ``ProcessBroadcastShapes`` compares them)
+    and the output shape."""
+    n = max(len(shape_a), len(shape_b))
+    ea = (1,) * (n - len(shape_a)) + tuple(shape_a)
+    eb = (1,) * (n - len(shape_b)) + tuple(shape_b)
+    return ea, eb, tuple(max(x, y) for x, y in zip(ea, eb))
+
+
+def _run_prefix(out_shape, run: int, block: int) -> np.ndarray:
+    """The outputs a vector loop writes when the output is cut into runs of ``run`` values and each
+    run's first ⌊run/block⌋·block values go through the loop (the rest through the scalar tail)."""
+    size = int(np.prod(out_shape, dtype=np.int64))
+    pos = np.arange(size, dtype=np.int64) % max(run, 1)
+    return (pos < run // block * block).reshape(out_shape)
+
+
+def neon_block_mask(shape_a, shape_b, block: int, scalar_block: int | None = None):
+    """(mask, scalar_broadcast): which outputs TFLite's optimized 8-bit ADD / MUL compute in a vector
+    loop (``block`` wide for the elementwise loop, ``scalar_block`` for the scalar-broadcast loop) —
+    or None where it runs the reference loop.
+
+    ``ProcessBroadcastShapes`` decides: equal shapes → one elementwise run over the whole tensor;
+    a broadcast that collapses to the "five-fold" pattern → elementwise runs of the innermost
+    common size y4 (or scalar-broadcast runs of y3 when y4 = 1); anything else → the reference loop."""
+    ea, eb, out = _padded_shapes(shape_a, shape_b)
+    if ea == eb:
+        return _run_prefix(out, int(np.prod(out, dtype=np.int64)), block), False
+    n = len(ea)
+    first = None
+    for i in range(n - 1, -1, -1):
+        if ea[i] != eb[i]:
+            first = True if ea[i] == 1 else False if eb[i] == 1 else None
+            break
+    if first is None:
+        return None
+    sa, sb = (ea, eb) if first else (eb, ea)
+    y = [1, 1, 1, 1, 1]          # y0 … y4, innermost last
+    i = n - 1
+    while i >= 0 and sa[i] == sb[i]:
+        y[4] *= sb[i]
+        i -= 1
+    while i >= 0 and sa[i] == 1:
+        y[3] *= sb[i]
+        i -= 1
+    while i >= 0 and sa[i] == sb[i]:
+        y[2] *= sa[i]
+        i -= 1
+    while i >= 0 and sb[i] == 1:
+        y[1] *= sa[i]
+        i -= 1
+    while i >= 0 and sa[i] == sb[i]:
+        y[0] *= sb[i]
+        i -= 1
+    if i >= 0:
+        return None
+    scalar = y[4] == 1
+    return _run_prefix(out, y[4] if y[4] > 1 else y[3], scalar_block if scalar and scalar_block else block), scalar
+
+
+def int16_add_vector_mask(shape_a, shape_b):
+    """The outputs litert's int16 ADD computes in its vector loop (``AddElementwiseInt16``): with
+    equal shapes the first ⌊size/16⌋·16 values; any broadcast runs the reference loop (None)."""
+    ea, eb, out = _padded_shapes(shape_a, shape_b)
+    return _run_prefix(out, int(np.prod(out, dtype=np.int64)), INT16_ADD_BLOCK) if ea == eb else None
+
+
+def sub_vector_mask(shape_a, shape_b, int16: bool, optimized_broadcast: bool):
+    """The outputs of a SUB that litert computes in a compiler-vectorised loop (which matters only with
+    an output multiplier ≥ 1, see ``_binary.add_sub_general``).  Equal shapes: the whole tensor is
+    one run — in both builds.  A broadcast: none for 8-bit types, and none for int16 in the reference
+    kernels; litert's builtin int16 SUB (``optimized_broadcast``) vectorises every run of the trailing
+    dimensions the two inputs share.  Each run's first ⌊run/4⌋·4 values are vectorised."""
+    ea, eb, out = _padded_shapes(shape_a, shape_b)
+    if ea == eb:
+        run = int(np.prod(out, dtype=np.int64))
+    elif not (int16 and optimized_broadcast):
+        return None
+    else:
+        run = 1
+        for x, y in zip(reversed(ea), reversed(eb)):
+            if x != y:
+                break
+            run *= x
+    return _run_prefix(out, run, SUB_LANES)
+
+
+def vector_loop_mask(kind: str, dtype: str, shape_a, shape_b, output_shift: int, neon: bool):
+    """The policy of ``Variant.neon_narrowing`` (``neon``) for a quantized ADD / SUB / MUL on the
+    general path: (mask of the outputs a vector loop writes, whether it is the scalar-broadcast loop),
+    or (None, False) when every output is the reference arithmetic's.
+
+    * 8-bit ADD / MUL, ``neon``: litert's NEON loops (:func:`neon_block_mask`);
+    * int16 ADD, ``neon``: litert's ``AddElementwiseInt16`` (:func:`int16_add_vector_mask`);
+    * SUB with an output shift > 0 (a multiplier ≥ 1): the compiler-vectorised loop, in both variants
+      (:func:`sub_vector_mask`)."""
+    if kind == "sub":
+        mask = sub_vector_mask(shape_a, shape_b, dtype == "int16", neon) if output_shift > 0 else None
+        return (mask, False) if mask is not None and mask.any() else (None, False)
+    if not neon:
+        return None, False
+    if (kind, dtype) in NEON_8BIT_BLOCKS:
+        found = neon_block_mask(shape_a, shape_b, *NEON_8BIT_BLOCKS[(kind, dtype)])
+    else:
+        found = (int16_add_vector_mask(shape_a, shape_b), False) if (kind, dtype) == ("add", "int16") else None
+    if found is None or found[0] is None or not found[0].any():
+        return None, False
+    return found
+
+
+def _vshl(x, n: int):
+    """NEON ``vshl`` by a signed count: left for n ≥ 0, arithmetic (truncating) right otherwise."""
+    return x << n if n >= 0 else x >> -n
+
+
+def _type_range(dtype: str) -> tuple[int, int]:
+    return {"int8": (-128, 127), "uint8": (0, 255), "int16": (-32768, 32767)}[dtype]
+
+
+def add_8bit_neon(a, b, p, scalar_broadcast: bool = False) -> np.ndarray:
+    """litert's NEON ADD for uint8 / int8 (``AddElementwise`` / ``AddScalarBroadcast``), before the
+    activation clamp.  ``p``: the ADD's ``ArithmeticParams`` (``_binary.BinaryQuantizedData``).
+
+    The input scaling's right shift truncates (uint8, and int8's scalar-broadcast loop) or is folded
+    into the left shift (int8 elementwise: one rounding instead of two); the requantized sum is
+    narrowed to int16 by truncation (``vmovn``), the zero point added in int16 (wrapping), then
+    saturated to the 8-bit type.  A sum that does not fit int16 (an output scale far below the
+    inputs') lands at the other end of the range."""
+    srdhm = srdhm_array
+    x = np.asarray(a).astype(np.int64) + p.input1_offset
+    y = np.asarray(b).astype(np.int64) + p.input2_offset
+    if scalar_broadcast or p.dtype == "uint8":     # a truncating right shift after the multiply
+        sx = srdhm(wrap_bits(x << p.left_shift, 32), p.input1_multiplier) >> -p.input1_shift
+        sy = srdhm(wrap_bits(y << p.left_shift, 32), p.input2_multiplier) >> -p.input2_shift
+    else:                                          # the input shift folded into the left shift (vshl)
+        sx = srdhm(wrap_bits(_vshl(x, p.left_shift + p.input1_shift), 32), p.input1_multiplier)
+        sy = srdhm(wrap_bits(_vshl(y, p.left_shift + p.input2_shift), 32), p.input2_multiplier)
+    r = rounding_divide_by_pot_array(srdhm(wrap_bits(sx + sy, 32), p.output_multiplier), -p.output_shift)
+    v = wrap_bits(wrap_bits(r, 16) + p.output_offset, 16)
+    return np.clip(v, *_type_range(p.output_dtype))
+
+
+def mul_8bit_neon(a, b, p, saturate16: bool = True) -> np.ndarray:
+    """litert's NEON MUL for uint8 / int8, before the activation clamp: the requantized product is
+    narrowed to int16 saturating (``vqmovn``; ``saturate16=False``: truncating, uint8's scalar-broadcast
+    loop), the zero point added in int16 (wrapping), then saturated to the 8-bit type."""
+    prod = (np.asarray(a).astype(np.int64) + p.input1_offset) * (np.asarray(b).astype(np.int64) + p.input2_offset)
+    r = _mbqm_array(wrap_bits(prod, 32), p.output_multiplier, p.output_shift)
+    r16 = np.clip(r, -32768, 32767) if saturate16 else wrap_bits(r, 16)
+    return np.clip(wrap_bits(r16 + p.output_offset, 16), *_type_range(p.output_dtype))
+
+
+def add_int16_neon(a, b, p) -> np.ndarray:
+    """litert's int16 ADD vector loop (``AddElementwiseInt16``), before the activation clamp: each
+    input's rescale shifts by ``left_shift + input_shift`` in one go (``vshl``: a truncating right
+    shift when negative) and takes one SRDHM — one rounding where the reference rounds twice.  The
+    sum is requantized as in the reference and the zero point added in int32.  Only where the
+    reference's second rounding meets an exact tie that the single rounding does not see does an
+    output move by one (one of 2048 values of the int16 ADD in ``mobilenet_v3_block_aeq_a16w8``)."""
+    x = np.asarray(a).astype(np.int64) + p.input1_offset
+    y = np.asarray(b).astype(np.int64) + p.input2_offset
+    sx = srdhm_array(wrap_bits(_vshl(x, p.left_shift + p.input1_shift), 32), p.input1_multiplier)
+    sy = srdhm_array(wrap_bits(_vshl(y, p.left_shift + p.input2_shift), 32), p.input2_multiplier)
+    r = rounding_divide_by_pot_array(srdhm_array(wrap_bits(sx + sy, 32), p.output_multiplier), -p.output_shift)
+    return r + p.output_offset
+

@@ -1,0 +1,175 @@
+"""Speed layer for ADD, SUB, MUL, DIV, SQUARED_DIFFERENCE and the six comparisons: tables of every input.
+
+* 8-bit quantized ADD / SUB / MUL / DIV / SQUARED_DIFFERENCE ("table"): a 256×256 table of the result
+  of every (a, b) pair, filled once at bind time by the teaching layer's own function on the prepared
+  OpData, then one lookup per output.  Where the OpData marks outputs that a vector loop writes
+  (``vector_mask``: litert's NEON ADD / MUL under ``Variant.neon_narrowing``, SUB's vectorised loop) a
+  second table holds that loop's results — kept only when it differs from the first somewhere
+  (the policy: ``quant.elementwise.vector_loop_mask``).
+* int16 ADD whose first outputs take litert's vector loop ("numpy"): each part computed once (the
+  teaching layer computes both everywhere and picks).
+* comparisons of rescaled int8 / uint8 / int16 ("lut"): the rescaled value of every input value, looked
+  up, then the teaching layer's comparison.
+
+Every table comes from the teaching layer's functions on an OpData that prepare built under the
+node's variant, so each fast path serves both variants.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from ...schema.enums import BuiltinOperator as B
+from ..kernels import equal, greater, greater_equal, less, less_equal, not_equal
+from ..kernels._binary import BinaryInt8Data, BinaryQuantizedData, add_sub_general, vector_loop_values
+from ..kernels._compare import ComparisonData, scaled_array
+from ..kernels.add import add_quantized
+from ..kernels.div import DivQuantizedData, check_divisor, div_quantized
+from ..kernels.mul import mul_quantized
+from ..kernels.squared_difference import SquaredDifferenceInt8Data, squared_difference_int8
+from ..kernels.sub import sub_quantized
+from ..variants import VARIANTS
+from . import FastPath, fast_path
+
+ALL = tuple(VARIANTS)
+
+
+def pair_table(dtype, fn) -> np.ndarray:
+    """``fn(a, b)`` for every pair of values of an 8-bit type, at index (pattern(a) << 8) | pattern(b),
+    the patterns being the values' unsigned bytes."""
+    v = np.arange(256).astype(np.uint8).view(np.dtype(dtype))
+    return np.asarray(fn(np.repeat(v, 256), np.tile(v, 256)))
+
+
+def pair_lookup(a: np.ndarray, b: np.ndarray, table: np.ndarray, out: np.ndarray) -> None:
+    """``out`` = the :func:`pair_table` entries of (a, b), two arrays of one shape and 8-bit type."""
+    ia = np.ascontiguousarray(a).view(np.uint8).astype(np.intp) << 8
+    ib = np.ascontiguousarray(b).view(np.uint8).astype(np.intp)
+    np.take(table, ia + ib, out=out)
+
+
+class PairTable(FastPath):
+    """out[i] = table[a[i], b[i]] (broadcast first); where ``vector_mask``, from ``vector_table``."""
+
+    __slots__ = ("table", "vector_table", "vector_mask")
+    name = "table"
+
+    def __init__(self, table, vector_table=None, vector_mask=None):
+        self.table, self.vector_table, self.vector_mask = table, vector_table, vector_mask
+
+    def __call__(self, context, node, d) -> None:
+        t = context.tensors
+        out = t[node.outputs[0]]
+        aa, bb = np.broadcast_arrays(t[node.inputs[0]], t[node.inputs[1]])
+        pair_lookup(aa, bb, self.table, out)
+        if self.vector_table is not None:
+            vec = np.empty_like(out)
+            pair_lookup(aa, bb, self.vector_table, vec)
+            np.copyto(out, vec, where=self.vector_mask)
+
+
+class DivPairTable(PairTable):
+    """DIV's table (the row of the zero divisor is never read: the divisor is checked first)."""
+
+    __slots__ = ()
+
+    def __call__(self, context, node, d) -> None:
+        check_divisor(node, context.tensors[node.inputs[1]], -d.input2_offset)
+        super().__call__(context, node, d)
+
+
+class Int16AddVectorPrefix(FastPath):
+    """int16 ADD without broadcast: litert's vector loop on the first ``n`` outputs, the reference on
+    the rest, each computed once."""
+
+    __slots__ = ("n",)
+    name = "numpy"
+
+    def __init__(self, n: int):
+        self.n = n
+
+    def __call__(self, context, node, d) -> None:
+        t = context.tensors
+        x, y = (np.asarray(v).reshape(-1) for v in np.broadcast_arrays(t[node.inputs[0]], t[node.inputs[1]]))
+        out = t[node.outputs[0]].reshape(-1)
+        n = self.n
+        out[:n] = vector_loop_values("add", x[:n], y[:n], d)
+        out[n:] = add_sub_general(x[n:], y[n:], d, 1)
+
+
+def _bind_arithmetic(kind: str, fn, d):
+    if d.dtype not in ("int8", "uint8"):
+        if kind == "add" and d.vector_mask is not None:
+            return Int16AddVectorPrefix(int(np.count_nonzero(d.vector_mask)))
+        return None                              # int16: the teaching layer's numpy arithmetic
+    exact = dataclasses.replace(d, vector_mask=None)
+    table = pair_table(d.dtype, lambda x, y: fn(x, y, exact))
+    if d.vector_mask is None:
+        return PairTable(table)
+    vector = pair_table(d.dtype, lambda x, y: vector_loop_values(kind, x, y, d))
+    if (vector == table).all():                  # the vector loop changes nothing at these scales
+        return PairTable(table)
+    return PairTable(table, vector, d.vector_mask)
+
+
+@fast_path(B.ADD, BinaryQuantizedData, BinaryInt8Data, variants=ALL)
+def bind_add(context, node, d):
+    return _bind_arithmetic("add", add_quantized, d)
+
+
+@fast_path(B.SUB, BinaryQuantizedData, BinaryInt8Data, variants=ALL)
+def bind_sub(context, node, d):
+    return _bind_arithmetic("sub", sub_quantized, d)
+
+
+@fast_path(B.MUL, BinaryQuantizedData, BinaryInt8Data, variants=ALL)
+def bind_mul(context, node, d):
+    return _bind_arithmetic("mul", mul_quantized, d)
+
+
+@fast_path(B.DIV, DivQuantizedData, variants=ALL)
+def bind_div(context, node, d):
+    if d.dtype not in ("int8", "uint8"):
+        return None
+    return DivPairTable(pair_table(d.dtype, lambda x, y: div_quantized(x, y, d)))
+
+
+@fast_path(B.SQUARED_DIFFERENCE, SquaredDifferenceInt8Data, variants=ALL)
+def bind_squared_difference(context, node, d):
+    return PairTable(pair_table(np.int8, lambda x, y: squared_difference_int8(x, y, d)))
+
+
+class RescaledLookup(FastPath):
+    """A comparison of rescaled integers: each input's rescaled value from a table of every value."""
+
+    __slots__ = ("fn", "lut1", "lut2", "base")
+    name = "lut"
+
+    def __init__(self, fn, lut1, lut2, base: int):
+        self.fn, self.lut1, self.lut2, self.base = fn, lut1, lut2, base
+
+    def __call__(self, context, node, d) -> None:
+        t = context.tensors
+        a = self.lut1[t[node.inputs[0]].astype(np.intp) - self.base]
+        b = self.lut2[t[node.inputs[1]].astype(np.intp) - self.base]
+        t[node.outputs[0]][...] = self.fn(a, b)
+
+
+def _comparison(op, fn):
+    def bind_comparison(context, node, d):
+        if not d.rescaled:
+            return None                          # the values themselves: numpy compares them directly
+        info = np.iinfo(np.dtype(d.dtype))
+        every = np.arange(info.min, info.max + 1, dtype=np.int64)
+        return RescaledLookup(fn, scaled_array(every, d.input1_offset, d.input1_multiplier, d.input1_shift),
+                              scaled_array(every, d.input2_offset, d.input2_multiplier, d.input2_shift), info.min)
+
+    bind_comparison.__qualname__ = f"bind_{op.name.lower()}"
+    return fast_path(op, ComparisonData, variants=ALL)(bind_comparison)
+
+
+for _op, _module in ((B.EQUAL, equal), (B.NOT_EQUAL, not_equal), (B.LESS, less), (B.LESS_EQUAL, less_equal),
+                     (B.GREATER, greater), (B.GREATER_EQUAL, greater_equal)):
+    _comparison(_op, _module.reference)
