@@ -97,11 +97,25 @@ def test_local_integer_model_bit_exact_with_builtin_ref(path):
     compare(path)
 
 
-def test_corpus_integer_models_bit_exact_with_builtin_ref(corpus_model, corpus_paths):
-    path = Path(corpus_paths[corpus_model])
-    if not is_integer_model(path):
-        pytest.skip(f"{corpus_model} has no quantized integer activations (a float model)")
-    compare(path)
+# the corpus models with quantized integer activations (the test below keeps this list true)
+CORPUS_INTEGER = (
+    "aitoolkit_image_classifier", "aitoolkit_object_detector", "microwakeword_alexa", "microwakeword_hey_jarvis",
+    "microwakeword_hey_mycroft", "microwakeword_okay_nabu", "mltk_anomaly_detection", "mltk_audio_example1",
+    "mltk_autoencoder_example", "mltk_fingerprint_signature_generator", "mltk_image_classification",
+    "mltk_image_example1", "mltk_keyword_spotting", "mltk_keyword_spotting_alexa",
+    "mltk_keyword_spotting_mobilenetv2", "mltk_keyword_spotting_on_off_v3", "mltk_keyword_spotting_pacman_v3",
+    "mltk_keyword_spotting_with_transfer_learning", "mltk_rock_paper_scissors", "mltk_tflite_micro_magic_wand",
+    "mltk_tflite_micro_speech", "mltk_visual_wake_words",
+)
+
+
+def test_the_corpus_integer_list_is_every_integer_corpus_model(corpus_paths):
+    assert sorted(n for n, p in corpus_paths.items() if is_integer_model(Path(p))) == sorted(CORPUS_INTEGER)
+
+
+@pytest.mark.parametrize("name", CORPUS_INTEGER)
+def test_corpus_integer_model_bit_exact_with_builtin_ref(name, corpus_paths):
+    compare(Path(corpus_paths[name]))
 
 
 @pytest.mark.parametrize("name", sorted(REF_CANNOT_RUN))
