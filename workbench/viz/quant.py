@@ -317,20 +317,15 @@ def float_vs_int8(model, x_float, nodes=None) -> FloatVsInt8:
 def accumulators(interpreter: Interpreter, node: int) -> np.ndarray:
     """The int32 values (sum + bias) an int8 CONV_2D node (groups 1) requantizes, [N, OH, OW, O].
     The interpreter must have run with ``keep_intermediates=True`` (or the node reads the input)."""
-    from ..interpreter.kernels.conv_2d import Conv2DInt8Data, im2col_view, padded_shape
+    from ..interpreter.kernels._conv_geometry import integer_sums, padded
+    from ..interpreter.kernels.conv_2d import Conv2DInt8Data
     n, _, d, _ = interpreter.prepared()[node]
     if type(d) is not Conv2DInt8Data or d.groups != 1:
         raise ValueError(f"node {node} is not an int8 CONV_2D without groups")
     ctx = interpreter._sg(0).context
     get = lambda t: np.asarray(ctx.constants[t] if ctx.constants[t] is not None else interpreter.get_tensor(t))
-    x, w = get(n.inputs[0]).astype(np.int64) - d.input_zero_point, get(n.inputs[1]).astype(np.int64)
-    _, oh, ow, o = d.output_shape
-    shape = padded_shape(x.shape, d.filter_h, d.filter_w, oh, ow, d.stride_h, d.stride_w, d.dilation_h,
-                         d.dilation_w, d.pad_top, d.pad_left)
-    xp = np.zeros(shape, np.int64)
-    xp[:, d.pad_top:d.pad_top + x.shape[1], d.pad_left:d.pad_left + x.shape[2], :] = x
-    cols = im2col_view(xp, oh, ow, d.filter_h, d.filter_w, d.stride_h, d.stride_w, d.dilation_h, d.dilation_w)
-    acc = cols.reshape(x.shape[0], oh, ow, -1) @ w.reshape(o, -1).T
+    x = get(n.inputs[0]).astype(np.int64) - d.input_zero_point
+    acc = integer_sums(padded(x, d), get(n.inputs[1]), d)        # the teaching layer's exact sums
     return acc + (get(n.inputs[2]).astype(np.int64) if n.input(2) >= 0 else 0)
 
 

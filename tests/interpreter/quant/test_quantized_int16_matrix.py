@@ -805,5 +805,8 @@ def test_exact_matmul_dtype_follows_the_bounds():
     assert quant.exact_matmul_dtype(32768, 2 ** 24 / 32768 - 1) == np.float32
     assert quant.exact_matmul_dtype(32768, 2 ** 24 / 32768) == np.float64
     assert quant.exact_matmul_dtype(32768, 2 ** 53 / 32768) is None
-    _, kname, d = prepared("conv16_big_k")
-    assert "float64" in kname and d.weights.dtype == np.float64
+    model, _ = build_case("conv16_big_k")
+    it = Interpreter(model=model)
+    it.allocate_tensors()
+    kname = it.prepared()[0][1]
+    assert "float64" in kname and it._sg(0).fast[0].weights.dtype == np.float64

@@ -396,5 +396,5 @@ def test_exact_blas_dtype_follows_the_bound():
         model, _ = build_case(case)
         it = Interpreter(model=model)
         it.allocate_tensors()
-        _, kname, d, _ = it.prepared()[0]
-        assert want in kname and d.weights.dtype == np.dtype(want), kname
+        kname = it.prepared()[0][1]
+        assert want in kname and it._sg(0).fast[0].weights.dtype == np.dtype(want), kname

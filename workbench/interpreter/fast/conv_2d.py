@@ -1,0 +1,580 @@
+"""Speed layer for CONV_2D in float32, int8, uint8 and 16x8 (hybrid: :mod:`.conv_hybrid`); the teaching
+layer is ``kernels/conv_2d.py`` (and ``_conv_uint8_hybrid.py``, ``_conv_geometry.py``).
+
+Three ways to compute the same sums:
+  * ``matmul`` / ``im2col+blas``: a 1x1 convolution is a matrix product; a KxK one becomes one after
+    copying every window into a row of an "im2col" matrix (in ``context.scratch``, the buffer all
+    nodes share, or in the node's own arrays);
+  * ``vnni(int8, exact)``: int8 products of at least ``vnni.MIN_MACS`` multiply-adds on a CPU with
+    AVX-512 VNNI use the int8 dot-product instruction on a packed copy of the filter
+    (:mod:`workbench.perf.vnni`: im2col, sums and requantization in one pass, split over
+    ``num_threads`` threads);
+  * ``numba``: a direct loop nest (grouped convolutions, filters computed at run time).
+
+Integer sums are exact: the float BLAS product is used only in a float type that holds every partial
+sum exactly (:func:`workbench.interpreter.quant.exact_float_dtype` / ``exact_matmul_dtype``); the
+zero point is folded into the bias (``bias_folded`` = bias − input_zero_point·Σw), so the padding is
+a border of input zero points.  The requantization (numba, :mod:`.requantize`) rounds the last shift
+as the OpData's ``rounding`` says — which ``prepare`` took from the variant — so the integer paths
+serve both variants.
+
+float32: the direct loop adds in ``reference_ops::Conv``'s order (the kernel litert runs for grouped
+convolutions), so it serves both variants.  The BLAS product sums in its own order: within float32
+rounding of litert's builtin kernels, bit-exact with neither build, so it runs for ``litert-x86`` only
+(the default), after a guard: when a product or partial sum could overflow float32 (or the input holds
+inf / NaN), BLAS's order and fused multiply-adds could turn inf − inf = NaN into ±FLT_MAX or back, so
+the node runs the teaching layer's sequential sums instead.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...perf import vnni as _vnni
+from ...perf.jit import njit, run_rows
+from ...schema.enums import BuiltinOperator
+from .. import quant
+from ..kernels._conv_geometry import padded_shape
+from ..kernels.conv_2d import Conv2DData, Conv2DInt16Data, Conv2DInt8Data, Conv2DUint8Data, conv_float
+from ..variants import LITERT_X86, VARIANTS
+from . import FastPath, fast_path, requantize
+
+ALL = tuple(VARIANTS)
+CONV_2D = BuiltinOperator.CONV_2D
+
+
+# ----------------------------------------------------------------------------------------------
+# shared: im2col and the direct loops
+
+
+def im2col_view(src: np.ndarray, oh, ow, kh, kw, sh, sw, dh, dw) -> np.ndarray:
+    """A [N, OH, OW, KH, KW, C] strided view of every window of ``src`` (no copy)."""
+    sN, sH, sW, sC = src.strides
+    n, _, _, c = src.shape
+    return np.lib.stride_tricks.as_strided(src, (n, oh, ow, kh, kw, c),
+                                           (sN, sH * sh, sW * sw, sH * dh, sW * dw, sC), writeable=False)
+
+
+def _im2col(x, d, cols, padded, direct: bool) -> None:
+    """The im2col matrix of ``x`` into ``cols`` (``padded``: the input's border array, or None)."""
+    if direct:
+        np.copyto(cols, x.reshape(-1, x.shape[3]), casting="unsafe")
+        return
+    src = x
+    if padded is not None:
+        h, w = x.shape[1], x.shape[2]
+        padded[:, d.pad_top:d.pad_top + h, d.pad_left:d.pad_left + w, :] = x
+        src = padded
+    _, oh, ow, _ = d.output_shape
+    view = im2col_view(src, oh, ow, d.filter_h, d.filter_w, d.stride_h, d.stride_w, d.dilation_h, d.dilation_w)
+    np.copyto(cols.reshape(view.shape), view, casting="unsafe")
+
+
+def _product_layout(d, x_shape):
+    """(direct?, padded shape or None) of the BLAS path of an integer conv: direct when the input
+    itself is the im2col matrix (1x1, stride 1, no padding)."""
+    n, h, w, c = x_shape
+    _, oh, ow, _ = d.output_shape
+    pshape = padded_shape(x_shape, d.filter_h, d.filter_w, oh, ow, d.stride_h, d.stride_w, d.dilation_h,
+                          d.dilation_w, d.pad_top, d.pad_left)
+    direct = d.filter_h == d.filter_w == 1 and d.stride_h == d.stride_w == 1 and pshape[1:3] == (h, w)
+    return direct, (None if direct or pshape[1:3] == (h, w) else pshape)
+
+
+def _label(direct: bool, fdt) -> str:
+    return f"{'matmul' if direct else 'im2col+blas'}({np.dtype(fdt).name}, exact)"
+
+
+def _constant_bias(context, node, o, dtype):
+    """The bias values when constant (zeros without a bias), else None (read at invoke)."""
+    b_t = node.input(2)
+    return np.zeros(o, dtype) if b_t < 0 else context.value(b_t)
+
+
+def _bias(context, node, bias):
+    """The bias bound at prepare, or the bias tensor's current value."""
+    if bias is not None:
+        return bias
+    return context.tensors[node.inputs[2]]
+
+
+# ----------------------------------------------------------------------------------------------
+# float32
+
+
+@njit
+def conv_numba(x, w, bias, out, sh, sw, dh, dw, pt, pl, lo, hi):
+    """Direct convolution (any groups/dilation); taps outside the image are skipped.  Each output
+    sums its taps in TFLite's reference order (filter row, column, input channel) into one float32
+    accumulator, then adds the bias and clamps, as ``reference_ops::Conv`` does."""
+    n_b, h, wd, c = x.shape
+    o, kh, kw, ci = w.shape
+    _, oh, ow, _ = out.shape
+    groups = c // ci
+    per_group = o // groups
+    acc = np.empty(o, np.float32)
+    for b in range(n_b):
+        for oy in range(oh):
+            for ox in range(ow):
+                for oc in range(o):
+                    acc[oc] = np.float32(0.0)
+                for ky in range(kh):
+                    iy = oy * sh - pt + ky * dh
+                    if iy < 0 or iy >= h:
+                        continue
+                    for kx in range(kw):
+                        ix = ox * sw - pl + kx * dw
+                        if ix < 0 or ix >= wd:
+                            continue
+                        for oc in range(o):
+                            base = (oc // per_group) * ci
+                            t = acc[oc]
+                            for i in range(ci):
+                                t += x[b, iy, ix, base + i] * w[oc, ky, kx, i]
+                            acc[oc] = t
+                for oc in range(o):
+                    v = acc[oc] + bias[oc]
+                    if v < lo:
+                        v = lo
+                    if v > hi:
+                        v = hi
+                    out[b, oy, ox, oc] = v
+
+
+def filter_matrix(filt: np.ndarray) -> np.ndarray:
+    """OHWI filter → [KH*KW*I, O] matrix for (im2col rows) @ matrix.
+
+    The transposed *view* of the [O, KH*KW*I] filter, not a copy: BLAS reads a transposed operand
+    as it is, so the weights stay in the model file's (memory-mapped) buffer.
+    """
+    return np.asarray(filt, np.float32).reshape(filt.shape[0], -1).T
+
+
+def weight_bound(weights) -> float:
+    """max|w| times the length of a dot product: with max|x| it bounds every partial sum."""
+    return float(max(weights.max(), -weights.min())) * weights.shape[0] if weights.size else 0.0
+
+
+GUARD_CHUNK = 4096      # the guard's "rows": pieces of this many input values
+
+
+@njit(nogil=True)
+def float_guard_rows(flat, limit, flags, r0, r1):
+    """``flags[0]`` = 1 when a value of pieces r0..r1 of ``flat`` (pieces of ``GUARD_CHUNK`` values)
+    is not below ``limit`` in magnitude (or is NaN).
+
+    With ``limit`` = 1e38 / (max|w| · dot length), no product or partial sum of the node can
+    overflow float32 unless a flag is raised; when one could, BLAS's order and fused multiply-adds
+    may turn litert's inf + (-inf) = NaN into ±FLT_MAX (or the other way round), so the caller
+    runs the teaching layer's sequential sums instead."""
+    for r in range(r0, r1):
+        piece = flat[r * GUARD_CHUNK:(r + 1) * GUARD_CHUNK]
+        bad = False
+        for j in range(piece.size):
+            bad |= not abs(piece[j]) < limit       # no early exit inside a piece: the loop vectorises
+        if bad:
+            flags[0] = 1
+            return
+
+
+def guard_limit(bound: float) -> np.float32:
+    """The guard's float32 limit for weights of ``bound`` (max|w| · dot length): 1e38 / bound rounded
+    down, so that float32 comparisons are never laxer than the exact ones."""
+    limit = 1e38 / bound if bound > 0 else np.inf
+    if not limit <= float(np.finfo(np.float32).max):    # every finite float32 passes, inf and NaN do not
+        return np.float32(np.inf)
+    lf = np.float32(limit)     # float32 against float32: twice as many lanes as against a float64 limit
+    return np.nextafter(lf, np.float32(0)) if float(lf) > limit else lf
+
+
+@njit(nogil=True)
+def im2col_rows(x, cols6, sh, sw, dh, dw, pt, pl, r0, r1):
+    """The im2col matrix's rows for output image rows r0..r1 (row r = image r // OH, output row
+    r % OH): ``cols6[b, oy, ox, ky, kx, :]`` is the input pixel under tap (ky, kx) of output
+    (oy, ox), or zeros where the tap falls in the padding — no padded copy of the input."""
+    _, h, w, c = x.shape
+    _, oh, ow, kh, kw, _ = cols6.shape
+    for r in range(r0, r1):
+        b, oy = r // oh, r % oh
+        for ox in range(ow):
+            for ky in range(kh):
+                iy = oy * sh - pt + ky * dh
+                for kx in range(kw):
+                    ix = ox * sw - pl + kx * dw
+                    if 0 <= iy < h and 0 <= ix < w:
+                        for i in range(c):
+                            cols6[b, oy, ox, ky, kx, i] = x[b, iy, ix, i]
+                    else:
+                        for i in range(c):
+                            cols6[b, oy, ox, ky, kx, i] = 0.0
+
+
+@njit(nogil=True)
+def float_epilogue_rows(out2d, bias, lo, hi, r0, r1):
+    """Rows r0..r1 of the float fast path after its BLAS product: + bias, then the clamp to [lo, hi],
+    in one pass (shared among the threads by :func:`workbench.perf.jit.run_rows`)."""
+    n = out2d.shape[1]
+    for r in range(r0, r1):
+        for j in range(n):
+            out2d[r, j] = min(max(out2d[r, j] + bias[j], lo), hi)
+
+
+class FloatNumba(FastPath):
+    """Grouped float convolutions: :func:`conv_numba`, the reference order."""
+
+    __slots__ = ("name", "bias")
+
+    def __init__(self, bias):
+        self.name, self.bias = "numba", bias
+
+    def __call__(self, context, node, d) -> None:
+        t = context.tensors
+        bias = _bias(context, node, self.bias)
+        conv_numba(t[node.inputs[0]], t[node.inputs[1]], bias, t[node.outputs[0]], d.stride_h, d.stride_w,
+                   d.dilation_h, d.dilation_w, d.pad_top, d.pad_left, np.float32(d.output_activation_min),
+                   np.float32(d.output_activation_max))
+
+
+class FloatBlas(FastPath):
+    """``matmul`` (1x1, stride 1, no padding) or ``im2col+blas``: the guard, one BLAS product, then
+    bias and clamp in row pieces on ``num_threads`` threads."""
+
+    __slots__ = ("name", "weights", "bound", "bias", "layout")
+
+    def __init__(self, name, weights, bias, layout):
+        self.name, self.weights, self.bias, self.layout = name, weights, bias, layout
+        self.bound = None if weights is None else weight_bound(weights)
+
+    @np.errstate(over="ignore", invalid="ignore")       # float inf / nan silently, as TFLite
+    def __call__(self, context, node, d) -> None:
+        tensors = context.tensors
+        x = tensors[node.inputs[0]]
+        out = tensors[node.outputs[0]]
+        bias = _bias(context, node, self.bias)
+        weights = self.weights if self.weights is not None else filter_matrix(tensors[node.inputs[1]])
+        bound = self.bound if self.bound is not None else weight_bound(weights)
+        threads = context.num_threads
+        flags = np.zeros(1, np.int8)
+        if x.size:                          # inf / NaN inputs are caught whatever the limit
+            run_rows(float_guard_rows, -(-x.size // GUARD_CHUNK), threads, x.reshape(-1), guard_limit(bound), flags,
+                     work=x.size * 8)
+        if flags[0]:
+            out[...] = conv_float(x, tensors[node.inputs[1]], bias, d)
+            return
+        out2d = out.reshape(-1, out.shape[3])
+        if self.layout is None:
+            np.matmul(x.reshape(-1, x.shape[3]), weights, out=out2d)
+        else:
+            (cols,) = context.scratch.views(self.layout)
+            n, oh, ow, _ = out.shape
+            run_rows(im2col_rows, n * oh, threads, x, cols.reshape(n, oh, ow, d.filter_h, d.filter_w, x.shape[3]),
+                     d.stride_h, d.stride_w, d.dilation_h, d.dilation_w, d.pad_top, d.pad_left,
+                     work=cols.size * 4)
+            np.matmul(cols, weights, out=out2d)
+        run_rows(float_epilogue_rows, out2d.shape[0], threads, out2d, bias, np.float32(d.output_activation_min),
+                 np.float32(d.output_activation_max), work=out2d.size * 8)
+
+
+BLAS_VARIANTS = (LITERT_X86.name,)     # variants whose float sums need not be in reference_ops::Conv's order
+
+
+@fast_path(CONV_2D, Conv2DData, variants=ALL)
+def bind_float(context, node, d):
+    n, oh, ow, o = d.output_shape
+    bias = _constant_bias(context, node, o, np.float32)
+    bias = None if bias is None else np.ascontiguousarray(bias, np.float32)
+    if d.groups > 1:
+        return FloatNumba(bias)
+    if context.variant.name not in BLAS_VARIANTS:
+        return None
+    _, h, w, c = context.shape(node.input(0))
+    filt = context.value(node.input(1))
+    weights = filter_matrix(filt) if filt is not None else None
+    needs_pad = d.pad_top > 0 or d.pad_left > 0 or padded_shape(
+        (n, h, w, c), d.filter_h, d.filter_w, oh, ow, d.stride_h, d.stride_w, d.dilation_h, d.dilation_w, d.pad_top,
+        d.pad_left)[1:3] != (h, w)
+    if d.filter_h == d.filter_w == 1 and d.stride_h == d.stride_w == 1 and not needs_pad:
+        return FloatBlas("matmul", weights, bias, None)
+    layout = context.scratch.reserve(((n * oh * ow, d.filter_h * d.filter_w * c), np.float32))
+    return FloatBlas("im2col+blas", weights, bias, layout)
+
+
+# ----------------------------------------------------------------------------------------------
+# int8
+
+
+@njit
+def conv_int8_numba(x, w, out, sh, sw, dh, dw, pt, pl, in_zp):
+    """Direct int8 convolution (any groups/dilation): int32 sums over in-image taps into ``out``."""
+    n_b, h, wd, c = x.shape
+    o, kh, kw, ci = w.shape
+    _, oh, ow, _ = out.shape
+    groups = c // ci
+    per_group = o // groups
+    for b in range(n_b):
+        for oy in range(oh):
+            for ox in range(ow):
+                for oc in range(o):
+                    base = (oc // per_group) * ci
+                    acc = np.int32(0)
+                    for ky in range(kh):
+                        iy = oy * sh - pt + ky * dh
+                        if iy < 0 or iy >= h:
+                            continue
+                        for kx in range(kw):
+                            ix = ox * sw - pl + kx * dw
+                            if ix < 0 or ix >= wd:
+                                continue
+                            for i in range(ci):
+                                acc += np.int32(w[oc, ky, kx, i]) * (np.int32(x[b, iy, ix, base + i]) - in_zp)
+                    out[b, oy, ox, oc] = acc
+
+
+class Int8Numba(FastPath):
+    __slots__ = ("name", "bias", "half_up")
+
+    def __init__(self, bias, half_up):
+        self.name, self.bias, self.half_up = "numba", bias, half_up
+
+    def __call__(self, context, node, d) -> None:
+        tensors = context.tensors
+        x, out = tensors[node.inputs[0]], tensors[node.outputs[0]]
+        o = out.shape[3]
+        bias = _bias(context, node, self.bias).astype(np.int64)
+        acc = np.empty(out.shape, np.int32)
+        conv_int8_numba(x, tensors[node.inputs[1]], acc, d.stride_h, d.stride_w, d.dilation_h, d.dilation_w,
+                        d.pad_top, d.pad_left, d.input_zero_point)
+        requantize.requantize_rows_jit(acc.reshape(-1, o), bias, d.output_multiplier, d.output_shift,
+                                       d.output_zero_point, d.output_activation_min, d.output_activation_max,
+                                       out.reshape(-1, o), self.half_up)
+
+
+class Int8Vnni(FastPath):
+    __slots__ = ("name", "packed", "bias_folded", "half_up")
+
+    def __init__(self, packed, bias_folded, half_up):
+        self.name, self.packed, self.bias_folded, self.half_up = "vnni(int8, exact)", packed, bias_folded, half_up
+
+    def __call__(self, context, node, d) -> None:
+        x, out = context.tensors[node.inputs[0]], context.tensors[node.outputs[0]]
+        _, oh, ow, o = out.shape
+        _vnni.conv(x, self.packed, self.bias_folded, d.output_multiplier, d.output_shift, d.output_zero_point,
+                   d.output_activation_min, d.output_activation_max, self.half_up, out.reshape(-1, o),
+                   (oh, ow, d.filter_h, d.filter_w, d.stride_h, d.stride_w, d.dilation_h, d.dilation_w, d.pad_top,
+                    d.pad_left, d.input_zero_point + 128), context.num_threads)
+
+
+class Int8Blas(FastPath):
+    """im2col (border of input zero points) into the shared scratch, an exact float BLAS product, then
+    the requantization with the folded bias."""
+
+    __slots__ = ("name", "weights", "bias_folded", "layout", "direct", "half_up")
+
+    def __init__(self, name, weights, bias_folded, layout, direct, half_up):
+        self.name, self.weights, self.bias_folded = name, weights, bias_folded
+        self.layout, self.direct, self.half_up = layout, direct, half_up
+
+    def __call__(self, context, node, d) -> None:
+        x, out = context.tensors[node.inputs[0]], context.tensors[node.outputs[0]]
+        o = out.shape[3]
+        cols, acc, *padded = context.scratch.views(self.layout)
+        if padded:
+            padded[0].fill(d.input_zero_point)
+        _im2col(x, d, cols, padded[0] if padded else None, self.direct)
+        np.matmul(cols, self.weights, out=acc)
+        requantize.requantize_rows_jit(acc, self.bias_folded, d.output_multiplier, d.output_shift, d.output_zero_point,
+                                       d.output_activation_min, d.output_activation_max, out.reshape(-1, o),
+                                       self.half_up)
+
+
+@fast_path(CONV_2D, Conv2DInt8Data, variants=ALL)
+def bind_int8(context, node, d):
+    n, oh, ow, o = d.output_shape
+    x_shape = context.shape(node.input(0))
+    filt = context.value(node.input(1))
+    bias = _constant_bias(context, node, o, np.int32)
+    half_up = d.rounding == "up"
+    if d.groups > 1 or filt is None or bias is None:
+        return Int8Numba(None if bias is None else bias.astype(np.int64), half_up)
+    k = d.filter_h * d.filter_w * x_shape[3]
+    w2d = filt.reshape(o, -1)                                # [O, K]
+    if _vnni.worth_it(n * oh * ow, k, o):
+        return Int8Vnni(_vnni.pack_filter(w2d), _vnni.folded_bias(bias, w2d, d.input_zero_point), half_up)
+    wmat = w2d.T.astype(np.int64)                            # [K, O]
+    fdt = quant.exact_float_dtype(float(np.abs(wmat).sum(axis=0).max(initial=0)))
+    direct, pshape = _product_layout(d, x_shape)
+    need = [((n * oh * ow, k if not direct else x_shape[3]), fdt), ((n * oh * ow, o), fdt)]
+    if pshape is not None:
+        need.append((pshape, np.int8))                       # a border of zero points adds 0
+    return Int8Blas(_label(direct, fdt), np.ascontiguousarray(wmat, fdt),
+                    bias.astype(np.int64) - d.input_zero_point * wmat.sum(axis=0), context.scratch.reserve(*need),
+                    direct, half_up)
+
+
+# ----------------------------------------------------------------------------------------------
+# uint8
+
+
+@njit
+def conv_zp_numba(x, w, out, sh, sw, dh, dw, pt, pl, in_zp, w_zp):
+    """Direct convolution of uint8 data (any groups/dilation): int32 Σ (w − w_zp)·(x − in_zp) over
+    in-image taps into ``out``."""
+    n_b, h, wd, c = x.shape
+    o, kh, kw, ci = w.shape
+    _, oh, ow, _ = out.shape
+    per_group = o // (c // ci)
+    for b in range(n_b):
+        for oy in range(oh):
+            for ox in range(ow):
+                for oc in range(o):
+                    base = (oc // per_group) * ci
+                    acc = np.int32(0)
+                    for ky in range(kh):
+                        iy = oy * sh - pt + ky * dh
+                        if iy < 0 or iy >= h:
+                            continue
+                        for kx in range(kw):
+                            ix = ox * sw - pl + kx * dw
+                            if ix < 0 or ix >= wd:
+                                continue
+                            for i in range(ci):
+                                acc += (np.int32(w[oc, ky, kx, i]) - w_zp) * (np.int32(x[b, iy, ix, base + i]) - in_zp)
+                    out[b, oy, ox, oc] = acc
+
+
+class Uint8Path(FastPath):
+    """``numba`` (``weights`` None: the direct loop) or the exact BLAS product on the node's own
+    arrays (the padded input keeps its border of input zero points between invokes)."""
+
+    __slots__ = ("name", "multipliers", "shifts", "half_up", "bias", "bias_folded", "weights", "padded", "cols",
+                 "acc", "direct")
+
+    def __init__(self, name, d, bias, bias_folded=None, weights=None, padded=None, cols=None, acc=None,
+                 direct=False):
+        o = d.output_shape[3]
+        self.name, self.half_up = name, d.rounding == "up"
+        self.multipliers = np.full(o, d.output_multiplier, np.int64)
+        self.shifts = np.full(o, d.output_shift, np.int64)
+        self.bias, self.bias_folded, self.weights = bias, bias_folded, weights
+        self.padded, self.cols, self.acc, self.direct = padded, cols, acc, direct
+
+    def __call__(self, context, node, d) -> None:
+        tensors = context.tensors
+        x, out = tensors[node.inputs[0]], tensors[node.outputs[0]]
+        o = out.shape[3]
+        if self.weights is None:
+            bias = _bias(context, node, self.bias).astype(np.int64)
+            acc = np.empty(out.shape, np.int32)
+            conv_zp_numba(x, tensors[node.inputs[1]], acc, d.stride_h, d.stride_w, d.dilation_h, d.dilation_w,
+                          d.pad_top, d.pad_left, d.input_zero_point, d.filter_zero_point)
+            requantize.requantize_rows_jit(acc.reshape(-1, o), bias, self.multipliers, self.shifts,
+                                           d.output_zero_point, d.output_activation_min, d.output_activation_max,
+                                           out.reshape(-1, o), self.half_up)
+            return
+        _im2col(x, d, self.cols, self.padded, self.direct)
+        np.matmul(self.cols, self.weights, out=self.acc)
+        requantize.requantize_rows_jit(self.acc, self.bias_folded, self.multipliers, self.shifts, d.output_zero_point,
+                                       d.output_activation_min, d.output_activation_max, out.reshape(-1, o),
+                                       self.half_up)
+
+
+@fast_path(CONV_2D, Conv2DUint8Data, variants=ALL)
+def bind_uint8(context, node, d):
+    n, oh, ow, o = d.output_shape
+    x_shape = context.shape(node.input(0))
+    filt = context.value(node.input(1))
+    bias = _constant_bias(context, node, o, np.int32)
+    if d.groups > 1 or filt is None or bias is None:
+        return Uint8Path("numba", d, None if bias is None else bias.astype(np.int64))
+    wmat = filt.reshape(o, -1).T.astype(np.int64) - d.filter_zero_point           # [K, O]
+    fdt = quant.exact_float_dtype(float(np.abs(wmat).sum(axis=0).max(initial=0)), input_abs_max=255)
+    direct, pshape = _product_layout(d, x_shape)
+    k = x_shape[3] if direct else d.filter_h * d.filter_w * x_shape[3]
+    return Uint8Path(_label(direct, fdt), d, bias, bias.astype(np.int64) - d.input_zero_point * wmat.sum(axis=0),
+                     np.ascontiguousarray(wmat, fdt),
+                     None if pshape is None else np.full(pshape, d.input_zero_point, np.uint8),
+                     np.empty((n * oh * ow, k), fdt), np.empty((n * oh * ow, o), fdt), direct)
+
+
+# ----------------------------------------------------------------------------------------------
+# 16x8
+
+
+@njit
+def conv_int16_numba(x, w, out, sh, sw, dh, dw, pt, pl):
+    """Direct 16x8 convolution (any groups/dilation): int64 sums over in-image taps into ``out``."""
+    n_b, h, wd, c = x.shape
+    o, kh, kw, ci = w.shape
+    _, oh, ow, _ = out.shape
+    groups = c // ci
+    per_group = o // groups
+    for b in range(n_b):
+        for oy in range(oh):
+            for ox in range(ow):
+                for oc in range(o):
+                    base = (oc // per_group) * ci
+                    acc = np.int64(0)
+                    for ky in range(kh):
+                        iy = oy * sh - pt + ky * dh
+                        if iy < 0 or iy >= h:
+                            continue
+                        for kx in range(kw):
+                            ix = ox * sw - pl + kx * dw
+                            if ix < 0 or ix >= wd:
+                                continue
+                            for i in range(ci):
+                                acc += np.int64(w[oc, ky, kx, i]) * np.int64(x[b, iy, ix, base + i])
+                    out[b, oy, ox, oc] = acc
+
+
+def requantize_16x8(acc2d, bias, d, out2d) -> None:
+    """acc2d [rows, O] (exact integer sums) + bias → int16 out2d, by the node's recipe (numba)."""
+    args = (acc2d, bias, d.output_multiplier, d.output_shift, d.output_zero_point, d.output_activation_min,
+            d.output_activation_max, out2d)
+    if d.recipe == "int64":
+        requantize.requantize_int64_rows_jit(*args)
+    else:
+        requantize.requantize_int32_rows_jit(*args, d.up_channels)
+
+
+class Int16Path(FastPath):
+    """``numba`` (``weights`` None) or the exact float64 BLAS product on the node's own arrays."""
+
+    __slots__ = ("name", "bias", "weights", "padded", "cols", "acc", "direct")
+
+    def __init__(self, name, bias, weights=None, padded=None, cols=None, acc=None, direct=False):
+        self.name, self.bias, self.weights = name, bias, weights
+        self.padded, self.cols, self.acc, self.direct = padded, cols, acc, direct
+
+    def __call__(self, context, node, d) -> None:
+        tensors = context.tensors
+        x, out = tensors[node.inputs[0]], tensors[node.outputs[0]]
+        o = out.shape[3]
+        bias = self.bias if self.bias is not None else tensors[node.inputs[2]].astype(np.int64)
+        if self.weights is None:
+            acc = np.empty(out.shape, np.int64)
+            conv_int16_numba(x, tensors[node.inputs[1]], acc, d.stride_h, d.stride_w, d.dilation_h, d.dilation_w,
+                             d.pad_top, d.pad_left)
+            requantize_16x8(acc.reshape(-1, o), bias, d, out.reshape(-1, o))
+            return
+        _im2col(x, d, self.cols, self.padded, self.direct)
+        np.matmul(self.cols, self.weights, out=self.acc)
+        requantize_16x8(self.acc, bias, d, out.reshape(-1, o))
+
+
+@fast_path(CONV_2D, Conv2DInt16Data, variants=ALL)
+def bind_int16(context, node, d):
+    n, oh, ow, o = d.output_shape
+    x_shape = context.shape(node.input(0))
+    filt, bias = context.value(node.input(1)), context.value(node.input(2))
+    bias = None if bias is None else bias.astype(np.int64)
+    if d.groups == 1 and filt is not None:
+        wmat = filt.reshape(o, -1).T.astype(np.int64)                      # [K, O]
+        fdt = quant.exact_matmul_dtype(-quant.INT16_MIN, float(np.abs(wmat).sum(axis=0).max(initial=0)))
+        if fdt is not None:
+            direct, pshape = _product_layout(d, x_shape)
+            return Int16Path(_label(direct, fdt), bias, np.ascontiguousarray(wmat, fdt),
+                             None if pshape is None else np.zeros(pshape, np.int16),
+                             np.empty((n * oh * ow, d.filter_h * d.filter_w * x_shape[3]), fdt),
+                             np.empty((n * oh * ow, o), fdt), direct)
+    return Int16Path("numba", bias)
