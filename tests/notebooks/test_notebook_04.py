@@ -130,3 +130,24 @@ def test_float_twin_first_conv_within_half_a_step():
 def test_float_vs_int8_refuses_a_model_with_quantize_nodes():
     with pytest.raises(ValueError, match="QUANTIZE"):
         vq.float_vs_int8(workbench.load(SAMPLES / "int8_float_io.tflite"), np.zeros((1, 6, 8)))
+
+
+def test_notebook_04_two_builds_section_compares_the_variants(nb04):
+    nb = nbformat.read(PATH, as_version=4)
+    heads = [c.source.splitlines()[0] for c in nb.cells if c.cell_type == "markdown"]
+    assert heads.index("## 6. 16-bit activations (16x8)") < heads.index("## 7. Two builds of TFLite, two int8 answers") \
+        < heads.index("## What you learned")
+    text = texts(nb04)
+    assert "final_shift: 'ties-up' vs 'away'" in text
+    assert "litert-x86 against reference:" in text and "starts here" in text
+    assert "OpResolverType.BUILTIN_REF" in "\n".join(c.source for c in nb.cells)
+
+
+def test_compare_variants_finds_where_a_difference_starts():
+    model = workbench.load(SAMPLES / "int8_cnn.tflite")
+    x = np.random.default_rng(1).integers(-128, 128, (1, 16, 16, 3)).astype(np.int8)
+    census = vq.compare_variants(model, x)
+    starts = [c for c in census.changed if c[5]]
+    assert starts and all(c[4] == 1 for c in census.changed)          # one step, wherever they differ
+    assert "DEPTHWISE_CONV_2D" in {c[1] for c in starts}              # depthwise chunks, ties up on x86
+    assert vq.compare_variants(model, x, "reference", "reference").changed == ()

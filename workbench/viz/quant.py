@@ -10,6 +10,7 @@ an int8 model drifts from float.
     vq.weight_error(w, axis=-1)                # per-tensor vs per-channel int8 weights, per channel
     vq.dequantized_twin(model)                 # the same network in float32 (weights dequantized)
     vq.float_vs_int8(model, x)                 # every layer's error, in output steps
+    vq.compare_variants(model, q)              # LiteRT's x86 build against TFLite's reference kernels
 
 Every view is a small frozen object with a text ``repr`` and ``_repr_html_``; the numbers it shows
 are attributes too, so a notebook (or a test) can ask for them.  The arithmetic itself is the
@@ -30,7 +31,7 @@ from ..schema import TensorType, dump, load, tensor_data
 from . import _html as H
 
 __all__ = ["scale_view", "multiplier_view", "rounding_view", "find_tie", "weight_error", "dequantized_twin",
-           "float_vs_int8", "accumulators", "rounding_census", "histogram"]
+           "float_vs_int8", "accumulators", "rounding_census", "histogram", "compare_variants"]
 
 
 # ----------------------------------------------------------------------------------------------
@@ -351,3 +352,51 @@ def rounding_census(interpreter: Interpreter, node: int) -> RoundingCensus:
     return RoundingCensus(f"node {node}: {acc.size} outputs, {ties} of them land on an exact tie",
                           ("rounding rule", f"outputs equal to the kernel's (of {acc.size})"), rows,
                           (f"the workbench kernel rounds ties '{d.rounding}'",), acc.size, ties)
+
+
+# ----------------------------------------------------------------------------------------------
+# section 7: two builds of TFLite
+
+
+@dataclass(frozen=True, repr=False)
+class VariantCensus(_View):
+    changed: tuple = ()         # (node, op, elements that differ, of, max |difference| in steps, starts here?)
+    outputs_equal: bool = True
+    same_argmax: bool = True
+
+
+def compare_variants(model, inputs, first: str = "litert-x86", second: str = "reference") -> VariantCensus:
+    """Run ``model`` on the same ``inputs`` under two arithmetic variants and compare every node's output:
+    how many elements differ, by how many steps at most, and whether the node *starts* a difference
+    (its inputs are equal in both runs) or only carries one from upstream."""
+    runs = []
+    for variant in (first, second):
+        it = Interpreter(model=model, keep_intermediates=True, variant=variant)
+        it.allocate_tensors()
+        for d, x in zip(it.get_input_details(), inputs if isinstance(inputs, (list, tuple)) else [inputs]):
+            it.set_tensor(d["index"], x)
+        it.invoke()
+        runs.append(it)
+    a, b = runs
+    differs = lambda t: not np.array_equal(a.get_tensor(t), b.get_tensor(t))
+    rows, changed = [], []
+    for node, kernel_name, _, _ in a.prepared():
+        out = node.outputs[0]
+        x, y = a.get_tensor(out), b.get_tensor(out)
+        n = int((x != y).sum())
+        if not n:
+            continue
+        steps = int(np.abs(x.astype(np.int64) - y.astype(np.int64)).max()) if x.dtype.kind in "iu" else \
+            float(np.abs(x.astype(np.float64) - y.astype(np.float64)).max())
+        starts = not any(differs(t) for t in node.inputs if t >= 0)
+        changed.append((node.index, node.op_name, n, x.size, steps, starts))
+        rows.append((str(node.index), node.op_name, f"{n} of {x.size}", str(steps),
+                     "starts here" if starts else "inherited"))
+    outs = [d["index"] for d in a.get_output_details()]
+    equal = not any(differs(t) for t in outs)
+    argmax = all(int(np.argmax(a.get_tensor(t))) == int(np.argmax(b.get_tensor(t))) for t in outs)
+    notes = (f"model outputs: {'identical' if equal else 'different'}; "
+             f"top class: {'the same' if argmax else 'DIFFERENT'} in both builds",)
+    return VariantCensus(f"{first} against {second}: {len(rows)} of {len(a.prepared())} nodes differ",
+                         ("node", "op", "elements that differ", "max |diff| (steps)", "where"), tuple(rows), notes,
+                         tuple(changed), equal, argmax)
