@@ -13,7 +13,10 @@ the kernel; the tests demand it for every op, type and recipe listed here, on ti
 whole sample models.
 
 The arithmetic follows the workbench's kernels, which follow what TFLite runs (see each kernel's
-module docstring for the facts), so the steps show where the recipes differ:
+module docstring for the facts), so the steps show where the recipes differ — including the
+interpreter's arithmetic variant (``Interpreter(variant="reference")``: TFLite's reference kernels,
+e.g. SOFTMAX / LOG_SOFTMAX on 8-bit inputs in gemmlowp fixed point, SUM's fixed-point rescale,
+uint8 RESIZE_BILINEAR's reference formula, QUANTIZE / DEQUANTIZE without litert's NEON blocks):
 
 * matrix ops — CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED, TRANSPOSE_CONV, BATCH_MATMUL:
   int8 and uint8 (with a filter zero point): int32 sums, then the *double rounding* of

@@ -36,9 +36,14 @@ def _explain_quantize(w: _Work):
             r = w.step("round", f"round({_show(t)}), halves away from 0", int(quant.round_half_away(np.array([t]))[0]))
             return _finish(w, r, zp, lo, hi, "clamp to " + dst), float(v)
         s, zp = np.float32(d.output_scale), int(d.output_zero_point)
-        n_vec = x.size // 8 * 8
-        if k < n_vec:
-            w.recipe = f"float32 → {dst}: litert's 8-wide loop (× 1/scale in float32, ties to even)"
+        n_vec = x.size // d.block * d.block if d.block else 0          # Variant.quantize_block
+        if not d.block:
+            w.recipe = f"float32 → {dst}: the reference kernel (÷ scale in float32, ties away from 0)"
+            with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+                t = w.step("divide (float32)", f"{_show(v)} / {_show(s)}", np.float32(v / s))
+            r = w.step("round", f"round({_show(t)}), halves away from 0", int(quant.round_half_away(np.array([t]))[0]))
+        elif k < n_vec:
+            w.recipe = f"float32 → {dst}: litert's {d.block}-wide loop (× 1/scale in float32, ties to even)"
             inv = np.float32(np.float32(1.0) / s)
             t = w.step("× 1/scale (float32)", f"{_show(v)} · {_show(inv)}  (1/{_show(s)})", np.float32(v * inv))
             tie = float(t) - math.floor(float(t)) == 0.5
@@ -51,9 +56,9 @@ def _explain_quantize(w: _Work):
             r = w.step("round", f"round({t!r}), halves away from 0", int(quant.round_half_away(np.array([t]))[0]))
         return _finish(w, r, zp, lo, hi, "clamp to " + dst), float(v)
     v = int(v)
-    blocks = src in ("int8", "uint8") and dst in ("int8", "uint8")
-    up = blocks and k < x.size // 16 * 16
-    w.recipe = f"requantize {src} → {dst}" + ((": 16-wide NEON blocks, ties up" if up else
+    blocks = bool(d.block)                    # Variant.requantize_block (8-bit → 8-bit, litert-x86)
+    up = blocks and k < x.size // d.block * d.block
+    w.recipe = f"requantize {src} → {dst}" + ((f": {d.block}-wide NEON blocks, ties up" if up else
                                                  ": scalar tail, ties away") if blocks else ": ties away")
     t = w.step("remove input zero point", f"{v} − ({d.input_zero_point})", v - d.input_zero_point)
     w.step("multiplier", f"{d.effective_scale:.9g} = in_scale / out_scale = {d.output_multiplier}·2^"
@@ -82,8 +87,11 @@ def _explain_dequantize(w: _Work):
         return f, float(s) * (v - zp)
     s, zp = np.float32(d.scale), int(d.zero_point)
     k = _flat(w.pos, x.shape)
-    if k < x.size // 8 * 8:
-        w.recipe = f"{d.input_type} → float32: litert's 8-wide loop, x·scale + (−zp·scale), two float32 roundings"
+    if not d.block:
+        w.recipe = f"{d.input_type} → float32: the reference kernel, float32(x − zp) · scale, one float32 rounding"
+        f = w.step("dequantize", f"float32({v} − ({zp})) · {_show(s)}", np.float32(np.float32(v - zp) * s))
+    elif k < x.size // d.block * d.block:
+        w.recipe = f"{d.input_type} → float32: litert's {d.block}-wide loop, x·scale + (−zp·scale), two float32 roundings"
         t = w.step("x · scale (float32)", f"{v} · {_show(s)}", np.float32(np.float32(v) * s))
         off = w.step("−zp · scale (float32)", f"−{zp} · {_show(s)}", np.float32(-np.float32(zp) * s))
         f = w.step("add", f"{_show(t)} + {_show(off)}", np.float32(t + off))

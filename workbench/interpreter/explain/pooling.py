@@ -91,15 +91,24 @@ def _explain_mean(w: _Work):
 @explains(SumData)
 def _explain_sum(w: _Work):
     d = w.d
-    w.recipe = f"{d.dtype} SUM: integer sum, then rescaled in float32 (TFLite's default kernel)"
     row = _reduced_row(w, w.get(w.input_slot(0)), d.axes)
     lo, hi = quant.quantized_range(np.dtype(d.dtype))
+    real = float(sum(_real(d.input_scale, v, d.input_zero_point) for v in row))
+    if w.ctx.variant.quantized_sum == "fixed-point":      # reference_ops::QuantizedMeanOrSum (compute_sum)
+        w.recipe = f"{d.dtype} SUM (reference kernel): integer sum less the zero points, fixed-point rescale"
+        acc = w.step("sum", f"Σ of {d.count} values {_short(row)}", int(row.sum()))
+        shifted = w.step("remove the zero points (int32)", f"{acc} − {d.input_zero_point}·{d.count}",
+                         _wrap32(acc - d.input_zero_point * d.count))
+        w.step("multiplier", f"in_scale / out_scale ≈ {d.output_multiplier}·2^({d.output_shift}−31)",
+               (d.output_multiplier, d.output_shift))
+        v = _mbqm(w, shifted, d.output_multiplier, d.output_shift)
+        return _finish(w, v, d.output_zero_point, lo, hi), real
+    w.recipe = f"{d.dtype} SUM: integer sum, then rescaled in float32 (litert's optimized kernel)"
     acc = w.step("sum (int32)", f"Σ of {d.count} values {_short(row)}", _wrap32(int(row.sum())))
     scale, bias = np.float32(d.scale), np.float32(d.bias)
     t = w.step("scale", f"float32({acc}) · {_show(scale)}", np.float32(np.float32(acc) * scale))
     f = w.step("add bias", f"{_show(t)} + {_show(bias)}  (−in_zp · scale · count)", np.float32(t + bias))
     r = w.step("round", f"round({_show(f)}), halves away from 0", int(quant.round_half_away(np.array([f]))[0]))
-    real = float(sum(_real(d.input_scale, v, d.input_zero_point) for v in row))
     return _finish(w, r, d.output_zero_point, lo, hi), real
 
 
@@ -190,9 +199,24 @@ def _explain_resize_uint8(w: _Work):
         acc = w.step("weighted sum", " + ".join(f"{v}·{t}" for v, t in zip(c, wts)),
                      sum(v * t for v, t in zip(c, wts)))
         return w.step("÷ 256, rounded", f"({acc} + 128) >> 8", (acc + 128) >> 8), _resize_float(w, x, s, zp)
-    w.recipe = "uint8 RESIZE_BILINEAR: float32 weights, summed in order, + 0.5, truncated"
     one = np.float32(1)
     dy, dx = np.float32(d.dy[oy]), np.float32(d.dx[ox])
+    if w.ctx.variant.resize_bilinear == "reference":       # reference_ops::ResizeBilinear
+        w.recipe = "uint8 RESIZE_BILINEAR (reference kernel): each corner times its two weights, left to right, " \
+                   "+ 0.5, truncated"
+        w.step("weights (float32)", f"dy = {_show(dy)}, dx = {_show(dx)}, 1 − dy = {_show(one - dy)}, "
+                                    f"1 − dx = {_show(one - dx)}", (dy, dx))
+        x00, x01, x10, x11 = (np.float32(v) for v in c)
+        terms = [np.float32(np.float32(x00 * (one - dy)) * (one - dx)), np.float32(np.float32(x10 * dy) * (one - dx)),
+                 np.float32(np.float32(x01 * (one - dy)) * dx), np.float32(np.float32(x11 * dy) * dx)]
+        w.step("terms (float32)", "x00·(1−dy)·(1−dx), x10·dy·(1−dx), x01·(1−dy)·dx, x11·dy·dx", tuple(terms))
+        acc = terms[0]
+        for t in terms[1:]:
+            acc = np.float32(acc + t)
+        acc = w.step("weighted sum (float32)", "the four terms added in that order", acc)
+        return w.step("+ 0.5, truncate", f"(uint8)({_show(acc)} + 0.5)", int(np.float32(acc + np.float32(0.5)))), \
+            _resize_float(w, x, s, zp)
+    w.recipe = "uint8 RESIZE_BILINEAR: float32 weights, summed in order, + 0.5, truncated"
     wts = [np.float32((one - dy) * (one - dx)), np.float32((one - dy) * dx), np.float32(dy * (one - dx)),
            np.float32(dy * dx)]
     w.step("weights (float32)", f"from dy = {_show(dy)}, dx = {_show(dx)}", tuple(wts))

@@ -1,4 +1,4 @@
-"""Table-based ops: SOFTMAX (int8 / uint8 float table, int16 LUTs), LOG_SOFTMAX, the 256- and
+"""Table-based ops: SOFTMAX (int8 / uint8 float table or gemmlowp fixed point, int16 LUTs), LOG_SOFTMAX, the 256- and
 513-entry LUT activations (LOGISTIC, TANH, ELU, EXP, LOG, RSQRT, GELU, ...) and int16 LOGISTIC / TANH."""
 
 from __future__ import annotations
@@ -9,9 +9,12 @@ import numpy as np
 
 from .. import quant
 from ..kernels._unary import LutData
-from ..kernels.log_softmax import LogSoftmaxQuantizedData
+from ..kernels._softmax import (
+    ACCUMULATION_BITS, INT32_MIN as _SM_INT32_MIN, SCALED_DIFF_BITS, _shl, log_x_ge_1, scaled_exps, sum_of_exps,
+)
+from ..kernels.log_softmax import LogSoftmaxFixedPointData, LogSoftmaxQuantizedData
 from ..kernels.logistic import LogisticInt16Data, int16_uses_table
-from ..kernels.softmax import SoftmaxInt16Data, SoftmaxInt8Data
+from ..kernels.softmax import SoftmaxFixedPointData, SoftmaxInt16Data, SoftmaxInt8Data
 from ..kernels.tanh import TanhInt16Data
 from ._steps import _RANGE, _Work, _finish, _flat, _mbqm, _real, _short, _wrap16, _wrap32
 from .registry import explains
@@ -276,3 +279,94 @@ def _explain_log_softmax(w: _Work):
                f"become INT32_MIN on x86",
                int(quant.log_softmax_output_int32_x86(np.array([lp]), d.output_zero_point)[0]))
     return w.step("clamp", f"clamp({r}, {lo}, {hi})", min(max(r, lo), hi)), real
+
+
+# ----------------------------------------------------------------------------------------------
+# SOFTMAX / LOG_SOFTMAX on 8-bit inputs, the reference kernels (gemmlowp fixed point)
+
+
+def _fixed_point_row(w: _Work):
+    """The element's row (int64), its column, and the steps every fixed-point softmax shares: the row
+    maximum, the difference, its Q5.26 rescale and exp in Q0.31, the Q12.19 sum of the row's exps.
+    Returns (row, j, diff, kept, rescaled, exp, sum)."""
+    d = w.d
+    x = w.get(w.input_slot(0)).astype(np.int64)
+    n = x.shape[-1]
+    row = x.reshape(-1, n)[_flat(w.pos, x.shape) // n]
+    j = w.pos[-1]
+    mx = w.step("row maximum", f"max of {n} values {_short(row)}", int(row.max()))
+    diff = w.step("difference", f"{int(row[j])} − {mx}", int(row[j]) - mx)
+    w.step("input multiplier", f"in_scale·beta·2^26 → {d.input_multiplier}·2^({d.input_left_shift}−31) "
+                               f"(PreprocessSoftmaxScaling); diff_min = {d.diff_min}",
+           (d.input_multiplier, d.input_left_shift, d.diff_min))
+    kept = diff >= d.diff_min
+    if not kept:
+        w.step("below diff_min", f"{diff} < {d.diff_min}: exp counts as 0", 0)
+        rescaled = exp = None
+    else:
+        shifted = int(_shl(np.array([diff]), d.input_left_shift)[0])
+        w.step("left shift (int32)", f"{diff} · 2^{d.input_left_shift}", shifted)
+        rescaled = w.step("× input multiplier → Q5.26", f"SRDHM({shifted}, {d.input_multiplier})",
+                          int(quant.fp_srdhm(shifted, d.input_multiplier, 32)))
+        exp = w.step("exp in Q0.31", f"exp_on_negative_values({rescaled} as Q5.26) = "
+                                     f"{_show(np.float64(rescaled) / 2 ** 26)} → exp ≈ "
+                                     f"{math.exp(rescaled / 2 ** 26):.6g}",
+                     int(quant.fp_exp_on_negative_values(np.array([rescaled]), SCALED_DIFF_BITS, 32)[0]))
+    _, keep_all, _, exps = scaled_exps(row[None, :], d.input_multiplier, d.input_left_shift, d.diff_min)
+    total = w.step("sum of the exps (Q12.19)", f"Σ RoundingDivideByPOT(exp, {ACCUMULATION_BITS}) over the "
+                                               f"{int(keep_all.sum())} kept values of the row",
+                   int(sum_of_exps(keep_all, exps)[0, 0]))
+    return row, j, diff, kept, rescaled, exp, total
+
+
+@explains(SoftmaxFixedPointData)
+def _explain_softmax_fixed_point(w: _Work):
+    d = w.d
+    lo, hi = _RANGE[d.output_dtype]
+    bits = 8 * np.dtype(d.output_dtype).itemsize
+    w.recipe = (f"{d.dtype} → {d.output_dtype} SOFTMAX (reference kernel): gemmlowp fixed point, the output in "
+                f"steps of 2^−{bits} from {lo}")
+    row, j, diff, kept, _, exp, total = _fixed_point_row(w)
+    with np.errstate(over="ignore", invalid="ignore"):
+        e = np.exp(np.float64(d.input_scale) * d.beta * (row.astype(np.float64) - row.max()))
+        real = float(e[j] / e.sum())
+    if not kept:
+        return w.step("output", f"a dropped difference gives the type's minimum", lo), real
+    recip, over = quant.get_reciprocal(np.array([total]), ACCUMULATION_BITS)
+    recip, over = int(recip[0]), int(over[0])
+    w.step("reciprocal of the sum", f"GetReciprocal({total}) = {recip}·2^(−31−{over}) (Q0.31, bits over unit)",
+           (recip, over))
+    p = w.step("exp × reciprocal", f"SRDHM({recip}, {exp})", int(quant.fp_srdhm(recip, exp, 32)))
+    shift = over + 31 - bits
+    v = w.step(f"to steps of 2^−{bits}", f"RoundingDivideByPOT({p}, {over} + 31 − {bits})",
+               int(quant.rounding_divide_by_pot_array(np.array([p]), shift)[0]))
+    v = w.step("add the type's minimum", f"{v} + ({lo})  (the output zero point is not read)", v + lo)
+    return w.step("clamp", f"clamp({v}, {lo}, {hi})", min(max(v, lo), hi)), real
+
+
+@explains(LogSoftmaxFixedPointData)
+def _explain_log_softmax_fixed_point(w: _Work):
+    d = w.d
+    lo, hi = _RANGE[d.dtype]
+    w.recipe = (f"{d.dtype} LOG_SOFTMAX (reference kernel): gemmlowp fixed point, log of the Q12.19 sum as "
+                f"Q5.26, output in steps of 1/16")
+    row, j, diff, kept, rescaled, _, total = _fixed_point_row(w)
+    rf = np.float64(d.input_scale) * (row.astype(np.float64) - row.max())
+    real = float(rf[j] - math.log(np.exp(rf).sum()))
+    log_sum = w.step("log of the sum (Q5.26)", f"log_x_for_x_greater_than_or_equal_to_1({total} as Q12.19) ≈ "
+                                               f"{math.log(total / 2 ** 19):.6g}",
+                     int(log_x_ge_1(np.array([total]))[0]))
+    back = w.step("cut-off in input units", f"MBQM({log_sum} − 2^31, {d.reverse_scaling_divisor}, "
+                                            f"−{d.reverse_scaling_right_shift})",
+                  int(quant.multiply_by_quantized_multiplier_array(np.array([log_sum + _SM_INT32_MIN]),
+                                                                   d.reverse_scaling_divisor,
+                                                                   -d.reverse_scaling_right_shift)[0]))
+    limit = max(d.diff_min - 1, back)
+    if not diff > limit:
+        return w.step("below the cut-off", f"{diff} ≤ max({d.diff_min} − 1, {back}): the type's minimum", lo), real
+    if rescaled is None:      # kept by the cut-off but not by diff_min cannot happen (limit ≥ diff_min − 1)
+        rescaled = int(quant.fp_srdhm(_shl(np.array([diff]), d.input_left_shift), d.input_multiplier, 32)[0])
+    t = w.step("difference − log sum (Q5.26)", f"{rescaled} − {log_sum}", rescaled - log_sum)
+    v = w.step("to steps of 1/16", f"RoundingDivideByPOT({t}, 31 − 5 − 4)",
+               int(quant.rounding_divide_by_pot_array(np.array([t]), 31 - 5 - 4)[0]))
+    return _finish(w, v, d.output_zero_point, lo, hi), real
