@@ -104,7 +104,8 @@ def test_notebook_runs_headless(path, executed):
     errors = [o for o in outputs(nb) if o.output_type == "error"]
     assert not errors
     text = texts(nb)
-    assert f"{PROBE} {sys.prefix}" in text, "the kernel did not run this venv's interpreter"
+    # the probe's print may reach us as two stream chunks ("PREFIX:" and " /path"), joined by a newline
+    assert f"{PROBE} {sys.prefix}" in " ".join(text.split()), "the kernel did not run this venv's interpreter"
 
 
 def test_anatomy_notebook_shows_header_xray_graph_and_explorer(executed):
