@@ -19,7 +19,6 @@ import numpy as np
 
 from ...perf.jit import native, njit
 from ...schema.enums import BuiltinOperator
-from .. import quant
 from ..kernels._unary import LutData, UnaryData, all_values, lut_lookup
 from ..kernels.gelu import GeluData
 from ..kernels.hard_swish import HardSwishData, hard_swish_quantized
@@ -29,7 +28,7 @@ from ..kernels.prelu import PreluQuantizedData, prelu_quantized
 from ..kernels.tanh import TanhInt16Data, tanh_int16_gemmlowp, tanh_int16_table
 from ..variants import VARIANTS
 from . import FastPath, fast_path
-from .unary import ValueTable, bit_pattern
+from .unary import ValueTable, _libm_scalar, bit_pattern, expf1
 
 ALL = tuple(VARIANTS)
 
@@ -125,28 +124,9 @@ _SQRT_2_OVER_PI = _f(1.12837916709551257390 * 0.70710678118654752440)
 _GELU_CUBE = _f(0.044715)
 
 
-def _libm_scalar(name: str, v):
-    """The C library's float function on one float32 value (ctypes), numpy float64 if libm is missing."""
-    fn = quant.prepare.libm_float(name)
-    if fn is not None:
-        return np.float32(fn(float(v)))
-    with np.errstate(all="ignore"):
-        return np.float32(getattr(np, name[:-1])(np.float64(v)))
-
-
-@njit
-def _expf_numba(v):
-    return math.exp(v)
-
-
 @njit
 def _tanhf_numba(v):
     return math.tanh(v)
-
-
-@native(lambda: _expf_numba.compile())
-def expf1(v):
-    return _libm_scalar("expf", v)
 
 
 @native(lambda: _tanhf_numba.compile())
