@@ -99,8 +99,8 @@ def fingerprint() -> str:
         h = hashlib.sha256(f"format {FORMAT}\n".encode())
         # the kernels this library compiles live in the interpreter's speed layer; hashing its
         # sources (read as text, not imported) keeps this package below the interpreter
-        files = (sorted(HERE.rglob("*.py")) + sorted((HERE.parent / "interpreter").rglob("*.py"))
-                 + [HERE.parent / "config.py"])
+        files = (sorted(HERE.rglob("*.py")) + sorted((HERE / "native").iterdir())
+                 + sorted((HERE.parent / "interpreter").rglob("*.py")) + [HERE.parent / "config.py"])
         for path in files:
             h.update(str(path.relative_to(HERE.parent)).encode() + b"\0")
             h.update(path.read_bytes())

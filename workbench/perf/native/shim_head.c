@@ -1,0 +1,295 @@
+/* The precompiled kernel library as a Python extension module, first part: argument checks and
+ * slot filling.  workbench/perf/build.py (SHIM) writes the table of entries after it, then shim_tail.c. */
+#define PY_SSIZE_T_CLEAN
+#define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
+#include <Python.h>
+#include <numpy/arrayobject.h>
+#include <numpy/arrayscalars.h>
+#include <stdint.h>
+#include <string.h>
+
+#define MAX_SLOTS 96
+
+typedef int32_t (*entry_fn)(void **, int64_t *, double *);
+typedef struct { entry_fn fn; const char *spec; char ret; } entry_t;
+typedef struct {
+    void *ptrs[MAX_SLOTS + 1];
+    int64_t ints[MAX_SLOTS + 1];
+    double reals[MAX_SLOTS + 1];
+    int np, ni, nr;
+} slots_t;
+
+/* the numpy kind and item size of a type letter */
+static int letter_type(char letter, char *kind, int *size)
+{
+    switch (letter) {
+    case 'f': *kind = 'f'; *size = 4; return 1;
+    case 'd': *kind = 'f'; *size = 8; return 1;
+    case 'b': *kind = 'i'; *size = 1; return 1;
+    case 'B': *kind = 'u'; *size = 1; return 1;
+    case 'h': *kind = 'i'; *size = 2; return 1;
+    case 'H': *kind = 'u'; *size = 2; return 1;
+    case 'i': *kind = 'i'; *size = 4; return 1;
+    case 'I': *kind = 'u'; *size = 4; return 1;
+    case 'q': *kind = 'i'; *size = 8; return 1;
+    case 'Q': *kind = 'u'; *size = 8; return 1;
+    case '?': *kind = 'b'; *size = 1; return 1;
+    }
+    return 0;
+}
+
+static int take_array(PyObject *o, char kind_letter, char letter, int ndim, slots_t *s)
+{
+    char kind;
+    int size, d;
+    PyArrayObject *a;
+    if (!PyArray_Check(o) || !letter_type(letter, &kind, &size))
+        return 0;
+    a = (PyArrayObject *)o;
+    if (PyArray_NDIM(a) != ndim || PyArray_DESCR(a)->kind != kind || PyArray_ITEMSIZE(a) != size)
+        return 0;
+    if (!PyArray_IS_C_CONTIGUOUS(a) || !PyArray_ISALIGNED(a) || !PyArray_ISNOTSWAPPED(a))
+        return 0;
+    if (kind_letter == 'a' && !PyArray_ISWRITEABLE(a))
+        return 0;                       /* the kernel may write it */
+    if (s->np >= MAX_SLOTS || s->ni + ndim > MAX_SLOTS)
+        return 0;
+    s->ptrs[s->np++] = PyArray_DATA(a);
+    for (d = 0; d < ndim; d++)
+        s->ints[s->ni++] = (int64_t)PyArray_DIM(a, d);
+    return 1;
+}
+
+static int take_scalar(PyObject *o, char letter, slots_t *s)
+{
+    char kind;
+    int size, overflow = 0;
+    if (!letter_type(letter, &kind, &size) || s->ni >= MAX_SLOTS || s->nr >= MAX_SLOTS)
+        return 0;
+    if (PyBool_Check(o)) {
+        if (letter != '?')
+            return 0;
+        s->ints[s->ni++] = (o == Py_True);
+        return 1;
+    }
+    if (PyLong_CheckExact(o)) {         /* numba types a Python int as int64 */
+        long long v;
+        if (letter != 'q')
+            return 0;
+        v = PyLong_AsLongLongAndOverflow(o, &overflow);
+        if (overflow || (v == -1 && PyErr_Occurred())) {
+            PyErr_Clear();
+            return 0;
+        }
+        s->ints[s->ni++] = (int64_t)v;
+        return 1;
+    }
+    if (PyFloat_CheckExact(o)) {
+        if (letter != 'd')
+            return 0;
+        s->reals[s->nr++] = PyFloat_AS_DOUBLE(o);
+        return 1;
+    }
+    if (PyArray_IsScalar(o, Generic)) {
+        union { int8_t i8; uint8_t u8; int16_t i16; uint16_t u16; int32_t i32; uint32_t u32; int64_t i64;
+                uint64_t u64; float f32; double f64; npy_bool flag; char raw[16]; } v;
+        PyArray_Descr *descr = PyArray_DescrFromScalar(o);
+        int same;
+        if (descr == NULL) {
+            PyErr_Clear();
+            return 0;
+        }
+        same = descr->kind == kind && PyDataType_ELSIZE(descr) == size;
+        Py_DECREF(descr);
+        if (!same)
+            return 0;
+        memset(&v, 0, sizeof v);
+        PyArray_ScalarAsCtype(o, &v);
+        switch (letter) {
+        case 'f': s->reals[s->nr++] = (double)v.f32; break;
+        case 'd': s->reals[s->nr++] = v.f64; break;
+        case 'b': s->ints[s->ni++] = v.i8; break;
+        case 'B': s->ints[s->ni++] = v.u8; break;
+        case 'h': s->ints[s->ni++] = v.i16; break;
+        case 'H': s->ints[s->ni++] = v.u16; break;
+        case 'i': s->ints[s->ni++] = v.i32; break;
+        case 'I': s->ints[s->ni++] = v.u32; break;
+        case 'q': s->ints[s->ni++] = v.i64; break;
+        case 'Q': s->ints[s->ni++] = (int64_t)v.u64; break;
+        case '?': s->ints[s->ni++] = v.flag != 0; break;
+        default: return 0;
+        }
+        return 1;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------------------------------
+ * A small pool of worker threads for work cut in parts: row pieces of a kernel, and OpenBLAS's
+ * jobs when OpenBLAS is told to hand them over (its threads_callback).  A worker that has just
+ * finished spins for a short while before it sleeps, so the parts of the next node (tens of
+ * microseconds later) start at once: waking a sleeping thread costs tens to hundreds of
+ * microseconds on a virtual machine, and a node takes about a millisecond.  Parts of one job:
+ * part p runs on thread p % T (thread 0 is the caller). */
+#include <pthread.h>
+#include <stdatomic.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define CPU_RELAX() _mm_pause()
+#else
+#define CPU_RELAX() atomic_signal_fence(memory_order_seq_cst)
+#endif
+
+#define MAX_THREADS 64
+#define SPIN_ROUNDS 4000
+
+typedef void (*part_fn)(void *ctx, int part, int thread);
+
+static struct {
+    pthread_mutex_t lock;          /* the sleepers' lock, and the one that orders posts */
+    pthread_cond_t wake;
+    pthread_cond_t finished;       /* the caller sleeps here when the parts take long */
+    int caller_waits;
+    pthread_mutex_t busy;          /* one job at a time: another caller runs its parts itself */
+    pthread_t threads[MAX_THREADS];
+    int started;                   /* workers running (threads 1..started) */
+    long first_seen;               /* the generation a new worker starts from (set before it starts) */
+    int sleepers;
+    atomic_long generation;        /* bumped for every job */
+    atomic_int done;               /* workers finished with the current job */
+    part_fn fn;
+    void *ctx;
+    int parts, width;              /* parts of the job, threads sharing it (caller included) */
+    int claim;                     /* parts go to whichever thread asks first (else part p -> thread p % T) */
+    atomic_int next;               /* the next part to claim */
+} pool = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER, 0,
+           PTHREAD_MUTEX_INITIALIZER};
+
+static void run_parts(int thread)
+{
+    int p;
+    if (pool.claim) {              /* independent parts: a late worker leaves its share to the others */
+        while ((p = atomic_fetch_add(&pool.next, 1)) < pool.parts)
+            pool.fn(pool.ctx, p, thread);
+        return;
+    }
+    for (p = thread; p < pool.parts; p += pool.width)   /* OpenBLAS's jobs wait for each other: */
+        pool.fn(pool.ctx, p, thread);                   /* each must have its own thread */
+}
+
+static void *worker(void *arg)
+{
+    int thread = (int)(intptr_t)arg;
+    long seen = pool.first_seen;   /* not the current generation: the job it was made for may be posted */
+    for (;;) {
+        long now;
+        int k;
+        for (k = 0; k < SPIN_ROUNDS && (now = atomic_load_explicit(&pool.generation, memory_order_acquire)) == seen; k++)
+            CPU_RELAX();
+        if (now == seen) {
+            pthread_mutex_lock(&pool.lock);
+            pool.sleepers++;
+            while ((now = atomic_load(&pool.generation)) == seen)
+                pthread_cond_wait(&pool.wake, &pool.lock);
+            pool.sleepers--;
+            pthread_mutex_unlock(&pool.lock);
+        }
+        seen = now;
+        if (thread < pool.width)
+            run_parts(thread);
+        atomic_fetch_add_explicit(&pool.done, 1, memory_order_release);
+        pthread_mutex_lock(&pool.lock);
+        if (pool.caller_waits)
+            pthread_cond_signal(&pool.finished);
+        pthread_mutex_unlock(&pool.lock);
+    }
+    return NULL;
+}
+
+/* fn(ctx, part, thread) for part in 0..parts on up to `threads` threads; returns when all are done.
+ * claim: the parts are independent (any thread may run any number of them) */
+static void pool_run(part_fn fn, void *ctx, int parts, int threads, int claim)
+{
+    int k, workers;
+    if (threads > MAX_THREADS)
+        threads = MAX_THREADS;
+    if (threads > parts)
+        threads = parts;
+    if (threads <= 1 || (claim && pthread_mutex_trylock(&pool.busy) != 0)) {
+        for (k = 0; k < parts; k++)     /* independent parts: the caller can do them all */
+            fn(ctx, k, 0);
+        return;
+    }
+    if (!claim)                         /* jobs that wait for each other need their threads: queue up */
+        pthread_mutex_lock(&pool.busy);
+    pool.first_seen = atomic_load(&pool.generation);
+    while (pool.started < threads - 1) {
+        if (pthread_create(&pool.threads[pool.started], NULL, worker, (void *)(intptr_t)(pool.started + 1)) != 0)
+            break;
+        pool.started++;
+    }
+    if (threads > pool.started + 1)
+        threads = pool.started + 1;
+    workers = pool.started;
+    pool.fn = fn;
+    pool.ctx = ctx;
+    pool.parts = parts;
+    pool.width = threads;
+    pool.claim = claim;
+    atomic_store(&pool.next, 0);
+    atomic_store(&pool.done, 0);
+    pthread_mutex_lock(&pool.lock);
+    atomic_fetch_add_explicit(&pool.generation, 1, memory_order_release);
+    if (pool.sleepers)
+        pthread_cond_broadcast(&pool.wake);
+    pthread_mutex_unlock(&pool.lock);
+    run_parts(0);
+    for (k = 0; k < SPIN_ROUNDS && atomic_load_explicit(&pool.done, memory_order_acquire) < workers; k++)
+        CPU_RELAX();
+    if (atomic_load_explicit(&pool.done, memory_order_acquire) < workers) {
+        /* a worker is late (the machine is busy): sleep rather than spin its CPU away */
+        pthread_mutex_lock(&pool.lock);
+        pool.caller_waits = 1;
+        while (atomic_load_explicit(&pool.done, memory_order_acquire) < workers)
+            pthread_cond_wait(&pool.finished, &pool.lock);
+        pool.caller_waits = 0;
+        pthread_mutex_unlock(&pool.lock);
+    }
+    pthread_mutex_unlock(&pool.busy);
+}
+
+/* OpenBLAS's caller-managed threading: it hands its jobs to this function */
+typedef void (*blas_job_fn)(int thread, void *job, int data);
+typedef struct { blas_job_fn job; char *jobs; size_t size; int data; } blas_jobs_t;
+
+static void blas_part(void *ctx, int part, int thread)
+{
+    blas_jobs_t *b = (blas_jobs_t *)ctx;
+    b->job(thread, b->jobs + (size_t)part * b->size, b->data);
+}
+
+static void blas_threads_callback(int sync, blas_job_fn job, int count, size_t size, void *jobs, int data)
+{
+    blas_jobs_t b;
+    b.job = job;
+    b.jobs = (char *)jobs;
+    b.size = size;
+    b.data = data;
+    pool_run(blas_part, &b, count, count, 0);   /* every job its own thread: they wait for each other */
+}
+
+/* the arguments in the slots of an entry described by spec (3 letters an argument), or 0 */
+static int fill(const char *spec, PyObject *const *args, Py_ssize_t n, slots_t *s)
+{
+    Py_ssize_t k;
+    if ((Py_ssize_t)strlen(spec) != 3 * n)
+        return 0;
+    s->np = s->ni = s->nr = 0;
+    for (k = 0; k < n; k++) {
+        const char *a = spec + 3 * k;
+        int ok = (a[0] == 's') ? take_scalar(args[k], a[1], s) : take_array(args[k], a[0], a[1], a[2] - '0', s);
+        if (!ok)
+            return 0;
+    }
+    return 1;
+}
