@@ -196,6 +196,12 @@ def test_solutions_are_sections_of_a_markdown_file(tmp_path):
         s["nope"]
 
 
+def test_a_missing_solutions_file_is_named(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(FileNotFoundError, match="no solutions file 'solutions/00_tour.md'"):
+        Solutions("solutions/00_tour.md")
+
+
 # ---------------------------------------------------------------------------------------------
 # every exercise of every notebook, in the notebook's own kernel
 # ---------------------------------------------------------------------------------------------

@@ -218,6 +218,13 @@ def test_model_list_has_the_corpus_and_the_sample_models(tmp_path, corpus_paths)
     assert ex.runs
 
 
+def test_sample_models_come_only_from_a_folder_the_caller_names(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # nothing is looked up beside the package or the working directory
+    assert not any(name.startswith("sample:") for name in available_models())
+    with pytest.raises(FileNotFoundError, match="'missing' is not a folder"):
+        available_models("missing")
+
+
 def test_models_can_be_passed_in():
     model = load(wt.build_depthwise(2))
     ex = RuntimeExplorer(model="mine", release="1.12.0", models={"mine": model})

@@ -60,7 +60,6 @@ import numpy as np
 __all__ = ["Exercise", "Result", "Reveal", "Solutions", "RIGHT", "WRONG", "NONE", "INVALID"]
 
 RIGHT, WRONG, NONE, INVALID = "right", "wrong", "none", "invalid"
-NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
 
 _YES = {"yes", "y", "true", "t", "1", "oui", "ja"}
 _NO = {"no", "n", "false", "f", "0", "non", "nein"}
@@ -503,13 +502,14 @@ class Exercise:
 # ---------------------------------------------------------------------------------------------
 class Solutions(Mapping):
     """The sections of a markdown file by key: ``## key — title`` opens a section, which runs to the
-    next ``##`` (or ``#``) heading.  A relative path is looked up from the working directory, then
-    from the repository's ``notebooks/`` folder."""
+    next ``##`` (or ``#``) heading.  A relative path is looked up from the working directory (a
+    notebook's own folder when it runs in Jupyter)."""
 
     def __init__(self, path):
         path = Path(path)
-        if not path.is_absolute() and not path.exists() and (NOTEBOOKS / path).exists():
-            path = NOTEBOOKS / path
+        if not path.is_file():
+            raise FileNotFoundError(f"no solutions file {str(path)!r} (looked from {str(Path.cwd())!r}); "
+                                    "the shipped notebooks keep theirs in notebooks/solutions/")
         self.path = path
         self.sections: dict[str, str] = {}
         self.titles: dict[str, str] = {}

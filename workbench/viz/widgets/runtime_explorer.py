@@ -4,9 +4,9 @@ The verdict follows :func:`workbench.versioning.check`: every (op, version) the 
 custom op it does not register (MediaPipe's, Flex ops: the app would have to register them) and
 every operator whose tensor types no TFLite kernel takes; each reason on its own line.
 
-Models are the corpus models (``workbench.corpus``, fetched on first use) and the project's sample
-models (``sample_models/*.tflite``, when that folder exists), plus any ``models={name: Model or
-path}`` passed in.  Releases are the ones named in the runtime table.  A plain class holding
+Models are the corpus models (``workbench.corpus``, fetched on first use), the ``*.tflite`` files of a
+folder the caller names (``sample_dir=``: the notebooks pass the repository's ``sample_models``), plus
+any ``models={name: Model or path}`` passed in.  Releases are the ones named in the runtime table.  A plain class holding
 ipywidgets, so tests drive it without a browser::
 
     ex = RuntimeExplorer()
@@ -31,16 +31,17 @@ from ...versioning import check, compare_runtime_version, min_runtime, read_min_
 from .. import _html as H
 from ..versions import findings_html, findings_summary, min_runtime_html, releases, version_diff
 
-SAMPLE_DIR = Path(__file__).resolve().parents[3] / "sample_models"
-
 
 def available_models(sample_dir: Path | None = None) -> dict[str, object]:
-    """name → path-or-loader: corpus models by name, then sample models (``sample:<stem>``)."""
+    """name → path-or-loader: corpus models by name, then the models of ``sample_dir`` (``sample:<stem>``)."""
     out: dict[str, object] = {name: name for name in sorted(corpus.MODELS)}
-    folder = SAMPLE_DIR if sample_dir is None else Path(sample_dir)
-    if folder.is_dir():
-        for p in sorted(folder.glob("*.tflite")):
-            out[f"sample:{p.stem}"] = p
+    if sample_dir is None:
+        return out
+    folder = Path(sample_dir)
+    if not folder.is_dir():
+        raise FileNotFoundError(f"sample_dir {str(folder)!r} is not a folder (from {str(Path.cwd())!r})")
+    for p in sorted(folder.glob("*.tflite")):
+        out[f"sample:{p.stem}"] = p
     return out
 
 
