@@ -44,7 +44,7 @@ corpus: $(VENV)/.installed-lab
 # the numba kernels compiled ahead of time into one native library (no numba at run time; a few
 # seconds with a warm numba cache, ~2 minutes cold; skipped when built for these sources already)
 kernels: $(VENV)/.installed-lab corpus
-	$(VENV)/bin/workbench precompile --if-needed || echo "note: no precompiled kernel library (see above); numba compiles the kernels instead"
+	$(VENV)/bin/workbench precompile --if-needed --models sample_models $(if $(wildcard ../shared/models),--models ../shared/models,) || echo "note: no precompiled kernel library (see above); numba compiles the kernels instead"
 
 lab: $(VENV)/.installed-lab graphviz corpus kernels
 	$(VENV)/bin/jupyter lab $(ROOT_FLAG) $(LAB_OPEN)

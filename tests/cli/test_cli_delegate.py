@@ -10,7 +10,7 @@ import pytest
 import workbench
 from workbench.delegate import SimulatedAccelerator
 
-from cli_helpers import ROOT, run_inprocess, strict_json
+from helpers.cli_helpers import ROOT, run_inprocess, strict_json
 
 DIGITS = ROOT / "sample_models" / "digits_cnn_float.tflite"
 SPLIT = ROOT / "sample_models" / "digits_split.npz"
@@ -73,12 +73,27 @@ def test_an_npz_input_by_name_and_by_position(capsys, tmp_path):
 
 @pytest.mark.parametrize("args, why", [
     (["--delegate", "no-such-target"], "Failed to load delegate from no-such-target"),
-    (["--delegate", "edgetpu"], "the target takes none of the model's 7 nodes"),
     (["--strategy", "tidl"], "--strategy needs --delegate TARGET"),
 ])
 def test_bad_delegate_arguments_are_usage_errors(capsys, args, why):
     code, out, err = run_inprocess(capsys, "run", DIGITS, *args)
     assert code == 2 and out == "" and why in err and err.count("\n") == 1
+
+
+def test_a_delegate_that_takes_no_node_leaves_the_model_on_the_cpu(capsys):
+    # LiteRT applies such a delegate, it claims nothing and the model runs on the CPU: exit 0, one note
+    plain_code, plain, _ = run_inprocess(capsys, "run", DIGITS, "--json")
+    code, out, err = run_inprocess(capsys, "run", DIGITS, "--delegate", "edgetpu")
+    assert code == 0 and err == "", err
+    notes = [line for line in out.splitlines() if line.startswith("note: ")]
+    assert notes == [notes[0]] and "--delegate edgetpu took none of the model's 7 node(s)" in notes[0]
+    assert "ran on the CPU" in notes[0] and "7 × dtype (e.g. node 0: " in notes[0] and "FLOAT32" in notes[0]
+    assert "0 node(s) on the device in 0 partition(s), 7 on the CPU" in out and "Replacing" not in out
+    code, out, err = run_inprocess(capsys, "run", DIGITS, "--delegate", "edgetpu", "--json")
+    doc = strict_json(out)
+    assert code == 0 and doc["delegation"]["note"] == notes[0][len("note: "):]
+    assert doc["delegation"]["nodes"] == {"device": 0, "cpu": 7} and doc["delegation"]["log"] == []
+    assert doc["outputs"] == strict_json(plain)["outputs"]
 
 
 @pytest.mark.parametrize("arrays, why", [

@@ -19,13 +19,15 @@ import pytest
 
 import workbench
 from workbench import cli
+from workbench.cli._common import _write as cli_write
+from workbench.cli.text import _node_list
 from workbench.errors import NotAllocatedError, TensorError, WorkbenchError
 from workbench.interpreter import Interpreter
 from workbench.interpreter.trace import NodeTiming, OpTypeTiming, Profile
 from workbench.schema import BuiltinOperator, Conv2DOptions, Padding
 from workbench.schema.builder import ModelBuilder
 
-from cli_helpers import ROOT, run_inprocess, strict_json
+from helpers.cli_helpers import ROOT, run_inprocess, strict_json
 
 SAMPLES = ROOT / "sample_models"
 
@@ -181,7 +183,7 @@ def test_a_write_that_fails_late_says_cannot_write(tmp_path):
         raise PermissionError(13, "Permission denied", path)
 
     with pytest.raises(WorkbenchError, match=r"^-o x\.tflite: cannot write: Permission denied$"):
-        cli._write("x.tflite", "-o", fail)
+        cli_write("x.tflite", "-o", fail)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -351,7 +353,7 @@ def test_grouping_is_generic_over_the_kind_of_finding():
     assert [(g["kind"], g["count"]) for g in groups] == [("custom-op", 3), ("flex-op", 1), ("unsupported-types", 3),
                                                          ("min-runtime-metadata", 1)]
     many = cli.group_findings([_finding("custom-op", 0, k, "MyOp", 1, "e") for k in range(20)])
-    assert cli._node_list(many[0]["nodes"]) == "0:0, 0:1, 0:2, 0:3, 0:4, 0:5, … 14 more"
+    assert _node_list(many[0]["nodes"]) == "0:0, 0:1, 0:2, 0:3, 0:4, 0:5, … 14 more"
 
 
 # ------------------------------------------------------------------------------------------------
@@ -417,15 +419,51 @@ def test_profile_columns_never_run_together(tmp_path, capsys):
 
 
 def test_precompile_notes_do_not_read_like_failures(monkeypatch, capsys):
-    from workbench import cli
+    from workbench.cli.commands import precompile
     from workbench.perf import precompiled
 
     manifest = {"workload_failures": ["string_ops.tflite: ValueError: it has an input that is not numeric"],
                 "skipped": []}
     monkeypatch.setattr(precompiled, "build", lambda workload, log=print: manifest)
-    monkeypatch.setattr(cli, "precompile_models", lambda: [])
+    monkeypatch.setattr(precompile, "precompile_models",
+                        lambda folders, files, corpus: ([Path("string_ops.tflite")], ["a test's list: 1 model(s)"]))
     code, out, err = run_inprocess(capsys, "precompile")
     assert code == 0 and err == ""
     assert "model not run" not in out and "fail" not in out.replace("not a failure", "")
     assert "note: 1 workload model(s) skipped (expected, not a failure" in out
     assert "  skipped string_ops.tflite: ValueError" in out
+
+
+def test_precompile_workload_comes_from_the_cache_and_the_folders_named(tmp_path, monkeypatch):
+    from workbench import corpus
+    from workbench.cli import precompile_models
+
+    cache, folder = tmp_path / "cache", tmp_path / "mine"
+    cache.mkdir()
+    folder.mkdir()
+    name = sorted(corpus.MODELS)[0]
+    (cache / f"{name}.tflite").write_bytes(b"x")
+    (folder / "a.tflite").write_bytes(b"x")
+    (folder / "notes.txt").write_text("not a model")
+    monkeypatch.setattr(corpus, "cache_dir", lambda: cache)
+    models, sources = precompile_models([folder], [tmp_path / "b.tflite"])
+    assert models == [cache / f"{name}.tflite", folder / "a.tflite", tmp_path / "b.tflite"]
+    assert sources == [f"corpus cache {cache}: 1 of {len(corpus.MODELS)} model(s)", f"folder {folder}: 1 model(s)",
+                       "named on the command line: 1 model(s)"]
+    models, sources = precompile_models([folder], corpus=False)
+    assert models == [folder / "a.tflite"] and len(sources) == 1
+
+
+def test_precompile_says_which_sources_it_used_and_refuses_an_empty_workload(tmp_path, monkeypatch, capsys):
+    from workbench import corpus
+    from workbench.perf import precompiled
+
+    monkeypatch.setattr(corpus, "cache_dir", lambda: tmp_path)   # an empty cache
+    built = []
+    monkeypatch.setattr(precompiled, "build", lambda workload, log=print: built.append(workload) or {})
+    code, out, err = run_inprocess(capsys, "precompile", "--models", str(tmp_path))
+    assert code == 2 and not built
+    assert f"workload source: corpus cache {tmp_path}: 0 of" in out and f"folder {tmp_path}: 0 model(s)" in out
+    assert "no workload models: fetch the corpus" in err
+    code, out, err = run_inprocess(capsys, "precompile", "--models", str(tmp_path / "nope"))
+    assert code == 2 and "--models " in err and "not a folder" in err

@@ -1,0 +1,1 @@
+"""One module per ``workbench`` command; :mod:`workbench.cli` registers them in order."""
