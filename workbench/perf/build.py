@@ -58,7 +58,8 @@ def _spec(t):
 
     t = types.unliteral(t)
     if isinstance(t, types.Array):
-        if t.layout != "C" or not 0 < t.ndim < 10 or not isinstance(t.dtype, (types.Integer, types.Float, types.Boolean)):
+        scalar = isinstance(t.dtype, (types.Integer, types.Float, types.Boolean))
+        if t.layout != "C" or not 0 < t.ndim < 10 or not scalar:
             return None
         return ["array", np.dtype(str(t.dtype)).str, t.ndim, not t.mutable]
     if isinstance(t, (types.Integer, types.Float, types.Boolean)):
@@ -120,8 +121,9 @@ def _entry_source(specs: list, ret) -> tuple[str, dict]:
     else:
         slot = f"reals[{r}]" if LETTERS[ret] in "fd" else f"ints[{i}]"
         lines.append(f"    {slot} = kernel({names})")
-    lines += ["", "", "def entry(ptrs, ints, reals):", "    status = 0", "    try:", "        unpack_jit(ptrs, ints, reals)",
-              "    except Exception:", "        status = 1", "    return status"]
+    lines += ["", "", "def entry(ptrs, ints, reals):", "    status = 0", "    try:",
+              "        unpack_jit(ptrs, ints, reals)", "    except Exception:", "        status = 1",
+              "    return status"]
     return "\n".join(lines) + "\n", glb
 
 
@@ -187,7 +189,8 @@ def build(workload=None, directory=None, log=print, functions=None) -> dict:
     models (the command line passes :func:`workbench.cli.precompile_workload`; this package knows
     no models); ``functions``: instead of a workload, an explicit list of ``(lazy jitted function,
     [argument tuples])`` to call once each (tests)."""
-    from . import jit as _jit, precompiled
+    from . import jit as _jit
+    from . import precompiled
 
     if not config.JIT:
         raise precompiled.PrecompileError("WORKBENCH_JIT=0: there is no numba to compile the kernels with")

@@ -6,8 +6,8 @@ every operator whose tensor types no TFLite kernel takes; each reason on its own
 
 Models are the corpus models (``workbench.corpus``, fetched on first use), the ``*.tflite`` files of a
 folder the caller names (``sample_dir=``: the notebooks pass the repository's ``sample_models``), plus
-any ``models={name: Model or path}`` passed in.  Releases are the ones named in the runtime table.  A plain class holding
-ipywidgets, so tests drive it without a browser::
+any ``models={name: Model or path}`` passed in.  Releases are the ones named in the runtime table.  A
+plain class holding ipywidgets, so tests drive it without a browser::
 
     ex = RuntimeExplorer()
     ex.model_name.value = "selfie_segmentation"
@@ -65,7 +65,8 @@ class RuntimeExplorer:
                                      layout=W.Layout(width="380px"))
         self.release = W.Dropdown(options=releases(), value=release, description="TFLite release",
                                   style={"description_width": "initial"}, layout=W.Layout(width="220px"))
-        self.versions = W.ToggleButtons(options=[("stored versions", "stored"), ("today's computed versions", "computed")],
+        self.versions = W.ToggleButtons(options=[("stored versions", "stored"),
+                                                 ("today's computed versions", "computed")],
                                         value="stored", style={"button_width": "230px"})
         self.verdict_html = W.HTML()
         self.findings_html = W.HTML()
