@@ -6,8 +6,8 @@ before the first multiply-add — more than a whole MobileNet.  This module move
 time:
 
 ``workbench precompile`` (also run by ``make lab`` / ``make test``)
-    runs a workload of models (the repository's ``sample_models``, ``../shared/models`` when it is
-    there, the cached corpus, and any model given) with the numba kernels, notes every kernel that
+    runs a workload of models (the cached corpus, the ``*.tflite`` files of each folder named with
+    ``--models``, and any model given) with the numba kernels, notes every kernel that
     was called from Python with the argument types it met, and compiles each of those
     specialisations once more behind a plain C entry point (``int32 entry(void **ptrs, int64
     *ints, double *reals)``: arrays become a data pointer and their sizes).  The machine code of all
