@@ -1,4 +1,4 @@
-"""The delegate interface, as TFLite's (``delegates/utils/simple_delegate.h``, TFLITE_FACTS §5.3-5.4).
+"""The delegate interface, as TFLite's (``delegates/utils/simple_delegate.h``, ``delegates/utils.cc``).
 
 A delegate in a few lines::
 

@@ -1,4 +1,4 @@
-"""Precision ``int8``, the TIDL way: a float partition becomes an int8 network (issue 13 §3).
+"""Precision ``int8``, the TIDL way: a float partition becomes an int8 network.
 
 TI's import tool never runs a float network on the accelerator: it *calibrates* it — runs it on a few
 frames, picks fixed-point parameters for every tensor — and the device runs the fixed-point copy.
@@ -26,7 +26,7 @@ How a float graph becomes an int8 one
 
    * *fixed* outputs: SOFTMAX and LOGISTIC write scale 1/256, zero point −128 (the probabilities
      [0, 1) use the whole int8 range); TANH writes 1/128, 0.  A deviation from pure symmetric TIDL
-     scales, taken from TFLite (TFLITE_FACTS §4.9, §4.10).
+     scales, taken from TFLite (``kernels/activations.cc`` SoftmaxPrepare, SigmoidPrepare).
    * *tied* tensors: ops that move values without arithmetic (RESHAPE, SQUEEZE, MAX/AVERAGE_POOL_2D,
      PAD, TRANSPOSE, resizes ... see :data:`TIED`) cannot rescale, so their outputs share their input's
      parameters; CONCATENATION, PACK, MAXIMUM, MINIMUM and PADV2 tie every float input to the output.

@@ -1,9 +1,9 @@
 """Reserialize a plan: each partition becomes ONE custom operator holding a complete .tflite.
 
-Like the TIDL import tool (TFLITE_FACTS §5.6): the partition's operators, their tensors and buffers
-become a small model of their own (``workbench.dump``), embedded with its boundary tensors in the
-custom op's options (a FlexBuffer map); the remaining operators keep their builtin options with
-tensor indices remapped; tensors and buffers nobody uses any more are dropped; the opcode table is
+Like the TIDL import tool ("TensorFlow Lite Heterogeneous Execution with TI Deep Learning Offload"): the partition's
+operators, their tensors and buffers become a small model of their own (``workbench.dump``), embedded with its
+boundary tensors in the custom op's options (a FlexBuffer map); the remaining operators keep their builtin options
+with tensor indices remapped; tensors and buffers nobody uses any more are dropped; the opcode table is
 rebuilt; metadata and signatures follow the new indices; ``min_runtime_version`` is recomputed for the
 operators left on the CPU and written.  The offload kernel
 (:mod:`workbench.delegate.offload`) runs the embedded model, so the result runs with a plain

@@ -2,15 +2,16 @@
 
 * ``tflite``  — TFLite's delegate partitioning: PartitionGraphIntoIndependentNodeSubsets over the nodes
   the target supports (greedy by default), then GraphPartitionHelper's largest-first selection
-  (``max_partitions``, ``min_nodes``) and a re-partition of the chosen nodes (TFLITE_FACTS §5.1-5.3).
-* ``edgetpu`` — the Edge TPU compiler (§5.5, §5.9): TFLite's greedy partitioning of the ops it can map;
+  (``max_partitions``, ``min_nodes``) and a re-partition of the chosen nodes
+  (``tensorflow/lite/graph_info.cc``, ``tensorflow/lite/delegates/utils.cc``).
+* ``edgetpu`` — the Edge TPU compiler (coral.ai docs): TFLite's greedy partitioning of the ops it can map;
   by default ONE Edge TPU subgraph, the first delegated subset — every mappable op whose inputs come
   from the graph inputs, constants or ops already in it (so an op depending on a CPU op stays on the
   CPU, while an independent branch later in the file is still mapped, and CPU ops at the very start,
   such as a float QUANTIZE, do not stop it).  ``max_partitions`` = K models the compiler's ``-a``:
   the first K delegated subsets, each one Edge TPU subgraph (K < 0: all of them; 0: the default, 1).
 * ``tidl``    — the TI paper's walk: from the graph outputs up through producers; stop at unsupported
-  nodes, whose inputs become the boundary; repeat up to ``max_partitions`` subgraphs (§5.6).
+  nodes, whose inputs become the boundary; repeat up to ``max_partitions`` subgraphs.
 
 Whatever the strategy, two rules hold (checked in :func:`partition`):
 
@@ -179,14 +180,13 @@ EDGETPU_MORE = "More than one subgraph is not supported"   # the compiler's stat
 def _edgetpu(g, target, why, max_partitions, min_nodes):
     """The Edge TPU compiler's placement, on TFLite's own partitioner.
 
-    The compiler is a TFLite delegate at heart (its failures log TFLite's "Restored original execution
-    plan after delegate application failure"): the ops it can map are handed to TFLite's greedy
-    partitioning (§5.1), whose subsets alternate CPU / delegated, each in dependency order.  Without
-    ``-a`` it keeps the first delegated subset — the ops that can run before anything it cannot map
-    must (§5.5 "the first op that cannot be mapped and everything after it", read as data dependency,
-    §5.9).  With ``-a`` every later delegated subset is mapped too, one more Edge TPU subgraph each
-    (§5.5: 2 ops mapped without -a, 85 with).  ``max_partitions``: 0 → 1 (the default), K > 0 →
-    the first K, K < 0 → all.
+    The compiler is a TFLite delegate at heart (its failures log TFLite's "Restored original execution plan after
+    delegate application failure"): the ops it can map are handed to TFLite's greedy partitioning
+    (``graph_info.cc``), whose subsets alternate CPU / delegated, each in dependency order.  Without ``-a`` it keeps
+    the first delegated subset — the ops that can run before anything it cannot map must (Coral's docs: "the first
+    op that cannot be mapped and everything after it", read as data dependency, as compiled models show).  With
+    ``-a`` every later delegated subset is mapped too, one more Edge TPU subgraph each (one model: 2 ops mapped
+    without -a, 85 with).  ``max_partitions``: 0 → 1 (the default), K > 0 → the first K, K < 0 → all.
     """
     n = g.num_nodes
     nodes = g.nodes

@@ -3,7 +3,7 @@
 Given the execution plan (nodes 0..n-1 with their input and output tensors), the set P of nodes a
 delegate wants (``in_p[i]``), the ``greedy`` flag and control edges ("b must run after a"), cut the
 plan into subsets that alternate between "partition" (nodes of P) and "non-partition", each in
-dependency order (TFLITE_FACTS §5.1).
+dependency order (``tensorflow/lite/graph_info.cc`` PartitionGraphIntoIndependentNodeSubsets).
 
 Two implementations, giving the same subsets in the same join order:
 
@@ -74,13 +74,13 @@ class NodeSubset:
 
 def partition_graph_by_sweeps(node_inputs, node_outputs, num_tensors: int, graph_outputs, in_p, *,
                               greedy: bool = True, control_edges=()) -> list[NodeSubset]:
-    """The subsets of the plan, found by whole sweeps as ``graph_info.cc`` does (TFLITE_FACTS §5.1).
+    """The subsets of the plan, found by whole sweeps as ``graph_info.cc`` does.
 
     Same arguments and result as :func:`partition_graph`: ``node_inputs[i]`` / ``node_outputs[i]``
     are node i's tensor indices (-1: an omitted optional input), ``num_tensors`` the number of
     tensors, ``graph_outputs`` the graph's output tensors, ``in_p[i]`` true when the delegate wants
     node i, ``control_edges`` pairs (a, b): b must run after a.  The numbered comments are the steps
-    of §5.1.
+    of ``graph_info.cc`` PartitionGraphIntoIndependentNodeSubsets.
     """
     n = len(node_inputs)
 

@@ -5,7 +5,7 @@
   numerically when numeric, lexically otherwise, numeric below alphanumeric, a shorter list below
   a longer one; build metadata is ignored.
 * :class:`VersionDef` and :func:`accepts` — TensorFlow's GraphDef/checkpoint scheme
-  (``tensorflow/core/framework/versions.cc``, TFLITE_FACTS §6.1): a consumer with version C and a
+  (``tensorflow/core/framework/versions.cc`` CheckVersions): a consumer with version C and a
   minimum producer P accepts data iff ``producer ≥ P`` and ``min_consumer ≤ C`` and
   ``C ∉ bad_consumers``.  A producer NEWER than the consumer is not by itself a reason to refuse.
   The verdict carries TensorFlow's own error texts.
@@ -26,7 +26,7 @@ from .runtime import MinRuntime, compare_runtime_version, min_runtime, read_min_
 __all__ = ["SemVer", "VersionDef", "Verdict", "accepts", "tflite_accepts", "TF_GRAPH_DEF_VERSION_MIN_PRODUCER",
            "TF_GRAPH_DEF_VERSION_MIN_CONSUMER"]
 
-# tensorflow/core/public/version.h (the same in every copy read; TFLITE_FACTS §6.1)
+# tensorflow/core/public/version.h (the same in every copy read)
 TF_GRAPH_DEF_VERSION_MIN_PRODUCER = 0
 TF_GRAPH_DEF_VERSION_MIN_CONSUMER = 0
 

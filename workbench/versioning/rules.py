@@ -16,7 +16,7 @@ concrete values they saw::
     >>> print(v.explain())                        # every row tried, in order
 
 Facts only were taken from upstream (tensorflow/compiler/mlir/lite/tools/versioning/op_version.cc,
-TFLITE_FACTS §2.3/§2.4); the traps found there are ported faithfully and listed in :data:`TRAPS`.
+GetBuiltinOperatorVersion); the traps found there are ported faithfully and listed in :data:`TRAPS`.
 The float16 rows of SIN, COS, TRANSPOSE, SLICE, CONCATENATION and SOFTMAX come from LiteRT's newer
 copy of the same file (google-ai-edge/LiteRT tflite/converter/tools/versioning/op_version.cc
 @119ae633), whose kernels ai-edge-litert 2.3 registers.
@@ -281,7 +281,7 @@ not_input_quantized = Pred("input not quantized", lambda s: not s.ext.input_quan
 input_quantized = Pred("input quantized", lambda s: s.ext.input_quantized,
                        lambda s: "input_quantized=True")
 
-# the type words of TFLITE_FACTS §2.2
+# the type words: int8 op, hybrid (float32 in, int8 weights), 16x8 (int16 activations, int8 weights)
 int8_op = (in0(T.INT8) & in1(T.INT8) & out0(T.INT8)).named("int8 op")
 hybrid = (in0(T.FLOAT32) & in1(T.INT8) & out0(T.FLOAT32)).named("hybrid")
 is_16x8 = (in0(T.INT16) & in1(T.INT8) & out0(T.INT16)).named("16x8")
@@ -642,7 +642,7 @@ RULES: dict[B, tuple[Rule, ...]] = {
                   lambda s: f"in0={s.input(0).type_name} (condition is not BOOL)")),
     ),
     B.GELU: (R(2, in0(I8, U8)),),
-    # ops of TFLITE_FACTS §2.3 with no rule: always version 1
+    # ops GetBuiltinOperatorVersion (op_version.cc) gives no rule: always version 1
     B.RESHAPE: (),
     B.HARD_SWISH: (),
     B.PRELU: (),
@@ -650,7 +650,7 @@ RULES: dict[B, tuple[Rule, ...]] = {
 
 
 def covered_ops() -> tuple[str, ...]:
-    """Names of the ops with a version table (including the §2.3 ops whose table is empty)."""
+    """Names of the ops with a version table (including the op_version.cc ops whose table is empty)."""
     return tuple(sorted(op.name for op in RULES))
 
 

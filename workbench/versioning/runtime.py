@@ -3,8 +3,8 @@
 * :data:`RUNTIME_TABLE` — (op, version) → the first TFLite release with a kernel for it, as data,
   complete as in upstream's ``runtime_version.cc`` (every op, not only the teaching subset).
 * :class:`RuntimeVersion` — release strings ordered by upstream's CompareRuntimeVersion rule
-  (TFLITE_FACTS §2.6): split on '.', compare component by component as integers, skip a
-  component that does not parse as an integer, and when all compared components are equal the
+  (``tensorflow/lite/tools/versioning/runtime_version.cc``): split on '.', compare component by component as
+  integers, skip a component that does not parse as an integer, and when all compared components are equal the
   string with *fewer* components is lower.  So ``"" < "1.5.0"`` and ``"2.3" < "2.3.0"``.
 * :func:`min_runtime` — the model's minimum runtime from the versions STORED in the file (like the
   converter), or from today's computed versions (``computed=True``); with the entries that drive it.
@@ -244,8 +244,8 @@ def _parse_table(text: str) -> dict[tuple[B, int], str]:
 RUNTIME_TABLE: Mapping[tuple[B, int], str] = _parse_table(_TABLE_TEXT)
 
 # Registered kernel ranges of the builtin resolver (tensorflow/lite/core/kernels/register.cc @ba79eba0,
-# TFLITE_FACTS §2.5 "registered" column) — one snapshot, known for these ops only.  An op added
-# without a range is registered for version 1 only.
+# its AddBuiltin(op, registration, min, max) calls) — one snapshot, known for these ops only.  An op added
+# without a range is registered for version 1 only (tensorflow/lite/mutable_op_resolver.cc).
 REGISTERED: Mapping[B, tuple[int, int]] = {
     B.CONV_2D: (1, 8), B.DEPTHWISE_CONV_2D: (1, 7), B.AVERAGE_POOL_2D: (1, 3), B.MAX_POOL_2D: (1, 3),
     B.ADD: (1, 5), B.SUB: (1, 5), B.MUL: (1, 7), B.CONCATENATION: (1, 4), B.RESHAPE: (1, 1),
@@ -257,7 +257,7 @@ REGISTERED: Mapping[B, tuple[int, int]] = {
     B.MINIMUM: (1, 4), B.L2_NORMALIZATION: (1, 2), B.SPACE_TO_DEPTH: (1, 2), B.DEPTH_TO_SPACE: (1, 2),
     B.FULLY_CONNECTED: (1, 13),
 }
-REGISTERED_SOURCE = "tensorflow/lite/core/kernels/register.cc @ba79eba0 (TFLITE_FACTS §2.5)"
+REGISTERED_SOURCE = "tensorflow/lite/core/kernels/register.cc @ba79eba0 (AddBuiltin ranges)"
 
 
 def runtime_for(op, version: int) -> str | None:
@@ -284,7 +284,7 @@ def _atoi(s: str) -> int | None:
 
 
 def compare_runtime_version(v1: str, v2: str) -> bool:
-    """Upstream's CompareRuntimeVersion: True when ``v1`` is lower than ``v2`` (TFLITE_FACTS §2.6)."""
+    """Upstream's CompareRuntimeVersion: True when ``v1`` is lower than ``v2`` (``runtime_version.cc``)."""
     a, b = v1.split("."), v2.split(".")
     i = 0
     while i < len(a) and i < len(b):

@@ -1,7 +1,7 @@
 """What the version rules look at: an operator's signature, extracted from a model.
 
 ``signature_of(model, subgraph, op_index)`` gathers, for one operator, exactly the facts TFLite's
-``op_version.cc`` decides on (TFLITE_FACTS §2.2): the type, shape and constness of every input
+``op_version.cc`` decides on (``op_signature.cc`` GetOpSignature): the type, shape and constness of every input
 and output, the quantization of each tensor, the options *as TFLite's C parser sees them*, and a
 few derived "ext" facts (is the filter per-channel quantized? is the convolution grouped? ...).
 
@@ -184,7 +184,7 @@ def probe_accesses():
 
 @dataclass(frozen=True, repr=False)
 class OpSignature:
-    """Everything ``op_version.cc`` decides on for one operator (TFLITE_FACTS §2.2)."""
+    """Everything ``op_version.cc`` decides on for one operator (``op_signature.cc`` GetOpSignature)."""
 
     op: BuiltinOperator | int
     name: str

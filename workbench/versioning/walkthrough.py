@@ -48,7 +48,7 @@ __all__ = ["DEPTHWISE_V1", "DEPTHWISE_V2", "declarations", "build_depthwise", "r
 TABLE = "DepthwiseConv2DOptions"
 
 # ---------------------------------------------------------------------------------------------
-# The two declarations (slot ids as in the real schema, TFLITE_FACTS §2.1)
+# The two declarations (slot ids as in the real schema, tensorflow/compiler/mlir/lite/schema/schema.fbs)
 # ---------------------------------------------------------------------------------------------
 _V1_FIELDS = (
     Field(0, "padding", PADDING, Padding.SAME),

@@ -1,6 +1,6 @@
 """What ADD, SUB, MUL and DIV share: numpy broadcasting, TFLite's quantized arithmetic, the activation clamp.
 
-Quantized arithmetic (TFLITE_FACTS §4.6, §4.7; ``add.cc``, ``sub.cc``, ``mul.cc``) for int8, uint8, int16:
+Quantized arithmetic (``add.cc``, ``sub.cc``, ``mul.cc``) for int8, uint8, int16:
 
 * ADD / SUB, general scales (``reference_integer_ops::Add``, ``reference_ops::Add`` / ``Sub``): both
   inputs move to a common fixed-point scale — ``left_shift`` 20 (8-bit) or 15 (int16), multipliers

@@ -49,7 +49,7 @@ def apply_activation(out: np.ndarray, lo: float, hi: float) -> None:
 
 
 # ----------------------------------------------------------------------------------------------
-# padding.h (TFLITE_FACTS §3.3); runtime padding codes: 0 unknown, 1 SAME, 2 VALID
+# tensorflow/lite/kernels/padding.h; runtime padding codes: 0 unknown, 1 SAME, 2 VALID
 #
 # TFLite computes an output size as  SAME: (in + S - 1) / S,  VALID: (in + S - E) / S  with
 # E = (F - 1)·D + 1 and C integer division, which truncates toward zero.  For VALID with an input

@@ -1,7 +1,7 @@
 """What every CONV_2D kernel shares, whatever its types: the window, the groups, and the sum over the
 filter taps that all of TFLite's reference convolutions compute.
 
-Output size and padding follow TFLite's ``padding.h`` (TFLITE_FACTS §3.3; :func:`._common.window`).
+Output size and padding follow TFLite's ``tensorflow/lite/kernels/padding.h`` (:func:`._common.window`).
 A filter with fewer input channels than the input makes a grouped convolution (version 6): groups =
 input channels / filter channels, and output channel ``o`` reads the input channels of group
 ``o // (O / groups)``.  TFLite's reference kernels skip the taps that fall outside the image; here the

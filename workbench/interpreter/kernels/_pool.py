@@ -2,7 +2,7 @@
 
 Quantized pools (uint8 version 1, int8 version 2, int16 version 3 — op_version.cc gives uint8 the
 float version): input and output share scale and zero point, so no rescaling happens; the fused
-activation becomes an integer clamp in the type's range (TFLITE_FACTS §4.8).  TFLite only
+activation becomes an integer clamp in the type's range (``reference/integer_ops/pooling.h``).  TFLite only
 DCHECKs the equal quantization (release builds would silently reuse the input's numbers); the
 workbench refuses a mismatch instead of producing numbers that mean something else.
 """

@@ -2,7 +2,7 @@
 the operand checks; and TRANSPOSE_CONV's prepare for each type (transpose_conv.cc's rules).
 
 The output size is input 0 (a constant); the padding is the forward-conv padding of that size
-(TFLITE_FACTS §3.3, dilation 1), after litert's checks (``_common.transpose_window``).  Quantized
+(``kernels/padding.h``, dilation 1), after litert's checks (``_common.transpose_window``).  Quantized
 nodes: int8 (per-tensor or per-channel int8 weights, int32 bias with zero point 0), 16x8 (int16
 input/output, zero points 0: ``quantized_bias_type=INT32`` with an int32 bias or none takes int8's
 recipe — int32 sums that wrap, double rounding — otherwise int64 sums, an int64 bias and the int64

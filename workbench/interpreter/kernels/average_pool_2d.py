@@ -1,15 +1,15 @@
 """AVERAGE_POOL_2D: the mean of each window's taps that fall inside the image.
 
-Padding never counts: a corner window of a SAME pool averages fewer values (TFLITE_FACTS §3.3).
+Padding never counts: a corner window of a SAME pool averages fewer values (``tensorflow/lite/kernels/padding.h``).
 
 float32: one float32 sum per output, taps added row by row, then divided by the number of taps
 inside the image, then clamped (``reference_ops::AveragePool``).
 
-Quantized (uint8 v1, int8 v2, int16 v3): the raw integer taps summed in int32, divided by the
-number of in-image taps rounding half away from zero ((sum ± count/2) / count with C's truncating
-division), then clamped to the fused activation's range (§4.8).  TFLite runs three routines here
-(optimized uint8 with a uint32 accumulator, optimized int8, reference int16); for values that cannot
-be negative (uint8) the two roundings coincide, so one formula covers all three, in both builds.
+Quantized (uint8 v1, int8 v2, int16 v3): the raw integer taps summed in int32, divided by the number of in-image
+taps rounding half away from zero ((sum ± count/2) / count with C's truncating division), then clamped to the fused
+activation's range (``reference/integer_ops/pooling.h``). TFLite runs three routines here (optimized uint8 with a
+uint32 accumulator, optimized int8, reference int16); for values that cannot be negative (uint8) the two roundings
+coincide, so one formula covers all three, in both builds.
 
 The speed layer: ``workbench/interpreter/fast/pool.py``.
 """

@@ -1,5 +1,5 @@
 """BROADCAST_TO: numpy broadcasting of the input to the constant shape in input 1 (int32/int64).
-The first version of this op is 2 (TFLITE_FACTS §2.4): float32/int32/int64/bool/uint8; int8 and int16
+The first version of this op is 2 (``op_version.cc``): float32/int32/int64/bool/uint8; int8 and int16
 are version 3.  Pure data movement: quantized values are copied as they are."""
 
 import numpy as np

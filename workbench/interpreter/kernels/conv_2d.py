@@ -8,7 +8,7 @@ The types TFLite distinguishes, each with its reference routine below:
   * float32 (version 1; grouped 6) — :func:`conv_float`, adding in ``reference_ops::Conv``'s order
     (litert's builtin kernel sums ungrouped convolutions in its GEMM's order: equal to float32
     rounding, not bit for bit);
-  * int8 (version 3, per-tensor or per-channel filter scales; TFLITE_FACTS §4.5) — :func:`conv_int8`:
+  * int8 (version 3, per-tensor or per-channel filter scales; ConvPerChannel) — :func:`conv_int8`:
     int32 sums of filter·(input − input_zero_point), requantized per output channel;
   * 16x8 (int16 input/output, int8 filter, int64 or int32 bias; version 8 — or the int8 version 3
     the converter leaves in some files: TFLite picks the arithmetic from the tensor types) —

@@ -4,9 +4,9 @@ Input NHWC [N, H, W, C], filter [1, KH, KW, C·M], optional bias [C·M] → outp
 output channel ``c·M + m`` is input channel ``c`` times filter channel ``c·M + m``, summed over the
 taps inside the image (padding never contributes).  The depth multiplier M comes from the shapes
 (TFLite ignores the option since TF 2.0; only the hybrid kernel reads it, so there it must match).
-Padding and output size as CONV_2D (TFLITE_FACTS §3.3); dilation needs version 2.
+Padding and output size as CONV_2D (``kernels/padding.h``); dilation needs version 2.
 
-depthwise_conv.cc picks the kernel from the types — float32, int8 (version 3, TFLITE_FACTS §4.5),
+depthwise_conv.cc picks the kernel from the types — float32, int8 (version 3, ``integer_ops/depthwise_conv.h``),
 uint8 (versions 1-2), 16x8 and hybrid (version 6) — one function below each, named after the
 reference kernel it follows.  LiteRT's optimized x86 kernels differ in the last bit
 (``context.variant``): the float kernel starts its sums at the bias (``depthwise_bias_first``); int8
@@ -209,7 +209,7 @@ def _geometry(context, node, out_dtype):
 
 
 def _prepare_quantized(context, node, dt):
-    """int8, 16x8 (per-channel multipliers, TFLITE_FACTS §4.5) and uint8 (the legacy one), with their bias rules."""
+    """int8, 16x8 (per-channel multipliers, ``kernel_util.cc``) and uint8 (the legacy one), with their bias rules."""
     x_t, f_t, b_t, y_t = node.input(0), node.input(1), node.input(2), node.outputs[0]
     context.expect_dtype(node, f_t, (U8 if dt == U8 else I8,), "filter")
     if dt != I8:

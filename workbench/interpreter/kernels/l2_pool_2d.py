@@ -1,5 +1,5 @@
 """L2_POOL_2D (float32): sqrt(mean of x^2 over the in-image taps of each window), then the fused
-activation.  Windows, padding and output size as AVERAGE_POOL_2D (TFLITE_FACTS §3.3).
+activation.  Windows, padding and output size as AVERAGE_POOL_2D (``tensorflow/lite/kernels/padding.h``).
 
 TFLite has no quantized L2 pool (its Prepare refuses uint8/int8 and its Eval int16), and neither does
 this kernel: only float32, version 1."""

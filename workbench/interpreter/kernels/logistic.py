@@ -1,7 +1,7 @@
 """LOGISTIC: 1 / (1 + exp(−x)) — float32 (v1), uint8 (v1), int8 (v2), int16 (v3).
 
 uint8 / int8: TFLite builds a 256-entry LUT in prepare (``LUTPopulate``: 1.0f / (1.0f + expf(−d))
-in float32, TFLITE_FACTS §4.10) and reads it at run time; the output scale must be exactly 1/256
+in float32, ``activations.cc`` SigmoidPrepare) and reads it at run time; the output scale must be exactly 1/256
 (the zero point is not checked on this path).  Both builds do this.
 
 int16 (``activations.cc`` SigmoidPrepare / SigmoidEval): input and output zero points 0, output

@@ -2,7 +2,7 @@
 
 float32 and uint8 (version 1), int8 (version 2), int16 (version 3).  A quantized pool compares the
 raw integers — input and output share scale and zero point (``_pool.prepare_pool`` checks it) — and
-then clamps to the fused activation's integer range (TFLITE_FACTS §4.8).
+then clamps to the fused activation's integer range (``reference/integer_ops/pooling.h``).
 
 float32: a NaN never wins either.  TFLite compares ``v > max`` starting from the lowest float, so a
 window of NaNs gives −FLT_MAX after the NONE clamp and a window with NaN and 2 gives 2 (measured in

@@ -5,7 +5,7 @@ int16 → int8 (v1), int16 → int16 (v2, zero points 0), int16 → int32, int32
 
 float → integer (``reference_ops::AffineQuantize``, ``PerChannelQuantize``): round_half_away(x / scale)
 + zero_point with a float32 division (per channel: scale[c], zero_point[c] along ``quantized_dimension``),
-clamped to the type (TFLITE_FACTS §4.11).  The rounded value becomes an int32 BEFORE the zero point is
+clamped to the type (``reference/quantize.h``).  The rounded value becomes an int32 BEFORE the zero point is
 added, and x86 turns NaN, ±inf and anything outside int32 into INT32_MIN (cvtps2dq / cvttsd2si's
 "integer indefinite"); the zero point is then added with int32 wrap-around.  So NaN, ±inf and
 |x / scale| ≥ 2^31 give the type's MINIMUM when the zero point is ≥ 0 and its MAXIMUM when it is < 0

@@ -18,7 +18,7 @@ uint8 / int8 inputs — uint8 → uint8, uint8 → int16, int8 → int8, int8 �
 SoftmaxEval; int8 → int8 needs output zero point −128 and scale 1/256 ±0.1 %) —
 ``Variant.softmax_8bit``:
 
-* "float-table" (litert-x86, ``optimized_ops::Softmax``; TFLITE_FACTS §4.9 #2): sum = Σ T(x) in
+* "float-table" (litert-x86, ``optimized_ops::Softmax``, ``PopulateSoftmaxLookupTable``): sum = Σ T(x) in
   float32; inv = 1 / (sum · out_scale); int8 / int16 outputs q = (int32)round_half_away(T(x) · inv)
   + out_zp; uint8 outputs q = (int32)(T(x) · inv + 0.5f) — x86 adds 0.5 and truncates, and IGNORES
   the output zero point.  NaN / infinite betas (measured on ai-edge-litert 2.3.0,

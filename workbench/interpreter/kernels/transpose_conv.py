@@ -3,7 +3,7 @@
 Every input pixel (y, x) scatters input·weights onto output rows y·S_h − pad_top + ky and columns
 x·S_w − pad_left + kx (taps off the output are dropped); then the bias and the fused activation
 (version 4).  The output size is given; the padding is the forward-conv padding of that size
-(TFLITE_FACTS §3.3; litert refuses sizes that do not fit the input, ``_common.transpose_window``).
+(``kernels/padding.h``; litert refuses sizes that do not fit the input, ``_common.transpose_window``).
 The prepared facts (OpData) and prepare's checks, shared with MediaPipe's Convolution2DTransposeBias,
 are in ``_transpose_conv.py``.
 

@@ -1,8 +1,8 @@
 """Fixed-point arithmetic of TFLite's int8 kernels, written so a learner can follow every bit.
 
-A quantized tensor stores integers ``q`` that stand for real numbers ``scale * (q - zero_point)``
-(TFLITE_FACTS §4.1).  An int8 convolution therefore multiplies integers, adds them up in int32
-and must then turn the int32 sum into the int8 output.  In real numbers the step is a
+A quantized tensor stores integers ``q`` that stand for real numbers ``scale * (q - zero_point)`` (TensorFlow Lite's
+"8-bit quantization specification").  An int8 convolution therefore multiplies integers, adds them up in int32 and
+must then turn the int32 sum into the int8 output.  In real numbers the step is a
 multiplication by ``M = input_scale * filter_scale / output_scale`` (a float, usually < 1).
 TFLite never multiplies by a float at run time; instead it writes ``M`` once as
 

@@ -22,7 +22,7 @@ INT32_MAX = 2 ** 31 - 1
 def quantize_multiplier(real: float) -> tuple[int, int]:
     """Write ``real`` as ``multiplier * 2^(shift - 31)`` with an int32 ``multiplier`` in [2^30, 2^31).
 
-    TFLite's ``QuantizeMultiplier`` (TFLITE_FACTS §4.2):
+    TFLite's ``QuantizeMultiplier`` (``kernels/internal/quantization_util.cc``):
 
     1. 0 → (0, 0);
     2. ``frexp``: real = q * 2^shift with q in [0.5, 1);

@@ -38,7 +38,7 @@ def quantize_float(f, scale: float, zero_point: int) -> int:
 
 def activation_range_quantized(code: int, scale: float, zero_point: int, qmin: int = -128,
                                qmax: int = 127) -> tuple[int, int]:
-    """``CalculateActivationRangeQuantized``: the int clamp a fused activation becomes (§4.4).
+    """``CalculateActivationRangeQuantized``: the int clamp a fused activation becomes (``kernels/kernel_util.cc``).
 
     RELU → [max(qmin, q(0)), qmax]; RELU6 → [max(qmin, q(0)), min(qmax, q(6))];
     RELU_N1_TO_1 → [max(qmin, q(-1)), min(qmax, q(1))]; NONE (and TANH, SIGN_BIT) → [qmin, qmax].
