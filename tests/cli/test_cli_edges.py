@@ -454,16 +454,48 @@ def test_precompile_workload_comes_from_the_cache_and_the_folders_named(tmp_path
     assert models == [folder / "a.tflite"] and len(sources) == 1
 
 
-def test_precompile_says_which_sources_it_used_and_refuses_an_empty_workload(tmp_path, monkeypatch, capsys):
+def test_precompile_says_which_sources_it_used_and_builds_from_an_empty_workload(tmp_path, monkeypatch, capsys):
     from workbench import corpus
     from workbench.perf import precompiled
 
     monkeypatch.setattr(corpus, "cache_dir", lambda: tmp_path)   # an empty cache
-    built = []
-    monkeypatch.setattr(precompiled, "build", lambda workload, log=print: built.append(workload) or {})
+    ran = []
+    monkeypatch.setattr(precompiled, "build", lambda workload, log=print: ran.append(workload(lambda *_: None)) or {})
     code, out, err = run_inprocess(capsys, "precompile", "--models", str(tmp_path))
-    assert code == 2 and not built
+    assert code == 0 and err == "" and ran == [[]]
     assert f"workload source: corpus cache {tmp_path}: 0 of" in out and f"folder {tmp_path}: 0 model(s)" in out
-    assert "no workload models: fetch the corpus" in err
+    assert "note: no workload models found in any source" in out and "holds no kernel" in out
     code, out, err = run_inprocess(capsys, "precompile", "--models", str(tmp_path / "nope"))
     assert code == 2 and "--models " in err and "not a folder" in err
+
+
+# ------------------------------------------------------------------------------------------------
+# --version: the installed distribution's metadata, whose one source is pyproject.toml's version
+
+
+def test_version_is_the_installed_distributions_version_from_pyproject(capsys):
+    import tomllib
+
+    declared = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["version"]
+    code, out, err = run_inprocess(capsys, "--version")
+    assert code == 0 and err == "" and out == f"workbench {declared}\n"
+
+
+def test_version_is_read_from_the_distribution_metadata_not_the_package(capsys, monkeypatch):
+    import importlib.metadata
+
+    asked = []
+    monkeypatch.setattr(importlib.metadata, "version", lambda name: asked.append(name) or "9.8.7")
+    code, out, err = run_inprocess(capsys, "--version")
+    assert code == 0 and out == "workbench 9.8.7\n" and asked == ["tflite-workbench"]
+
+
+def test_version_without_an_installed_distribution_says_so(capsys, monkeypatch):
+    import importlib.metadata
+
+    def missing(name):
+        raise importlib.metadata.PackageNotFoundError(name)
+
+    monkeypatch.setattr(importlib.metadata, "version", missing)
+    code, out, err = run_inprocess(capsys, "--version")
+    assert code == 0 and out == "workbench (the tflite-workbench distribution is not installed)\n"

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import sys
 
-from ...errors import WorkbenchError
 from .._common import EXIT_OK
 from ..workload import precompile_models, precompile_notes, precompile_workload
 
@@ -42,8 +41,12 @@ def _cmd_precompile(args) -> int:
         for line in sources:
             log(f"workload source: {line}")
         if not models:
-            raise WorkbenchError("no workload models: fetch the corpus (python -m workbench.corpus), or name "
-                                 "models with --models DIR or as files")
+            # workbench.perf builds from an empty workload too: a library with no kernel in it, so every
+            # kernel is compiled by numba when first used, as without a library
+            log("note: no workload models found in any source, so the library is built from an empty workload "
+                "and holds no kernel (numba compiles each kernel when first used); fetch the corpus (python -m "
+                "workbench.corpus) or name models with --models DIR, then run workbench precompile again "
+                "(without --if-needed)")
         manifest = precompiled.build(lambda log: precompile_workload(models, log), log=log)
         notes = precompile_notes(manifest)
         if notes and not args.json:
