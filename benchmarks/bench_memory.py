@@ -19,7 +19,7 @@ whether the library is there; without it ``ours`` equals ``ours-numba``), ``ours
 ``WORKBENCH_PRECOMPILED=0``: numba compiles or loads its cache during the warm-up invoke, which
 imports numba and starts LLVM), ``builtin`` (litert's builtin kernels,
 OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES) and ``default`` (litert's default, with XNNPACK).
-The goal (issue 5) is ours <= 1.5x litert on the whole process's peak.
+The goal is ours <= 1.5x litert on the whole process's peak.
 """
 
 from __future__ import annotations

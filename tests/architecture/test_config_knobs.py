@@ -1,4 +1,4 @@
-"""Environment knobs are read only through ``workbench/config.py`` (issue 15 §3).
+"""Environment knobs are read only through ``workbench/config.py``.
 
 Every ``WORKBENCH_*`` variable is read there, with a docstring saying what it does and its default;
 the rest of the package asks :mod:`workbench.config`.  Three checks over ``workbench/``:

@@ -1,4 +1,4 @@
-"""Imports run one way (ARCHITECTURE.md): perf → schema → options → versioning → partition → interpreter →
+"""Imports run one way: perf → schema → options → versioning → partition → interpreter →
 delegate → viz → cli, with errors / config and the two standalone helpers (corpus, bench) below all.
 ``perf`` (numba, BLAS, VNNI, the precompiled library) imports nothing but errors and config.
 
@@ -82,7 +82,7 @@ def _modules():
 def test_every_part_of_the_package_has_a_layer():
     parts = {_part_of(p) for p in _modules()} - {FACADE}
     missing = sorted(parts - set(RANK))
-    assert not missing, f"place these in LAYERS (and in ARCHITECTURE.md's import order): {missing}"
+    assert not missing, f"place these in LAYERS: {missing}"
 
 
 @pytest.mark.parametrize("part", [name for name, _ in LAYERS])
@@ -220,7 +220,7 @@ def test_the_speed_layer_registers_only_for_teaching_layer_data():
 
 
 def test_kernel_files_stay_readable():
-    # issue 15: at most three op files over 300 lines, none over 450
+    # at most three op files over 300 lines, none over 450
     sizes = {p.name: len(p.read_text(encoding="utf-8").splitlines())
              for p in (ROOT / "interpreter" / "kernels").glob("*.py")}
     over = sorted(name for name, n in sizes.items() if n > 300)

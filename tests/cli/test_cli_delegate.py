@@ -1,4 +1,4 @@
-"""`workbench run MODEL --delegate TARGET …` (issue 13 §6): the summary, the trace, .npz inputs, errors."""
+"""`workbench run MODEL --delegate TARGET …`: the summary, the trace, .npz inputs, errors."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Error messages that point the right way, and a new user's first steps (issue 12 §3).
+"""Error messages that point the right way, and a new user's first steps.
 
 Each test names the stumble it covers. LiteRT's own behaviour (ai-edge-litert, run in a child
 process so its native library never shares this process with ours) is checked where the workbench

@@ -1,4 +1,4 @@
-"""Mutated models through delegated runs raise only workbench errors (issue 13, "Done means").
+"""Mutated models through delegated runs raise only workbench errors.
 
 The interpreter fuzzer's cases (tests/interpreter/test_interpreter_fuzz.py: model-level and byte-level mutations
 of small built and sample models) are run again with a simulated accelerator applied in the

@@ -1,4 +1,4 @@
-"""A delegated run step by step on two lanes, and its Chrome trace (issue 13 §5)."""
+"""A delegated run step by step on two lanes, and its Chrome trace."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """benchmarks/table1.py, the paper's Table I: the am5729 profile's fit, the committed table notebook 06
-shows where ../shared is absent, and the digits rows (int8 offload within 2 points of float, >= 97 % of
+shows where ../shared/models is absent, and the digits rows (int8 offload within 2 points of float, >= 97 % of
 held-out images given the same class)."""
 
 from __future__ import annotations

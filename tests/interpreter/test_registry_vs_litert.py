@@ -82,7 +82,7 @@ KNOWN_GAPS: dict[tuple[str, int], str] = {
                               "channels)",
     ("DEPTHWISE_CONV_2D", 5): "c: trap row — the int16×int16 rule tests outputs[1], which a DEPTHWISE has not",
     ("DEPTHWISE_CONV_2D", 7): INT4 + " (int8 × int4 weights)",
-    ("DEQUANTIZE", 4): "c: no rule ever produces DEQUANTIZE v4 (TFLITE_FACTS §2.4)",
+    ("DEQUANTIZE", 4): "c: no rule ever produces DEQUANTIZE v4 (op_version.cc)",
     ("DEQUANTIZE", 8): UINT4,
     ("DEQUANTIZE", 9): NO_RULE,
     ("EMBEDDING_LOOKUP", 4): "not ours: int4 tables (b) or per-channel int8 tables (implementable; "
@@ -116,7 +116,7 @@ KNOWN_GAPS: dict[tuple[str, int], str] = {
     ("SLICE", 7): INT4,
     ("QUANTIZE", 4): INT4,
     ("QUANTIZE", 5): UINT4,
-    ("QUANTIZE", 6): "c: no rule ever produces QUANTIZE v6 (TFLITE_FACTS §2.5)",
+    ("QUANTIZE", 6): "c: no rule ever produces QUANTIZE v6 (op_version.cc)",
     ("DYNAMIC_UPDATE_SLICE", 5): INT4,
     ("DYNAMIC_UPDATE_SLICE", 6): BF16,
 }

@@ -42,7 +42,7 @@ def test_present_table_marks_each_field_present_or_defaulted():
     assert o.field("dilation_w_factor").state == "defaulted" and o.field("dilation_w_factor").runtime == 1
     assert o.field("padding").runtime == 2  # kTfLitePaddingValid
     assert not o.field("padding").differs_at_runtime  # renumbered, same meaning
-    # an absent quantized_bias_type becomes kTfLiteFloat32 (1), not zero (TFLITE_FACTS 1.4)
+    # an absent quantized_bias_type becomes kTfLiteFloat32 (1), not zero (flatbuffer_conversions.cc ConvertTensorType)
     assert o.field("quantized_bias_type").runtime == 1
     assert o.non_default() == {"padding": Padding.VALID, "stride_w": 2, "stride_h": 1}
 

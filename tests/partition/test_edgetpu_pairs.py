@@ -28,7 +28,7 @@ STATUS_WORDS = ("More than one subgraph is not supported", "Operation is working
 def _pairs() -> list:
     if not TRUTH.is_file():
         return [pytest.param(None, marks=pytest.mark.skip(reason=f"no Edge TPU pairs: {TRUTH} is absent "
-                                                                 f"(the repository's ../shared folder)"))]
+                                                                 f"(CI provides ../shared/edgetpu_pairs)"))]
     doc = json.loads(TRUTH.read_text())
     return [pytest.param(p, id=p["name"]) for p in doc["pairs"]]
 

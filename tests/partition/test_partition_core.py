@@ -1,4 +1,4 @@
-"""GraphView, targets as data, and the three strategies (TFLITE_FACTS §5.1-5.6)."""
+"""GraphView, targets as data, and the three strategies (``graph_info.cc``, ``delegates/utils.cc``, Edge TPU, TIDL)."""
 
 from __future__ import annotations
 

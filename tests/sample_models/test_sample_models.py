@@ -11,7 +11,7 @@ Three kinds of difference exist:
 
 * SHARED_CODE — not a rule deviation.  The converter writes one OperatorCode per builtin op and
   stamps it with the highest version over the operators that use it (its UpdateOpVersion only
-  raises a code's version; TFLITE_FACTS §2.3), so an operator whose own version is lower shows
+  raises a code's version; ``op_version.cc``), so an operator whose own version is lower shows
   its code's higher version.  For these files the per-code maximum of the computed versions equals
   the stored version exactly (``test_each_operator_code_stores_the_max_computed_version``).
 * INT16X8 — a converter deviation.  For 16x8 quantization TensorFlow's ``lite.py`` does not use

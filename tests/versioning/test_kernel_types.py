@@ -5,7 +5,7 @@
   refused, so the list shrinks when work lands;
 * every accepted combination prepares and invokes in ai-edge-litert (child processes): the table's
   source of facts;
-* signatures no kernel takes — the three of issue 12 among them — are refused by the workbench
+* signatures no kernel takes — among them three that fall through op_version.cc to v1 — are refused by the workbench
   and (except where LiteRT's prepare does not look) by LiteRT, and the table says so.
 """
 
@@ -48,7 +48,7 @@ WORKBENCH_GAPS: dict[tuple, str] = {
 
 # type combinations no TFLite kernel takes: (op, {slot: type}, does LiteRT's prepare notice?)
 REFUSED = [
-    # issue 12: "v1: no rule applies", and the (op, version) lookup alone called them runnable
+    # "v1: no rule applies" to these, and the (op, version) lookup alone would call them runnable
     (B.CONV_2D, {"in0": U8, "in1": I8, "out0": I16}, True),
     (B.DEPTHWISE_CONV_2D, {"in0": I16, "in1": I16, "out0": I16}, False),  # LiteRT reads the filter as int8
     (B.DEPTHWISE_CONV_2D, {"in0": I16, "in1": F32, "out0": I16}, False),

@@ -462,7 +462,7 @@ def test_plain_float_op_gets_default_version(op):
 
 
 # ---------------------------------------------------------------------------------------------
-# Named cases from the issue and TFLITE_FACTS
+# Named cases (op_version.cc's rules, op_version_test.cc's expectations)
 # ---------------------------------------------------------------------------------------------
 def test_depthwise_dilation_2_needs_version_2():
     v = version(B.DEPTHWISE_CONV_2D, opts=OPT[DW](stride_w=1, stride_h=1, dilation_w_factor=2, dilation_h_factor=2))
@@ -531,7 +531,7 @@ def test_dequantize_uint8_is_v1():
 
 
 # ---------------------------------------------------------------------------------------------
-# The traps (TFLITE_FACTS §2.4 and the ones found while porting)
+# The traps of op_version.cc (found while porting it)
 # ---------------------------------------------------------------------------------------------
 def test_traps_are_listed_with_ids():
     ids = {t.id for t in TRAPS}

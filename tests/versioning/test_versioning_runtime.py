@@ -81,7 +81,7 @@ def test_int32_overflow_component_is_skipped():
 # ---------------------------------------------------------------------------------------------
 # The table
 # ---------------------------------------------------------------------------------------------
-# TFLITE_FACTS §2.5 (v1..v8) and the FULLY_CONNECTED line
+# runtime_version.cc @03f49db5 (v1..v8) and the FULLY_CONNECTED line
 FACTS_25 = {
     "CONV_2D": "1.5.0 1.14.0 1.14.0 2.3.0 2.4.0 2.9.0 2.11.0 2.15.0",
     "DEPTHWISE_CONV_2D": "1.5.0 1.12.0 1.14.0 2.2.0 2.3.0 2.3.0 2.11.0",
@@ -108,7 +108,7 @@ FACTS_25 = {
 }
 
 
-# float16 versions LiteRT's newer runtime_version.cc (@119ae633) adds after the §2.5 figures
+# float16 versions LiteRT's newer runtime_version.cc (@119ae633) adds after the @03f49db5 figures
 LITERT_NEWER = {"CONCATENATION": ["2.23.0"], "SOFTMAX": ["2.23.0"], "TRANSPOSE": ["2.23.0"]}
 
 

@@ -352,7 +352,7 @@ F, I8, I16, U8 = "float32", "int8", "int16", "uint8"
 INT8 = dict(input=I8, weights=I8, output=I8)
 HYBRID = dict(input=F, weights=I8, output=F)
 
-# (config, expected version): each row is a rule of TFLITE_FACTS §2.3 (or a trap of §2.4)
+# (config, expected version): each row is a rule of op_version.cc GetBuiltinOperatorVersion (or one of its traps)
 CASES = [
     (wt.OpConfig(B.CONV_2D), 1),
     (wt.OpConfig(B.CONV_2D, **INT8), 3),

@@ -67,7 +67,7 @@ def test_release_1_11_0_refuses_dilation_2_with_tflites_text():
 
 
 def test_signatures_no_kernel_takes_cannot_run_on_any_release():
-    """Issue 12: these fall through to v1 and the (op, version) lookup alone said '✔ it runs'."""
+    """These fall through to v1, where the (op, version) lookup alone would say '✔ it runs'."""
     ex = VersionExplorer(op="CONV_2D", release="1.11.0")
     ex.set(input="uint8", weights="int8", output="int16")
     shown = text(ex.check_html.value)
