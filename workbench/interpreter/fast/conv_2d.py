@@ -304,19 +304,23 @@ def bind_float(context, node, d):
 
 
 @njit
-def conv_int8_numba(x, w, out, sh, sw, dh, dw, pt, pl, in_zp):
-    """Direct int8 convolution (any groups/dilation): int32 sums over in-image taps into ``out``."""
+def conv_sums_numba(x, w, out, sh, sw, dh, dw, pt, pl, in_zp, w_zp):
+    """Direct integer convolution (any groups/dilation), the one loop nest of every integer
+    ``numba`` path: Σ (w − w_zp)·(x − in_zp) over the in-image taps, in the reference order (filter
+    row, column, input channel), summed in int64 and stored into ``out``, whose type decides the
+    width: int32 (int8, uint8 and hybrid: wraps as ``reference_integer_ops::ConvPerChannel``'s
+    int32 accumulator does) or int64 (16x8, ``reference_integer_ops::ConvPerChannel`` with int64
+    accumulators).  int16 passes zero points 0; hybrid calls it per batch with that batch's offset."""
     n_b, h, wd, c = x.shape
     o, kh, kw, ci = w.shape
     _, oh, ow, _ = out.shape
-    groups = c // ci
-    per_group = o // groups
+    per_group = o // (c // ci)
     for b in range(n_b):
         for oy in range(oh):
             for ox in range(ow):
                 for oc in range(o):
                     base = (oc // per_group) * ci
-                    acc = np.int32(0)
+                    acc = np.int64(0)
                     for ky in range(kh):
                         iy = oy * sh - pt + ky * dh
                         if iy < 0 or iy >= h:
@@ -326,7 +330,7 @@ def conv_int8_numba(x, w, out, sh, sw, dh, dw, pt, pl, in_zp):
                             if ix < 0 or ix >= wd:
                                 continue
                             for i in range(ci):
-                                acc += np.int32(w[oc, ky, kx, i]) * (np.int32(x[b, iy, ix, base + i]) - in_zp)
+                                acc += (np.int64(w[oc, ky, kx, i]) - w_zp) * (np.int64(x[b, iy, ix, base + i]) - in_zp)
                     out[b, oy, ox, oc] = acc
 
 
@@ -342,8 +346,8 @@ class Int8Numba(FastPath):
         o = out.shape[3]
         bias = _bias(context, node, self.bias).astype(np.int64)
         acc = np.empty(out.shape, np.int32)
-        conv_int8_numba(x, tensors[node.inputs[1]], acc, d.stride_h, d.stride_w, d.dilation_h, d.dilation_w,
-                        d.pad_top, d.pad_left, d.input_zero_point)
+        conv_sums_numba(x, tensors[node.inputs[1]], acc, d.stride_h, d.stride_w, d.dilation_h, d.dilation_w,
+                        d.pad_top, d.pad_left, d.input_zero_point, 0)
         requantize.requantize_rows_jit(acc.reshape(-1, o), bias, d.output_multiplier, d.output_shift,
                                        d.output_zero_point, d.output_activation_min, d.output_activation_max,
                                        out.reshape(-1, o), self.half_up)
@@ -415,33 +419,6 @@ def bind_int8(context, node, d):
 # uint8
 
 
-@njit
-def conv_zp_numba(x, w, out, sh, sw, dh, dw, pt, pl, in_zp, w_zp):
-    """Direct convolution of uint8 data (any groups/dilation): int32 Σ (w − w_zp)·(x − in_zp) over
-    in-image taps into ``out``."""
-    n_b, h, wd, c = x.shape
-    o, kh, kw, ci = w.shape
-    _, oh, ow, _ = out.shape
-    per_group = o // (c // ci)
-    for b in range(n_b):
-        for oy in range(oh):
-            for ox in range(ow):
-                for oc in range(o):
-                    base = (oc // per_group) * ci
-                    acc = np.int32(0)
-                    for ky in range(kh):
-                        iy = oy * sh - pt + ky * dh
-                        if iy < 0 or iy >= h:
-                            continue
-                        for kx in range(kw):
-                            ix = ox * sw - pl + kx * dw
-                            if ix < 0 or ix >= wd:
-                                continue
-                            for i in range(ci):
-                                acc += (np.int32(w[oc, ky, kx, i]) - w_zp) * (np.int32(x[b, iy, ix, base + i]) - in_zp)
-                    out[b, oy, ox, oc] = acc
-
-
 class Uint8Path(FastPath):
     """``numba`` (``weights`` None: the direct loop) or the exact BLAS product on the node's own
     arrays (the padded input keeps its border of input zero points between invokes)."""
@@ -465,7 +442,7 @@ class Uint8Path(FastPath):
         if self.weights is None:
             bias = _bias(context, node, self.bias).astype(np.int64)
             acc = np.empty(out.shape, np.int32)
-            conv_zp_numba(x, tensors[node.inputs[1]], acc, d.stride_h, d.stride_w, d.dilation_h, d.dilation_w,
+            conv_sums_numba(x, tensors[node.inputs[1]], acc, d.stride_h, d.stride_w, d.dilation_h, d.dilation_w,
                           d.pad_top, d.pad_left, d.input_zero_point, d.filter_zero_point)
             requantize.requantize_rows_jit(acc.reshape(-1, o), bias, self.multipliers, self.shifts,
                                            d.output_zero_point, d.output_activation_min, d.output_activation_max,
@@ -500,33 +477,6 @@ def bind_uint8(context, node, d):
 # 16x8
 
 
-@njit
-def conv_int16_numba(x, w, out, sh, sw, dh, dw, pt, pl):
-    """Direct 16x8 convolution (any groups/dilation): int64 sums over in-image taps into ``out``."""
-    n_b, h, wd, c = x.shape
-    o, kh, kw, ci = w.shape
-    _, oh, ow, _ = out.shape
-    groups = c // ci
-    per_group = o // groups
-    for b in range(n_b):
-        for oy in range(oh):
-            for ox in range(ow):
-                for oc in range(o):
-                    base = (oc // per_group) * ci
-                    acc = np.int64(0)
-                    for ky in range(kh):
-                        iy = oy * sh - pt + ky * dh
-                        if iy < 0 or iy >= h:
-                            continue
-                        for kx in range(kw):
-                            ix = ox * sw - pl + kx * dw
-                            if ix < 0 or ix >= wd:
-                                continue
-                            for i in range(ci):
-                                acc += np.int64(w[oc, ky, kx, i]) * np.int64(x[b, iy, ix, base + i])
-                    out[b, oy, ox, oc] = acc
-
-
 def requantize_16x8(acc2d, bias, d, out2d) -> None:
     """acc2d [rows, O] (exact integer sums) + bias → int16 out2d, by the node's recipe (numba)."""
     args = (acc2d, bias, d.output_multiplier, d.output_shift, d.output_zero_point, d.output_activation_min,
@@ -553,8 +503,8 @@ class Int16Path(FastPath):
         bias = self.bias if self.bias is not None else tensors[node.inputs[2]].astype(np.int64)
         if self.weights is None:
             acc = np.empty(out.shape, np.int64)
-            conv_int16_numba(x, tensors[node.inputs[1]], acc, d.stride_h, d.stride_w, d.dilation_h, d.dilation_w,
-                             d.pad_top, d.pad_left)
+            conv_sums_numba(x, tensors[node.inputs[1]], acc, d.stride_h, d.stride_w, d.dilation_h, d.dilation_w,
+                            d.pad_top, d.pad_left, 0, 0)
             requantize_16x8(acc.reshape(-1, o), bias, d, out.reshape(-1, o))
             return
         _im2col(x, d, self.cols, self.padded, self.direct)

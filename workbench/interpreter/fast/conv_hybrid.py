@@ -21,7 +21,7 @@ from .. import quant
 from ..kernels._conv_uint8_hybrid import Conv2DHybridData
 from ..variants import VARIANTS
 from . import FastPath, fast_path, requantize
-from .conv_2d import _im2col, _product_layout
+from .conv_2d import _im2col, _product_layout, conv_sums_numba
 
 
 @njit
@@ -52,31 +52,16 @@ def hybrid_conv_output_jit(acc, offsets, row_sums, scales, bias, per_channel, lo
 
 
 @njit
-def grouped_hybrid_numba(q, sf, zp, filt, fs, bias, out, sh, sw, dh, dw, pt, pl, lo, hi):
-    """Direct hybrid convolution in TFLite's reference order (any groups): int32 sums, float32 tail."""
-    n, h, w, c = q.shape
-    o, kh, kw, ci = filt.shape
-    _, oh, ow, _ = out.shape
-    per_group = o // (c // ci)
+def hybrid_scale_numba(acc, sf, fs, bias, out, lo, hi):
+    """The float32 tail of the direct hybrid loop, as ``reference_ops::HybridConvPerChannel``: each
+    int32 sum times its channel's filter scale, times the batch's scaling factor, plus the bias,
+    clamped."""
+    n, oh, ow, o = out.shape
     for b in range(n):
-        off = np.int64(zp[b])
         for oy in range(oh):
             for ox in range(ow):
                 for oc in range(o):
-                    g = oc // per_group
-                    acc = np.int64(0)
-                    for ky in range(kh):
-                        iy = oy * sh - pt + ky * dh
-                        if iy < 0 or iy >= h:
-                            continue
-                        for kx in range(kw):
-                            ix = ox * sw - pl + kx * dw
-                            if ix < 0 or ix >= w:
-                                continue
-                            for i in range(ci):
-                                acc += np.int64(filt[oc, ky, kx, i]) * (np.int64(q[b, iy, ix, g * ci + i]) - off)
-                    acc = ((acc + 2147483648) & 0xFFFFFFFF) - 2147483648
-                    v = np.float32(np.float32(acc) * fs[oc]) * sf[b]
+                    v = np.float32(np.float32(acc[b, oy, ox, oc]) * fs[oc]) * sf[b]
                     v = v + bias[oc]
                     if v < lo:
                         v = lo
@@ -91,7 +76,7 @@ class HybridPath(FastPath):
 
     __slots__ = ("name", "asymmetric", "per_channel", "filter_scale", "bias", "row_sums", "filter", "weights",
                  "input_quantized", "scaling_factors", "input_offsets", "product_scales", "padded", "cols", "acc",
-                 "direct")
+                 "direct", "sums")
 
     def __init__(self, name, d, x_shape, bias, filt, weights=None, padded=None, cols=None, acc=None, direct=False):
         n, o = x_shape[0], d.output_shape[3]
@@ -104,6 +89,7 @@ class HybridPath(FastPath):
         self.scaling_factors = np.ones(n, np.float32)
         self.input_offsets = np.zeros(n, np.int32)
         self.product_scales = np.zeros((n, o), np.float32)
+        self.sums = None if filt is None else np.zeros(d.output_shape, np.int32)     # the direct loop's sums
 
     def __call__(self, context, node, d) -> None:
         x, out = context.tensors[node.inputs[0]], context.tensors[node.outputs[0]]
@@ -112,9 +98,12 @@ class HybridPath(FastPath):
         requantize.quantize_rows_jit(x.reshape(n, -1), self.asymmetric, self.input_quantized.reshape(n, -1),
                                      self.scaling_factors, self.input_offsets)
         if self.cols is None:
-            grouped_hybrid_numba(self.input_quantized, self.scaling_factors, self.input_offsets, self.filter,
-                                 self.filter_scale, self.bias, out, d.stride_h, d.stride_w, d.dilation_h,
-                                 d.dilation_w, d.pad_top, d.pad_left, lo, hi)
+            # one batch at a time: each has its own input offset (asymmetric quantization)
+            sums = self.sums
+            for b in range(n):
+                conv_sums_numba(self.input_quantized[b:b + 1], self.filter, sums[b:b + 1], d.stride_h, d.stride_w,
+                                d.dilation_h, d.dilation_w, d.pad_top, d.pad_left, int(self.input_offsets[b]), 0)
+            hybrid_scale_numba(sums, self.scaling_factors, self.filter_scale, self.bias, out, lo, hi)
             return
         if self.padded is not None:
             self.padded[...] = self.input_offsets.reshape(-1, 1, 1, 1)

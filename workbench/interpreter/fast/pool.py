@@ -1,4 +1,5 @@
-"""Speed layer for MAX_POOL_2D and AVERAGE_POOL_2D: one numba loop nest per pool and type.
+"""Speed layer for MAX_POOL_2D and AVERAGE_POOL_2D: one numba loop nest per pool (max: one for
+every type; average: float and quantized, whose means are computed differently).
 
 Each loop visits only the taps inside the image (no padded copy) and keeps one accumulator row per
 output position, in the teaching layer's order (rows, then columns), so the bits are the same as
@@ -18,41 +19,12 @@ from . import Call, fast_path
 
 
 @njit
-def max_pool_numba(x, out, fh, fw, sh, sw, pt, pl, lo, hi):
+def max_pool_numba(x, out, fh, fw, sh, sw, pt, pl, lo, hi, lowest):
+    """Float and quantized MAX_POOL_2D: ``lowest`` (float32 −inf, or the integer type's minimum as
+    an int32) starts each channel's running maximum and sets the accumulator's type."""
     n_b, h, w, c = x.shape
     _, oh, ow, _ = out.shape
-    acc = np.empty(c, np.float32)
-    for b in range(n_b):
-        for oy in range(oh):
-            y0 = oy * sh - pt
-            ky0 = max(0, -y0)
-            ky1 = min(fh, h - y0)
-            for ox in range(ow):
-                x0 = ox * sw - pl
-                kx0 = max(0, -x0)
-                kx1 = min(fw, w - x0)
-                for k in range(c):
-                    acc[k] = -np.inf
-                for ky in range(ky0, ky1):
-                    for kx in range(kx0, kx1):
-                        for k in range(c):
-                            v = x[b, y0 + ky, x0 + kx, k]
-                            if v > acc[k]:
-                                acc[k] = v
-                for k in range(c):
-                    v = acc[k]
-                    if v < lo:
-                        v = lo
-                    if v > hi:
-                        v = hi
-                    out[b, oy, ox, k] = v
-
-
-@njit
-def max_pool_quantized_numba(x, out, fh, fw, sh, sw, pt, pl, lo, hi, lowest):
-    n_b, h, w, c = x.shape
-    _, oh, ow, _ = out.shape
-    acc = np.empty(c, np.int32)
+    acc = np.full(c, lowest)
     for b in range(n_b):
         for oy in range(oh):
             y0 = oy * sh - pt
@@ -152,13 +124,13 @@ def _window(d):
 
 def _max_float(context, node, d):
     max_pool_numba(context.tensors[node.inputs[0]], context.tensors[node.outputs[0]], *_window(d),
-                   np.float32(d.output_activation_min), np.float32(d.output_activation_max))
+                   np.float32(d.output_activation_min), np.float32(d.output_activation_max), np.float32(-np.inf))
 
 
 def _max_quantized(context, node, d):
     x = context.tensors[node.inputs[0]]
-    max_pool_quantized_numba(x, context.tensors[node.outputs[0]], *_window(d), d.output_activation_min,
-                             d.output_activation_max, int(np.iinfo(x.dtype).min))
+    max_pool_numba(x, context.tensors[node.outputs[0]], *_window(d), d.output_activation_min,
+                   d.output_activation_max, np.int32(np.iinfo(x.dtype).min))
 
 
 def _average_float(context, node, d):
