@@ -9,8 +9,8 @@ the order of the real values."""
 import numpy as np
 
 from ..registry import Kernel, OpData, opdata
-from ._common import F32
-from ._elementwise import BOOL, I32, I64, const_ints, fail, refuse
+from ._common import BOOL, F32, I32, I64
+from ._elementwise import const_ints, fail, refuse
 
 OUT_TYPES = {2: I32, 4: I64}
 

@@ -21,13 +21,9 @@ import numpy as np
 
 from ...errors import UnsupportedOpError
 from ..registry import OpData, opdata
-from ._common import activation_name, activation_range
+from ._common import F16, I32, I64, U32, activation_name, activation_range
 
-F16 = np.dtype(np.float16)
 C64 = np.dtype(np.complex64)
-I32 = np.dtype(np.int32)
-I64 = np.dtype(np.int64)
-U32 = np.dtype(np.uint32)
 PLAIN = (I32, I64, U32, F16, C64)
 HALF_MAX = 65504.0
 

@@ -6,7 +6,12 @@ import numpy as np
 
 from ...errors import KernelError, UnsupportedOpError
 
-F32 = np.dtype(np.float32)
+# The tensor types the kernels check and produce, as numpy dtypes (TensorType in the schema); every
+# kernel imports them from here.
+BOOL = np.dtype(np.bool_)
+F16, F32, F64 = np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64)
+I8, I16, I32, I64 = np.dtype(np.int8), np.dtype(np.int16), np.dtype(np.int32), np.dtype(np.int64)
+U8, U32 = np.dtype(np.uint8), np.dtype(np.uint32)
 FLOAT_MAX = float(np.finfo(np.float32).max)
 
 # runtime ActivationFunctionType codes (map 1:1 from the schema)

@@ -37,13 +37,9 @@ from ..quant import (INT32_MAX, INT32_MIN, multiply_by_quantized_multiplier, mul
                      quant_params, quantize_multiplier)
 from ..context import is_string
 from ..registry import Kernel, OpData, opdata
-from ._common import F32
-from ._elementwise import BOOL, I32, I64, broadcast_shape, refuse
+from ._common import BOOL, F16, F32, I8, I16, I32, I64, U8
+from ._elementwise import broadcast_shape, refuse
 
-F16 = np.dtype(np.float16)
-I8 = np.dtype(np.int8)
-U8 = np.dtype(np.uint8)
-I16 = np.dtype(np.int16)
 STR = np.dtype(object)
 
 LEFT_SHIFT = 8

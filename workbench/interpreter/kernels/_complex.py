@@ -33,12 +33,11 @@ import numpy as np
 
 from ...errors import UnsupportedOpError
 from ..registry import Kernel, OpData, opdata
+from ._common import F32, F64
 from ._elementwise import refuse
 
 C64 = np.dtype(np.complex64)
 C128 = np.dtype(np.complex128)
-F32 = np.dtype(np.float32)
-F64 = np.dtype(np.float64)
 PART_TYPE = {C64: F32, C128: F64}       # what TFLite's Prepare demands of the output
 
 

@@ -35,10 +35,9 @@ import numpy as np
 from ...errors import UnsupportedOpError
 from ..registry import opdata
 from .. import quant
-from ._common import F32, activation_range
+from ._common import F32, U8, activation_range
 from ._conv_geometry import ConvGeometry, conv_geometry, final_shift_rounding, integer_sums, padded
 
-U8 = np.dtype(np.uint8)
 
 
 @opdata

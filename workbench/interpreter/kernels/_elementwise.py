@@ -18,10 +18,6 @@ from ...errors import KernelError, UnsupportedOpError
 from ..registry import Kernel, OpData, opdata
 from ._common import F32
 
-I32 = np.dtype(np.int32)
-I64 = np.dtype(np.int64)
-BOOL = np.dtype(np.bool_)
-
 
 def fail(node, message: str):
     raise KernelError(f"{node.op_name} (node {node.index}): {message}")

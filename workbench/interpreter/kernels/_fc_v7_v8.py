@@ -31,10 +31,9 @@ import numpy as np
 from ...errors import KernelError, UnsupportedOpError
 from ..registry import OpData, opdata
 from .. import quant
-from ._common import F32, activation_name, activation_range, apply_activation
+from ._common import F32, I8, I16, activation_name, activation_range, apply_activation
 from .densify import dense_positions
 
-I8, I16 = np.dtype(np.int8), np.dtype(np.int16)
 DIM_DENSE, DIM_CSR = 0, 1
 
 

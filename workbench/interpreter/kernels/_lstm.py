@@ -39,10 +39,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...errors import ModelError
-from ._common import F32
+from ._common import F32, I8, I16, I32
 from ._elementwise import refuse
-
-I8, I16, I32 = np.dtype(np.int8), np.dtype(np.int16), np.dtype(np.int32)
 
 ROLES = ("input_to_input", "input_to_forget", "input_to_cell", "input_to_output",
          "recurrent_to_input", "recurrent_to_forget", "recurrent_to_cell", "recurrent_to_output",

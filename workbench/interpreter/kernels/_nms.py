@@ -24,8 +24,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..registry import Kernel, OpData, opdata
-from ._common import F32
-from ._elementwise import I32, fail, refuse
+from ._common import F32, I32
+from ._elementwise import fail, refuse
 
 
 def iou(boxes: np.ndarray, i: int, j: int) -> np.float32:

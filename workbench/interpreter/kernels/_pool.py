@@ -15,11 +15,8 @@ from ..registry import OpData, opdata
 
 from ...errors import KernelError, UnsupportedOpError
 from .. import quant
-from ._common import F32, PADDING_NAMES, activation_name, activation_range, check_rank, pool_window
+from ._common import F32, I8, I16, PADDING_NAMES, U8, activation_name, activation_range, check_rank, pool_window
 
-I8 = np.dtype(np.int8)
-U8 = np.dtype(np.uint8)
-I16 = np.dtype(np.int16)
 QUANTIZED = (U8, I8, I16)
 
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..registry import Kernel, OpData, opdata
-from ._common import F32
-from ._elementwise import I32, refuse
+from ._common import F32, I32
+from ._elementwise import refuse
 
 
 def identity(kind: str, dtype: np.dtype):

@@ -18,9 +18,8 @@ import numpy as np
 from ...errors import KernelError, UnsupportedOpError
 from ..registry import OpData, opdata
 from .. import quant
-from ._common import F32, PADDING_NAMES, activation_name, activation_range, transpose_window
+from ._common import F32, I8, I16, PADDING_NAMES, U8, activation_name, activation_range, transpose_window
 
-I8, U8, I16 = np.dtype(np.int8), np.dtype(np.uint8), np.dtype(np.int16)
 
 
 @opdata

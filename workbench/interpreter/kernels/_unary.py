@@ -31,14 +31,11 @@ import numpy as np
 from ...errors import UnsupportedOpError
 from ..registry import Kernel, OpData, opdata
 from .. import quant
-from ._common import F32
+from ._common import F32, I8, I16, U8
 from ._eigen import (F32_LANES, eigen_erfc_f32, eigen_exp_packet_f32, eigen_logistic_f32,  # noqa: F401
                      eigen_tanh_f32, packet_end, split_packets, twoprod_low_f32)
 from ._libm import FUNCTIONS
 
-I8 = np.dtype(np.int8)
-U8 = np.dtype(np.uint8)
-I16 = np.dtype(np.int16)
 TYPE_RANGE = {I8: (-128, 127), U8: (0, 255), I16: (-32768, 32767)}
 
 

@@ -12,9 +12,8 @@ import numpy as np
 from ...schema.enums import BuiltinOperator
 from ..registry import OpData, kernel, opdata
 from .. import quant
-from ._common import F32
-from ._elementwise import I32
-from ._unary import I8, I16, UnaryKernel, clamp_to, require_zero_points
+from ._common import F32, I8, I16, I32
+from ._unary import UnaryKernel, clamp_to, require_zero_points
 
 
 @opdata

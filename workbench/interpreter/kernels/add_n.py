@@ -5,8 +5,8 @@ import numpy as np
 
 from ...schema.enums import BuiltinOperator
 from ..registry import Kernel, OpData, kernel, opdata
-from ._common import F32, FLOAT_MAX
-from ._elementwise import I32, refuse
+from ._common import F32, FLOAT_MAX, I32
+from ._elementwise import refuse
 
 
 @opdata

@@ -34,12 +34,9 @@ import numpy as np
 from ...schema.enums import BuiltinOperator
 from ..registry import Kernel, OpData, kernel, opdata
 from .. import quant
-from ._common import F32
+from ._common import F32, I8, I16, I32
 from ._elementwise import fail, refuse
 
-I8 = np.dtype(np.int8)
-I16 = np.dtype(np.int16)
-I32 = np.dtype(np.int32)
 
 
 @opdata

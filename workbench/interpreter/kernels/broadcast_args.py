@@ -3,7 +3,8 @@ rules: align at the right, a 1 stretches).  Incompatible shapes are a run-time e
 
 from ...schema.enums import BuiltinOperator
 from ..registry import Kernel, OpData, kernel, opdata
-from ._elementwise import I32, I64, fail, refuse
+from ._common import I32, I64
+from ._elementwise import fail, refuse
 
 
 @opdata

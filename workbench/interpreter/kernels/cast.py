@@ -23,11 +23,11 @@ import numpy as np
 from ...schema.enums import BuiltinOperator
 from ..context import is_string
 from ..registry import Kernel, OpData, kernel, opdata
+from ._common import F16, F32
 from ._elementwise import refuse
 
 TYPES = tuple(np.dtype(t) for t in (np.float32, np.float64, np.float16, np.int64, np.int32, np.int16, np.int8,
                                     np.uint8, np.uint16, np.uint32, np.bool_, np.complex64))
-F16, F32, F64 = np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64)
 C64 = np.dtype(np.complex64)
 
 

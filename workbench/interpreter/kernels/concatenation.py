@@ -26,9 +26,8 @@ from ...errors import UnsupportedOpError
 from ...schema.enums import BuiltinOperator
 from .. import quant
 from ..registry import Kernel, OpData, kernel, opdata
-from ._common import activation_name, activation_range, apply_activation, clamps, normalize_axis
+from ._common import I8, I16, U8, activation_name, activation_range, apply_activation, clamps, normalize_axis
 
-U8, I8, I16 = np.dtype(np.uint8), np.dtype(np.int8), np.dtype(np.int16)
 TYPES = tuple(np.dtype(t) for t in (np.float32, np.float16, np.uint8, np.int8, np.int16, np.int32, np.int64,
                                     np.bool_, np.uint32))
 

@@ -9,10 +9,10 @@ import numpy as np
 
 from ...schema.enums import BuiltinOperator
 from ..registry import kernel
-from ._common import F32
+from ._common import F16, F32
 from ._elementwise import MathUnaryKernel
 from ._libm import cosf
-from .sin import F16, half_result
+from .sin import half_result
 
 
 def cos_float(x: np.ndarray) -> np.ndarray:

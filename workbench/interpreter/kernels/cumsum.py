@@ -6,8 +6,8 @@ import numpy as np
 
 from ...schema.enums import BuiltinOperator
 from ..registry import Kernel, OpData, kernel, opdata
-from ._common import F32
-from ._elementwise import I32, I64, const_ints, fail, norm_axes
+from ._common import F32, I32, I64
+from ._elementwise import const_ints, fail, norm_axes
 
 
 @opdata

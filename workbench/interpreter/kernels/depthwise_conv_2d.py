@@ -22,9 +22,8 @@ from ...errors import KernelError, UnsupportedOpError
 from ...schema.enums import BuiltinOperator
 from ..registry import Kernel, OpData, kernel, opdata
 from .. import quant
-from ._common import F32, PADDING_NAMES, activation_name, activation_range, check_bias, check_rank, window
+from ._common import F32, I8, I16, PADDING_NAMES, U8, activation_name, activation_range, check_bias, check_rank, window
 
-I8, U8, I16 = np.dtype(np.int8), np.dtype(np.uint8), np.dtype(np.int16)
 
 
 @opdata

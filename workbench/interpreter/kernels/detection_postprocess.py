@@ -50,11 +50,10 @@ import numpy as np
 
 from ..quant import tensor_scale_zp
 from ..registry import Kernel, OpData, kernel, opdata
-from ._common import F32
+from ._common import F32, U8
 from ._elementwise import fail, refuse
 from ._nms import partial_sort_desc, single_class_nms
 
-U8 = np.dtype(np.uint8)
 NUM_DETECTIONS_PER_CLASS_DEFAULT = 100
 
 

@@ -28,9 +28,9 @@ from ...schema.enums import BuiltinOperator
 from ..registry import OpData, kernel, opdata
 from .. import quant
 from ._binary import BinaryData, BinaryKernel, float_binary
-from ._common import F32, activation_name
+from ._common import F32, I8, I16, U8, activation_name
 from ._elementwise import fail
-from ._unary import I8, I16, U8, TYPE_RANGE
+from ._unary import TYPE_RANGE
 
 
 @opdata

@@ -11,8 +11,8 @@ import numpy as np
 
 from ...schema.enums import BuiltinOperator
 from ..registry import Kernel, OpData, kernel, opdata
-from ._common import F32
-from ._elementwise import BOOL, I32, I64, refuse
+from ._common import BOOL, F32, I32, I64
+from ._elementwise import refuse
 
 TYPES = (F32, np.dtype(np.float64), np.dtype(np.int8), np.dtype(np.uint8), I32, np.dtype(np.uint16),
          np.dtype(np.uint32), I64, BOOL, np.dtype(np.float16), np.dtype(np.int16))

@@ -12,9 +12,9 @@ import numpy as np
 
 from ...schema.enums import BuiltinOperator
 from ..registry import kernel
-from ._common import F32
+from ._common import F32, I8
 from ._libm import expm1f
-from ._unary import I8, LutData, UnaryKernel, lut_lookup
+from ._unary import LutData, UnaryKernel, lut_lookup
 
 
 def elu_f32(d: np.ndarray) -> np.ndarray:

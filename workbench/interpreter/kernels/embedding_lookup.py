@@ -18,10 +18,8 @@ import numpy as np
 from ...schema.enums import BuiltinOperator
 from ..quant import quant_params
 from ..registry import Kernel, OpData, kernel, opdata
-from ._common import F32
-from ._elementwise import I32, fail, refuse
-
-I8, U8 = np.dtype(np.int8), np.dtype(np.uint8)
+from ._common import F32, I8, I32, U8
+from ._elementwise import fail, refuse
 
 
 @opdata

@@ -15,9 +15,9 @@ import numpy as np
 from ...schema.enums import BuiltinOperator
 from ..registry import kernel
 from .. import quant
-from ._common import F32
+from ._common import F32, I8, I16
 from ._libm import expf
-from ._unary import I8, I16, LutData, UnaryKernel, lut_lookup, prepare_lut, require_zero_points
+from ._unary import LutData, UnaryKernel, lut_lookup, prepare_lut, require_zero_points
 
 
 def exp_f32(d: np.ndarray) -> np.ndarray:

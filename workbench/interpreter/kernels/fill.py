@@ -8,7 +8,8 @@ import numpy as np
 from ...schema.enums import BuiltinOperator
 from ..context import STRING_DTYPE
 from ..registry import Kernel, OpData, kernel, opdata
-from ._elementwise import I32, I64, const_ints, fail
+from ._common import I32, I64
+from ._elementwise import const_ints, fail
 
 TYPES = tuple(np.dtype(t) for t in (np.float32, np.float64, np.int32, np.int64, np.uint8, np.uint16, np.uint32,
                                     np.complex64, np.bool_, np.int8, np.int16, np.float16)) + (STRING_DTYPE,)

@@ -15,11 +15,10 @@ import numpy as np
 
 from ...schema.enums import BuiltinOperator
 from ..registry import kernel
-from ._common import F32
-from ._elementwise import I32, MathBinaryKernel, fail
+from ._common import F32, I8, I16, I32
+from ._elementwise import MathBinaryKernel, fail
 
 
-I8, I16 = np.dtype(np.int8), np.dtype(np.int16)
 
 
 def reference(a: np.ndarray, b: np.ndarray) -> np.ndarray:

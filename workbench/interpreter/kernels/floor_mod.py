@@ -9,8 +9,8 @@ import numpy as np
 
 from ...schema.enums import BuiltinOperator
 from ..registry import kernel
-from ._common import F32
-from ._elementwise import I32, I64, MathBinaryKernel, fail
+from ._common import F32, I32, I64
+from ._elementwise import MathBinaryKernel, fail
 
 
 def reference(a: np.ndarray, b: np.ndarray) -> np.ndarray:

@@ -34,10 +34,9 @@ from ...errors import KernelError, UnsupportedOpError
 from ...schema.enums import BuiltinOperator
 from ..registry import Kernel, OpData, kernel, opdata
 from .. import quant
-from ._common import F32, activation_name, activation_range, apply_activation, check_bias
+from ._common import F32, I8, I16, U8, activation_name, activation_range, apply_activation, check_bias
 from . import _fc_hybrid, _fc_int4, _fc_v7_v8
 
-I8, U8, I16 = np.dtype(np.int8), np.dtype(np.uint8), np.dtype(np.int16)
 
 
 @opdata

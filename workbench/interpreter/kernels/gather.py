@@ -14,7 +14,8 @@ import numpy as np
 from ...schema.enums import BuiltinOperator
 from ..context import STRING_DTYPE, is_string
 from ..registry import Kernel, OpData, kernel, opdata
-from ._elementwise import I32, I64, fail, refuse
+from ._common import I32, I64
+from ._elementwise import fail, refuse
 
 PARAMS = tuple(np.dtype(t) for t in (np.float32, np.float16, np.int32, np.int64, np.uint8, np.int8, np.bool_,
                                      np.int16)) + (STRING_DTYPE,)

@@ -10,9 +10,9 @@ import numpy as np
 
 from ...schema.enums import BuiltinOperator
 from ..registry import Kernel, OpData, kernel, opdata
-from ._elementwise import I32, I64, fail
+from ._common import I16, I32, I64
+from ._elementwise import fail
 
-I16 = np.dtype(np.int16)
 TYPES = tuple(np.dtype(t) for t in (np.float32, np.uint8, np.int8, np.int16, np.int32, np.int64, np.bool_,
                                     object, np.float16))
 

@@ -28,8 +28,8 @@ from ...errors import UnsupportedOpError
 from ...schema.enums import BuiltinOperator
 from ..registry import Kernel, OpData, kernel, opdata
 from .. import quant
-from ._common import F32
-from ._unary import I8, U8, UnaryData, check_same_type, clamp_to, split_packets
+from ._common import F32, I8, U8
+from ._unary import UnaryData, check_same_type, clamp_to, split_packets
 
 _SIXTH = np.float32(1.0 / 6.0)
 

@@ -24,11 +24,10 @@ import numpy as np
 from ...schema.enums import BuiltinOperator
 from .. import quant
 from ..registry import Kernel, OpData, kernel, opdata
-from ._common import F32, activation_name
+from ._common import F32, I8, U8, activation_name
 from ._elementwise import refuse
 
 EPSILON = 1e-6
-U8, I8 = np.dtype(np.uint8), np.dtype(np.int8)
 
 
 @opdata

@@ -30,8 +30,8 @@ import numpy as np
 from ...schema.enums import BuiltinOperator
 from ..registry import Kernel, OpData, kernel, opdata
 from .. import quant
-from ._common import F32
-from ._unary import I8, I16, U8, check_same_type, clamp_to, require_zero_points
+from ._common import F32, I8, I16, U8
+from ._unary import check_same_type, clamp_to, require_zero_points
 
 
 @opdata

@@ -13,9 +13,9 @@ import numpy as np
 from ...schema.enums import BuiltinOperator
 from ..registry import kernel
 from .. import quant
-from ._common import F32
+from ._common import F32, I8, I16
 from ._libm import logf
-from ._unary import I8, I16, TYPE_RANGE, LutData, UnaryKernel, lut_lookup, prepare_lut, require_zero_points
+from ._unary import TYPE_RANGE, LutData, UnaryKernel, lut_lookup, prepare_lut, require_zero_points
 
 
 @np.errstate(all="ignore")        # IEEE inf / NaN from absurd scales are intended

@@ -4,7 +4,8 @@ import numpy as np
 
 from ...schema.enums import BuiltinOperator
 from ..registry import kernel
-from ._elementwise import BOOL, MathUnaryKernel
+from ._common import BOOL
+from ._elementwise import MathUnaryKernel
 
 
 def reference(x: np.ndarray) -> np.ndarray:

@@ -4,7 +4,8 @@ import numpy as np
 
 from ...schema.enums import BuiltinOperator
 from ..registry import kernel
-from ._elementwise import BOOL, MathBinaryKernel
+from ._common import BOOL
+from ._elementwise import MathBinaryKernel
 
 
 def reference(a: np.ndarray, b: np.ndarray) -> np.ndarray:

@@ -8,9 +8,8 @@ import numpy as np
 
 from ...schema.enums import BuiltinOperator
 from ..registry import kernel
-from ._common import F32  # noqa: F401
-from ._elementwise import I32, I64, MathBinaryKernel
-from ._unary import I8, I16, U8
+from ._common import F32, I8, I16, I32, I64, U8
+from ._elementwise import MathBinaryKernel
 
 
 def reference(a: np.ndarray, b: np.ndarray) -> np.ndarray:

@@ -34,12 +34,9 @@ from ...errors import UnsupportedOpError
 from ...schema.enums import BuiltinOperator
 from ..registry import Kernel, OpData, kernel, opdata
 from .. import quant
-from ._common import F32, normalize_axis
+from ._common import F32, I8, I16, U8, normalize_axis
 from ._reduce import eigen_sum, normalized, reduced_rows, sequential_sum
 
-I8 = np.dtype(np.int8)
-U8 = np.dtype(np.uint8)
-I16 = np.dtype(np.int16)
 
 __all__ = ["MeanData", "MeanQuantizedData", "reduced_rows", "mean_float", "mean_quantized_reference",
            "mean_quantized_optimized"]

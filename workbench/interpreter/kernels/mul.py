@@ -16,9 +16,8 @@ from ...schema.enums import BuiltinOperator
 from ..registry import kernel
 from ._binary import BinaryData, BinaryKernel, float_binary, mul_general, mul_int16_to_8bit, plain_int16, \
     with_vector_loop
-from ._binary_plain import C64, F16, I32, I64, U32, PlainBinaryData, plain_binary
-from ._common import F32
-from ._unary import I8, I16, U8
+from ._binary_plain import C64, PlainBinaryData, plain_binary
+from ._common import F16, F32, I8, I16, I32, I64, U8, U32
 
 
 def mul_quantized(a, b, d) -> np.ndarray:

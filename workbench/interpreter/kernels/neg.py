@@ -8,9 +8,8 @@ import numpy as np
 
 from ...schema.enums import BuiltinOperator
 from ..registry import kernel
-from ._common import F32
-from ._elementwise import I32, I64
-from ._unary import I8, I16, UnaryKernel
+from ._common import F32, I8, I16, I32, I64
+from ._unary import UnaryKernel
 
 
 def negate(x: np.ndarray, out: np.ndarray) -> None:

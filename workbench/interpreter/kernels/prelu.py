@@ -22,8 +22,8 @@ from ...errors import UnsupportedOpError
 from ...schema.enums import BuiltinOperator
 from ..registry import Kernel, OpData, kernel, opdata
 from .. import quant
-from ._common import F32
-from ._unary import I8, I16, U8, TYPE_RANGE
+from ._common import F32, I8, I16, U8
+from ._unary import TYPE_RANGE
 
 
 @opdata

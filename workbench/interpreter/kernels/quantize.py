@@ -30,10 +30,9 @@ from ...errors import UnsupportedOpError
 from ...schema.enums import BuiltinOperator
 from .. import quant
 from ..registry import Kernel, OpData, kernel, opdata
-from ._common import F32
-from ._unary import I8, I16, U8, require_zero_points
+from ._common import F32, I8, I16, I32, U8
+from ._unary import require_zero_points
 
-I32 = np.dtype(np.int32)
 RANGE = {I8: (-128, 127), U8: (0, 255), I16: (-32768, 32767), I32: (quant.INT32_MIN, quant.INT32_MAX)}
 
 # input type → the output types quantize.cc accepts

@@ -5,7 +5,7 @@ import numpy as np
 
 from ...schema.enums import BuiltinOperator
 from ..registry import kernel
-from ._elementwise import BOOL
+from ._common import BOOL
 from ._reduce import ReduceKernel
 
 

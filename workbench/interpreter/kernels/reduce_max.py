@@ -8,8 +8,8 @@ import numpy as np
 
 from ...schema.enums import BuiltinOperator
 from ..registry import kernel
-from ._common import F32
-from ._elementwise import I32, I64, reduced_shape
+from ._common import F32, I32, I64
+from ._elementwise import reduced_shape
 from ._reduce import QUANTIZED, ReduceKernel, float_extreme
 
 

@@ -26,11 +26,9 @@ import numpy as np
 from ...schema.enums import BuiltinOperator
 from .. import quant
 from ..registry import OpData, kernel, opdata
-from ._common import F32
-from ._elementwise import I32, I64, refuse
+from ._common import F32, I8, I16, I32, I64
+from ._elementwise import refuse
 from ._reduce import QUANTIZED, ReduceKernel, check_quantization, reduced_rows
-
-I8, I16 = np.dtype(np.int8), np.dtype(np.int16)
 
 
 @opdata

@@ -8,7 +8,8 @@ import numpy as np
 
 from ...schema.enums import BuiltinOperator
 from ..registry import kernel
-from ._unary import I8, I16, U8, ReluData, UnaryKernel, relu_reference
+from ._common import I8, I16, U8
+from ._unary import ReluData, UnaryKernel, relu_reference
 
 
 def relu6_float(x: np.ndarray) -> np.ndarray:

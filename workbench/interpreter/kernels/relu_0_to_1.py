@@ -7,8 +7,8 @@ import numpy as np
 
 from ...schema.enums import BuiltinOperator
 from ..registry import kernel
-from ._common import F32
-from ._unary import I8, U8, ReluData, UnaryKernel, relu_reference
+from ._common import F32, I8, U8
+from ._unary import ReluData, UnaryKernel, relu_reference
 
 
 def relu_0_to_1_float(x: np.ndarray) -> np.ndarray:

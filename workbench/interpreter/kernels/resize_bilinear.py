@@ -36,11 +36,7 @@ import numpy as np
 from ...errors import UnsupportedOpError
 from ...schema.enums import BuiltinOperator
 from ..registry import Kernel, OpData, kernel, opdata
-from ._common import F32, check_rank
-
-I8 = np.dtype(np.int8)
-U8 = np.dtype(np.uint8)
-I16 = np.dtype(np.int16)
+from ._common import F32, I8, I16, U8, check_rank
 
 
 @opdata

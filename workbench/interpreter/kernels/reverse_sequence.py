@@ -6,7 +6,8 @@ import numpy as np
 
 from ...schema.enums import BuiltinOperator
 from ..registry import Kernel, OpData, kernel, opdata
-from ._elementwise import I32, I64, fail, refuse
+from ._common import I32, I64
+from ._elementwise import fail, refuse
 
 
 @opdata

@@ -22,8 +22,8 @@ import numpy as np
 from ...schema.enums import BuiltinOperator
 from ..registry import OpData, kernel, opdata
 from .. import quant
-from ._common import F32
-from ._unary import I8, I16, LutData, UnaryKernel, clamp_to, lut_lookup, prepare_lut, require_zero_points
+from ._common import F32, I8, I16
+from ._unary import LutData, UnaryKernel, clamp_to, lut_lookup, prepare_lut, require_zero_points
 from .sqrt import check_non_negative
 
 

@@ -8,8 +8,8 @@ import numpy as np
 
 from ...schema.enums import BuiltinOperator
 from ..registry import Kernel, OpData, kernel, opdata
-from ._common import F32
-from ._elementwise import I32, I64, fail, refuse
+from ._common import F32, I32, I64
+from ._elementwise import fail, refuse
 
 TYPES = (F32, np.dtype(np.int8), np.dtype(np.uint8), I32, I64)
 

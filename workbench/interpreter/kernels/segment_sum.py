@@ -8,8 +8,8 @@ import numpy as np
 
 from ...schema.enums import BuiltinOperator
 from ..registry import Kernel, OpData, kernel, opdata
-from ._common import F32
-from ._elementwise import I32, fail, refuse
+from ._common import F32, I32
+from ._elementwise import fail, refuse
 from ._segment import segment_reduce
 
 

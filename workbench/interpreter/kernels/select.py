@@ -19,7 +19,8 @@ import numpy as np
 from ...schema.enums import BuiltinOperator
 from ..context import is_string
 from ..registry import Kernel, OpData, kernel, opdata
-from ._elementwise import BOOL, fail, refuse
+from ._common import BOOL
+from ._elementwise import fail, refuse
 
 # the types of 8, 16, 32 and 64 bits the interpreter holds (TfLiteTypeGetSizeBits)
 TYPES = tuple(np.dtype(t) for t in (np.bool_, np.float16, np.float32, np.float64, np.int8, np.uint8, np.int16,

@@ -5,8 +5,8 @@ import numpy as np
 
 from ...schema.enums import BuiltinOperator
 from ..registry import kernel
-from ._common import F32
-from ._elementwise import I32, MathUnaryKernel
+from ._common import F32, I32
+from ._elementwise import MathUnaryKernel
 
 
 def reference(x: np.ndarray) -> np.ndarray:

@@ -12,11 +12,9 @@ import numpy as np
 
 from ...schema.enums import BuiltinOperator
 from ..registry import kernel
-from ._common import F32
+from ._common import F16, F32
 from ._elementwise import MathUnaryKernel
 from ._libm import sinf
-
-F16 = np.dtype(np.float16)
 
 
 def half_result(x: np.ndarray, y32: np.ndarray) -> np.ndarray:

@@ -54,14 +54,13 @@ from ...errors import UnsupportedOpError
 from ...schema.enums import BuiltinOperator
 from ..registry import Kernel, OpData, kernel, opdata
 from .. import quant
-from ._common import F32
+from ._common import F16, F32, I8, I16, U8
 from ._softmax import (
     LOWEST, scaled_exps, softmax_float_eigen, softmax_float_libm, softmax_input_scaling, softmax_table, sum_of_exps,
     table_exps,
 )
-from ._unary import I8, I16, U8, TYPE_RANGE, require_zero_points
+from ._unary import TYPE_RANGE, require_zero_points
 
-F16 = np.dtype(np.float16)
 PAIRS = {I8: (I8, I16), U8: (U8, I16), I16: (I16,)}      # input type → the output types SoftmaxEval takes
 
 

@@ -18,9 +18,9 @@ import numpy as np
 from ...schema.enums import BuiltinOperator
 from ..registry import OpData, kernel, opdata
 from .. import quant
-from ._common import F32
+from ._common import F32, I8, I16
 from ._elementwise import fail
-from ._unary import I8, I16, UnaryKernel, clamp_to, require_zero_points
+from ._unary import UnaryKernel, clamp_to, require_zero_points
 
 
 @opdata

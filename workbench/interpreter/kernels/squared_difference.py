@@ -15,9 +15,8 @@ from ...errors import UnsupportedOpError
 from ...schema.enums import BuiltinOperator
 from ..registry import OpData, kernel, opdata
 from .. import quant
-from ._common import F32  # noqa: F401
-from ._elementwise import I32, MathBinaryKernel, broadcast_shape
-from ._unary import I8
+from ._common import I8, I32, F32  # noqa: F401
+from ._elementwise import MathBinaryKernel, broadcast_shape
 
 
 @opdata

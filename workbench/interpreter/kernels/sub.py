@@ -14,9 +14,8 @@ import numpy as np
 from ...schema.enums import BuiltinOperator
 from ..registry import kernel
 from ._binary import BinaryData, BinaryKernel, add_sub_general, add_sub_pot_int16, float_binary, with_vector_loop
-from ._binary_plain import I32, I64, PlainBinaryData, plain_binary
-from ._common import F32
-from ._unary import I8, I16, U8
+from ._binary_plain import PlainBinaryData, plain_binary
+from ._common import F32, I8, I16, I32, I64, U8
 
 
 def sub_quantized(a, b, d) -> np.ndarray:

@@ -27,11 +27,8 @@ from ...errors import UnsupportedOpError
 from ...schema.enums import BuiltinOperator
 from .. import quant
 from ..registry import OpData, kernel, opdata
-from ._common import F32
-from ._elementwise import I32, I64
+from ._common import F32, I8, I16, I32, I64, U8
 from ._reduce import ReduceKernel, reduced_rows, sequential_sum
-
-U8, I8, I16 = np.dtype(np.uint8), np.dtype(np.int8), np.dtype(np.int16)
 
 
 @opdata

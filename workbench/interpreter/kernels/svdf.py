@@ -44,11 +44,10 @@ from ..quant.recurrent import (apply_activation_to_vector, hybrid_matrix_batch_v
                                matrix_batch_vector_multiply_accumulate, neon_dot_f32, neon_reduction_sum_f32,
                                quantize_rows)
 from ..registry import Kernel, OpData, kernel, opdata
-from ._common import F32
+from ._common import F32, I8, I16, I32
 from ._elementwise import refuse
 from ._rnn import ACTIVATIONS
 
-I8, I16, I32 = np.dtype(np.int8), np.dtype(np.int16), np.dtype(np.int32)
 
 
 @opdata

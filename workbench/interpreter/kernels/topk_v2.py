@@ -10,11 +10,10 @@ import numpy as np
 
 from ...schema.enums import BuiltinOperator
 from ..registry import Kernel, OpData, kernel, opdata
-from ._common import F32
-from ._elementwise import I32, I64, fail, refuse
+from ._common import F32, I8, I16, I32, I64
+from ._elementwise import fail, refuse
 
 V1_TYPES = (F32, I32, I64, np.dtype(np.uint8))
-I8, I16 = np.dtype(np.int8), np.dtype(np.int16)
 
 
 @opdata

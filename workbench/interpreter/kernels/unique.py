@@ -7,8 +7,8 @@ import numpy as np
 
 from ...schema.enums import BuiltinOperator
 from ..registry import Kernel, OpData, kernel, opdata
-from ._common import F32
-from ._elementwise import I32, I64, refuse
+from ._common import F32, I32, I64
+from ._elementwise import refuse
 
 TYPES = (F32, np.dtype(np.int8), np.dtype(np.int16), I32, I64, np.dtype(np.uint8))
 
