@@ -191,7 +191,7 @@ def test_the_teaching_layer_imports_no_speed_layer_and_no_performance_machinery(
 
 
 def test_the_teaching_layer_has_no_fast_path_vocabulary():
-    # the grep of the issue: no numba / BLAS / VNNI / threads / scratch named in kernels/ code (comments
+    # no numba / BLAS / VNNI / threads / scratch named in kernels/ code (comments
     # and docstrings may point the reader to the speed layer)
     words = ("njit", "run_rows", "vnni", "_blas", "num_threads", "scratch", "invoke_reference")
     bad = []

@@ -82,7 +82,7 @@ def test_int32_overflow_component_is_skipped():
 # The table
 # ---------------------------------------------------------------------------------------------
 # runtime_version.cc @03f49db5 (v1..v8) and the FULLY_CONNECTED line
-FACTS_25 = {
+RUNTIME_STRINGS = {
     "CONV_2D": "1.5.0 1.14.0 1.14.0 2.3.0 2.4.0 2.9.0 2.11.0 2.15.0",
     "DEPTHWISE_CONV_2D": "1.5.0 1.12.0 1.14.0 2.2.0 2.3.0 2.3.0 2.11.0",
     "AVERAGE_POOL_2D": "1.5.0 1.14.0 2.3.0", "MAX_POOL_2D": "1.5.0 1.14.0 2.3.0",
@@ -112,9 +112,9 @@ FACTS_25 = {
 LITERT_NEWER = {"CONCATENATION": ["2.23.0"], "SOFTMAX": ["2.23.0"], "TRANSPOSE": ["2.23.0"]}
 
 
-@pytest.mark.parametrize("op", sorted(FACTS_25))
+@pytest.mark.parametrize("op", sorted(RUNTIME_STRINGS))
 def test_table_matches_tflite_facts(op):
-    expected = FACTS_25[op].split() + LITERT_NEWER.get(op, [])
+    expected = RUNTIME_STRINGS[op].split() + LITERT_NEWER.get(op, [])
     got = [RUNTIME_TABLE[(B[op], v)] for v in range(1, len(expected) + 1)]
     assert got == expected
     assert (B[op], len(expected) + 1) not in RUNTIME_TABLE
