@@ -7,9 +7,9 @@ accumulator row of C·M channels, so it computes the bits of ``kernels/depthwise
     as litert-x86's optimized kernel does (``Variant.depthwise_bias_first``): x86 only;
   * int8 — :func:`depthwise_int8_rows`, rows split over threads: int32 sums row by row, requantized with
     ties up in the first ``vector_channels`` channels (0 under the reference variant): both variants;
-  * uint8 / hybrid — :func:`depthwise_offsets_numba` (one input offset per image), then the uint8
-    requantization (both variants) or the hybrid float tail of litert-x86 (x86 only);
-  * 16x8 — :func:`depthwise_int16_numba` (int64 sums), then the int64 requantization: both variants.
+  * uint8 / hybrid / 16x8 — :func:`depthwise_offsets_numba` (one input offset per image; int32 sums,
+    int64 for 16x8), then the uint8 requantization (both variants), the hybrid float tail of
+    litert-x86 (x86 only) or the int64 requantization (both variants).
 
 The filter (as [KH, KW, C·M]) and the bias are copied once, at bind, when they are constant.
 """
@@ -160,57 +160,16 @@ def depthwise_int8_rows(x, w, bias, mult, shift, out_zp, lo, hi, half_up, n_vec,
 
 
 @njit
-def depthwise_int16_numba(x, w, out, sh, sw, dh, dw, pt, pl):
-    """Direct 16x8 depthwise conv: int64 sums over in-image taps into ``out`` (channels innermost)."""
-    n_b, h, wd, c = x.shape
-    kh, kw, co = w.shape
-    _, oh, ow, _ = out.shape
-    mult = co // c
-    acc = np.empty(co, np.int64)
-    for b in range(n_b):
-        for oy in range(oh):
-            y0 = oy * sh - pt
-            ky0 = 0
-            while ky0 < kh and y0 + ky0 * dh < 0:
-                ky0 += 1
-            ky1 = kh
-            while ky1 > ky0 and y0 + (ky1 - 1) * dh >= h:
-                ky1 -= 1
-            for ox in range(ow):
-                x0 = ox * sw - pl
-                kx0 = 0
-                while kx0 < kw and x0 + kx0 * dw < 0:
-                    kx0 += 1
-                kx1 = kw
-                while kx1 > kx0 and x0 + (kx1 - 1) * dw >= wd:
-                    kx1 -= 1
-                for k in range(co):
-                    acc[k] = 0
-                for ky in range(ky0, ky1):
-                    iy = y0 + ky * dh
-                    for kx in range(kx0, kx1):
-                        ix = x0 + kx * dw
-                        if mult == 1:
-                            for k in range(co):
-                                acc[k] += np.int64(x[b, iy, ix, k]) * np.int64(w[ky, kx, k])
-                        else:
-                            for i in range(c):
-                                v = np.int64(x[b, iy, ix, i])
-                                for m in range(mult):
-                                    acc[i * mult + m] += v * np.int64(w[ky, kx, i * mult + m])
-                for k in range(co):
-                    out[b, oy, ox, k] = acc[k]
-
-
-@njit
 def depthwise_offsets_numba(x, w, out, sh, sw, dh, dw, pt, pl, in_offsets, w_zp):
-    """int32 Σ (x − in_offsets[b])·(w − w_zp) over in-image taps into ``out`` (one input offset per
-    batch image: the uint8 zero point, or a hybrid image's own zero point)."""
+    """Σ (x − in_offsets[b])·(w − w_zp) over in-image taps into ``out``, channels innermost, in
+    ``out``'s type: int32 for uint8 (in_offsets: the zero point) and hybrid (each image's own zero
+    point), int64 for 16x8 (offsets and w_zp 0; ``reference_integer_ops::DepthwiseConvPerChannel``'s
+    int64 accumulator)."""
     n_b, h, wd, c = x.shape
     kh, kw, co = w.shape
     _, oh, ow, _ = out.shape
     mult = co // c
-    acc = np.empty(co, np.int32)
+    acc = np.empty(co, out.dtype)
     for b in range(n_b):
         off = np.int32(in_offsets[b])
         for oy in range(oh):
@@ -346,16 +305,17 @@ class Uint8(_Depthwise):
 
 
 class Int16(_Depthwise):
-    __slots__ = ("acc",)
+    __slots__ = ("acc", "offsets")
 
     def __init__(self, context, node, d):
         super().__init__(context, node)
         self.acc = np.empty(d.output_shape, np.int64)
+        self.offsets = np.zeros(d.output_shape[0], np.int32)      # 16x8: no input zero point
 
     def __call__(self, context, node, d):
         x, w, bias, out = self.operands(context, node)
-        depthwise_int16_numba(x, w, self.acc, d.stride_h, d.stride_w, d.dilation_h, d.dilation_w, d.pad_top,
-                              d.pad_left)
+        depthwise_offsets_numba(x, w, self.acc, d.stride_h, d.stride_w, d.dilation_h, d.dilation_w, d.pad_top,
+                                d.pad_left, self.offsets, 0)
         co = out.shape[3]
         requantize_int64_rows_jit(self.acc.reshape(-1, co), bias, d.output_multiplier, d.output_shift, 0,
                                   d.output_activation_min, d.output_activation_max, out.reshape(-1, co))
