@@ -31,15 +31,17 @@ SLOTS = {BuiltinOperator.TRANSPOSE_CONV: (2, 1, 3), "Convolution2DTransposeBias"
 
 
 @njit
-def col2im_numba(cols, out, h, w, kh, kw, sh, sw, pt, pl, bias, lo, hi):
-    """out = 0; out[y*sh - pt + fy, x*sw - pl + fx] += cols[(y, x), (fy, fx, :)] in input order; + bias; clamp
-    (litert-x86's TransposeConvV2: a zeroed output, col2im, then BiasAdd and the activation)."""
+def col2im_sums_numba(cols, out, h, w, kh, kw, sh, sw, pt, pl):
+    """out = 0; out[y*sh - pt + fy, x*sw - pl + fx] += cols[(y, x), (fy, fx, :)] in input order, each
+    column value cast to ``out``'s type first (float32 for float; int64 for the integer paths, whose
+    columns hold exact integers in a float type or int64)."""
     n_b, oh, ow, co = out.shape
+    to = out.dtype.type
     for b in range(n_b):
         for oy in range(oh):
             for ox in range(ow):
                 for c in range(co):
-                    out[b, oy, ox, c] = 0.0
+                    out[b, oy, ox, c] = 0
         for iy in range(h):
             for ix in range(w):
                 row = (b * h + iy) * w + ix
@@ -53,7 +55,16 @@ def col2im_numba(cols, out, h, w, kh, kw, sh, sw, pt, pl, bias, lo, hi):
                             continue
                         base = (ky * kw + kx) * co
                         for c in range(co):
-                            out[b, oy, ox, c] += cols[row, base + c]
+                            out[b, oy, ox, c] += to(cols[row, base + c])
+
+
+@njit
+def col2im_numba(cols, out, h, w, kh, kw, sh, sw, pt, pl, bias, lo, hi):
+    """Float32: :func:`col2im_sums_numba`, then + bias and clamp (litert-x86's TransposeConvV2: a
+    zeroed output, col2im, then BiasAdd and the activation)."""
+    col2im_sums_numba(cols, out, h, w, kh, kw, sh, sw, pt, pl)
+    n_b, oh, ow, co = out.shape
+    for b in range(n_b):
         for oy in range(oh):
             for ox in range(ow):
                 for c in range(co):
@@ -63,31 +74,6 @@ def col2im_numba(cols, out, h, w, kh, kw, sh, sw, pt, pl, bias, lo, hi):
                     if v > hi:
                         v = hi
                     out[b, oy, ox, c] = v
-
-
-@njit
-def col2im_int_numba(cols, acc, h, w, kh, kw, sh, sw, pt, pl):
-    """acc = 0; acc[y*sh - pt + fy, x*sw - pl + fx] += cols[(y, x), (fy, fx, :)] in int64."""
-    n_b, oh, ow, co = acc.shape
-    for b in range(n_b):
-        for oy in range(oh):
-            for ox in range(ow):
-                for c in range(co):
-                    acc[b, oy, ox, c] = 0
-        for iy in range(h):
-            for ix in range(w):
-                row = (b * h + iy) * w + ix
-                for ky in range(kh):
-                    oy = iy * sh - pt + ky
-                    if oy < 0 or oy >= oh:
-                        continue
-                    for kx in range(kw):
-                        ox = ix * sw - pl + kx
-                        if ox < 0 or ox >= ow:
-                            continue
-                        base = (ky * kw + kx) * co
-                        for c in range(co):
-                            acc[b, oy, ox, c] += np.int64(cols[row, base + c])
 
 
 @njit
@@ -206,8 +192,8 @@ class Quantized(_Col2im):
         if d.input_zero_point:
             xs = xs.astype(self.cols.dtype) - d.input_zero_point
         np.matmul(xs, wm, out=self.cols, casting="unsafe")
-        col2im_int_numba(self.cols, self.acc, x.shape[1], x.shape[2], d.filter_h, d.filter_w, d.stride_h, d.stride_w,
-                         d.pad_top, d.pad_left)
+        col2im_sums_numba(self.cols, self.acc, x.shape[1], x.shape[2], d.filter_h, d.filter_w, d.stride_h,
+                          d.stride_w, d.pad_top, d.pad_left)
         out = context.tensors[node.outputs[0]]
         co = out.shape[3]
         args = (self.acc.reshape(-1, co), bias, d.output_multiplier, d.output_shift, d.output_zero_point,
@@ -222,18 +208,20 @@ class Uint8(_Col2im):
     """uint8: (x − x_zp) @ (w − w_zp) in an exact float type, col2im into int32 sums (TFLite's buffer is
     int32 too), + bias, the flat requantization compiled."""
 
-    __slots__ = ("acc",)
+    __slots__ = ("sums", "acc")
 
     def __init__(self, context, node, d, dtype):
         super().__init__(context, node, f"blas({dtype.name}, exact)+col2im", dtype, np.int64, d.filter_zero_point)
+        self.sums = np.empty(d.output_shape, np.int64)
         self.acc = np.empty(d.output_shape, np.int32)
 
     def __call__(self, context, node, d):
         x, wm, bias = self.operands(context, np.int64)
         xs = x.reshape(-1, x.shape[3]).astype(self.cols.dtype) - d.input_zero_point
         np.matmul(xs, wm, out=self.cols)
-        col2im_int_numba(self.cols, self.acc, x.shape[1], x.shape[2], d.filter_h, d.filter_w, d.stride_h,
-                         d.stride_w, d.pad_top, d.pad_left)
+        col2im_sums_numba(self.cols, self.sums, x.shape[1], x.shape[2], d.filter_h, d.filter_w, d.stride_h,
+                          d.stride_w, d.pad_top, d.pad_left)
+        np.copyto(self.acc, self.sums, casting="unsafe")      # int32, wrapping as TFLite's int32 buffer
         self.acc += bias.astype(np.int32)
         requantize_flat_jit(self.acc.reshape(-1), d.output_multiplier, d.output_shift, d.up_values,
                             d.output_zero_point, d.output_activation_min, d.output_activation_max,
