@@ -59,5 +59,11 @@ test: $(VENV)/.installed-test $(VENV)/.installed-lab graphviz chromium corpus ke
 bench: $(VENV)/.installed-test corpus
 	$(PY) benchmarks/bench_parse.py
 
+# the static site: the eight notebooks executed and rendered with their outputs, README.md and docs/*.md
+# rendered to HTML (dev/build_docs.py; nbconvert and mistune come with the lab extras); open build/docs/index.html
+.PHONY: docs
+docs: $(VENV)/.installed-lab graphviz corpus kernels
+	$(PY) dev/build_docs.py --out build/docs
+
 clean:
 	rm -rf $(VENV) .pytest_cache build *.egg-info
