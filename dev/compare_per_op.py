@@ -10,7 +10,7 @@ whose outputs are not is a kernel difference, named with its weights' dtype::
     python dev/compare_per_op.py MODEL.tflite ...                 # seed 0
     python dev/compare_per_op.py --seeds 0,1,2 --show 20 MODEL.tflite ...
 
-Inputs are the seeded ones of ``tests/litert_runner.py`` (uniform [-1, 1) floats, full-range ints).
+Inputs are the seeded ones of ``tests/helpers/litert_runner.py`` (uniform [-1, 1) floats, full-range ints).
 Float differences in float operators are expected (the float path is only held to a tolerance);
 an integer operator listed here is a bit-exactness bug.
 """

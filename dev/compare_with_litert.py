@@ -5,7 +5,7 @@ A dev tool for finding where the workbench's interpreter fails on converter-made
     python dev/compare_with_litert.py sample_models/*.tflite          # a table, one row per model
     python dev/compare_with_litert.py --seeds 0 1 2 --json out.json M.tflite ...
 
-Per model and seed: LiteRT runs the model in a child process (``tests/litert_runner.py``, which
+Per model and seed: LiteRT runs the model in a child process (``tests/helpers/litert_runner.py``, which
 makes seeded inputs: uniform [-1, 1) for floats, the full range for integers) and our interpreter
 runs the same inputs.  A row says whether both ran, how many output elements are bitwise equal,
 the largest absolute difference and the largest difference relative to the output's largest

@@ -2,7 +2,7 @@
 
     python dev/litert_op_coverage.py            # table of ops litert has and we lack (or lack versions of)
 
-The probing itself lives in ``tests/litert_op_probe.py`` (one-operator models handed to litert in
+The probing itself lives in ``tests/helpers/litert_op_probe.py`` (one-operator models handed to litert in
 child processes; see there), shared with ``tests/interpreter/test_registry_vs_litert.py``, which keeps the
 known gaps in an explicit table.
 """
@@ -15,7 +15,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
-from litert_op_probe import CUSTOM_NAMES, litert_registered, our_registered  # noqa: E402
+from helpers.litert_op_probe import CUSTOM_NAMES, litert_registered, our_registered  # noqa: E402
 
 
 def main() -> int:

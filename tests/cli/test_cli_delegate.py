@@ -8,9 +8,8 @@ import numpy as np
 import pytest
 
 import workbench
-from workbench.delegate import SimulatedAccelerator
-
 from helpers.cli_helpers import ROOT, run_inprocess, strict_json
+from workbench.delegate import SimulatedAccelerator
 
 DIGITS = ROOT / "sample_models" / "digits_cnn_float.tflite"
 SPLIT = ROOT / "sample_models" / "digits_split.npz"

@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 import workbench
+from helpers.cli_helpers import ROOT, run_inprocess, strict_json
 from workbench import cli
 from workbench.cli._common import _write as cli_write
 from workbench.cli.text import _node_list
@@ -26,8 +27,6 @@ from workbench.interpreter import Interpreter
 from workbench.interpreter.trace import NodeTiming, OpTypeTiming, Profile
 from workbench.schema import BuiltinOperator, Conv2DOptions, Padding
 from workbench.schema.builder import ModelBuilder
-
-from helpers.cli_helpers import ROOT, run_inprocess, strict_json
 
 SAMPLES = ROOT / "sample_models"
 

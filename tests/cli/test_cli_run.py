@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-
 import numpy as np
 import pytest
 
 import workbench
+from helpers.cli_helpers import run_inprocess, run_subprocess, strict_json
 from workbench.interpreter import Interpreter
 from workbench.schema import BuiltinOperator, Padding, Pool2DOptions
 from workbench.schema.builder import ModelBuilder
-
-from cli_helpers import run_inprocess, run_subprocess, strict_json
 
 
 @pytest.fixture

@@ -14,18 +14,19 @@ import numpy as np
 import pytest
 
 import workbench
+from helpers.cli_helpers import run_inprocess, run_subprocess, strict_json
+from helpers.sample_model_facts import TOOL_STAMPED
+from helpers.versioning_corpus_facts import EXPECTED_BELOW
 from workbench.cli import EXIT_CANNOT_RUN
 from workbench.schema import CLASSES, BuiltinOperator, Padding
 from workbench.schema.builder import ModelBuilder
-
-from cli_helpers import run_inprocess, run_subprocess, strict_json
 from workbench.versioning import (
-    computed_versions, min_runtime, read_min_runtime_metadata, write_min_runtime_metadata,
+    computed_versions,
+    min_runtime,
+    read_min_runtime_metadata,
+    write_min_runtime_metadata,
 )
 from workbench.versioning.runtime import op_not_found_text
-
-from test_sample_models import TOOL_STAMPED
-from test_versioning_corpus import EXPECTED_BELOW
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "sample_models"
@@ -397,8 +398,8 @@ def test_legacy_quantizer_versions_and_stale_metadata_are_explained(corpus_paths
     assert code == 0 and err == ""
     assert "below the 1.14.0 the stored versions need, so TFLite 1.11.0 would still refuse" in out
     # a float model's STRIDED_SLICE at v2 would not be blamed on the quantizer
-    from workbench.versioning.writers import legacy_quantizer_note
     from workbench.schema import BuiltinOperator as B
+    from workbench.versioning.writers import legacy_quantizer_note
     assert legacy_quantizer_note(B.STRIDED_SLICE, 2, 1, quantized_model=False) is None
     assert legacy_quantizer_note(B.STRIDED_SLICE, 3, 1, quantized_model=True) is None
     assert legacy_quantizer_note(B.CONV_2D, 3, 1, quantized_model=True) is not None

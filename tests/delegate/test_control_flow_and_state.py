@@ -10,8 +10,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from test_interpreter_control_flow import if_model as cf_if_model, while_static_model
-from test_partition_rules import VAR_OPS, make_target, stateful_model
+from helpers.control_flow_models import if_model as cf_if_model
+from helpers.control_flow_models import while_static_model
+from helpers.partition_models import VAR_OPS, make_target, stateful_model
 from workbench import Interpreter
 from workbench.delegate import SimulatedAccelerator
 from workbench.schema import BuiltinOperator as B

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import test_interpreter_fuzz as F
+from helpers import interpreter_fuzz_cases as F
 from workbench.delegate import SimulatedAccelerator
 from workbench.errors import WorkbenchError
 from workbench.interpreter import Interpreter

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 import workbench
-from litert_runner import run as litert_run
-from workbench.delegate import SimulatedAccelerator, load_delegate, node_errors
+from helpers.litert_runner import run as litert_run
+from workbench.delegate import SimulatedAccelerator, node_errors
 from workbench.schema import dump
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -105,7 +105,8 @@ def test_int8_needs_calibration_frames_and_refuses_ops_without_a_rule():
     with pytest.raises(ValueError, match="scale_type"):
         SimulatedAccelerator("tidl", precision="int8", calibration=[np.zeros((1, 8, 8, 1), np.float32)],
                              scale_type="log")
-    from workbench.schema import BuiltinOperator as B, ModelBuilder
+    from workbench.schema import BuiltinOperator as B
+    from workbench.schema import ModelBuilder
 
     b = ModelBuilder()
     x = b.input("x", [1, 4])

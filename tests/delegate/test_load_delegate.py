@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from builders import add_fc_model
+from helpers.builders import add_fc_model
 from workbench import Interpreter
 from workbench.delegate import SimulatedAccelerator, load_delegate
 from workbench.schema import BuiltinOperator as B

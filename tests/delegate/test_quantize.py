@@ -20,17 +20,39 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import litert_session
 import workbench
+from helpers import litert_session
 from workbench.delegate import quantize as Q
 from workbench.delegate.quantize import Calibrated, calibrate, sqnr
 from workbench.errors import UnsupportedOpError
 from workbench.interpreter import Interpreter
 from workbench.schema import (
-    ActivationFunctionType as Act, AddOptions, ArgMaxOptions, BuiltinOperator as B, ConcatenationOptions,
-    Conv2DOptions, DepthToSpaceOptions, DepthwiseConv2DOptions, FullyConnectedOptions, LeakyReluOptions,
-    ModelBuilder, MulOptions, Padding, Pool2DOptions, ReducerOptions, ReshapeOptions,
-    ResizeNearestNeighborOptions, SoftmaxOptions, SubOptions, TensorType, TransposeConvOptions, builtin_code,
+    ActivationFunctionType as Act,
+)
+from workbench.schema import (
+    AddOptions,
+    ArgMaxOptions,
+    ConcatenationOptions,
+    Conv2DOptions,
+    DepthToSpaceOptions,
+    DepthwiseConv2DOptions,
+    FullyConnectedOptions,
+    LeakyReluOptions,
+    ModelBuilder,
+    MulOptions,
+    Padding,
+    Pool2DOptions,
+    ReducerOptions,
+    ReshapeOptions,
+    ResizeNearestNeighborOptions,
+    SoftmaxOptions,
+    SubOptions,
+    TensorType,
+    TransposeConvOptions,
+    builtin_code,
+)
+from workbench.schema import (
+    BuiltinOperator as B,
 )
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from builders import add_fc_model
+from helpers.builders import add_fc_model
 from workbench import Interpreter
 from workbench.errors import TensorError
 from workbench.interpreter import BuiltinOpResolver, Kernel

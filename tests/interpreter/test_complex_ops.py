@@ -22,12 +22,13 @@ import zlib
 import numpy as np
 import pytest
 
-import litert_runner
-from quantized_cases import assert_same, litert_outputs, run_ours
+from helpers import litert_runner
+from helpers.quantized_cases import assert_same, litert_outputs, run_ours
 from workbench.errors import UnsupportedOpError, WorkbenchError
 from workbench.interpreter import Interpreter
 from workbench.interpreter.kernels.complex_abs import reference as abs_reference
-from workbench.schema import BuiltinOperator as B, ModelBuilder
+from workbench.schema import BuiltinOperator as B
+from workbench.schema import ModelBuilder
 from workbench.versioning import update_versions
 
 # RFFT2D (not ours) warns when the deliberate infinities and NaNs go through numpy's FFT

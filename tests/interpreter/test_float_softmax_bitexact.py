@@ -29,12 +29,13 @@ import zlib
 import numpy as np
 import pytest
 
-import litert_batch
+from helpers import litert_batch
 from workbench import dump
 from workbench.interpreter import Interpreter
 from workbench.interpreter.fast import softmax
 from workbench.interpreter.kernels import _unary
-from workbench.schema import BuiltinOperator as B, ModelBuilder, SoftmaxOptions
+from workbench.schema import BuiltinOperator as B
+from workbench.schema import ModelBuilder, SoftmaxOptions
 from workbench.versioning import update_versions
 
 F32 = np.dtype(np.float32)

@@ -27,13 +27,15 @@ import zlib
 import numpy as np
 import pytest
 
-import litert_batch
+from helpers import litert_batch
 from workbench import dump
 from workbench.interpreter import Interpreter, quant
-from workbench.interpreter.fast import activations as activations_fast, unary as unary_fast
+from workbench.interpreter.fast import activations as activations_fast
+from workbench.interpreter.fast import unary as unary_fast
 from workbench.interpreter.kernels import _unary
 from workbench.interpreter.kernels.gelu import gelu_approximate_f32, gelu_f32
-from workbench.schema import BuiltinOperator as B, GeluOptions, ModelBuilder
+from workbench.schema import BuiltinOperator as B
+from workbench.schema import GeluOptions, ModelBuilder
 from workbench.versioning import update_versions
 
 F32, F16 = np.dtype(np.float32), np.dtype(np.float16)

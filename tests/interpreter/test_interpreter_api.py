@@ -10,14 +10,21 @@ import sys
 import numpy as np
 import pytest
 
-from builders import add_fc_model
+from helpers.builders import add_fc_model
 from workbench import dump
 from workbench.errors import RegistrationError, TensorError, UnsupportedOpError, WorkbenchError
 from workbench.interpreter import BuiltinOpResolver, Interpreter, Kernel, OpData, OpResolver, kernel, opdata
 from workbench.interpreter import interpreter as interpreter_module
 from workbench.interpreter.kernels.softmax import Softmax
 from workbench.schema import (
-    AddOptions, BuiltinOperator as B, DepthwiseConv2DOptions, ModelBuilder, SignatureDef, TensorMap,
+    AddOptions,
+    DepthwiseConv2DOptions,
+    ModelBuilder,
+    SignatureDef,
+    TensorMap,
+)
+from workbench.schema import (
+    BuiltinOperator as B,
 )
 
 DETAIL_KEYS = {"name", "index", "shape", "shape_signature", "dtype", "quantization", "quantization_parameters",

@@ -7,13 +7,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from builders import add_fc_model
-from litert_session import run_calls, run_ours
-from test_interpreter_control_flow import assert_same
+from helpers.builders import add_fc_model
+from helpers.control_flow_models import assert_same
+from helpers.litert_session import run_calls, run_ours
 from workbench import dump
 from workbench.interpreter import Interpreter
 from workbench.interpreter import interpreter as interpreter_module
-from workbench.schema import AddOptions, BuiltinOperator as B, ModelBuilder, SignatureDef, TensorMap
+from workbench.schema import AddOptions, ModelBuilder, SignatureDef, TensorMap
+from workbench.schema import BuiltinOperator as B
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_models"
 

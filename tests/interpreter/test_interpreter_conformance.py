@@ -28,12 +28,19 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import litert_runner
-import litert_steps
+from helpers import litert_runner, litert_steps
 from workbench import corpus, dump, load
 from workbench.interpreter import Interpreter
 from workbench.schema import (
-    Buffer, BuiltinOperator, BuiltinOptions, OperatorCode, Padding, Tensor, TensorType, TransposeConvOptions, op_name,
+    Buffer,
+    BuiltinOperator,
+    BuiltinOptions,
+    OperatorCode,
+    Padding,
+    Tensor,
+    TensorType,
+    TransposeConvOptions,
+    op_name,
 )
 
 TOL = 1e-4

@@ -16,13 +16,21 @@ import zlib
 import numpy as np
 import pytest
 
-from litert_batch import run_many
+from helpers.litert_batch import run_many
 from workbench import dump, load
 from workbench.errors import UnsupportedOpError, WorkbenchError
 from workbench.interpreter import Interpreter
 from workbench.interpreter.registry import BuiltinOpResolver
 from workbench.schema import (
-    BuiltinOperator as B, GatherOptions, ModelBuilder, ShapeOptions, StridedSliceOptions, TensorType, UnpackOptions,
+    BuiltinOperator as B,
+)
+from workbench.schema import (
+    GatherOptions,
+    ModelBuilder,
+    ShapeOptions,
+    StridedSliceOptions,
+    TensorType,
+    UnpackOptions,
 )
 from workbench.versioning import update_versions
 

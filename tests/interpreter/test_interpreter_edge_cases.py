@@ -21,14 +21,20 @@ import zlib
 import numpy as np
 import pytest
 
-import litert_batch
-from workbench.errors import UnsupportedOpError, WorkbenchError
+from helpers import litert_batch
+from workbench.errors import KernelError, UnsupportedOpError, WorkbenchError
 from workbench.interpreter import Interpreter
 from workbench.interpreter.kernels import _common, conv_2d, depthwise_conv_2d, transpose_conv
 from workbench.interpreter.kernels._common import c_div, out_size, out_size_checked
-from workbench.errors import KernelError
 from workbench.schema import (
-    BuiltinOperator as B, Conv2DOptions, DepthwiseConv2DOptions, ModelBuilder, Padding, Pool2DOptions,
+    BuiltinOperator as B,
+)
+from workbench.schema import (
+    Conv2DOptions,
+    DepthwiseConv2DOptions,
+    ModelBuilder,
+    Padding,
+    Pool2DOptions,
     TransposeConvOptions,
 )
 from workbench.versioning import update_versions
@@ -308,7 +314,7 @@ def test_stride_0_is_refused_by_every_window_op():
 def test_melspectrogram_sizes_match_litert(corpus_paths):
     """openWakeWord's melspectrogram (input [1, -1]; a 512-tap, stride-160 VALID CONV_2D): widths
     1..192 fail prepare in litert, 193..511 give an empty output, 512 and more run."""
-    import litert_steps
+    from helpers import litert_steps
 
     model = corpus_paths["openwakeword_melspectrogram"].read_bytes()
     for n in (1, 192, 193, 511, 512, 1280):

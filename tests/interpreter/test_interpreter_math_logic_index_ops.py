@@ -16,14 +16,34 @@ import zlib
 import numpy as np
 import pytest
 
-import litert_runner
+from helpers import litert_runner
 from workbench import dump
 from workbench.errors import UnsupportedOpError, WorkbenchError
 from workbench.interpreter import Interpreter
 from workbench.schema import (
-    ActivationFunctionType as Act, ArgMaxOptions, ArgMinOptions, BatchMatMulOptions, BuiltinOperator as B,
-    CumsumOptions, GatherOptions, GeluOptions, L2NormOptions, MirrorPadOptions, ModelBuilder, Padding,
-    Pool2DOptions, ReducerOptions, SpaceToDepthOptions, SplitOptions, SplitVOptions, TensorType, UnpackOptions,
+    ActivationFunctionType as Act,
+)
+from workbench.schema import (
+    ArgMaxOptions,
+    ArgMinOptions,
+    BatchMatMulOptions,
+    CumsumOptions,
+    GatherOptions,
+    GeluOptions,
+    L2NormOptions,
+    MirrorPadOptions,
+    ModelBuilder,
+    Padding,
+    Pool2DOptions,
+    ReducerOptions,
+    SpaceToDepthOptions,
+    SplitOptions,
+    SplitVOptions,
+    TensorType,
+    UnpackOptions,
+)
+from workbench.schema import (
+    BuiltinOperator as B,
 )
 from workbench.versioning import update_versions
 

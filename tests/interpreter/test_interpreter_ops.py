@@ -10,32 +10,47 @@ converter would).  Each runs three ways and all must agree:
 from __future__ import annotations
 
 import math
-import zlib
 
 import numpy as np
 import pytest
 
-import litert_runner
-import quantized_cases
-from quantized_cases import litert_outputs, run_ours
+from helpers import litert_runner, quantized_cases
+from helpers.interpreter_ops_cases import conv, rng_for, window_out
+from helpers.quantized_cases import litert_outputs, run_ours
 from workbench.schema import (
-    ActivationFunctionType as Act, AddOptions, BuiltinOperator as B, ConcatenationOptions, Conv2DOptions,
-    DepthToSpaceOptions, DepthwiseConv2DOptions, DivOptions, FullyConnectedOptions, LeakyReluOptions, ModelBuilder,
-    MulOptions, PackOptions, Padding, Pool2DOptions, ReducerOptions, ReshapeOptions, ResizeBilinearOptions,
-    ResizeNearestNeighborOptions, ShapeOptions, SoftmaxOptions, SqueezeOptions, StridedSliceOptions, SubOptions,
-    TensorType, TransposeConvOptions,
+    ActivationFunctionType as Act,
+)
+from workbench.schema import (
+    AddOptions,
+    ConcatenationOptions,
+    Conv2DOptions,
+    DepthToSpaceOptions,
+    DepthwiseConv2DOptions,
+    DivOptions,
+    FullyConnectedOptions,
+    LeakyReluOptions,
+    ModelBuilder,
+    MulOptions,
+    PackOptions,
+    Padding,
+    Pool2DOptions,
+    ReducerOptions,
+    ReshapeOptions,
+    ResizeBilinearOptions,
+    ResizeNearestNeighborOptions,
+    ShapeOptions,
+    SoftmaxOptions,
+    SqueezeOptions,
+    StridedSliceOptions,
+    SubOptions,
+    TensorType,
+    TransposeConvOptions,
+)
+from workbench.schema import (
+    BuiltinOperator as B,
 )
 
 TOL = 1e-4
-
-
-def rng_for(name: str) -> np.random.Generator:
-    return np.random.default_rng(zlib.crc32(name.encode()))
-
-
-def window_out(padding, size, k, s, d=1):
-    eff = (k - 1) * d + 1
-    return -(-size // s) if padding == Padding.SAME else (size - eff) // s + 1
 
 
 # ------------------------------------------------------------------------------------------------
@@ -66,24 +81,6 @@ def binary(op, sa, sb, options=None, positive_b=False):
         b.op(op, [x, y_in], [y], options)
         b.output(y)
         return b, {"a": rng.uniform(-2, 2, sa).astype(np.float32), "b": bv.astype(np.float32)}
-    return build
-
-
-def conv(x_shape, w_shape, stride=(1, 1), padding=Padding.SAME, dilation=(1, 1), act=Act.NONE, bias=True):
-    def build(name):
-        rng = rng_for(name)
-        b = ModelBuilder()
-        x = b.input("x", x_shape)
-        w = b.constant("w", rng.standard_normal(w_shape).astype(np.float32) * 0.3)
-        bias_t = b.constant("bias", rng.standard_normal(w_shape[0]).astype(np.float32)) if bias else -1
-        oh = window_out(padding, x_shape[1], w_shape[1], stride[0], dilation[0])
-        ow = window_out(padding, x_shape[2], w_shape[2], stride[1], dilation[1])
-        y = b.tensor("y", (x_shape[0], oh, ow, w_shape[0]))
-        b.op(B.CONV_2D, [x, w, bias_t], [y], Conv2DOptions(
-            padding=padding, stride_h=stride[0], stride_w=stride[1], fused_activation_function=act,
-            dilation_h_factor=dilation[0], dilation_w_factor=dilation[1]))
-        b.output(y)
-        return b, {"x": rng.uniform(-1, 1, x_shape).astype(np.float32)}
     return build
 
 
@@ -474,7 +471,7 @@ def test_conv_same_padding_puts_the_odd_pixel_at_the_end():
 
 
 def test_densify_expands_a_csr_tensor():
-    from builders import feature_model
+    from helpers.builders import feature_model
 
     model = feature_model()
     sg = model.subgraphs[0]

@@ -9,16 +9,30 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from litert_session import run_calls, run_ours
-from test_interpreter_control_flow import add_subgraph, assert_same, scalar, while_static_model
+from helpers.control_flow_models import add_subgraph, assert_same, scalar, while_static_model
+from helpers.litert_session import run_calls, run_ours
 from workbench import dump
 from workbench.errors import ModelError, WorkbenchError
 from workbench.interpreter import Interpreter
 from workbench.interpreter.interpreter import DEFAULT_MAX_WHILE_ITERATIONS
 from workbench.interpreter.kernels.while_ import WhileLimitError
 from workbench.schema import (
-    AddOptions, BuiltinOperator as B, CallOnceOptions, FillOptions, GatherOptions, GreaterOptions, IfOptions,
-    ModelBuilder, MulOptions, RangeOptions, SliceOptions, TileOptions, WhereOptions, WhileOptions,
+    AddOptions,
+    CallOnceOptions,
+    FillOptions,
+    GatherOptions,
+    GreaterOptions,
+    IfOptions,
+    ModelBuilder,
+    MulOptions,
+    RangeOptions,
+    SliceOptions,
+    TileOptions,
+    WhereOptions,
+    WhileOptions,
+)
+from workbench.schema import (
+    BuiltinOperator as B,
 )
 
 I32, I64, F32 = np.dtype(np.int32), np.dtype(np.int64), np.dtype(np.float32)
@@ -403,7 +417,7 @@ def test_gather_with_run_time_indices_matches_litert():
 # regressions: what the interpreter fuzzer (tests/interpreter/test_interpreter_fuzz.py) found.  Each case is a
 # small edit of one of its base models; before the fix each raised the error named in its id.
 
-from test_interpreter_fuzz import _replace_op, _replace_tensor, base_model  # noqa: E402
+from helpers.interpreter_fuzz_cases import _replace_op, _replace_tensor, base_model  # noqa: E402
 from workbench.errors import TensorError, UnsupportedOpError  # noqa: E402
 from workbench.schema import ReducerOptions, ReshapeOptions  # noqa: E402
 
@@ -561,6 +575,7 @@ def test_huge_range_is_a_clear_error():
 def test_resource_handle_absent_is_a_model_error():
     """READ_VARIABLE / ASSIGN_VARIABLE whose handle slot is -1: int(None) raised TypeError."""
     from pathlib import Path
+
     from workbench import load
     model = load((Path(__file__).resolve().parents[2] / "sample_models" / "resource_variable.tflite").read_bytes())
     ops = model.subgraphs[0].operators
@@ -635,6 +650,7 @@ def test_details_of_a_zero_point_past_int32():
 def test_per_channel_filter_with_no_scales_is_a_model_error():
     """An int8 CONV_2D filter whose scale vector was emptied: quant raised a bare ValueError."""
     from pathlib import Path
+
     from workbench import load
     from workbench.schema import QuantizationParameters
     model = load((Path(__file__).resolve().parents[2] / "sample_models" / "int8_cnn.tflite").read_bytes())

@@ -17,15 +17,22 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from litert_batch import run_many
-from litert_session import run_calls
+from helpers.litert_batch import run_many
+from helpers.litert_session import run_calls
 from workbench import dump
-from workbench.errors import ModelError, TensorError, UnsupportedOpError, WorkbenchError
+from workbench.errors import KernelError, ModelError, TensorError, UnsupportedOpError, WorkbenchError
 from workbench.interpreter import Interpreter
-from workbench.errors import KernelError
 from workbench.schema import (
-    BuiltinOperator as B, GatherOptions, ModelBuilder, ReshapeOptions, ShapeOptions, SqueezeOptions,
-    StridedSliceOptions, TensorType,
+    BuiltinOperator as B,
+)
+from workbench.schema import (
+    GatherOptions,
+    ModelBuilder,
+    ReshapeOptions,
+    ShapeOptions,
+    SqueezeOptions,
+    StridedSliceOptions,
+    TensorType,
 )
 from workbench.schema.strings import pack_strings, string_array, unpack_strings
 from workbench.versioning import update_versions

@@ -15,12 +15,21 @@ import zlib
 import numpy as np
 import pytest
 
-import litert_runner
+from helpers import litert_runner
 from workbench.errors import UnsupportedOpError, WorkbenchError
 from workbench.interpreter import Interpreter
 from workbench.schema import (
-    BucketizeOptions, BuiltinOperator as B, LocalResponseNormalizationOptions, ModelBuilder, OneHotOptions,
-    ReverseSequenceOptions, SparseToDenseOptions, TensorType, UniqueOptions,
+    BucketizeOptions,
+    LocalResponseNormalizationOptions,
+    ModelBuilder,
+    OneHotOptions,
+    ReverseSequenceOptions,
+    SparseToDenseOptions,
+    TensorType,
+    UniqueOptions,
+)
+from workbench.schema import (
+    BuiltinOperator as B,
 )
 from workbench.versioning import update_versions
 

@@ -1,7 +1,7 @@
 """The precompiled kernel library (workbench.perf.precompiled).
 
 Each test builds its own library in a temporary directory: from the probe functions of
-tests/precompiled_probe.py (one part of the C entries each), or from a workload of sample models.
+tests/helpers/precompiled_probe.py (one part of the C entries each), or from a workload of sample models.
 The library must give bit-for-bit what numba gives, raise numba's exceptions, hand anything it lacks
 to numba, be ignored when it was built for other sources, and let a model run with no numba in
 the process at all.
@@ -18,8 +18,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import precompiled_probe as probe
-from workbench.perf import jit as _jit, precompiled
+from helpers import precompiled_probe as probe
+from workbench.perf import jit as _jit
+from workbench.perf import precompiled
 from workbench.perf.jit import run_rows
 
 ROOT = Path(__file__).resolve().parents[2]

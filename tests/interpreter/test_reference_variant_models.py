@@ -20,8 +20,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import litert_steps
-from litert_runner import make_input
+from helpers import litert_steps
+from helpers.litert_runner import make_input
 from workbench import corpus
 from workbench.interpreter import Interpreter
 from workbench.schema import load

@@ -1,6 +1,6 @@
 """Our op registry against ai-edge-litert's builtin op resolver, (op, version) by (op, version).
 
-The probe (``tests/litert_op_probe.py``, shared with ``dev/litert_op_coverage.py``) hands litert
+The probe (``tests/helpers/litert_op_probe.py``, shared with ``dev/litert_op_coverage.py``) hands litert
 one-operator models for every builtin op and version 1..16 and the custom ops its
 BuiltinOpResolver adds, in child processes.  Then:
 
@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import pytest
 
-from litert_op_probe import litert_registered, our_registered
+from helpers.litert_op_probe import litert_registered, our_registered
 from workbench.interpreter.registry import format_versions
 from workbench.schema import BuiltinOperator as B
 

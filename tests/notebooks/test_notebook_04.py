@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import workbench
-from test_notebooks import NOTEBOOK_DIR, outputs, pin_python3_kernel, run_notebook, texts
+from helpers.notebook_runner import NOTEBOOK_DIR, outputs, pin_python3_kernel, run_notebook, texts
 from workbench.interpreter import Interpreter
 from workbench.interpreter import quant as Q
 from workbench.viz import quant as vq

@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from builders import add_fc_model
+from helpers.builders import add_fc_model
 from workbench import Interpreter
 from workbench.delegate import SimulatedAccelerator
 from workbench.partition import partition

@@ -21,15 +21,36 @@ import sys
 import numpy as np
 import pytest
 
+from helpers.partition_models import stateful_model
 from workbench import corpus, dump, load
 from workbench.partition import partition
-from test_partition_rules import stateful_model
 from workbench.schema import (
-    BatchMatMulOptions, BuiltinOperator as B, ConcatenationOptions, Conv2DOptions, CumsumOptions,
-    DepthToSpaceOptions, DepthwiseConv2DOptions, FullyConnectedOptions, LeakyReluOptions, ModelBuilder, Padding,
-    Pool2DOptions, ReducerOptions, ResizeBilinearOptions, ResizeNearestNeighborOptions, SoftmaxOptions,
-    SpaceToDepthOptions, SplitOptions, SplitVOptions, SqueezeOptions, StridedSliceOptions, TensorType,
-    TransposeConvOptions, op_name,
+    BatchMatMulOptions,
+    ConcatenationOptions,
+    Conv2DOptions,
+    CumsumOptions,
+    DepthToSpaceOptions,
+    DepthwiseConv2DOptions,
+    FullyConnectedOptions,
+    LeakyReluOptions,
+    ModelBuilder,
+    Padding,
+    Pool2DOptions,
+    ReducerOptions,
+    ResizeBilinearOptions,
+    ResizeNearestNeighborOptions,
+    SoftmaxOptions,
+    SpaceToDepthOptions,
+    SplitOptions,
+    SplitVOptions,
+    SqueezeOptions,
+    StridedSliceOptions,
+    TensorType,
+    TransposeConvOptions,
+    op_name,
+)
+from workbench.schema import (
+    BuiltinOperator as B,
 )
 
 PROBE = r"""

@@ -19,55 +19,22 @@ import json
 import numpy as np
 import pytest
 
+from helpers.partition_models import VAR_OPS, add_subgraph, make_target, stateful_model
 from workbench import Interpreter, corpus, dump, load
 from workbench.partition import GraphView, PlanError, compile, execution_order, partition, strategies
 from workbench.schema import (
-    BuiltinOperator as B, CallOnceOptions, IfOptions, ModelBuilder, TensorType, VarHandleOptions, op_name,
+    BuiltinOperator as B,
+)
+from workbench.schema import (
+    IfOptions,
+    ModelBuilder,
+    TensorType,
+    VarHandleOptions,
+    op_name,
 )
 
 # ------------------------------------------------------------------------------------------------
 # models
-
-
-def add_subgraph(b: ModelBuilder, name: str, build) -> int:
-    """Build another subgraph with the same builder (shared buffers and operator codes); its index."""
-    saved = (b.tensors, b.operators, b.inputs, b.outputs)
-    b.tensors, b.operators, b.inputs, b.outputs = [], [], [], []
-    build(b)
-    b.subgraphs.append(b.subgraph(name))
-    b.tensors, b.operators, b.inputs, b.outputs = saved
-    return len(b.subgraphs)
-
-
-def stateful_model(split: bool = False, variable: str = "v"):
-    """CALL_ONCE (init: v = [1, 2, 3, 4]); h = VAR_HANDLE v; r = READ h; y = r + x;
-    ``split``: w = SIGN(y) + y (SIGN: an op no test target takes); ASSIGN h ← w (or y); output y.
-
-    Main nodes: 0 CALL_ONCE, 1 VAR_HANDLE, 2 READ_VARIABLE, 3 ADD, [4 SIGN, 5 ADD,] ASSIGN_VARIABLE."""
-    b = ModelBuilder()
-
-    def init(b):
-        h = b.tensor("init_h", [], TensorType.RESOURCE)
-        b.op(B.VAR_HANDLE, [], [h], VarHandleOptions(container="", shared_name=variable))
-        b.op(B.ASSIGN_VARIABLE, [h, b.constant("init_value", np.array([[1, 2, 3, 4]], np.float32))], [])
-
-    x = b.input("x", [1, 4])
-    b.op(B.CALL_ONCE, [], [], CallOnceOptions(init_subgraph_index=add_subgraph(b, "init", init)))
-    h = b.tensor("h", [], TensorType.RESOURCE)
-    b.op(B.VAR_HANDLE, [], [h], VarHandleOptions(container="", shared_name=variable))
-    r = b.tensor("r", [1, 4])
-    b.op(B.READ_VARIABLE, [h], [r])
-    y = b.tensor("y", [1, 4])
-    b.op(B.ADD, [r, x], [y])
-    new = y
-    if split:
-        z = b.tensor("z", [1, 4])
-        b.op(B.SIGN, [y], [z])
-        new = b.tensor("w", [1, 4])
-        b.op(B.ADD, [z, y], [new])
-    b.op(B.ASSIGN_VARIABLE, [h, new], [])
-    b.output(y)
-    return b.build()
 
 
 def if_model():
@@ -122,16 +89,6 @@ def control_edge_model():
     return b.build()
 
 
-def make_target(tmp_path, name: str, ops: dict, **top) -> str:
-    p = tmp_path / f"{name}.json"
-    p.write_text(json.dumps({"name": name, "ops": ops, **top,
-                             "cost": {"macs_per_cycle": 1, "clock_mhz": 1, "bandwidth_mb_s": 1}}))
-    return str(p)
-
-
-VAR_OPS = {"VAR_HANDLE": {}, "READ_VARIABLE": {}, "ASSIGN_VARIABLE": {}}
-
-
 def run_steps(model, steps) -> list:
     """Outputs after each of ``steps`` (lists of inputs), all on one interpreter."""
     it = Interpreter(model_content=dump(model))
@@ -181,7 +138,7 @@ def test_tidl_walk_follows_control_edges(tmp_path):
 
 
 def test_a_control_blind_walk_is_caught_with_the_cycle_spelled_out(tmp_path, monkeypatch):
-    from test_partition_equivalence import naive_tidl
+    from helpers.naive_partition import naive_tidl
 
     mul = make_target(tmp_path, "mul-only", {"MUL": {}})
     monkeypatch.setattr(strategies, "_tidl", functools.partial(naive_tidl, follow_control=False))
@@ -195,7 +152,7 @@ def test_a_control_blind_walk_is_caught_with_the_cycle_spelled_out(tmp_path, mon
 
 
 def test_the_corpus_cycle_the_tidl_walk_used_to_make(corpus_paths, monkeypatch):
-    from test_partition_equivalence import naive_tidl
+    from helpers.naive_partition import naive_tidl
 
     m = load(corpus_paths["microwakeword_alexa"])
     monkeypatch.setattr(strategies, "_tidl", functools.partial(naive_tidl, follow_control=False))

@@ -25,9 +25,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import litert_runner
-import litert_session
 import workbench
+from helpers import litert_runner, litert_session
 from workbench.interpreter import Interpreter
 from workbench.schema import op_name
 

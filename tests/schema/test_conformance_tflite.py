@@ -33,10 +33,9 @@ import struct
 from collections import Counter
 from dataclasses import dataclass, field
 
+import ai_edge_litert.schema_py_generated as litert_gen
 import numpy as np
 import pytest
-
-import ai_edge_litert.schema_py_generated as litert_gen
 import tflite
 from flatbuffers.table import Table as FbTable
 
@@ -381,7 +380,7 @@ def test_quantization_tables_are_compared(corpus_paths):
 def test_built_feature_model_matches_generated_readers():
     """The tiny feature model reaches tables the corpus lacks (custom quantization, Int32Vector,
     builtin_options_2, signatures) — through our writer, so this checks the writer too."""
-    import builders
+    from helpers import builders
 
     data = builders.feature_bytes()
     for reader in READERS:
@@ -399,7 +398,7 @@ def test_built_feature_model_matches_generated_readers():
 def test_model_with_stored_defaults_matches_generated_readers(corpus_paths, name):
     """Re-packed with ForceDefaults, every default is stored: presence (the X-ray) then differs
     from "value != default", and must still agree with the generated table's vtable."""
-    import builders
+    from helpers import builders
 
     data = builders.repack(corpus_paths[name].read_bytes())
     for reader in READERS:

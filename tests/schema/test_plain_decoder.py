@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-import test_fuzz
+from helpers import schema_fuzz
 from workbench import ModelError
 from workbench.schema.reader import load
 
@@ -40,7 +40,7 @@ def test_malformed_bytes_fail_the_same_way(base):
     """The schema fuzzer's mutations: both decoders accept the same files with the same notes, and refuse
     the others with the same error (message, FlatBuffer path, byte offset)."""
     for seed in range(300):
-        data, how = test_fuzz.mutate(base, seed)
+        data, how = schema_fuzz.mutate(base, seed)
         assert _outcome(data, False) == _outcome(data, True), (base, seed, how)
 
 

@@ -19,10 +19,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import builders
-import litert_runner
-import litert_steps
 import workbench
+from helpers import builders, litert_runner, litert_steps
 from workbench import corpus
 from workbench.schema import BuiltinOptions, FlatTable, op_name, tensor_data
 from workbench.schema.declare import UnionRef

@@ -11,8 +11,18 @@ import pytest
 import workbench
 from workbench.errors import LossyWriteError, ModelError
 from workbench.schema import (
-    BuiltinOperator, Conv2DOptions, DepthwiseConv2DOptions, Padding, TensorType, buffer_bytes,
-    builtin_code, dump, load, op_name, stored_min_runtime, tensor_data,
+    BuiltinOperator,
+    Conv2DOptions,
+    DepthwiseConv2DOptions,
+    Padding,
+    TensorType,
+    buffer_bytes,
+    builtin_code,
+    dump,
+    load,
+    op_name,
+    stored_min_runtime,
+    tensor_data,
 )
 from workbench.schema.builder import ModelBuilder
 
@@ -158,12 +168,26 @@ def test_malformed_headers_raise_model_error(data, message):
 
 
 def test_truncation_everywhere_raises_model_error_only():
+    """Every cut of the file, down to zero bytes, raises ModelError -- no cut is accepted, no other error.
+
+    No cut is legitimately readable: the writer lays the objects out back to front (as flatbuffers do), so
+    the file's last bytes are those of a table the root reaches (here operator_codes[0]) and even a one-byte
+    cut leaves an offset or a table running past the end.
+    """
     data = dump(dilated_depthwise())
-    for cut in range(0, len(data), 7):
+    load(data)                                    # the whole file loads
+    accepted, other = [], []
+    for cut in range(len(data)):
         try:
             load(data[:cut])
         except ModelError:
-            pass
+            continue
+        except Exception as e:                    # any other error is a failure too, reported below
+            other.append(f"{cut}: {type(e).__name__}: {e}")
+        else:
+            accepted.append(cut)
+    assert not accepted, f"load accepted the file cut to these lengths (of {len(data)}): {accepted}"
+    assert not other, "\n".join(other)
 
 
 def test_wrong_schema_version_is_refused():
@@ -270,7 +294,7 @@ def test_empty_data_vector_is_no_data_with_a_note_litert_refuses_it(tmp_path):
     """A buffer whose data vector is present but 0 bytes long (Arm's ethos-u-vela test network has
     one on its output tensor): read as "no data" — the tensor is computed at run time — with a load
     note saying that ai-edge-litert refuses such a file; the model runs as without the vector."""
-    import litert_runner
+    from helpers import litert_runner
     from workbench.interpreter import Interpreter
     from workbench.schema import Buffer
 

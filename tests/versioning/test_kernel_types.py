@@ -11,15 +11,16 @@
 
 from __future__ import annotations
 
-import pytest
-
 from pathlib import Path
 
-from kernel_type_models import HOLDABLE, build, feeds, recipes
+import pytest
+
+from helpers.kernel_type_models import HOLDABLE, build, feeds, recipes
 from workbench import load
 from workbench.errors import WorkbenchError
 from workbench.interpreter import Interpreter
-from workbench.schema import BuiltinOperator as B, TensorType as T
+from workbench.schema import BuiltinOperator as B
+from workbench.schema import TensorType as T
 from workbench.versioning import signature_of
 from workbench.versioning.kernel_types import KERNEL_TYPES, VOCABULARY, type_verdict
 
@@ -182,7 +183,7 @@ def test_the_all_int16_add_runs_whatever_pot_scale_int16_says():
 @pytest.fixture(scope="module")
 def litert_results():
     pytest.importorskip("ai_edge_litert")
-    from litert_batch import run_many
+    from helpers.litert_batch import run_many
     jobs = [(build(op, types), feeds(build(op, types))) for op, types in ACCEPTED]
     refused = [(build(op, types), feeds(build(op, types))) for op, types, notices in REFUSED if notices]
     out = run_many(jobs + refused)

@@ -19,12 +19,19 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import litert_runner
+from helpers import litert_runner
 from workbench.errors import LossyWriteError
-from workbench.schema import BuiltinOperator as B, TABLES, dump, load, metadata
+from workbench.schema import TABLES, dump, load, metadata
+from workbench.schema import BuiltinOperator as B
 from workbench.schema.declare import declaration
 from workbench.versioning import (
-    RULES, check, check_delegate, min_runtime, op_version, read_min_runtime_metadata, runtime_for,
+    RULES,
+    check,
+    check_delegate,
+    min_runtime,
+    op_version,
+    read_min_runtime_metadata,
+    runtime_for,
 )
 from workbench.versioning import walkthrough as wt
 

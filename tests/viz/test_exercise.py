@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 
 import nbformat
 import numpy as np
 import pytest
 from nbformat.v4 import new_code_cell
-from test_notebooks import NOTEBOOKS, pin_python3_kernel, run_notebook
 
+from helpers.notebook_runner import NOTEBOOKS, pin_python3_kernel, run_notebook
 from workbench.schema import BuiltinOperator
 from workbench.viz.exercise import INVALID, NONE, RIGHT, WRONG, Exercise, Result, Solutions
 

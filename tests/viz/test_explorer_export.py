@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 
 import pytest
-from viz_models import branchy_model
 
 import workbench
+from helpers.viz_models import branchy_model
 from workbench import viz
 from workbench.partition import partition
 

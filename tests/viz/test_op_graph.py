@@ -7,12 +7,13 @@ from functools import lru_cache
 
 import numpy as np
 import pytest
-from viz_models import branchy_model, undirected_ball
 
 import workbench
+from helpers.viz_models import branchy_model, undirected_ball
 from workbench import viz
 from workbench.delegate import SimulatedAccelerator
-from workbench.partition import GraphView, compile as compile_plan, partition
+from workbench.partition import GraphView, partition
+from workbench.partition import compile as compile_plan
 from workbench.schema import op_name
 from workbench.viz.transform import chains
 from workbench.viz.view_model import offload_ops

@@ -11,11 +11,12 @@ import xml.etree.ElementTree as ET
 
 import graphviz
 import pytest
-from viz_models import HAVE_DOT, branchy_model
 
 import workbench
+from helpers.viz_models import HAVE_DOT, branchy_model
 from workbench import viz
-from workbench.partition import compile as compile_plan, partition
+from workbench.partition import compile as compile_plan
+from workbench.partition import partition
 
 needs_dot = pytest.mark.skipif(not HAVE_DOT, reason="graphviz's dot is not installed")
 SVG = "{http://www.w3.org/2000/svg}"
@@ -147,7 +148,7 @@ def test_the_two_graph_classes_have_two_names():
 def test_viz_works_without_model_explorer_installed():
     code = ("import sys; sys.modules['model_explorer'] = None\n"
             "import workbench.viz as v\n"
-            "import sys; sys.path.insert(0, 'tests/viz'); from viz_models import branchy_model\n"
+            "import sys; sys.path.insert(0, 'tests'); from helpers.viz_models import branchy_model\n"
             "g = v.op_graph(branchy_model()); g.summary(); g._repr_mimebundle_()\n"
             "try:\n    g.explorer_node_data()\nexcept ImportError as e:\n    print('ImportError:', e)\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=_repo())

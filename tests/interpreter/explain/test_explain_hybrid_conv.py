@@ -13,11 +13,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import test_quantized_sweep_regressions as sweep
+from helpers import quantized_sweep_regressions_cases as sweep
 from workbench.interpreter import Interpreter
 from workbench.interpreter.explain import explain, explained_kinds
 from workbench.interpreter.kernels import conv_2d, transpose_conv
-from workbench.schema import ActivationFunctionType as Act, Padding
+from workbench.schema import ActivationFunctionType as Act
+from workbench.schema import Padding
+from workbench.versioning import update_versions
 
 S, V = Padding.SAME, Padding.VALID
 
@@ -41,7 +43,7 @@ def build(name):
         builder, inputs = EXTRA[name](name)
         if name == "tconv_stride2_same_padding_two_images":
             inputs["x"][1] += np.float32(1.5)          # a lopsided image: a zero point far from 0
-        return sweep.update_versions(builder.build()), inputs
+        return update_versions(builder.build()), inputs
     return sweep.build_case(name)
 
 

@@ -17,12 +17,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import litert_runner
-import test_quantized_elementwise as elementwise_cases
+from helpers import litert_runner
+from helpers import quantized_elementwise_cases as elementwise_cases
 from workbench.interpreter import Interpreter
 from workbench.interpreter.explain import explain
 from workbench.interpreter.explain.registry import _BY_OP, _EXPLAINERS
-from workbench.schema import BuiltinOperator as B, ModelBuilder, ShapeOptions, SoftmaxOptions, TensorType
+from workbench.schema import BuiltinOperator as B
+from workbench.schema import ModelBuilder, ShapeOptions, SoftmaxOptions, TensorType
 from workbench.versioning import update_versions
 
 SAMPLES = Path(__file__).resolve().parents[3] / "sample_models"
@@ -30,7 +31,7 @@ LITERT_ONLY = {"SoftmaxInt8Data", "LogSoftmaxQuantizedData"}     # the float-tab
 SPREAD = 12                   # elements explained per node besides those where the variants differ
 DIFFERING = 40                # at most this many of those
 
-# (OpData class name, op) → (case module without "test_quantized_", case)
+# (OpData class name, op) → (case module: tests/helpers/quantized_<module>_cases.py, case)
 CASES = {
     ("AbsData", "ABS"): [("elementwise", "abs_int8")],
     ("ArgData", "ARG_MAX"): [("shape_ops", "arg_max_i8_ties")],
@@ -150,7 +151,7 @@ def params():
 
 @pytest.mark.parametrize("cls, op, module, case", params())
 def test_explain_follows_the_reference_kernels(cls, op, module, case):
-    mod = importlib.import_module(f"test_quantized_{module}")
+    mod = importlib.import_module(f"helpers.quantized_{module}_cases")
     model, inputs = mod.build_case(case)
     it, x86 = run(model, inputs, "reference"), run(model, inputs, "litert-x86")
     nodes = [n.index for n, _, d, _ in it.prepared() if type(d).__name__ == cls and n.op_name == op]
@@ -247,7 +248,7 @@ def test_reference_recipes_name_the_reference_arithmetic():
     for module, case, ref_step, x86_step in (
             ("shape_ops", "sum_i16_many_rows", "remove the zero points (int32)", "add bias"),
             ("shape_ops", "resize_bilinear_u8_up", "terms (float32)", "weights (float32)")):
-        model, inputs = importlib.import_module(f"test_quantized_{module}").build_case(case)
+        model, inputs = importlib.import_module(f"helpers.quantized_{module}_cases").build_case(case)
         it, x86 = run(model, inputs, "reference"), run(model, inputs, "litert-x86")
         k = int(differing(it.get_tensor(it.prepared()[0][0].outputs[0]),
                           x86.get_tensor(x86.prepared()[0][0].outputs[0]))[0])

@@ -14,13 +14,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import litert_runner
-import test_quantized_ops as ops
+from helpers import litert_runner, quantized_cases
+from helpers import quantized_ops_cases as ops
 from workbench.interpreter import Interpreter
 from workbench.interpreter import explain as explain_module
 from workbench.interpreter.explain import DATA_MOVEMENT, Explanation, explain, explained_kinds
 from workbench.interpreter.kernels._unary import LutData
-from workbench.schema import AddOptions, BuiltinOperator as B, ModelBuilder
+from workbench.schema import AddOptions, ModelBuilder
+from workbench.schema import BuiltinOperator as B
 from workbench.versioning import update_versions
 
 SAMPLES = Path(__file__).resolve().parents[3] / "sample_models"
@@ -38,7 +39,18 @@ def add_case(name):
     return b, {"a": ops.qx(rng, (2, 3, 5)), "b": ops.qx(rng, (5,))}
 
 
-ops.CASES.setdefault("add_broadcast_for_explain", add_case)
+# cases of these tests only, run with those of a case module (kept out of the shared table in tests/helpers/)
+EXTRA_CASES = {"test_quantized_ops": {"add_broadcast_for_explain": add_case}}
+
+
+def case_table(module: str) -> dict:
+    """The cases of ``module`` (a test module's name; its table is tests/helpers/<name>_cases.py) and ours."""
+    mod = importlib.import_module(f"helpers.{module.removeprefix('test_')}_cases")
+    return {**mod.CASES, **EXTRA_CASES.get(module, {})}
+
+
+def build_case(module: str, case: str):
+    return quantized_cases.build(case_table(module), case)
 
 
 def run(model, inputs) -> Interpreter:
@@ -83,16 +95,14 @@ CASE_MODULES = ("test_quantized_ops", "test_quantized_int16_matrix", "test_quant
 def all_cases():
     out = []
     for name in CASE_MODULES:
-        mod = importlib.import_module(name)
         out += [pytest.param(name, case, id=f"{name.removeprefix('test_quantized_')}:{case}")
-                for case in sorted(mod.CASES)]
+                for case in sorted(case_table(name))]
     return out
 
 
 @pytest.mark.parametrize("module, case", all_cases())
 def test_explain_equals_the_kernel_on_every_case(module, case):
-    mod = importlib.import_module(module)
-    model, inputs = mod.build_case(case)
+    model, inputs = build_case(module, case)
     it = run(model, inputs)
     seen = explain_everywhere(it)
     assert seen
@@ -125,7 +135,7 @@ TIES = {   # cases built so that requantization meets exact ties, and the rule t
 
 @pytest.mark.parametrize("module, case", sorted(TIES))
 def test_ties_are_shown_and_resolved_as_the_kernel_does(module, case):
-    mod = importlib.import_module(module)
+    mod = importlib.import_module(f"helpers.{module.removeprefix('test_')}_cases")
     it = run(*mod.build_case(case))
     out = it.get_tensor(it.get_output_details()[0]["index"])
     ties = []
@@ -140,7 +150,7 @@ def test_ties_are_shown_and_resolved_as_the_kernel_does(module, case):
 
 
 def test_fc16_double_recipe_rounds_in_double_and_sends_overflow_to_int32_min():
-    mod = importlib.import_module("test_quantized_int16_matrix")
+    mod = importlib.import_module("helpers.quantized_int16_matrix_cases")
     it = run(*mod.build_case("fc16_double_beyond_int32"))
     es = [explain(it, 0, k) for k in range(it.get_tensor(it.get_output_details()[0]["index"]).size)]
     assert all(e.agrees for e in es)
@@ -149,7 +159,7 @@ def test_fc16_double_recipe_rounds_in_double_and_sends_overflow_to_int32_min():
 
 
 def test_int32_recipe_shows_the_wrap_around():
-    mod = importlib.import_module("test_quantized_int16_matrix")
+    mod = importlib.import_module("helpers.quantized_int16_matrix_cases")
     it = run(*mod.build_case("conv16_wrap_int32"))
     es = [explain(it, 0, k) for k in range(it.get_tensor(it.get_output_details()[0]["index"]).size)]
     assert all(e.agrees for e in es)
@@ -168,7 +178,7 @@ def test_depthwise_int8_scalar_tail_rounds_away():
 
 
 def test_hybrid_explanation_shows_the_run_time_quantization():
-    mod = importlib.import_module("test_quantized_hybrid")
+    mod = importlib.import_module("helpers.quantized_hybrid_cases")
     it = run(*mod.build_case("fc_asymmetric"))
     es = [explain(it, 0, k) for k in range(it.get_tensor(it.get_output_details()[0]["index"]).size)]
     e = next(e for e in es if any(s.what == "remove the zero point" for s in e.steps))   # a row with zero point ≠ 0
@@ -196,7 +206,7 @@ def test_copy_names_the_source_and_padding_is_the_zero_point():
 
 
 def test_copy_of_a_second_output():
-    mod = importlib.import_module("test_quantized_shape_ops")
+    mod = importlib.import_module("helpers.quantized_shape_ops_cases")
     name = next(c for c in sorted(mod.CASES) if c.startswith("split") or c.startswith("unpack"))
     it = run(*mod.build_case(name))
     node = it.prepared()[0][0]
@@ -261,9 +271,8 @@ def test_every_explainer_is_exercised_by_the_cases():
     known = set(explained_kinds())
     met = set()
     for name in CASE_MODULES:
-        mod = importlib.import_module(name)
-        for case in mod.CASES:
-            model, _ = mod.build_case(case)
+        for case in case_table(name):
+            model, _ = build_case(name, case)
             for variant in ("litert-x86", "reference"):
                 try:
                     it = Interpreter(model=model, variant=variant)
@@ -281,7 +290,7 @@ def test_every_explainer_is_exercised_by_the_cases():
 @pytest.mark.parametrize("case", ["conv_3x3_same_relu", "conv_same_stride2_relu6", "depthwise_3x3_relu6",
                                   "depthwise_multiplier_3", "fc_relu", "fc_per_channel", "add_broadcast_for_explain"])
 def test_explain_text_and_float_result(case):
-    model, inputs = ops.build_case(case)
+    model, inputs = build_case("test_quantized_ops", case)
     it = run(model, inputs)
     out = it.get_tensor(it.get_output_details()[0]["index"])
     e = explain(it, 0, out.size - 1)
@@ -347,7 +356,7 @@ def test_explain_walks_every_node_of_a_sample_model(name):
 
 
 def test_explain_on_a_mobilenet_node():
-    from test_quantized_models import SHARED_MODELS
+    from helpers.shared_models import SHARED_MODELS
     path = SHARED_MODELS / "mobilenet_v1_a025_128_int8.tflite"
     if not path.exists():
         pytest.skip(f"{path} is absent (the shared model directory is not on this machine)")

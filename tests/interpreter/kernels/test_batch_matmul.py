@@ -15,11 +15,12 @@ import zlib
 import numpy as np
 import pytest
 
-import test_quantized_hybrid as TH
-import test_quantized_int16_matrix as T16
-from op_layers import OpLayers
+from helpers import quantized_hybrid_cases as TH
+from helpers import quantized_int16_matrix_cases as T16
+from helpers.op_layers import OpLayers
 from workbench.interpreter import Interpreter
-from workbench.schema import BatchMatMulOptions, BuiltinOperator as B, ModelBuilder
+from workbench.schema import BatchMatMulOptions, ModelBuilder
+from workbench.schema import BuiltinOperator as B
 
 
 def same_data(build, name):
@@ -93,7 +94,7 @@ def test_random_float_layers_and_reference_variant(case):
     ORDER.check_layers(case)
     ORDER.check_reference_variant(case)
     # LiteRT's builtin BATCH_MATMUL is its reference kernel: the sequential loop is its order too
-    from quantized_cases import assert_same
+    from helpers.quantized_cases import assert_same
 
     assert_same(ORDER.run(case, reference=True, variant="reference"), ORDER.litert(case), case)
 

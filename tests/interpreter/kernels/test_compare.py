@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from binary_cases import BOOL, F16, F32, I8, I16, I32, I64, STR, U8, comparison, differing_bits, fast_path_of
-from op_layers import OpLayers
+from helpers.binary_cases import BOOL, F16, F32, I8, I16, I32, I64, STR, U8, comparison, differing_bits, fast_path_of
+from helpers.op_layers import OpLayers
 from workbench.schema import BuiltinOperator as B
 
 ORDERED = (B.LESS, B.LESS_EQUAL, B.GREATER, B.GREATER_EQUAL)

@@ -11,8 +11,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from op_layers import OpLayers
-from unary_cases import C64, C128, complex_case, complex_values, differing_bits, rng_for
+from helpers.op_layers import OpLayers
+from helpers.unary_cases import C64, C128, complex_case, complex_values, differing_bits, rng_for
 from workbench.interpreter.fast import complex as complex_fast
 from workbench.interpreter.kernels import _complex
 from workbench.schema import BuiltinOperator as B

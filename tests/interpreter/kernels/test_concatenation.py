@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from binary_cases import BOOL, F16, F32, I8, I16, I32, I64, U8, U32, concatenation, differing_bits
-from op_layers import OpLayers
+from helpers.binary_cases import BOOL, F16, F32, I8, I16, I32, I64, U8, U32, concatenation, differing_bits
+from helpers.op_layers import OpLayers
 from workbench.schema import BuiltinOperator as B
 
 C = B.CONCATENATION

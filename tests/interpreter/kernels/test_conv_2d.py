@@ -14,17 +14,18 @@ import zlib
 import numpy as np
 import pytest
 
-import litert_batch
-from conv_cases import V, conv_case
-from op_layers import OpLayers
-from quantized_cases import assert_same
+from helpers import litert_batch
+from helpers.conv_cases import V, conv_case
+from helpers.op_layers import OpLayers
+from helpers.quantized_cases import assert_same
 from workbench import dump
 from workbench.interpreter import Interpreter
 from workbench.interpreter.fast import conv_2d as fast_conv
 from workbench.interpreter.kernels import conv_2d
 from workbench.interpreter.kernels._common import out_size, pad_before
 from workbench.perf import vnni as _vnni
-from workbench.schema import ActivationFunctionType as Act, TensorType as TT
+from workbench.schema import ActivationFunctionType as Act
+from workbench.schema import TensorType as TT
 
 I32 = dict(bias_dtype=np.int32, option=TT.INT32)
 

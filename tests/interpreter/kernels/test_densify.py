@@ -11,10 +11,11 @@ import zlib
 import numpy as np
 import pytest
 
-from op_layers import OpLayers
-from test_version_gaps import sparse_levels
+from helpers.op_layers import OpLayers
+from helpers.version_gaps_cases import sparse_levels
 from workbench.interpreter.kernels.densify import densify
-from workbench.schema import BuiltinOperator as B, ModelBuilder
+from workbench.schema import BuiltinOperator as B
+from workbench.schema import ModelBuilder
 
 
 def densify_case(shape, dtype, block, density=0.3):

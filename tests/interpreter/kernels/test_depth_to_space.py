@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from misc_cases import F32, I8, I32, I64, U8, depth_to_space, litert_one
-from op_layers import OpLayers
+from helpers.misc_cases import F32, I8, I32, I64, U8, depth_to_space, litert_one
+from helpers.op_layers import OpLayers
 
 QUANT = {F32: None, U8: (0.1, 3), I8: (0.1, -3), I32: None, I64: None}
 CASES = {f"{dt.name}_block2": depth_to_space(dt, (1, 2, 3, 8), 2, q) for dt, q in QUANT.items()}

@@ -26,19 +26,20 @@ import zlib
 import numpy as np
 import pytest
 
-from op_layers import OpLayers
-from test_quantized_hybrid import depthwise_h
-from test_quantized_int16_matrix import TIES_SCALES, depthwise16, ties_input
-from test_quantized_ops import depthwise_i8, q, window_out
-from test_quantized_uint8_matrix import PLAIN, depthwise_u8
+from helpers.op_layers import OpLayers
+from helpers.quantized_hybrid_cases import depthwise_h
+from helpers.quantized_int16_matrix_cases import TIES_SCALES, depthwise16, ties_input
+from helpers.quantized_ops_cases import depthwise_i8, q, window_out
+from helpers.quantized_uint8_matrix_cases import PLAIN, depthwise_u8
 from workbench.interpreter import Interpreter
 from workbench.interpreter.explain import explain
 from workbench.interpreter.fast import depthwise_conv_2d as fast_dw
 from workbench.interpreter.kernels import depthwise_conv_2d as dw
 from workbench.interpreter.kernels._common import FLOAT_MAX, out_size, pad_before
 from workbench.interpreter.variants import LITERT_X86, REFERENCE
-from workbench.schema import ActivationFunctionType as Act, BuiltinOperator as B, DepthwiseConv2DOptions, ModelBuilder
-from workbench.schema import Padding
+from workbench.schema import ActivationFunctionType as Act
+from workbench.schema import BuiltinOperator as B
+from workbench.schema import DepthwiseConv2DOptions, ModelBuilder, Padding
 
 S, V = Padding.SAME, Padding.VALID
 

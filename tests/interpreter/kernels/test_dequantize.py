@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from binary_cases import F16, I8, I16, U8, dequantize, differing_bits, prepared_data
-from op_layers import OpLayers
+from helpers.binary_cases import F16, I8, I16, U8, dequantize, differing_bits, prepared_data
+from helpers.op_layers import OpLayers
 from workbench.schema import BuiltinOperator as B
 
 D = B.DEQUANTIZE

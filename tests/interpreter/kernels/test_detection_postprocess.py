@@ -23,11 +23,13 @@ import numpy as np
 import pytest
 from flatbuffers import flexbuffers
 
-import litert_runner
+from helpers import litert_runner
 from workbench.errors import UnsupportedOpError, WorkbenchError
 from workbench.interpreter import Interpreter
-from workbench.interpreter.kernels import _nms, detection_postprocess as dp
-from workbench.schema import BuiltinOperator as B, ModelBuilder
+from workbench.interpreter.kernels import _nms
+from workbench.interpreter.kernels import detection_postprocess as dp
+from workbench.schema import BuiltinOperator as B
+from workbench.schema import ModelBuilder
 
 OP = "TFLite_Detection_PostProcess"
 

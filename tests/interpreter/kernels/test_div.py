@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import pytest
 
-from binary_cases import F32, I8, I16, U8, binary, differing_bits, fast_path_of
-from op_layers import OpLayers
+from helpers.binary_cases import F32, I8, I16, U8, binary, differing_bits, fast_path_of
+from helpers.op_layers import OpLayers
 from workbench.errors import KernelError
-from workbench.schema import ActivationFunctionType as Act, BuiltinOperator as B, DivOptions
+from workbench.schema import ActivationFunctionType as Act
+from workbench.schema import BuiltinOperator as B
+from workbench.schema import DivOptions
 
 CASES = {
     "float32": binary(B.DIV, F32, (2, 3, 40), (2, 3, 40), options=DivOptions()),

@@ -10,9 +10,10 @@ import zlib
 import numpy as np
 import pytest
 
-from op_layers import OpLayers
+from helpers.op_layers import OpLayers
 from workbench.errors import WorkbenchError
-from workbench.schema import BuiltinOperator as B, ModelBuilder
+from workbench.schema import BuiltinOperator as B
+from workbench.schema import ModelBuilder
 
 
 def lookup(table_shape, dtype, ids, out_dtype=None, scale=None):

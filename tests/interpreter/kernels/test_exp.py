@@ -9,8 +9,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from op_layers import OpLayers
-from unary_cases import F32, I8, I16, differing_bits, float_case, float_sweep, int_case, rng_for
+from helpers.op_layers import OpLayers
+from helpers.unary_cases import F32, I8, I16, differing_bits, float_case, float_sweep, int_case, rng_for
 from workbench.interpreter import quant
 from workbench.interpreter.kernels import _unary
 from workbench.schema import BuiltinOperator as B

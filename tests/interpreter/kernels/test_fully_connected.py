@@ -17,18 +17,20 @@ import zlib
 import numpy as np
 import pytest
 
-import test_int4_weights as T4
-import test_quantized_hybrid as TH
-import test_quantized_int16_matrix as T16
-import test_quantized_ops as T8
-import test_quantized_uint8_matrix as TU
-import test_version_gaps as VG
-from op_layers import OpLayers
-from test_quantized_ops import fc_i8
+from helpers import int4_weights_cases as T4
+from helpers import quantized_hybrid_cases as TH
+from helpers import quantized_int16_matrix_cases as T16
+from helpers import quantized_ops_cases as T8
+from helpers import quantized_uint8_matrix_cases as TU
+from helpers import version_gaps_cases as VG
+from helpers.op_layers import OpLayers
+from helpers.quantized_ops_cases import fc_i8
 from workbench.errors import WorkbenchError
 from workbench.interpreter import Interpreter
 from workbench.perf import vnni
-from workbench.schema import ActivationFunctionType as Act, BuiltinOperator as B, FullyConnectedOptions, ModelBuilder
+from workbench.schema import ActivationFunctionType as Act
+from workbench.schema import BuiltinOperator as B
+from workbench.schema import FullyConnectedOptions, ModelBuilder
 from workbench.schema.types import tensor_data
 
 
@@ -147,7 +149,7 @@ def test_random_float_layers_and_reference_variant(case):
 
 @pytest.mark.parametrize("case", sorted(NO_REFERENCE_KERNEL))
 def test_cases_without_a_reference_kernel_run_only_in_the_default_variant(case):
-    from quantized_cases import assert_same
+    from helpers.quantized_cases import assert_same
 
     assert_same(LAYERS.run(case, reference=True), LAYERS.run(case), f"{case} (teaching vs speed layer)")
     with pytest.raises(WorkbenchError, match="reads the bias as int64|blockwise quantization"):

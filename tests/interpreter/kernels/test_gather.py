@@ -8,8 +8,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from misc_cases import F32, I8, I16, I32, I64, U8, gather
-from op_layers import OpLayers
+from helpers.misc_cases import F32, I8, I16, I32, I64, U8, gather
+from helpers.op_layers import OpLayers
 
 QUANT = {F32: None, np.dtype(np.float16): None, I32: None, I64: None, U8: (0.1, 3), I8: (0.1, -3),
          np.dtype(np.bool_): None, I16: (0.01, 0)}
@@ -42,7 +42,8 @@ def test_reference_variant_bit_exact_with_litert_builtin_ref(case):
 @pytest.mark.parametrize("axis, batch_dims", [(0, 0), (1, 0), (2, 0), (1, 1), (2, 1), (2, 2)])
 def test_gather_is_the_plain_loop(axis, batch_dims):
     """The fancy indexing over [batch, outer, axis, inner] against the obvious loop over every index."""
-    from workbench.interpreter.kernels.gather import GatherData, gather as gather_fn
+    from workbench.interpreter.kernels.gather import GatherData
+    from workbench.interpreter.kernels.gather import gather as gather_fn
 
     rng = np.random.default_rng(axis * 3 + batch_dims)
     params = rng.integers(0, 100, (2, 3, 4, 2))

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-import activation_cases
-from op_layers import OpLayers
-from quantized_cases import assert_same
+from helpers import activation_cases
+from helpers.op_layers import OpLayers
+from helpers.quantized_cases import assert_same
 
 CASES = activation_cases.GELU
 LAYERS = OpLayers(CASES)

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-import activation_cases
-from op_layers import OpLayers
+from helpers import activation_cases
+from helpers.op_layers import OpLayers
 
 CASES = activation_cases.HARD_SWISH
 LAYERS = OpLayers(CASES)

@@ -8,8 +8,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import activation_cases
-from op_layers import OpLayers
+from helpers import activation_cases
+from helpers.op_layers import OpLayers
 
 CASES = activation_cases.LOCAL_RESPONSE_NORMALIZATION
 OTHER_BETAS = activation_cases.LRN_OTHER_BETAS

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-import activation_cases
-from op_layers import OpLayers
+from helpers import activation_cases
+from helpers.op_layers import OpLayers
 from workbench.interpreter import Interpreter
 from workbench.interpreter.kernels.log_softmax import LogSoftmaxFixedPointData, LogSoftmaxQuantizedData
 

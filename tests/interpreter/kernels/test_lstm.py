@@ -1,6 +1,6 @@
 """The LSTM family -- LSTM, UNIDIRECTIONAL_SEQUENCE_LSTM, BIDIRECTIONAL_SEQUENCE_LSTM -- in one file, as they share
 ``kernels/_lstm*.py`` (teaching layer) and ``fast/lstm.py`` (speed layer): float32, hybrid and integer
-(8x8_16) cases (tests/recurrent_cases.py).
+(8x8_16) cases (tests/helpers/recurrent_cases.py).
 
 The teaching layer computes the speed layer's bits under both variants; hybrid and integer outputs are
 bit-exact with LiteRT's builtin kernels and with its BUILTIN_REF kernels; float32 outputs agree with both to
@@ -14,10 +14,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import litert_batch
-import recurrent_cases as rc
-from op_layers import OpLayers
-from quantized_cases import assert_same
+from helpers import litert_batch
+from helpers import recurrent_cases as rc
+from helpers.op_layers import OpLayers
 from workbench import dump
 from workbench.interpreter import Interpreter
 
@@ -72,26 +71,12 @@ def test_both_builds_compute_the_lstm_alike():
 
 @pytest.fixture(scope="module")
 def litert_sessions():
-    return {resolver: rc.litert_two_invokes(CASES, resolver) for resolver in
-            ("BUILTIN_WITHOUT_DEFAULT_DELEGATES", "BUILTIN_REF")}
+    return rc.litert_sessions(CASES)
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_two_invokes_carry_the_state_as_litert(case, litert_sessions):
-    speed, teaching = rc.ours_two_invokes(case), rc.ours_two_invokes(case, reference=True, variant="reference")
-    for resolver, ours in (("BUILTIN_WITHOUT_DEFAULT_DELEGATES", speed), ("BUILTIN_REF", teaching)):
-        status, theirs = litert_sessions[resolver][case]
-        if case in NOT_IN_BUILTIN_REF and resolver == "BUILTIN_REF":
-            assert status == "error"
-            continue
-        assert status == "ok", theirs
-        for k in range(2):
-            what = f"{case} invoke {k + 1} ({resolver})"
-            if case in FLOAT:
-                rc.assert_close(ours[k], theirs[k], what)
-            else:
-                assert_same(ours[k], theirs[k], what)
-    assert any(not np.array_equal(a, b) for a, b in zip(speed[0], speed[1])), "the second invoke repeats the first"
+    rc.check_two_invokes(case, litert_sessions, builtin_ref_refuses=case in NOT_IN_BUILTIN_REF, close=case in FLOAT)
 
 
 # -- the speed layer -------------------------------------------------------------------------------

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from op_layers import OpLayers
-from unary_cases import I16, I32, I64, I8, differing_bits, float_case, int_case, values_case
+from helpers.op_layers import OpLayers
+from helpers.unary_cases import I8, I16, I32, I64, differing_bits, float_case, int_case, values_case
 from workbench.schema import BuiltinOperator as B
 
 CASES = {

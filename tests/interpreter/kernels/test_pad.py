@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from misc_cases import F32, I8, I16, I32, I64, U8, pad
-from op_layers import OpLayers
+from helpers.misc_cases import F32, I8, I16, I32, I64, U8, pad
+from helpers.op_layers import OpLayers
 from workbench.schema import BuiltinOperator as B
 
 QUANT = {F32: None, U8: (0.1, 255), I8: (0.1, 7), I16: (0.001, 0), I32: None, I64: None, np.dtype(np.bool_): None}

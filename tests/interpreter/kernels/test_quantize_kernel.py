@@ -10,8 +10,18 @@ from __future__ import annotations
 
 import pytest
 
-from binary_cases import I8, I16, I32, U8, differing_bits, fast_path_of, float_quantize, prepared_data, requantize
-from op_layers import OpLayers
+from helpers.binary_cases import (
+    I8,
+    I16,
+    I32,
+    U8,
+    differing_bits,
+    fast_path_of,
+    float_quantize,
+    prepared_data,
+    requantize,
+)
+from helpers.op_layers import OpLayers
 from workbench.schema import BuiltinOperator as B
 
 Q = B.QUANTIZE

@@ -9,8 +9,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from misc_cases import F32, I8, I16, I32, I64, U8, prepared, reduce
-from op_layers import OpLayers
+from helpers.misc_cases import F32, I8, I16, I32, I64, U8, prepared, reduce
+from helpers.op_layers import OpLayers
 from workbench.schema import BuiltinOperator as B
 
 P = B.REDUCE_PROD

@@ -9,8 +9,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from misc_cases import F32, I8, I16, U8, prepared, resize
-from op_layers import OpLayers
+from helpers.misc_cases import F32, I8, I16, U8, prepared, resize
+from helpers.op_layers import OpLayers
 from workbench.schema import BuiltinOperator as B
 
 RB = B.RESIZE_BILINEAR

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from misc_cases import F32, I8, I16, I32, U8, resize
-from op_layers import OpLayers
+from helpers.misc_cases import F32, I8, I16, I32, U8, resize
+from helpers.op_layers import OpLayers
 from workbench.schema import BuiltinOperator as B
 
 RN = B.RESIZE_NEAREST_NEIGHBOR

@@ -1,6 +1,6 @@
 """The RNN family -- RNN, UNIDIRECTIONAL_SEQUENCE_RNN, BIDIRECTIONAL_SEQUENCE_RNN -- in one file, as they share
 ``kernels/_rnn.py`` (teaching layer) and ``fast/rnn.py`` (speed layer): float32 and hybrid cases
-(tests/recurrent_cases.py).
+(tests/helpers/recurrent_cases.py).
 
 The teaching layer computes the speed layer's bits under both variants, and every output -- float32
 included (the products in litert's NEON order, Eigen's tanh) -- is bit-exact with LiteRT's builtin kernels
@@ -14,10 +14,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import litert_session
-import recurrent_cases as rc
-from op_layers import OpLayers
-from quantized_cases import assert_same
+from helpers import litert_session
+from helpers import recurrent_cases as rc
+from helpers.op_layers import OpLayers
 from workbench import dump
 from workbench.interpreter import Interpreter
 
@@ -47,19 +46,12 @@ def test_both_builds_compute_the_rnn_alike():
 
 @pytest.fixture(scope="module")
 def litert_sessions():
-    return {resolver: rc.litert_two_invokes(CASES, resolver) for resolver in
-            ("BUILTIN_WITHOUT_DEFAULT_DELEGATES", "BUILTIN_REF")}
+    return rc.litert_sessions(CASES)
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_two_invokes_carry_the_state_as_litert(case, litert_sessions):
-    speed, teaching = rc.ours_two_invokes(case), rc.ours_two_invokes(case, reference=True, variant="reference")
-    for resolver, ours in (("BUILTIN_WITHOUT_DEFAULT_DELEGATES", speed), ("BUILTIN_REF", teaching)):
-        status, theirs = litert_sessions[resolver][case]
-        assert status == "ok", theirs
-        for k in range(2):
-            assert_same(ours[k], theirs[k], f"{case} invoke {k + 1} ({resolver})")
-    assert any(not np.array_equal(a, b) for a, b in zip(speed[0], speed[1])), "the second invoke repeats the first"
+    rc.check_two_invokes(case, litert_sessions)
 
 
 @pytest.mark.parametrize("case, label", [

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from op_layers import OpLayers
-from unary_cases import I16, I8, differing_bits, float_case, int_case
+from helpers.op_layers import OpLayers
+from helpers.unary_cases import I8, I16, differing_bits, float_case, int_case
 from workbench.schema import BuiltinOperator as B
 
 CASES = {

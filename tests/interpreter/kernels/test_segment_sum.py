@@ -8,8 +8,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from misc_cases import F32, I32, litert_one, segment_sum, unsorted_segment
-from op_layers import OpLayers
+from helpers.misc_cases import F32, I32, litert_one, segment_sum, unsorted_segment
+from helpers.op_layers import OpLayers
 from workbench.schema import BuiltinOperator as B
 
 UNSORTED = {"sum": B.UNSORTED_SEGMENT_SUM, "prod": B.UNSORTED_SEGMENT_PROD, "max": B.UNSORTED_SEGMENT_MAX,

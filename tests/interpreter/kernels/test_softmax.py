@@ -8,9 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-import activation_cases
-import litert_batch
-from op_layers import OpLayers
+from helpers import activation_cases, litert_batch
+from helpers.op_layers import OpLayers
 from workbench import dump
 from workbench.interpreter import Interpreter
 from workbench.interpreter.kernels.softmax import SoftmaxFixedPointData, SoftmaxInt8Data

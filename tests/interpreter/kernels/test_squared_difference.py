@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from binary_cases import F32, I8, I32, binary, differing_bits, fast_path_of
-from op_layers import OpLayers
+from helpers.binary_cases import F32, I8, I32, binary, differing_bits, fast_path_of
+from helpers.op_layers import OpLayers
 from workbench.schema import BuiltinOperator as B
 
 CASES = {

@@ -9,9 +9,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from binary_cases import F32, I8, I16, I32, I64, U8, binary, differing_bits, fast_path_of, prepared_data
-from op_layers import OpLayers
-from workbench.schema import ActivationFunctionType as Act, BuiltinOperator as B, SubOptions
+from helpers.binary_cases import F32, I8, I16, I32, I64, U8, binary, differing_bits, fast_path_of, prepared_data
+from helpers.op_layers import OpLayers
+from workbench.schema import ActivationFunctionType as Act
+from workbench.schema import BuiltinOperator as B
+from workbench.schema import SubOptions
 
 GENERAL16 = SubOptions(pot_scale_int16=False)
 POW15_8BIT = float(np.float32(0.1 / 2 ** 20 / (0.75 * 2 ** 15)))      # an output multiplier of 2^15 · 0.75

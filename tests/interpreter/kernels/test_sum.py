@@ -10,8 +10,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from misc_cases import F32, I8, I16, I32, I64, U8, litert_one, prepared, reduce
-from op_layers import OpLayers
+from helpers.misc_cases import F32, I8, I16, I32, I64, U8, litert_one, prepared, reduce
+from helpers.op_layers import OpLayers
 from workbench.schema import BuiltinOperator as B
 
 S = B.SUM

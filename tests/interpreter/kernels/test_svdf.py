@@ -1,5 +1,5 @@
 """SVDF (``kernels/svdf.py``, speed layer ``fast/svdf.py``): float32, hybrid and int8 cases
-(tests/recurrent_cases.py).
+(tests/helpers/recurrent_cases.py).
 
 The teaching layer computes the speed layer's bits under both variants; every output -- float32 included
 (litert's NEON order of additions, Eigen's tanh) -- is bit-exact with LiteRT's builtin kernels and with its
@@ -13,9 +13,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import recurrent_cases as rc
-from op_layers import OpLayers
-from quantized_cases import assert_same
+from helpers import recurrent_cases as rc
+from helpers.op_layers import OpLayers
 from workbench.interpreter import Interpreter
 
 CASES = rc.cases(rc.SVDF_OPS)
@@ -45,19 +44,12 @@ def test_both_builds_compute_the_svdf_alike():
 
 @pytest.fixture(scope="module")
 def litert_sessions():
-    return {resolver: rc.litert_two_invokes(CASES, resolver) for resolver in
-            ("BUILTIN_WITHOUT_DEFAULT_DELEGATES", "BUILTIN_REF")}
+    return rc.litert_sessions(CASES)
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_two_invokes_carry_the_state_as_litert(case, litert_sessions):
-    speed, teaching = rc.ours_two_invokes(case), rc.ours_two_invokes(case, reference=True, variant="reference")
-    for resolver, ours in (("BUILTIN_WITHOUT_DEFAULT_DELEGATES", speed), ("BUILTIN_REF", teaching)):
-        status, theirs = litert_sessions[resolver][case]
-        assert status == "ok", theirs
-        for k in range(2):
-            assert_same(ours[k], theirs[k], f"{case} invoke {k + 1} ({resolver})")
-    assert any(not np.array_equal(a, b) for a, b in zip(speed[0], speed[1])), "the second invoke repeats the first"
+    rc.check_two_invokes(case, litert_sessions)
 
 
 def _prepared(case, **kw):

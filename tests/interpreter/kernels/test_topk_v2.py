@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from misc_cases import F32, I8, I16, I32, I64, U8, topk
-from op_layers import OpLayers
+from helpers.misc_cases import F32, I8, I16, I32, I64, U8, topk
+from helpers.op_layers import OpLayers
 
 QUANT = {F32: None, I32: None, I64: None, U8: (0.1, 3), I8: (0.1, -3), I16: (0.01, 0)}
 CASES = {}

@@ -22,18 +22,20 @@ import zlib
 import numpy as np
 import pytest
 
-from op_layers import OpLayers
-from quantized_cases import assert_same
-from test_quantized_int16_matrix import tconv, tconv_ties
-from test_quantized_sweep_regressions import tconv_hybrid
-from test_quantized_uint8_matrix import PLAIN, transpose_conv_u8
+from helpers.op_layers import OpLayers
+from helpers.quantized_cases import assert_same
+from helpers.quantized_int16_matrix_cases import tconv, tconv_ties
+from helpers.quantized_sweep_regressions_cases import tconv_hybrid
+from helpers.quantized_uint8_matrix_cases import PLAIN, transpose_conv_u8
 from workbench.interpreter import Interpreter
 from workbench.interpreter.explain import explain
 from workbench.interpreter.fast import transpose_conv as fast_tc
 from workbench.interpreter.kernels import transpose_conv as tc
 from workbench.interpreter.kernels._common import FLOAT_MAX
-from workbench.schema import ActivationFunctionType as Act, BuiltinOperator as B, ModelBuilder, Padding
-from workbench.schema import TensorType as TT, TransposeConvOptions
+from workbench.schema import ActivationFunctionType as Act
+from workbench.schema import BuiltinOperator as B
+from workbench.schema import ModelBuilder, Padding, TransposeConvOptions
+from workbench.schema import TensorType as TT
 
 S, V = Padding.SAME, Padding.VALID
 

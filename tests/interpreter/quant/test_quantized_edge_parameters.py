@@ -33,12 +33,13 @@ import zlib
 import numpy as np
 import pytest
 
-import litert_batch
+from helpers import litert_batch
 from workbench import dump
 from workbench.errors import ModelError, UnsupportedOpError
 from workbench.interpreter import Interpreter, quant
 from workbench.interpreter.explain import explain
-from workbench.schema import BuiltinOperator as B, LeakyReluOptions, ModelBuilder, SoftmaxOptions
+from workbench.schema import BuiltinOperator as B
+from workbench.schema import LeakyReluOptions, ModelBuilder, SoftmaxOptions
 from workbench.versioning import update_versions
 
 U8, I8, I16 = (np.dtype(t) for t in (np.uint8, np.int8, np.int16))

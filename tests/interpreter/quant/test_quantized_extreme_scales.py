@@ -37,13 +37,21 @@ import zlib
 import numpy as np
 import pytest
 
-import litert_batch
+from helpers import litert_batch
 from workbench import dump
 from workbench.errors import ModelError, UnsupportedOpError
 from workbench.interpreter import Interpreter, quant
 from workbench.interpreter.explain import explain
 from workbench.schema import (
-    AddOptions, BuiltinOperator as B, GeluOptions, LeakyReluOptions, ModelBuilder, SoftmaxOptions, SubOptions,
+    AddOptions,
+    GeluOptions,
+    LeakyReluOptions,
+    ModelBuilder,
+    SoftmaxOptions,
+    SubOptions,
+)
+from workbench.schema import (
+    BuiltinOperator as B,
 )
 from workbench.versioning import update_versions
 

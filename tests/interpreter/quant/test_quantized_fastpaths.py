@@ -17,14 +17,16 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import pytest
 
-import litert_runner
-from test_quantized_ops import (CASES as OPS_CASES, V, assert_equal_all, build_case as ops_case, conv_i8,
-                                depthwise_i8, fc_i8)
+from helpers import litert_runner
+from helpers.quantized_ops_cases import CASES as OPS_CASES
+from helpers.quantized_ops_cases import V, assert_equal_all, conv_i8, depthwise_i8, fc_i8
+from helpers.quantized_ops_cases import build_case as ops_case
 from workbench import dump
 from workbench.interpreter import Interpreter
-from workbench.perf import jit as _jit, vnni as _vnni
 from workbench.interpreter.fast import conv_2d as fast_conv
 from workbench.interpreter.kernels import conv_2d
+from workbench.perf import jit as _jit
+from workbench.perf import vnni as _vnni
 from workbench.schema import ActivationFunctionType as Act
 from workbench.versioning import update_versions
 
@@ -241,9 +243,9 @@ def test_threads_split_rows_identically(split_everything):
 
 def test_float_depthwise_rows_shared_between_threads_equal_one_call(split_everything):
     """The float depthwise kernel cut into row pieces (2 threads) writes exactly what one call writes."""
-    from workbench.perf.jit import run_rows
     from workbench.interpreter.fast import depthwise_conv_2d as fast_dw
     from workbench.interpreter.kernels import depthwise_conv_2d as dwc
+    from workbench.perf.jit import run_rows
 
     rng = np.random.default_rng(4)
     for (n, h, w, c, mult, stride, pad) in ((2, 13, 11, 8, 1, 1, 1), (1, 17, 9, 3, 2, 2, 0)):
@@ -332,7 +334,7 @@ def test_float_conv_rows_shared_between_threads(case, split_everything):
     """The float CONV_2D fast paths (1x1 matmul, im2col): OpenBLAS's product, then bias and clamp in
     row pieces on two threads: what one thread writes, and the reference's values; a NaN in one
     piece's rows (or a sum that overflows) sends the whole node to the reference."""
-    from test_interpreter_ops import conv as conv_f32
+    from helpers.interpreter_ops_cases import conv as conv_f32
 
     x_shape, w_shape, stride = FLOAT_CONVS[case]
     builder, inputs = conv_f32(x_shape, w_shape, stride=stride, act=Act.RELU6)(case)

@@ -11,11 +11,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import litert_runner
+from helpers import litert_runner
+from helpers.shared_models import ROOT, SHARED_MODELS
 from workbench.interpreter import Interpreter
 
-ROOT = Path(__file__).resolve().parents[3]
-SHARED_MODELS = ROOT.parent / "shared" / "models"
 SAMPLES = ROOT / "sample_models"
 
 MOBILENETS = ("mobilenet_v1_a10_224_int8", "mobilenet_v1_a025_128_int8", "mobilenet_v2_a035_96_int8")

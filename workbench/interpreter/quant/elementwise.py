@@ -496,7 +496,7 @@ def log_softmax_output_int32_x86(log_prob, zero_point: int) -> np.ndarray:
 # write there.  ``_binary.prepare`` asks :func:`vector_loop_mask` for the outputs (under
 # ``Variant.neon_narrowing``; SUB's compiler-vectorised loop in both variants) and the kernels take
 # the values from :func:`add_8bit_neon`, :func:`mul_8bit_neon` and :func:`add_int16_neon` there.
-# Measured on ai-edge-litert 2.3.0 (tests/interpreter/kernels/test_add.py, test_sub.py, test_mul.py).
+# Measured on ai-edge-litert 2.3.0 (tests/interpreter/kernels/test_add_mul.py, test_sub.py).
 
 # (elementwise loop, scalar-broadcast loop) widths of litert's NEON 8-bit ADD / MUL
 NEON_8BIT_BLOCKS = {("add", "int8"): (16, 8), ("add", "uint8"): (8, 8), ("mul", "int8"): (16, 16),
