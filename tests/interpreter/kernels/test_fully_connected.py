@@ -1,5 +1,5 @@
 """FULLY_CONNECTED: the teaching layer (kernels/fully_connected.py, _fc_hybrid.py, _fc_int4.py,
-_fc_v7_v8.py) and the speed layer (fast/fully_connected.py) compute the same bits under both variants,
+_fc_int16_or_sparse.py) and the speed layer (fast/fully_connected.py) compute the same bits under both variants,
 the default interpreter is bit-exact with LiteRT's builtin kernels and the reference variant with
 LiteRT's BUILTIN_REF kernels — float32, int8 (BLAS and VNNI paths), uint8, 16x8, hybrid (int8 and int4
 weights, litert's 4-bit kernels), int16 weights (v7), sparse weights (v8).

@@ -20,7 +20,7 @@ import numpy as np
 from ...perf import vnni
 from ...schema.enums import BuiltinOperator
 from .. import quant
-from ..kernels import _fc_hybrid, _fc_int4, _fc_v7_v8
+from ..kernels import _fc_hybrid, _fc_int4, _fc_int16_or_sparse
 from ..kernels._common import apply_activation
 from ..kernels.fully_connected import (
     FullyConnectedData, FullyConnectedInt16Data, FullyConnectedInt8Data, FullyConnectedUint8Data,
@@ -282,7 +282,7 @@ class Int16WeightsBlas(FastPath):
                                              d.output_activation_max, t[node.outputs[0]].reshape(d.batch, d.units))
 
 
-@fast_path(FC, _fc_v7_v8.FullyConnectedInt16WeightsData, variants=ALL)
+@fast_path(FC, _fc_int16_or_sparse.FullyConnectedInt16WeightsData, variants=ALL)
 def bind_int16_weights(context, node, d):
     w = context.value(node.input(1))
     if w is None:
@@ -305,13 +305,13 @@ class Sparse(FastPath):
         x2 = t[node.inputs[0]].reshape(d.batch, d.depth)
         out2d = t[node.outputs[0]].reshape(d.batch, d.units)
         if d.output_multiplier is not None:
-            out2d[...] = _fc_v7_v8.sparse_int8(x2, self.weights, self.bias, d)
+            out2d[...] = _fc_int16_or_sparse.sparse_int8(x2, self.weights, self.bias, d)
             return
-        out2d[...] = _fc_v7_v8.sparse_float_stored(x2, self.weights, self.bias, d)
+        out2d[...] = _fc_int16_or_sparse.sparse_float_stored(x2, self.weights, self.bias, d)
         apply_activation(out2d, d.output_activation_min, d.output_activation_max)
 
 
-@fast_path(FC, _fc_v7_v8.FullyConnectedSparseData, variants=X86)
+@fast_path(FC, _fc_int16_or_sparse.FullyConnectedSparseData, variants=X86)
 def bind_sparse(context, node, d):
     w_t, b_t = node.input(1), node.input(2)
     values, sparsity = context.value(w_t), context.tensor_meta(w_t).sparsity
@@ -319,7 +319,7 @@ def bind_sparse(context, node, d):
     if b_t >= 0 and bias is None:
         return None
     if d.output_multiplier is not None:
-        return Sparse("int64", _fc_v7_v8.densified(values, d, sparsity), bias)
+        return Sparse("int64", _fc_int16_or_sparse.densified(values, d, sparsity), bias)
     lanes = 4 if d.sparse_format == "1x4 blocks" else 1
     return Sparse(f"stored weights ({lanes} lane{'s' if lanes > 1 else ''})",
-                  _fc_v7_v8.stored_rows(values, d, sparsity, lanes), bias)
+                  _fc_int16_or_sparse.stored_rows(values, d, sparsity, lanes), bias)

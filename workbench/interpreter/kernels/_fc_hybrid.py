@@ -26,20 +26,15 @@ import dataclasses
 import numpy as np
 
 from ...errors import UnsupportedOpError
-from ..registry import OpData, opdata
+from ..registry import opdata
 from .. import quant
 from ._common import F32, activation_name
 from . import _fc_int4
+from ._fc_geometry import FullyConnectedGeometry
 
 
 @opdata
-class FullyConnectedHybridData(OpData):
-    batch: int
-    units: int
-    depth: int
-    keep_num_dims: bool
-    output_shape: tuple
-    activation: str
+class FullyConnectedHybridData(FullyConnectedGeometry):
     asymmetric_quantize_inputs: bool   # per-row zero points (input_offsets) or symmetric rows
     per_channel: bool
     filter_scale: object               # float32 [1] or [units]
@@ -107,6 +102,7 @@ def prepare(context, node, p, geo):
     fs, per_channel = quant.hybrid_filter_scales(node, context, w_t, units, 0)
     context.set_output(y_t, out, F32)
     lo, hi = {0: (-np.inf, np.inf), 1: (0.0, np.inf), 2: (-1.0, 1.0), 3: (0.0, 6.0)}[int(code)]
-    return FullyConnectedHybridData(batch, units, k, keep, out, activation_name(code),
-                                    bool(p.get("asymmetric_quantize_inputs", False)), per_channel, fs,
-                                    quant.sse_row_sums(w), lo, hi, int(code))
+    return FullyConnectedHybridData(**geo._asdict(), activation=activation_name(code),
+                                    asymmetric_quantize_inputs=bool(p.get("asymmetric_quantize_inputs", False)),
+                                    per_channel=per_channel, filter_scale=fs, row_sums=quant.sse_row_sums(w),
+                                    output_activation_min=lo, output_activation_max=hi, activation_code=int(code))

@@ -47,9 +47,10 @@ import dataclasses
 import numpy as np
 
 from ...errors import ModelError, UnsupportedOpError
-from ..registry import OpData, opdata
+from ..registry import opdata
 from .. import quant
 from ._common import activation_name
+from ._fc_geometry import FullyConnectedGeometry
 
 FILTER_WIDTH = 4      # units per packed block of litert's 4-bit kernel
 FILTER_DEPTH = 32     # values of K per packed block
@@ -109,28 +110,19 @@ def output_4bit(acc, qsum, sf, filter_scales, bias, code) -> np.ndarray:
 
 
 @opdata
-class FullyConnectedHybrid4BitData(OpData):
+class FullyConnectedHybrid4BitData(FullyConnectedGeometry):
     """litert's optimized 4-bit hybrid path (int4 weights, float activations)."""
-    batch: int
-    units: int
-    depth: int
-    keep_num_dims: bool
-    output_shape: tuple
-    activation: str
+
     filter_scale: object               # float32 [units] (a per-tensor scale repeated)
     zero_point_4bit: int               # −7: the packed nibbles hold w + 7
     activation_code: int = dataclasses.field(default=0, repr=False)
 
 
 @opdata
-class FullyConnectedBlockwise4BitData(OpData):
-    """litert's blockwise int4 path (``EvalBlockwise4Bit``): no fused activation is applied."""
-    batch: int
-    units: int
-    depth: int
-    keep_num_dims: bool
-    output_shape: tuple
-    activation: str                    # what the options ask for — litert ignores it on this path
+class FullyConnectedBlockwise4BitData(FullyConnectedGeometry):
+    """litert's blockwise int4 path (``EvalBlockwise4Bit``): no fused activation is applied (``activation``
+    says what the options ask for — litert ignores it on this path)."""
+
     block_size: int
     block_scales: object               # float32 [units, K / block_size] (from float16)
 
@@ -152,10 +144,9 @@ def _filter_scales(node, context, w_t, units: int) -> np.ndarray:
 
 
 def prepare_4bit(context, node, geo, code) -> FullyConnectedHybrid4BitData:
-    batch, units, k, keep, out = geo
-    fs = _filter_scales(node, context, node.input(1), units)
-    return FullyConnectedHybrid4BitData(batch, units, k, keep, out, activation_name(code), fs, ZERO_POINT_4BIT,
-                                        int(code))
+    fs = _filter_scales(node, context, node.input(1), geo.units)
+    return FullyConnectedHybrid4BitData(**geo._asdict(), activation=activation_name(code), filter_scale=fs,
+                                        zero_point_4bit=ZERO_POINT_4BIT, activation_code=int(code))
 
 
 def fully_connected_4bit(x, w, b, d) -> np.ndarray:
@@ -174,7 +165,7 @@ def blockwise_details(context, w_t):
 
 
 def prepare_blockwise(context, node, geo, w, code, details, four_bit_kernel: bool):
-    batch, units, k, keep, out = geo
+    units, k = geo.units, geo.depth
     block = int(details.block_size)
     where = (f"FULLY_CONNECTED (node {node.index}): weights '{context.name(node.input(1))}' use blockwise "
              f"quantization (block size {block})")
@@ -195,8 +186,8 @@ def prepare_blockwise(context, node, geo, w, code, details, four_bit_kernel: boo
         raise ModelError(f"{where}: the scales tensor {s_t} must be a constant float16 tensor of "
                          f"{units}×{k // block} values")
     return FullyConnectedBlockwise4BitData(
-        batch, units, k, keep, out, activation_name(code) + " (ignored by litert's blockwise kernel)", block,
-        np.asarray(scales, np.float32).reshape(units, k // block))
+        **geo._asdict(), activation=activation_name(code) + " (ignored by litert's blockwise kernel)",
+        block_size=block, block_scales=np.asarray(scales, np.float32).reshape(units, k // block))
 
 
 def fully_connected_blockwise(x, w, b, d) -> np.ndarray:

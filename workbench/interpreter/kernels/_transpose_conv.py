@@ -21,7 +21,6 @@ from .. import quant
 from ._common import F32, I8, I16, PADDING_NAMES, U8, activation_name, activation_range, transpose_window
 
 
-
 @opdata
 class TransposeConvGeometry(OpData):
     padding: str
@@ -102,9 +101,9 @@ def check_shapes(node, context, x_t, f_t, b_t):
     return check_operands(node, context, x_t, f_t, b_t)
 
 
-def output_geometry(context, node, out_dtype):
+def output_geometry(context, node, out_dtype) -> tuple[TransposeConvGeometry, int, tuple, tuple]:
     """The constant output shape (input 0) checked against input and weights, the strides and padding of the
-    options and the forward-conv padding: (TransposeConvGeometry fields, activation code, input shape, weights
+    options and the forward-conv padding: (the TransposeConvGeometry, activation code, input shape, weights
     shape)."""
     p = node.params
     xs, fs = check_operands(node, context, node.input(2), node.input(1), node.input(3))
@@ -125,7 +124,10 @@ def output_geometry(context, node, out_dtype):
     pt, pl = transpose_window(node, padding, out[1], out[2], fs[1], fs[2], sh, sw, xs[1], xs[2])
     code = p.get("fused_activation_function", 0)
     context.set_output(node.outputs[0], out, out_dtype)
-    return (PADDING_NAMES[padding], sh, sw, fs[1], fs[2], pt, pl, out, activation_name(code)), code, xs, fs
+    geo = TransposeConvGeometry(padding=PADDING_NAMES[padding], stride_h=sh, stride_w=sw, filter_h=fs[1],
+                                filter_w=fs[2], pad_top=pt, pad_left=pl, output_shape=out,
+                                activation=activation_name(code))
+    return geo, code, xs, fs
 
 
 def prepare_quantized(context, node, dt, blocks: bool):
@@ -141,9 +143,12 @@ def prepare_quantized(context, node, dt, blocks: bool):
         in_s, in_zp, f_s, f_zp, out_s, out_zp, real, m, s = quant.uint8_matrix_scales(node, context, x_t, f_t, b_t, y_t)
         geo, code, _, _ = output_geometry(context, node, U8)
         lo, hi = quant.activation_range_quantized(code, out_s, out_zp, 0, 255)
-        total = int(np.prod(geo[7]))
-        return TransposeConvUint8Data(*geo, in_s, in_zp, f_s, out_s, out_zp, real, m, s, lo, hi, f_zp,
-                                      total - total % 16 if blocks else 0)
+        total = int(np.prod(geo.output_shape))
+        return TransposeConvUint8Data(**geo.as_dict(), input_scale=in_s, input_zero_point=in_zp, filter_scale=f_s,
+                                      output_scale=out_s, output_zero_point=out_zp, effective_scale=real,
+                                      output_multiplier=m, output_shift=s, output_activation_min=lo,
+                                      output_activation_max=hi, filter_zero_point=f_zp,
+                                      up_values=total - total % 16 if blocks else 0)
     if dt == I16:
         bias_type, option = quant.bias_type_16x8(node, context, b_t, node.params)
         (in_s, out_s), in_zp, out_zp = quant.symmetric_int16_scales(node, context, x_t, y_t), 0, 0
@@ -165,8 +170,12 @@ def prepare_quantized(context, node, dt, blocks: bool):
     eff, mult, shift = quant.per_channel_multipliers(in_s, f_scales, out_s, co)
     lo, hi = quant.activation_range_quantized(code, out_s, out_zp, *quant.quantized_range(dt))
     up = 8 * (co // 8) if recipe == "int32" and blocks else 0
-    return TransposeConvQuantizedData(*geo, in_s, in_zp, f_scales, out_s, out_zp, eff, mult, shift, lo, hi,
-                                      bias_type, option, recipe, up, len(f_scales) > 1)
+    return TransposeConvQuantizedData(**geo.as_dict(), input_scale=in_s, input_zero_point=in_zp,
+                                      filter_scale=f_scales, output_scale=out_s, output_zero_point=out_zp,
+                                      effective_scale=eff, output_multiplier=mult, output_shift=shift,
+                                      output_activation_min=lo, output_activation_max=hi, bias_type=bias_type,
+                                      quantized_bias_type=option, recipe=recipe, up_channels=up,
+                                      per_channel=len(f_scales) > 1)
 
 
 def prepare_hybrid(context, node):
@@ -179,5 +188,7 @@ def prepare_hybrid(context, node):
     co = context.shape(f_t)[0]
     scales, per_channel = quant.hybrid_filter_scales(node, context, f_t, co, 0)
     geo, code, _, _ = output_geometry(context, node, F32)
-    return TransposeConvHybridData(*geo, np.ascontiguousarray(np.broadcast_to(scales, (co,)), np.float32),
-                                   per_channel, *activation_range(code))
+    lo, hi = activation_range(code)
+    return TransposeConvHybridData(**geo.as_dict(),
+                                   filter_scale=np.ascontiguousarray(np.broadcast_to(scales, (co,)), np.float32),
+                                   per_channel=per_channel, output_activation_min=lo, output_activation_max=hi)

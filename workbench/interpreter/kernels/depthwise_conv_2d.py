@@ -25,7 +25,6 @@ from .. import quant
 from ._common import F32, I8, I16, PADDING_NAMES, U8, activation_name, activation_range, check_bias, check_rank, window
 
 
-
 @opdata
 class DepthwiseGeometry(OpData):        # what every DEPTHWISE_CONV_2D prepares, whatever the types
     padding: str
@@ -191,8 +190,8 @@ def depthwise_hybrid(x, filt, bias, d, chunks: bool = False) -> np.ndarray:
 # -- prepare: the facts TFLite's Prepare computes ---------------------------------------------------
 
 
-def _geometry(context, node, out_dtype):
-    """Shapes and window → the DepthwiseGeometry fields (in order), and the fused activation code."""
+def _geometry(context, node, out_dtype) -> tuple[DepthwiseGeometry, int]:
+    """Shapes and window → the DepthwiseGeometry, and the fused activation code."""
     p = node.params
     n, h, w, c = check_rank(node, context, node.input(0), 4)
     one, kh, kw, co = check_rank(node, context, node.input(1), 4, "filter")
@@ -204,7 +203,10 @@ def _geometry(context, node, out_dtype):
     oh, ow, pt, pl = window(node, p["padding"], h, w, kh, kw, sh, sw, dh, dw)
     context.set_output(node.outputs[0], (n, oh, ow, co), out_dtype)
     code = p["fused_activation_function"]
-    return (PADDING_NAMES[p["padding"]], sh, sw, dh, dw, pt, pl, co // c, (n, oh, ow, co), activation_name(code)), code
+    geo = DepthwiseGeometry(padding=PADDING_NAMES[p["padding"]], stride_h=sh, stride_w=sw, dilation_h=dh, dilation_w=dw,
+                            pad_top=pt, pad_left=pl, depth_multiplier=co // c, output_shape=(n, oh, ow, co),
+                            activation=activation_name(code))
+    return geo, code
 
 
 def _prepare_quantized(context, node, dt):
@@ -232,15 +234,20 @@ def _prepare_quantized(context, node, dt):
     if dt == U8:
         in_s, in_zp, f_s, f_zp, out_s, out_zp, real, m, s = quant.uint8_matrix_scales(node, context, x_t, f_t, b_t, y_t)
         lo, hi = quant.activation_range_quantized(code, out_s, out_zp, 0, 255)
-        return DepthwiseConv2DUint8Data(*geo, in_s, in_zp, f_s, out_s, out_zp, real, m, s, lo, hi, False, f_zp)
-    co = geo[8][3]
+        return DepthwiseConv2DUint8Data(**geo.as_dict(), input_scale=in_s, input_zero_point=in_zp, filter_scale=f_s,
+                                        output_scale=out_s, output_zero_point=out_zp, effective_scale=real,
+                                        output_multiplier=m, output_shift=s, output_activation_min=lo,
+                                        output_activation_max=hi, per_channel=False, filter_zero_point=f_zp)
+    co = geo.output_shape[3]
     f_scales, _, _ = quant.quant_params(context, f_t)
     eff, mult, shift = quant.per_channel_multipliers(in_s, f_scales, out_s, co)
     lo, hi = quant.activation_range_quantized(code, out_s, out_zp, *quant.quantized_range(dt))
-    args = (*geo, in_s, in_zp, f_scales, out_s, out_zp, eff, mult, shift, lo, hi, len(f_scales) > 1)
+    fields = dict(geo.as_dict(), input_scale=in_s, input_zero_point=in_zp, filter_scale=f_scales, output_scale=out_s,
+                  output_zero_point=out_zp, effective_scale=eff, output_multiplier=mult, output_shift=shift,
+                  output_activation_min=lo, output_activation_max=hi, per_channel=len(f_scales) > 1)
     if dt == I16:
-        return DepthwiseConv2DInt16Data(*args)
-    return DepthwiseConv2DInt8Data(*args, vector_channels(co, 8, context.variant))
+        return DepthwiseConv2DInt16Data(**fields)
+    return DepthwiseConv2DInt8Data(**fields, vector_channels=vector_channels(co, 8, context.variant))
 
 
 def _prepare_hybrid(context, node):
@@ -249,7 +256,8 @@ def _prepare_hybrid(context, node):
     if b_t >= 0:
         context.expect_dtype(node, b_t, (F32,), "bias")
     geo, code = _geometry(context, node, F32)
-    co, mult, where, bits = geo[8][3], geo[7], f"DEPTHWISE_CONV_2D (node {node.index})", context.packed_bits(f_t)
+    co, mult = geo.output_shape[3], geo.depth_multiplier
+    where, bits = f"DEPTHWISE_CONV_2D (node {node.index})", context.packed_bits(f_t)
     if context.value(f_t) is None or (b_t >= 0 and context.value(b_t) is None):
         raise UnsupportedOpError(f"{where}: hybrid filter and bias must be constant tensors")
     if bits:
@@ -263,7 +271,9 @@ def _prepare_hybrid(context, node):
     if node.params.get("depth_multiplier", 0) != mult:
         raise UnsupportedOpError(f"{where}: depth_multiplier option is {node.params.get('depth_multiplier', 0)} but "
                                  f"the shapes say {mult}; TFLite's hybrid kernel reads the option, so it must match")
-    return DepthwiseConv2DHybridData(*geo, fs, *activation_range(code), vector_channels(co, 4, context.variant))
+    lo, hi = activation_range(code)
+    return DepthwiseConv2DHybridData(**geo.as_dict(), filter_scale=fs, output_activation_min=lo,
+                                     output_activation_max=hi, vector_channels=vector_channels(co, 4, context.variant))
 
 
 @kernel(BuiltinOperator.DEPTHWISE_CONV_2D, versions=(1, 2, 3, 6))
@@ -280,19 +290,21 @@ class DepthwiseConv2D(Kernel):
             if t >= 0:
                 context.expect_dtype(node, t, (F32,), what)
         geo, code = _geometry(context, node, F32)
-        return DepthwiseConv2DData(*geo, *activation_range(code))
+        lo, hi = activation_range(code)
+        return DepthwiseConv2DData(**geo.as_dict(), output_activation_min=lo, output_activation_max=hi)
 
     def invoke(self, context, node, d):
-        t, kind = context.tensors, type(d)
+        t = context.tensors
         x, filt, bias = t[node.inputs[0]], t[node.inputs[1]], (t[node.input(2)] if node.input(2) >= 0 else None)
-        if kind in INTEGER:
-            y = INTEGER[kind](x, filt, bias, d)
-        elif kind is DepthwiseConv2DHybridData:
-            y = depthwise_hybrid(x, filt, bias, d, context.variant.depthwise_chunks)
-        else:
-            y = depthwise_float(x, filt, bias, d, context.variant.depthwise_bias_first)
-        t[node.outputs[0]][...] = y
+        t[node.outputs[0]][...] = REFERENCE[type(d)](x, filt, bias, d, context.variant)
 
 
-INTEGER = {DepthwiseConv2DInt8Data: depthwise_int8, DepthwiseConv2DUint8Data: depthwise_uint8,
-           DepthwiseConv2DInt16Data: depthwise_int16}
+# OpData class → its teaching routine, run as (x, filter, bias, d, variant) → y: the float and hybrid
+# routines are given the variant's rule (``depthwise_bias_first``, ``depthwise_chunks``) here.
+REFERENCE = {
+    DepthwiseConv2DData: lambda x, f, b, d, variant: depthwise_float(x, f, b, d, variant.depthwise_bias_first),
+    DepthwiseConv2DInt8Data: lambda x, f, b, d, variant: depthwise_int8(x, f, b, d),
+    DepthwiseConv2DUint8Data: lambda x, f, b, d, variant: depthwise_uint8(x, f, b, d),
+    DepthwiseConv2DInt16Data: lambda x, f, b, d, variant: depthwise_int16(x, f, b, d),
+    DepthwiseConv2DHybridData: lambda x, f, b, d, variant: depthwise_hybrid(x, f, b, d, variant.depthwise_chunks),
+}

@@ -16,7 +16,7 @@ or x's leading dims + [units] with ``keep_num_dims`` (version 5).  The bias slot
   zero points 0, int64 / int32 / no bias.  ``recipe`` says which kernel TFLite runs (see
   :func:`prepare_int16`); an int32 bias that the reference kernel would read as int64 is refused.
 * hybrid (float input, int8 or int4 weights; versions 3, 9, 12): ``_fc_hybrid.py`` and ``_fc_int4.py``.
-* int16 weights (version 7) and sparse weights (version 8): ``_fc_v7_v8.py``.
+* int16 weights (version 7) and sparse weights (version 8): ``_fc_int16_or_sparse.py``.
 
 Where TFLite's two builds differ, the variant says which rule runs (:mod:`..variants`):
 ``float_matmul`` (float32 order), ``fc_rescale`` and ``final_shift`` (int8 / uint8 / 16x8 rescaling),
@@ -26,39 +26,25 @@ Over 300 lines: four dtypes with their TFLite checks share one prepare (the othe
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from ...errors import KernelError, UnsupportedOpError
 from ...schema.enums import BuiltinOperator
-from ..registry import Kernel, OpData, kernel, opdata
+from ..registry import Kernel, kernel, opdata
 from .. import quant
-from ._common import F32, I8, I16, U8, activation_name, activation_range, apply_activation, check_bias
-from . import _fc_hybrid, _fc_int4, _fc_v7_v8
-
+from ._common import F32, I8, I16, U8, activation_name, activation_range, apply_activation
+from . import _fc_hybrid, _fc_int4, _fc_int16_or_sparse
+from ._fc_geometry import FullyConnectedGeometry, geometry
 
 
 @opdata
-class FullyConnectedData(OpData):
-    batch: int
-    units: int
-    depth: int
-    keep_num_dims: bool
-    output_shape: tuple
-    activation: str
+class FullyConnectedData(FullyConnectedGeometry):
     output_activation_min: float
     output_activation_max: float
 
 
 @opdata
-class FullyConnectedInt8Data(OpData):
-    batch: int
-    units: int
-    depth: int
-    keep_num_dims: bool
-    output_shape: tuple
-    activation: str
+class FullyConnectedInt8Data(FullyConnectedGeometry):
     input_scale: float
     input_zero_point: int
     filter_scale: object          # float32 [1] or [units]
@@ -74,13 +60,7 @@ class FullyConnectedInt8Data(OpData):
 
 
 @opdata
-class FullyConnectedUint8Data(OpData):
-    batch: int
-    units: int
-    depth: int
-    keep_num_dims: bool
-    output_shape: tuple
-    activation: str
+class FullyConnectedUint8Data(FullyConnectedGeometry):
     input_scale: float
     input_zero_point: int
     filter_scale: float
@@ -95,13 +75,7 @@ class FullyConnectedUint8Data(OpData):
 
 
 @opdata
-class FullyConnectedInt16Data(OpData):
-    batch: int
-    units: int
-    depth: int
-    keep_num_dims: bool
-    output_shape: tuple
-    activation: str
+class FullyConnectedInt16Data(FullyConnectedGeometry):
     input_scale: float
     input_zero_point: int         # 0 (TFLite refuses others)
     filter_scale: object          # float32 [1] or [units]
@@ -205,27 +179,6 @@ def fully_connected_int16(x, w, b, d) -> np.ndarray:
 # prepare
 
 
-def geometry(context, node, p):
-    """(batch, units, depth, keep_num_dims, output shape), with TFLite's shape checks."""
-    x_t, w_t, b_t = node.input(0), node.input(1), node.input(2)
-    wshape = context.shape(w_t)
-    if len(wshape) != 2:
-        raise UnsupportedOpError(f"FULLY_CONNECTED (node {node.index}): weights of shape {list(wshape)}")
-    units, k = wshape
-    check_bias(node, context, b_t, units)
-    xshape = context.shape(x_t)
-    total = math.prod(xshape)
-    if k == 0 or total % k:
-        raise UnsupportedOpError(f"FULLY_CONNECTED (node {node.index}): input {list(xshape)} is not a whole "
-                                 f"number of rows of {k}")
-    keep = bool(p.get("keep_num_dims", False))
-    if keep and xshape[-1] != k:
-        raise UnsupportedOpError(f"FULLY_CONNECTED (node {node.index}): keep_num_dims needs the last input "
-                                 f"dim to be {k}")
-    out = tuple(xshape[:-1]) + (units,) if keep else (total // k, units)
-    return total // k, units, k, keep, out
-
-
 def matrix_activation(node, code) -> None:
     """The quantized, hybrid and sparse kernels apply NONE, RELU, RELU_N1_TO_1 and RELU6 only."""
     if code not in (0, 1, 2, 3):
@@ -241,7 +194,7 @@ def per_tensor_multiplier(in_s, w_s, out_s, units):
 
 def prepare_int8(context, node, p, geo):
     x_t, w_t, b_t, y_t = node.input(0), node.input(1), node.input(2), node.outputs[0]
-    batch, units, k, keep, out = geo
+    units = geo.units
     context.expect_dtype(node, w_t, (I8,), "weights")
     if b_t >= 0:
         context.expect_dtype(node, b_t, (np.int32,), "bias")
@@ -254,23 +207,28 @@ def prepare_int8(context, node, p, geo):
         mult, shift = per_tensor_multiplier(in_s, f_scales[0], out_s, units)
     code = p.get("fused_activation_function", 0)
     lo, hi = quant.activation_range_quantized(code, out_s, out_zp)
-    context.set_output(y_t, out, I8)
-    return FullyConnectedInt8Data(batch, units, k, keep, out, activation_name(code), in_s, in_zp, f_scales,
-                                  int(f_zps[0]), out_s, out_zp, eff, mult, shift, lo, hi, per_channel)
+    context.set_output(y_t, geo.output_shape, I8)
+    return FullyConnectedInt8Data(**geo._asdict(), activation=activation_name(code), input_scale=in_s,
+                                  input_zero_point=in_zp, filter_scale=f_scales, filter_zero_point=int(f_zps[0]),
+                                  output_scale=out_s, output_zero_point=out_zp, effective_scale=eff,
+                                  output_multiplier=mult, output_shift=shift, output_activation_min=lo,
+                                  output_activation_max=hi, per_channel=per_channel)
 
 
 def prepare_uint8(context, node, p, geo):
     x_t, w_t, b_t, y_t = node.input(0), node.input(1), node.input(2), node.outputs[0]
-    batch, units, k, keep, out = geo
     context.expect_dtype(node, w_t, (U8,), "weights")
     context.expect_dtype(node, y_t, (U8,), "output (uint8 input with an int16 output, the LSTM format, is "
                                            "not implemented)")
     code = p.get("fused_activation_function", 0)
     in_s, in_zp, w_s, w_zp, out_s, out_zp, real, m, s = quant.uint8_matrix_scales(node, context, x_t, w_t, b_t, y_t)
     lo, hi = quant.activation_range_quantized(code, out_s, out_zp, 0, 255)
-    context.set_output(y_t, out, U8)
-    return FullyConnectedUint8Data(batch, units, k, keep, out, activation_name(code), in_s, in_zp, w_s, w_zp, out_s,
-                                   out_zp, real, m, s, lo, hi)
+    context.set_output(y_t, geo.output_shape, U8)
+    return FullyConnectedUint8Data(**geo._asdict(), activation=activation_name(code), input_scale=in_s,
+                                   input_zero_point=in_zp, filter_scale=w_s, filter_zero_point=w_zp,
+                                   output_scale=out_s, output_zero_point=out_zp, effective_scale=real,
+                                   output_multiplier=m, output_shift=s, output_activation_min=lo,
+                                   output_activation_max=hi)
 
 
 def prepare_int16(context, node, p, geo):
@@ -279,7 +237,7 @@ def prepare_int16(context, node, p, geo):
     kernel ("double").  The reference build always runs the reference kernel, whose sums are int32
     with quantized_bias_type INT32 and int64 otherwise (then an int32 bias would be read as int64)."""
     x_t, w_t, b_t, y_t = node.input(0), node.input(1), node.input(2), node.outputs[0]
-    batch, units, k, keep, out = geo
+    units = geo.units
     context.expect_dtype(node, w_t, (I8,), "weights")
     context.expect_dtype(node, y_t, (I16,), "output")
     code = p.get("fused_activation_function", 0)
@@ -314,9 +272,13 @@ def prepare_int16(context, node, p, geo):
                               f"zero point {w_zp}: TFLite's reference 16x8 kernel then reads the bias as int64 (past "
                               f"its end), so its output is undefined; set quantized_bias_type=INT32")
     lo, hi = quant.activation_range_quantized(code, out_s, 0, quant.INT16_MIN, quant.INT16_MAX)
-    context.set_output(y_t, out, I16)
-    return FullyConnectedInt16Data(batch, units, k, keep, out, activation_name(code), in_s, 0, f_scales, w_zp, out_s,
-                                   0, eff, mult, shift, lo, hi, bias_type, option, recipe, accumulator, per_channel)
+    context.set_output(y_t, geo.output_shape, I16)
+    return FullyConnectedInt16Data(**geo._asdict(), activation=activation_name(code), input_scale=in_s,
+                                   input_zero_point=0, filter_scale=f_scales, filter_zero_point=w_zp,
+                                   output_scale=out_s, output_zero_point=0, effective_scale=eff,
+                                   output_multiplier=mult, output_shift=shift, output_activation_min=lo,
+                                   output_activation_max=hi, bias_type=bias_type, quantized_bias_type=option,
+                                   recipe=recipe, accumulator=accumulator, per_channel=per_channel)
 
 
 def prepare_float(context, node, p, geo):
@@ -325,8 +287,29 @@ def prepare_float(context, node, p, geo):
     if b_t >= 0:
         context.expect_dtype(node, b_t, (F32,), "bias")
     code = p.get("fused_activation_function", 0)
-    context.set_output(node.outputs[0], geo[4], F32)
-    return FullyConnectedData(*geo, activation_name(code), *activation_range(code))
+    lo, hi = activation_range(code)
+    context.set_output(node.outputs[0], geo.output_shape, F32)
+    return FullyConnectedData(**geo._asdict(), activation=activation_name(code), output_activation_min=lo,
+                              output_activation_max=hi)
+
+
+FC16W, SPARSE = _fc_int16_or_sparse.FullyConnectedInt16WeightsData, _fc_int16_or_sparse.FullyConnectedSparseData
+
+# OpData class → its teaching routine, run as (x, w, b, d, context, w_t) → y: the variant's rule and the
+# weights' sparsity are read from the context here, so each routine takes only what it uses.
+REFERENCE = {
+    FullyConnectedData: lambda x, w, b, d, ctx, w_t: fully_connected_float(x, w, b, d, ctx.variant.float_matmul),
+    FullyConnectedInt8Data: lambda x, w, b, d, ctx, w_t: fully_connected_int8(x, w, b, d, ctx.variant),
+    FullyConnectedUint8Data: lambda x, w, b, d, ctx, w_t: fully_connected_uint8(x, w, b, d, ctx.variant),
+    FullyConnectedInt16Data: lambda x, w, b, d, ctx, w_t: fully_connected_int16(x, w, b, d),
+    _fc_hybrid.FullyConnectedHybridData: lambda x, w, b, d, ctx, w_t: _fc_hybrid.fully_connected_hybrid(x, w, b, d),
+    _fc_int4.FullyConnectedHybrid4BitData: lambda x, w, b, d, ctx, w_t: _fc_int4.fully_connected_4bit(x, w, b, d),
+    _fc_int4.FullyConnectedBlockwise4BitData:
+        lambda x, w, b, d, ctx, w_t: _fc_int4.fully_connected_blockwise(x, w, b, d),
+    FC16W: lambda x, w, b, d, ctx, w_t: _fc_int16_or_sparse.fully_connected_int16_weights(x, w, b, d),
+    SPARSE: lambda x, w, b, d, ctx, w_t: _fc_int16_or_sparse.fully_connected_sparse(
+        x, w, b, d, ctx.tensor_meta(w_t).sparsity, ctx.variant),
+}
 
 
 @kernel(BuiltinOperator.FULLY_CONNECTED, versions=(1, 3, 4, 5, 6, 7, 8, 9, 11, 12))
@@ -348,7 +331,7 @@ class FullyConnected(Kernel):
         if sparse or wdt == I16 or xdt == U8 or wdt == I8 and xdt == F32:
             matrix_activation(node, p.get("fused_activation_function", 0))
         if sparse or wdt == I16:                                   # v8 / v7
-            return _fc_v7_v8.prepare(context, node, p, geo)
+            return _fc_int16_or_sparse.prepare(context, node, p, geo)
         if xdt == F32 and wdt == I8:                               # hybrid (int8 or int4 weights)
             return _fc_hybrid.prepare(context, node, p, geo)
         prepare_dtype = {I8: prepare_int8, I16: prepare_int16, U8: prepare_uint8}.get(xdt, prepare_float)
@@ -358,23 +341,5 @@ class FullyConnected(Kernel):
         t = context.tensors
         x, w_t, b_t = t[node.inputs[0]], node.inputs[1], node.input(2)
         w, b = t[w_t], (t[b_t] if b_t >= 0 else None)
-        kind = type(d)
-        if kind is FullyConnectedData:
-            y = fully_connected_float(x, w, b, d, context.variant.float_matmul)
-        elif kind is FullyConnectedInt8Data:
-            y = fully_connected_int8(x, w, b, d, context.variant)
-        elif kind is FullyConnectedUint8Data:
-            y = fully_connected_uint8(x, w, b, d, context.variant)
-        elif kind is FullyConnectedInt16Data:
-            y = fully_connected_int16(x, w, b, d)
-        elif kind is _fc_hybrid.FullyConnectedHybridData:
-            y = _fc_hybrid.fully_connected_hybrid(x, w, b, d)
-        elif kind is _fc_int4.FullyConnectedHybrid4BitData:
-            y = _fc_int4.fully_connected_4bit(x, w, b, d)
-        elif kind is _fc_int4.FullyConnectedBlockwise4BitData:
-            y = _fc_int4.fully_connected_blockwise(x, w, b, d)
-        elif kind is _fc_v7_v8.FullyConnectedInt16WeightsData:
-            y = _fc_v7_v8.fully_connected_int16_weights(x, w, b, d)
-        else:
-            y = _fc_v7_v8.fully_connected_sparse(x, w, b, d, context.tensor_meta(w_t).sparsity, context.variant)
+        y = REFERENCE[type(d)](x, w, b, d, context, w_t)
         t[node.outputs[0]][...] = y.reshape(d.output_shape)

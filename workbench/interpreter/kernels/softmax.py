@@ -241,14 +241,19 @@ class Softmax(Kernel):
         out = context.tensors[node.outputs[0]]
         if x.size == 0:
             return
-        if type(d) is SoftmaxData:
-            eigen = context.variant.float_activations == "eigen"
-            out[...] = (softmax_float_eigen if eigen else softmax_float_libm)(x, d.beta)
-        elif type(d) is SoftmaxFloat16Data:
-            out[...] = softmax_float16(x, d.beta)
-        elif type(d) is SoftmaxInt16Data:
-            out[...] = softmax_int16(x, d)
-        elif type(d) is SoftmaxFixedPointData:
-            out[...] = softmax_8bit_fixed_point(x, d)
-        else:
-            out[...] = softmax_8bit_table(x, d)
+        out[...] = REFERENCE[type(d)](x, d, context.variant)
+
+
+def _softmax_float(x, d, variant):
+    """float32: Eigen's vectorized exp or libm's expf, as ``Variant.float_activations`` says."""
+    return (softmax_float_eigen if variant.float_activations == "eigen" else softmax_float_libm)(x, d.beta)
+
+
+# OpData class → its teaching routine, run as (x, d, variant) → y.
+REFERENCE = {
+    SoftmaxData: _softmax_float,
+    SoftmaxFloat16Data: lambda x, d, variant: softmax_float16(x, d.beta),
+    SoftmaxInt8Data: lambda x, d, variant: softmax_8bit_table(x, d),
+    SoftmaxFixedPointData: lambda x, d, variant: softmax_8bit_fixed_point(x, d),
+    SoftmaxInt16Data: lambda x, d, variant: softmax_int16(x, d),
+}

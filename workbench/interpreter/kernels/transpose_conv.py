@@ -179,4 +179,5 @@ class TransposeConv(TransposeConvBase):
             return prepare_hybrid(context, node)
         check_shapes(node, context, node.input(2), node.input(1), node.input(3))
         geo, code, _, _ = output_geometry(context, node, F32)
-        return TransposeConvData(*geo, *activation_range(code))
+        lo, hi = activation_range(code)
+        return TransposeConvData(**geo.as_dict(), output_activation_min=lo, output_activation_max=hi)

@@ -29,24 +29,19 @@ from __future__ import annotations
 import numpy as np
 
 from ...errors import KernelError, UnsupportedOpError
-from ..registry import OpData, opdata
+from ..registry import opdata
 from .. import quant
 from ._common import F32, I8, I16, activation_name, activation_range, apply_activation
+from ._fc_geometry import FullyConnectedGeometry
 from .densify import dense_positions
 
 DIM_DENSE, DIM_CSR = 0, 1
 
 
 @opdata
-class FullyConnectedInt16WeightsData(OpData):
+class FullyConnectedInt16WeightsData(FullyConnectedGeometry):
     """int16 input, int16 weights, int16 output (version 7)."""
 
-    batch: int
-    units: int
-    depth: int
-    keep_num_dims: bool
-    output_shape: tuple
-    activation: str
     input_scale: float
     filter_scale: object          # float32 [1] or [units]
     filter_zero_point: int        # per-tensor weights only
@@ -61,15 +56,9 @@ class FullyConnectedInt16WeightsData(OpData):
 
 
 @opdata
-class FullyConnectedSparseData(OpData):
+class FullyConnectedSparseData(FullyConnectedGeometry):
     """Sparse constant weights (version 8), float32 or int8."""
 
-    batch: int
-    units: int
-    depth: int
-    keep_num_dims: bool
-    output_shape: tuple
-    activation: str
     sparse_format: str            # "random sparse" | "1x4 blocks" | "1x16 blocks"
     stored_weights: int           # how many weights the file stores (zeros inside blocks included)
     output_activation_min: object
@@ -186,7 +175,7 @@ def _multipliers(in_s, f_scales, out_s, units):
 
 def _prepare_int16_weights(context, node, p, geo):
     x_t, w_t, b_t, y_t = node.input(0), node.input(1), node.input(2), node.outputs[0]
-    batch, units, k, keep, out = geo
+    units = geo.units
     context.expect_dtype(node, x_t, (I16,), "input (int16 weights need int16 activations)")
     context.expect_dtype(node, y_t, (I16,), "output")
     code = p.get("fused_activation_function", 0)
@@ -203,10 +192,12 @@ def _prepare_int16_weights(context, node, p, geo):
                                  f"for {units} units (per-channel weights need one scale per unit, axis 0)")
     mult, shift = _multipliers(in_s, f_scales, out_s, units)
     lo, hi = quant.activation_range_quantized(code, out_s, 0, quant.INT16_MIN, quant.INT16_MAX)
-    context.set_output(y_t, out, I16)
+    context.set_output(y_t, geo.output_shape, I16)
     return FullyConnectedInt16WeightsData(
-        batch, units, k, keep, out, activation_name(code), in_s, np.asarray(f_scales, np.float32),
-        0 if per_channel else int(f_zps[0]), out_s, mult, shift, lo, hi, bias_type, option, per_channel)
+        **geo._asdict(), activation=activation_name(code), input_scale=in_s,
+        filter_scale=np.asarray(f_scales, np.float32), filter_zero_point=0 if per_channel else int(f_zps[0]),
+        output_scale=out_s, output_multiplier=mult, output_shift=shift, output_activation_min=lo,
+        output_activation_max=hi, bias_type=bias_type, quantized_bias_type=option, per_channel=per_channel)
 
 
 def _sparse_format(node, sparsity, dtype) -> str:
@@ -242,8 +233,7 @@ def _prepare_sparse(context, node, p, geo):
         raise UnsupportedOpError(f"FULLY_CONNECTED (node {node.index}): the sparsity indexes weight {pos.max()} of "
                                  f"{len(values)} stored")
     code = p.get("fused_activation_function", 0)
-    common = dict(batch=batch, units=units, depth=k, keep_num_dims=keep, output_shape=out,
-                  activation=activation_name(code), sparse_format=fmt, stored_weights=len(values))
+    common = dict(geo._asdict(), activation=activation_name(code), sparse_format=fmt, stored_weights=len(values))
     if wdt == F32:
         if b_t >= 0:
             context.expect_dtype(node, b_t, (F32,), "bias")
