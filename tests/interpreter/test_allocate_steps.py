@@ -9,6 +9,7 @@ from helpers.builders import add_fc_model
 from workbench import Interpreter
 from workbench.errors import TensorError
 from workbench.interpreter import BuiltinOpResolver, Kernel
+from workbench.interpreter import planner
 from workbench.schema import BuiltinOperator as B, ModelBuilder
 
 
@@ -39,7 +40,7 @@ def test_the_steps_leave_what_a_learner_reads():
     sg = it._sg(0)
     assert [n.op_name for n, _, _, _ in sg.prepared] == ["ADD", "FULLY_CONNECTED"]
     assert sg.folded_nodes == [] and sg.deferred_nodes == []
-    life = sg._lifetimes([(None, n, None, None) for n in sg.plan_nodes()])
+    life = planner.lifetimes(sg, [(None, n, None, None) for n in sg.plan_nodes()])
     assert life[0] == [-1, 2] and life[5] == [1, 2]        # input: the whole invoke; output: to the end
     assert it.arena_plan.size > 0
     it.set_tensor(0, np.ones((1, 4), np.float32))

@@ -15,6 +15,7 @@ from workbench import dump
 from workbench.errors import RegistrationError, TensorError, UnsupportedOpError, WorkbenchError
 from workbench.interpreter import BuiltinOpResolver, Interpreter, Kernel, OpData, OpResolver, kernel, opdata
 from workbench.interpreter import interpreter as interpreter_module
+from workbench.interpreter import tracing as tracing_module
 from workbench.interpreter.kernels.softmax import Softmax
 from workbench.schema import (
     AddOptions,
@@ -222,7 +223,7 @@ def test_invoke_builds_no_events(monkeypatch):
     def boom(*a, **k):
         raise AssertionError("invoke made a StepEvent")
 
-    monkeypatch.setattr(interpreter_module, "StepEvent", boom)
+    monkeypatch.setattr(tracing_module, "StepEvent", boom)
     it = Interpreter(model=add_fc_model())
     it.allocate_tensors()
     it.invoke()

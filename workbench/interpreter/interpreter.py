@@ -43,27 +43,27 @@ nothing else runs.  More is not always faster: on a 2-vCPU VM shared with other 
 from __future__ import annotations
 
 import dataclasses
-import math
 import os
-import time
 import warnings
 from pathlib import Path
 
 import numpy as np
 
 from .. import config
-from ..errors import DelegateError, ModelError, NotAllocatedError, TensorError, UnsupportedOpError, WorkbenchError
+from ..errors import ModelError, NotAllocatedError, TensorError, WorkbenchError
 from ..options import options_table_for, parse as parse_options
 from ..schema import load
 from ..schema.enums import BuiltinOperator
 from ..schema.strings import string_array
 from ..schema.types import builtin_code, op_name
-from . import arena, fast
+from . import delegation, fast, planner, prepare, tracing
 from ..perf import blas as _blas
-from .context import Context, DynamicValueNeeded, Node, Slots, is_string, new_array
+from .context import Context, Node, Slots, is_string
+from .delegation import delegate_failed
+from .planner import reset_variable
+from .prepare import Deferred
 from .registry import BuiltinOpResolver, OpResolver
 from .variants import variant_named
-from .trace import StepEvent, build_profile
 
 __all__ = ["Interpreter", "SignatureRunner", "DEFAULT_MAX_WHILE_ITERATIONS"]
 
@@ -123,130 +123,16 @@ def _details(ctx: Context, t: int) -> dict:
     }
 
 
-def _check_structure(model, index: int, ctx: Context) -> None:
-    """What every kernel takes for granted, checked once per subgraph (TFLite checks these while
-    building its graph): tensor indices in range, operator codes that exist, each tensor written by
-    at most one node, and never a constant, a subgraph input or the node's own input."""
-    sg = model.subgraphs[index]
-    n = len(ctx.meta)
-    base = f"model.subgraphs[{index}]"
-    for field in ("inputs", "outputs"):
-        for k, t in enumerate(getattr(sg, field) or ()):
-            if not 0 <= t < n:
-                raise ModelError(f"subgraph {index} {field[:-1]} {k} is tensor {t}, which does not exist "
-                                 f"({n} tensors)", f"{base}.{field}[{k}]")
-    codes = len(model.operator_codes or ())
-    writer: dict[int, int] = {}
-    graph_inputs = set(sg.inputs or ())
-    later: dict[int, int] = {}              # tensor -> the first operator writing it
-    for i, op in enumerate(sg.operators or ()):
-        for t in op.outputs or ():
-            later.setdefault(t, i)
-    for i, op in enumerate(sg.operators or ()):
-        where = f"{base}.operators[{i}]"
-        if not 0 <= op.opcode_index < codes:
-            raise ModelError(f"operator {i} of subgraph {index} has opcode_index {op.opcode_index}; the model has "
-                             f"{codes} operator codes", f"{where}.opcode_index")
-        ins = tuple(op.inputs or ())
-        for k, t in enumerate(ins):
-            if not -1 <= t < n:
-                raise ModelError(f"operator {i} of subgraph {index}: input {k} is tensor {t}, which does not exist "
-                                 f"({n} tensors; -1 marks an absent optional input)", f"{where}.inputs[{k}]")
-            if t >= 0 and later.get(t, -1) >= i:
-                raise ModelError(f"operator {i} of subgraph {index}: input {k} is tensor {t} ('{ctx.name(t)}'), which "
-                                 f"operator {later[t]} writes later (operators must be in execution order)",
-                                 f"{where}.inputs[{k}]")
-        for k, t in enumerate(op.outputs or ()):
-            if t == -1:
-                continue
-            what = None
-            if not 0 <= t < n:
-                what = f"tensor {t}, which does not exist ({n} tensors)"
-            elif t in writer:
-                what = f"tensor {t} ('{ctx.name(t)}'), which operator {writer[t]} writes already"
-            elif ctx._file_constants[t] is not None:
-                what = f"tensor {t} ('{ctx.name(t)}'), a constant of the model"
-            elif t in graph_inputs:
-                what = f"tensor {t} ('{ctx.name(t)}'), an input of the subgraph"
-            elif t in ins:
-                what = f"tensor {t} ('{ctx.name(t)}'), which is also its input"
-            if what:
-                raise ModelError(f"operator {i} of subgraph {index}: output {k} is {what}", f"{where}.outputs[{k}]")
-            writer[t] = i
-
-
-def reset_variable(ctx: Context, t: int) -> None:
-    """Give variable tensor ``t`` its start value, as TFLite's ResetVariableTensor does: every byte 0,
-    except an int8 tensor, whose bytes are all its zero point (so it starts at the real value 0).
-    This is what litert does at allocate_tensors and at reset_all_variables."""
-    value = ctx.tensors[t]
-    if is_string(ctx.dtypes[t]):
-        value[...] = b""
-        return
-    fill = 0
-    if ctx.dtypes[t] == np.int8:
-        q = ctx.meta[t].quantization
-        zps = getattr(q, "zero_point", None) if q is not None else None
-        if zps is not None and len(zps):
-            fill = int(zps[0])
-    value[...] = fill
-
-
-class _Deferred:
-    """How a node prepared during invoke runs (it reads a dynamic tensor or needs a run-time value).
-
-    Before each run it compares the node's input shapes and the run-time values its last
-    ``prepare`` read (``context.value``) with the previous run; only when they differ is
-    ``prepare`` called again and are the outputs resized (TFLite re-prepares the nodes after a
-    dynamic tensor when that tensor was resized).
-    """
-
-    __slots__ = ("sg", "kernel", "fn", "data", "key", "reads", "prepares")
-
-    def __init__(self, sg: "_Subgraph", kernel, fn):
-        self.sg, self.kernel, self.fn = sg, kernel, fn
-        self.data = None
-        self.key = None
-        self.reads: tuple = ()
-        self.prepares = 0            # how many times prepare ran during invoke (for tests and notebooks)
-
-    def _key(self, ctx, node) -> tuple:
-        return (tuple(None if t < 0 else ctx.shapes[t] for t in node.inputs),
-                tuple(tuple(ctx.tensors[t].reshape(-1).tolist()) if is_string(ctx.tensors[t].dtype)
-                      else ctx.tensors[t].tobytes() for t in self.reads))
-
-    def __call__(self, ctx, node, _data) -> None:
-        if self.key is None or self._key(ctx, node) != self.key:
-            self._prepare(ctx, node)
-        self.fn(ctx, node, self.data)
-
-    def _prepare(self, ctx, node) -> None:
-        for t in node.outputs:
-            ctx.kernel_sized.discard(t)
-        ctx.runtime_values = True
-        ctx.reads = []
-        try:
-            data = self.kernel.prepare(ctx, node)
-        finally:
-            ctx.runtime_values = False
-        self.reads = tuple(ctx.reads)
-        for t in node.outputs:
-            if t not in ctx.kernel_sized:
-                ctx.resize_output(t, ctx.shapes[t])
-        self.data = data
-        self.fn = self.sg._invoke_fn(node, self.kernel, data)
-        self.key = self._key(ctx, node)
-        self.prepares += 1
-
-    def kernel_name(self, node=None) -> str:
-        if not self.prepares:
-            return f"{self.kernel.name} (prepared in invoke)"
-        return self.sg.label(node, self.kernel, self.data) if node is not None else \
-            self.kernel.kernel_name(self.data, self.sg.context.reference)
-
-
 class _Subgraph:
-    """Everything one subgraph needs at run time: nodes, kernels, prepared data, memory."""
+    """Everything one subgraph needs at run time: nodes, kernels, prepared data, memory.
+
+    This class keeps the execution plan and the node loop of invoke (TFLite's ``Subgraph::Invoke`` in
+    ``tensorflow/lite/core/subgraph.cc``); the rest of ``subgraph.cc`` lives beside it, each a module of
+    plain functions taking the subgraph: :mod:`.prepare` (kernels, init / prepare, constant folding:
+    ``PrepareOpsAndTensors``), :mod:`.planner` (lifetimes and the arena: ``arena_planner.cc``),
+    :mod:`.delegation` (``ReplaceNodeSubsetsWithDelegateKernels``, undoing a failed delegate) and
+    :mod:`.tracing` (``steps`` / ``profile`` / ``invoke_node``: the profiler's per-node scopes).
+    """
 
     def __init__(self, interp: "Interpreter", index: int):
         self.interp = interp
@@ -259,7 +145,7 @@ class _Subgraph:
         self.outputs = tuple(sg.outputs or ())
         self.input_shapes: dict[int, tuple] = {}
         self.nodes: list[Node] = []
-        _check_structure(model, index, self.context)
+        prepare.check_structure(model, index, self.context)
         for i, op in enumerate(sg.operators or ()):
             opcode = model.operator_codes[op.opcode_index]
             code = builtin_code(opcode)
@@ -328,27 +214,6 @@ class _Subgraph:
         """The nodes of the execution plan, in order."""
         return [self.nodes[i] for i in self.execution_plan]
 
-    def resolve(self) -> list:
-        resolver = self.interp.resolver
-        kernels, errors = [], []
-        for node in self.plan_nodes():
-            if node.index in self.delegate_kernels:
-                kernels.append(self.delegate_kernels[node.index])
-                continue
-            try:
-                kernels.append(resolver.find(node.op, node.version))
-            except UnsupportedOpError as exc:
-                errors.append((node, exc))
-                kernels.append(None)
-        if errors:
-            node, exc = errors[0]
-            more = ""
-            others = sorted({f"{n.op_name} v{n.version}" for n, _ in errors[1:]} - {f"{node.op_name} v{node.version}"})
-            if others:
-                more = f"; also missing: {', '.join(others)}"
-            raise UnsupportedOpError(f"{exc} — needed by node {node.index} of subgraph {self.index}{more}")
-        return kernels
-
     def allocate(self) -> None:
         self._enter("allocating")
         try:
@@ -358,66 +223,23 @@ class _Subgraph:
 
     def _allocate(self) -> None:
         """AllocateTensors, in the steps of TFLite's ``subgraph.cc``: (1) a kernel for every node of the
-        execution plan (:meth:`resolve`); (2) init and prepare each node in order — evaluating a node
-        whose inputs are all constants once, here, and deferring a node that needs run-time values to
-        invoke (:meth:`_prepare_nodes`); (3) the first and last use of every tensor the executed nodes
-        touch (:meth:`_lifetimes`); (4) one arena whose offsets tensors with disjoint lifetimes share
-        (:meth:`_plan_arena`)."""
+        execution plan (:func:`prepare.resolve`); (2) init and prepare each node in order — evaluating a
+        node whose inputs are all constants once, here, and deferring a node that needs run-time values
+        to invoke (:func:`prepare.prepare_nodes`); (3) the first and last use of every tensor the executed
+        nodes touch (:func:`planner.lifetimes`); (4) one arena whose offsets tensors with disjoint
+        lifetimes share (:func:`planner.plan_arena`)."""
         self.free()
         ctx = self.context
         ctx.reference = self.interp.reference
         ctx.variant = self.interp.variant
-        kernels = self.resolve()
+        kernels = prepare.resolve(self)
         ctx.reset(self.input_shapes)
-        executed = self._prepare_nodes(kernels)
-        self._plan_arena(self._lifetimes(executed))
+        executed = prepare.prepare_nodes(self, kernels)
+        planner.plan_arena(self, planner.lifetimes(self, executed))
         self.plan = [(fn, node, data) for fn, node, data, _ in executed]
-        self.plan_kernels = [self.label(node, kernel, data) if data is not None or not isinstance(fn, _Deferred)
+        self.plan_kernels = [tracing.label(self, node, kernel, data) if data is not None or not isinstance(fn, Deferred)
                              else f"{kernel.name} (prepared in invoke)" for fn, node, data, kernel in executed]
         self.allocated = True
-
-    # step 2 -----------------------------------------------------------------------------------------------
-    def _prepare_nodes(self, kernels) -> list:
-        """Init and prepare every node of the execution plan, in order; returns the nodes invoke will run, as
-        (invoke function, node, prepared data, kernel).  Folded nodes are left out (their outputs became
-        constants); deferred ones run a :class:`_Deferred` that prepares them during invoke."""
-        ctx = self.context
-        executed = []
-        self.folded_nodes = []
-        self.deferred_nodes = []
-        for node, kernel in zip(self.plan_nodes(), kernels):
-            user = self._init_node(node, kernel)
-            if any(t < 0 for t in node.outputs):
-                raise UnsupportedOpError(f"node {node.index} ({node.op_name}) has an absent (-1) output slot")
-            # A node that reads a dynamic tensor, or needs a value only known at run time, is
-            # prepared during invoke (TFLite: prepare stops at the first dynamic tensor).
-            deferred = any(ctx.is_dynamic(t) for t in node.inputs)
-            data = None
-            if not deferred:
-                try:
-                    data = self._prepare_node(node, kernel)
-                except DynamicValueNeeded:
-                    deferred = True
-            if deferred:
-                for t in node.outputs:
-                    ctx.declared.add(t)
-                    ctx.dynamic.add(t)
-                    ctx.kernel_sized.discard(t)
-                self.prepared.append((node, kernel, user, None))
-                self.deferred_nodes.append(node.index)
-                executed.append((_Deferred(self, kernel, None), node, None, kernel))
-                continue
-            self.prepared.append((node, kernel, user, data))
-            fn = self._invoke_fn(node, kernel, data)
-            for t in node.outputs:
-                if t not in ctx.declared:
-                    raise WorkbenchError(f"{kernel!r} did not set the shape of output '{ctx.name(t)}' of node "
-                                         f"{node.index}")
-            if self._foldable(node, kernel):
-                self._fold(node, fn, data)
-            else:
-                executed.append((fn, node, data, kernel))
-        return executed
 
     def _invoke_fn(self, node, kernel, data):
         """What invoke calls for a node just prepared: its fast path from the speed layer (bound here,
@@ -432,193 +254,6 @@ class _Subgraph:
                 self.fast[node.index] = path
                 return path
         return kernel.invoke
-
-    def label(self, node, kernel, data) -> str:
-        """The kernel's name as traces and profiles show it: ``CONV_2D/im2col+blas(float32, exact)`` for a
-        fast path, ``CONV_2D/reference`` for the teaching layer where a fast path exists."""
-        path = self.fast.get(node.index)
-        if path is not None:
-            return f"{kernel.name}/{path.name}"
-        if self.context.reference and data is not None and fast.has_fast_path(node, data):
-            return f"{kernel.name}/reference"
-        return kernel.kernel_name(data, self.context.reference)
-
-    def _delegate_failed(self, node, exc, verb: str) -> DelegateError:
-        """A delegate kernel's failure as LiteRT reports it: "Node number N (NAME) failed to <verb>."."""
-        return DelegateError(f"{exc}\nNode number {node.index} ({node.op_name}) failed to {verb}.")
-
-    def _init_node(self, node, kernel):
-        try:
-            return kernel.init(self.context, node)
-        except Exception as exc:
-            if node.index not in self.delegate_kernels or isinstance(exc, MemoryError):
-                raise
-            # TFLite's init cannot fail: a delegate kernel reports the error and its prepare fails
-            raise self._delegate_failed(node, exc, "prepare") from exc
-
-    def _prepare_node(self, node, kernel):
-        try:
-            return kernel.prepare(self.context, node)
-        except DynamicValueNeeded:
-            raise
-        except MemoryError as exc:
-            raise TensorError(f"node {node.index} ({node.op_name}) of subgraph {self.index}: prepare "
-                              f"needs more memory than there is ({exc})") from None
-        except Exception as exc:
-            if node.index not in self.delegate_kernels:
-                raise
-            raise self._delegate_failed(node, exc, "prepare") from exc
-
-    def _fold(self, node, fn, data) -> None:
-        """Evaluate a node whose inputs are all constants once, now; its outputs become constants."""
-        ctx = self.context
-        try:
-            for t in node.outputs:
-                ctx.tensors[t] = new_array(ctx.shapes[t], ctx.dtypes[t])
-            fn(ctx, node, data)
-        except (MemoryError, ValueError) as exc:
-            if isinstance(exc, WorkbenchError):
-                raise
-            raise TensorError(f"node {node.index} ({node.op_name}) of subgraph {self.index}, evaluated once "
-                              f"in allocate_tensors (constant inputs), needs more memory than there is "
-                              f"({exc})") from None
-        for t in node.outputs:
-            arr = ctx.tensors[t]
-            arr.flags.writeable = False
-            ctx.constants[t] = arr
-            ctx.folded.add(t)
-        self.folded_nodes.append(node.index)
-
-    # step 3 -----------------------------------------------------------------------------------------------
-    def _lifetimes(self, executed) -> dict:
-        """Tensor → [first, last] position in ``executed`` where it is used.  Constants and dynamic tensors
-        are not planned; graph inputs and variables live through the whole invoke, outputs until its end."""
-        ctx = self.context
-        n = len(executed)
-        life: dict[int, list[int]] = {}
-
-        def touch(t, k):
-            if t < 0 or ctx.constants[t] is not None or t in ctx.dynamic:
-                return
-            lo_hi = life.setdefault(t, [k, k])
-            lo_hi[0] = min(lo_hi[0], k)
-            lo_hi[1] = max(lo_hi[1], k)
-
-        for t in self.inputs:      # inputs stay intact for the whole invoke (TFLite preserves them too)
-            touch(t, -1)
-            touch(t, n)
-        for k, (_, node, _, _) in enumerate(executed):
-            for t in node.inputs:
-                touch(t, k)
-            for t in node.outputs:
-                touch(t, k)
-        for t in self.outputs:
-            touch(t, n)
-        for t, meta in enumerate(ctx.meta):
-            if meta.is_variable:
-                touch(t, -1)
-                touch(t, n)
-        return life
-
-    # step 4 -----------------------------------------------------------------------------------------------
-    def _plan_arena(self, life: dict) -> None:
-        """Place the planned tensors in one arena (``arena.plan``: offsets shared by tensors whose lifetimes
-        do not overlap, unless ``keep_intermediates``), give every tensor its array, reset variables."""
-        ctx = self.context
-        nbytes = {}
-        strings = []        # STRING tensors: variable-size, each its own object array (not in the plan)
-        for t in life:
-            if ctx.dtypes[t] is None:
-                raise UnsupportedOpError(f"tensor '{ctx.name(t)}' has type {ctx.type_name(t)}, which this "
-                                         f"interpreter cannot hold")
-            if is_string(ctx.dtypes[t]):
-                strings.append(t)
-                continue
-            nbytes[t] = math.prod(ctx.shapes[t]) * ctx.dtypes[t].itemsize      # Python ints: no wrap-around
-        for t in strings:
-            del life[t]
-        self.arena_plan = arena.plan({t: tuple(v) for t, v in life.items()}, nbytes,
-                                     reuse=not self.interp.keep_intermediates)
-        try:
-            self._arena, views = arena.materialize(self.arena_plan, ctx.shapes, ctx.dtypes)
-        except (MemoryError, ValueError) as exc:
-            raise TensorError(f"subgraph {self.index} needs {self.arena_plan.size} bytes of tensor memory, which "
-                              f"cannot be allocated ({exc})") from None
-        for t, view in views.items():
-            ctx.tensors[t] = view
-        for t in strings:
-            ctx.tensors[t] = new_array(ctx.shapes[t], ctx.dtypes[t])
-        for t, meta in enumerate(ctx.meta):
-            if meta.is_variable and ctx.tensors[t] is not None:
-                reset_variable(ctx, t)
-        for t in ctx.dynamic:
-            if ctx.constants[t] is None:
-                ctx.tensors[t] = None
-
-    # -- delegation ------------------------------------------------------------------------
-    def replace_node_subsets(self, kernel, name: str, subsets, params=None) -> list[int]:
-        """ReplaceNodeSubsetsWithDelegateKernels: rebuild the execution plan from ``subsets``.
-
-        ``subsets``: the current execution plan cut into node subsets, in an order that runs (objects
-        with ``partition`` (bool), ``nodes``, ``inputs``, ``outputs``, as
-        :class:`workbench.partition.NodeSubset`).  A non-partition subset keeps its nodes; each partition
-        subset becomes one new node (op DELEGATE, named ``name``, run by ``kernel``) reading the subset's
-        inputs and writing its outputs, appended to ``nodes``.  Its ``params`` are TFLite's
-        TfLiteDelegateParams: ``nodes_to_replace``, ``input_tensors``, ``output_tensors`` (and
-        ``params``' entries).  Returns the new node indices.  The partitioning itself is the caller's
-        (TFLite's core does it here; in the workbench it lives in :mod:`workbench.partition`, which the
-        interpreter does not import)."""
-        if self.allocated or self.prepared:
-            self.free()
-        planned = set(self.execution_plan)
-        seen: list[int] = []
-        for sub in subsets:
-            seen.extend(int(i) for i in sub.nodes)
-        if sorted(seen) != sorted(planned) or len(seen) != len(set(seen)):
-            raise DelegateError(f"delegate {name}: the node subsets do not cover the execution plan of subgraph "
-                                f"{self.index} exactly once (plan {len(planned)} nodes, subsets {len(seen)})")
-        new_plan, added = [], []
-        produced = {t for i in self.execution_plan for t in self.nodes[i].outputs if t >= 0}
-        ready = set(range(len(self.context.meta))) - produced     # inputs, constants, variables
-        for sub in subsets:
-            if not sub.partition:
-                items = [self.nodes[int(i)] for i in sub.nodes]
-            else:
-                index = len(self.nodes)
-                where = f"model.subgraphs[{self.index}] (delegate node {index})"
-                node = Node(self.index, index, BuiltinOperator.DELEGATE, name, 1,
-                            Slots(tuple(sub.inputs), f"{name} (node {index} of subgraph {self.index}): inputs",
-                                  f"{where}.inputs"),
-                            Slots(tuple(sub.outputs), f"{name} (node {index} of subgraph {self.index}): outputs",
-                                  f"{where}.outputs"),
-                            {"nodes_to_replace": tuple(int(i) for i in sub.nodes),
-                             "input_tensors": tuple(sub.inputs), "output_tensors": tuple(sub.outputs),
-                             **dict(params or {})}, None, None, None)
-                self.nodes.append(node)
-                self.delegate_kernels[index] = kernel
-                added.append(index)
-                items = [node]
-            for node in items:
-                missing = [t for t in node.inputs if t >= 0 and t not in ready]
-                if missing:
-                    raise DelegateError(f"delegate {name}: node {node.index} ({node.op_name}) would read tensor "
-                                        f"{missing[0]} ('{self.context.name(missing[0])}') before anything writes "
-                                        f"it: the node subsets are not in an order that runs")
-                ready.update(t for t in node.outputs if t >= 0)
-                new_plan.append(node.index)
-        self.execution_plan = new_plan
-        return added
-
-    def restore(self, snapshot) -> None:
-        """Put back an execution plan taken with :meth:`snapshot` (a failed delegate is undone)."""
-        plan, kernels, n = snapshot
-        self.free()
-        self.execution_plan = list(plan)
-        self.delegate_kernels = dict(kernels)
-        del self.nodes[n:]
-
-    def snapshot(self) -> tuple:
-        return list(self.execution_plan), dict(self.delegate_kernels), len(self.nodes)
 
     # -- used by control-flow kernels (IF, WHILE, CALL_ONCE) -------------------------------
     def prepare_for(self, shapes, dtypes=None) -> None:
@@ -662,21 +297,6 @@ class _Subgraph:
         self.invoke()
         return [np.array(ctx.tensors[t]) for t in self.outputs]
 
-    def _foldable(self, node: Node, kernel) -> bool:
-        ctx = self.context
-        if not getattr(kernel, "foldable", True):
-            return False
-        if any(ctx.meta[t].is_variable for t in node.outputs) or any(t in self.outputs for t in node.outputs):
-            return False
-        slots = kernel.value_inputs
-        if slots is None:
-            slots = range(len(node.inputs))
-        for s in slots:
-            t = node.input(s)
-            if t >= 0 and not ctx.is_constant(t):
-                return False
-        return True
-
     # -- running ---------------------------------------------------------------------------
     def check_allocated(self, error: type = NotAllocatedError) -> None:
         """``error``: NotAllocatedError (a RuntimeError) for running, as litert's invoke; TensorError
@@ -691,7 +311,7 @@ class _Subgraph:
         if interp._sink is not None:        # a control-flow kernel called us while steps() runs
             self._enter("running")
             try:
-                for event in self._traced():
+                for event in tracing.traced(self):
                     interp._sink.append(event)
             finally:
                 self._leave()
@@ -709,7 +329,7 @@ class _Subgraph:
         except Exception as exc:
             if node.index not in self.delegate_kernels:
                 raise
-            raise self._delegate_failed(node, exc, "invoke") from exc
+            raise delegate_failed(node, exc, "invoke") from exc
         finally:
             self._leave()
 
@@ -723,99 +343,6 @@ class _Subgraph:
                 if arr.dtype.kind == "f" and not np.isfinite(arr).all():
                     warnings.warn(f"node {node.index} ({node.op_name}): output '{ctx.name(t)}' has "
                                   f"{int((~np.isfinite(arr)).sum())} non-finite values", RuntimeWarning, stacklevel=3)
-
-    def steps(self):
-        self.check_allocated()
-        interp = self.interp
-        _blas.set_threads(interp.blas_threads)
-        interp._stack = []
-        return self._traced()
-
-    def _traced(self):
-        """Run node by node; yield the events of nested subgraphs, then the node's own event."""
-        interp = self.interp
-        ctx = self.context
-        tensors = ctx.tensors
-        clock = time.perf_counter
-        stack = interp._stack
-        for (fn, node, data), kname in zip(self.plan, self.plan_kernels):
-            sink: list = []
-            outer = interp._sink
-            interp._sink = sink
-            stack.append((self.index, node.index))
-            t0 = clock()
-            try:
-                fn(ctx, node, data)
-            finally:
-                elapsed = (clock() - t0) * 1000.0
-                stack.pop()
-                interp._sink = outer
-            if isinstance(fn, _Deferred):
-                data, kname = fn.data, fn.kernel_name(node)
-            ins = tuple(None if t < 0 else np.array(tensors[t]) for t in node.inputs)
-            outs = tuple(np.array(tensors[t]) for t in node.outputs)
-            yield from sink
-            if node.index in self.delegate_kernels:      # its kernel says what its last run was modeled to take
-                yield StepEvent(self.index, node.index, node.op_name, node.version, kname, data, ins, outs,
-                                tuple(node.inputs), tuple(node.outputs), elapsed, tuple(stack), kind="delegate",
-                                modeled_ms=getattr(data, "last_modeled_ms", None))
-                continue
-            yield StepEvent(self.index, node.index, node.op_name, node.version, kname, data, ins, outs,
-                            tuple(node.inputs), tuple(node.outputs), elapsed, tuple(stack))
-
-    def invoke_node(self, node_index: int, feed: dict) -> tuple:
-        self.check_allocated()
-        ctx = self.context
-        for fn, node, data in self.plan:
-            if node.index == node_index:
-                break
-        else:
-            folded = " (it was evaluated once in allocate_tensors: its inputs are constants)" \
-                if node_index in self.folded_nodes else ""
-            raise TensorError(f"node {node_index} is not an executed node of subgraph {self.index}{folded}")
-        for t in node.inputs:
-            if t < 0 or ctx.constants[t] is not None:
-                continue
-            if t not in feed:
-                raise TensorError(f"invoke_node({node_index}): no value for input tensor {t} ('{ctx.name(t)}')")
-            v = feed[t]
-            if ctx.dtypes[t] is None:
-                raise TensorError(f"invoke_node({node_index}): input tensor {t} ('{ctx.name(t)}') has type "
-                                  f"{ctx.type_name(t)}, which this interpreter cannot hold")
-            if is_string(ctx.dtypes[t]):
-                v = string_array(v, f"invoke_node: tensor {t}")
-            v = np.asarray(v, ctx.dtypes[t])
-            if t in ctx.dynamic:
-                # made while invoking (READ_VARIABLE, a RESHAPE to a run-time shape, ...): it may have no
-                # array yet, or another shape; the value given decides, as the producing node would
-                target = ctx.resize_output(t, v.shape)
-            else:
-                target = ctx.tensors[t]
-                if tuple(v.shape) != tuple(target.shape):
-                    raise TensorError(f"invoke_node({node_index}): input tensor {t} ('{ctx.name(t)}') has shape "
-                                      f"{list(target.shape)}; the value given has shape {list(v.shape)}")
-            np.copyto(target, v)
-        fn(ctx, node, data)
-        return tuple(np.array(ctx.tensors[t]) for t in node.outputs)
-
-    def profile(self, runs: int, warmup: int):
-        self.check_allocated()
-        _blas.set_threads(self.interp.blas_threads)
-        ctx = self.context
-        clock = time.perf_counter
-        for _ in range(warmup):
-            self.invoke()
-        samples = []
-        for _ in range(runs):
-            row = []
-            for fn, node, data in self.plan:
-                t0 = clock()
-                fn(ctx, node, data)
-                row.append(clock() - t0)
-            samples.append(row)
-        rows = [(node.index, node.op_name, kname, ctx.shapes[node.outputs[0]] if node.outputs else ())
-                for (fn, node, data), kname in zip(self.plan, self.plan_kernels)]
-        return build_profile(runs, samples, rows)
 
 
 class Interpreter:
@@ -877,30 +404,11 @@ class Interpreter:
 
     def modify_graph_with_delegate(self, delegate) -> None:
         """TFLite's ModifyGraphWithDelegate: the delegate's ``delegate_prepare(interpreter)`` looks at every
-        subgraph and hands the node subsets it takes to :meth:`_Subgraph.replace_node_subsets`.  If it
+        subgraph and hands the node subsets it takes to :meth:`replace_node_subsets`.  If it
         fails, the original execution plan is restored and a :class:`DelegateError` (a RuntimeError, as
         litert raises) says so.  Delegates are made by :mod:`workbench.delegate`; the interpreter only
         calls this one method of theirs."""
-        prepare = getattr(delegate, "delegate_prepare", None)
-        if not callable(prepare):
-            raise ValueError(f"{delegate!r} is not a delegate: it has no delegate_prepare(interpreter) "
-                             f"(make one with workbench.delegate.load_delegate or a workbench.delegate.Delegate "
-                             f"subclass)")
-        for k in range(len(self.model.subgraphs)):
-            self._sg(k)
-        snapshots = {k: sg.snapshot() for k, sg in self._subgraphs.items()}
-        try:
-            result = prepare(self)
-        except Exception as exc:
-            for k, snap in snapshots.items():
-                self._subgraphs[k].restore(snap)
-            restored = "Restored original execution plan after delegate application failure."
-            self.delegate_log += [str(exc), restored]
-            if getattr(delegate, "fallback_to_cpu", False):     # a teaching aid: keep going on the CPU
-                self.delegations.append((delegate, None))
-                return
-            raise DelegateError(f"{exc}\n{restored}") from exc
-        self.delegations.append((delegate, result))
+        delegation.modify_graph_with_delegate(self, delegate)
 
     def placements(self, subgraph_index: int = 0) -> list:
         """Where every node of the subgraph runs and why, as the delegates applied decided it: one
@@ -918,8 +426,9 @@ class Interpreter:
 
     def replace_node_subsets(self, kernel, name: str, subsets, params=None, subgraph_index: int = 0) -> list[int]:
         """ReplaceNodeSubsetsWithDelegateKernels on one subgraph (for a delegate's ``delegate_prepare``):
-        see :meth:`_Subgraph.replace_node_subsets`.  Returns the new DELEGATE nodes' indices."""
-        return self._sg(subgraph_index).replace_node_subsets(kernel, name, subsets, params)
+        see :func:`workbench.interpreter.delegation.replace_node_subsets`.  Returns the new DELEGATE nodes'
+        indices."""
+        return delegation.replace_node_subsets(self._sg(subgraph_index), kernel, name, subsets, params)
 
     # -- for kernels that report steps of their own (a delegate's device) ------------------------------
     @property
@@ -1095,11 +604,11 @@ class Interpreter:
     # -- beyond litert ---------------------------------------------------------------------------
     def steps(self, subgraph_index: int = 0):
         """Run the graph node by node, yielding a :class:`StepEvent` after each executed node."""
-        return self._sg(subgraph_index).steps()
+        return tracing.steps(self._sg(subgraph_index))
 
     def profile(self, runs: int = 10, warmup: int = 1, subgraph_index: int = 0):
         """Time every executed node over ``runs`` invokes; returns a :class:`Profile`."""
-        return self._sg(subgraph_index).profile(runs, warmup)
+        return tracing.profile(self._sg(subgraph_index), runs, warmup)
 
     def invoke_node(self, node_index: int, feed: dict, subgraph_index: int = 0) -> tuple:
         """Run one executed node on the given input values ({tensor id: array}); returns its outputs.
@@ -1107,7 +616,7 @@ class Interpreter:
         For checking a kernel in isolation.  It writes into the interpreter's tensor memory, so run
         ``invoke()`` again before reading other tensors.
         """
-        return self._sg(subgraph_index).invoke_node(node_index, feed)
+        return tracing.invoke_node(self._sg(subgraph_index), node_index, feed)
 
     @property
     def nodes(self) -> list[Node]:
@@ -1118,14 +627,14 @@ class Interpreter:
         sg = self._sg(subgraph_index)
         sg.check_allocated()
         folded = set(sg.folded_nodes)
-        late = {node.index: fn for fn, node, _ in sg.plan if isinstance(fn, _Deferred)}
+        late = {node.index: fn for fn, node, _ in sg.plan if isinstance(fn, Deferred)}
         rows = []
         for node, kernel, _, data in sg.prepared:
             if node.index in late:      # prepared during invoke: its latest OpData (None before the first)
                 fn = late[node.index]
                 rows.append((node, fn.kernel_name(node), fn.data, False))
             else:
-                rows.append((node, sg.label(node, kernel, data), data, node.index in folded))
+                rows.append((node, tracing.label(sg, node, kernel, data), data, node.index in folded))
         return rows
 
     @property
