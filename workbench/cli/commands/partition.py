@@ -22,7 +22,8 @@ def _register_partition(sub) -> None:
     p.add_argument("--target", default="xnnpack",
                    help="a shipped target (see --list-targets) or the path of a .json/.toml target file")
     p.add_argument("--strategy", default="tflite", choices=("tflite", "edgetpu", "tidl"))
-    p.add_argument("--max-partitions", type=_nonnegative, default=0, metavar="K", help="tflite / tidl: 0 = no limit; edgetpu: 0 = one region (the compiler's default), "
+    p.add_argument("--max-partitions", type=_nonnegative, default=0, metavar="K",
+                   help="tflite / tidl: 0 = no limit; edgetpu: 0 = one region (the compiler's default), "
                         "K = up to K regions (the compiler's -a)")
     p.add_argument("--min-nodes", type=_nonnegative, default=0, metavar="N")
     p.add_argument("--deny", nargs="*", default=[], metavar="NODE|OP", help="node indices or op names kept on the CPU")

@@ -187,8 +187,8 @@ def _cmd_run(args) -> int:
     out = []
     for st in steps:
         if st["kind"] in ("copy in", "copy out", "stream"):
-            out.append(f"{st['subgraph']}:{st['node']:<4} {'  [device] ' + st['kind']:<28}      {st['kernel'][:30]:<30} "
-                       f"{st['modeled_ms']:>9.3f} ms modeled, {st['bytes']:,} bytes")
+            out.append(f"{st['subgraph']}:{st['node']:<4} {'  [device] ' + st['kind']:<28}      "
+                       f"{st['kernel'][:30]:<30} {st['modeled_ms']:>9.3f} ms modeled, {st['bytes']:,} bytes")
             continue
         lane = "  [device] " if st["lane"] == "device" else ""
         modeled = "" if st["modeled_ms"] is None else f" ({st['modeled_ms']:.3f} ms modeled)"
