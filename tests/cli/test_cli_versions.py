@@ -111,7 +111,8 @@ def test_runtime_1_5_finds_the_dilated_depthwise(dilated_path, capsys):
     assert meta["subgraph"] is None and "1.12.0" in meta["error"]
 
 
-@pytest.mark.parametrize("release, status", [("1.11.0", 1), ("1.12.0", 0), ("1.12", 0), ("1.11", 1), ("2.3.0", 0), ("3", 0)])
+@pytest.mark.parametrize("release, status",
+                         [("1.11.0", 1), ("1.12.0", 0), ("1.12", 0), ("1.11", 1), ("2.3.0", 0), ("3", 0)])
 def test_exit_status_follows_the_release(dilated_path, capsys, release, status):
     code, doc = versions_json(capsys, dilated_path, "--runtime", release)
     assert code == status
