@@ -1,5 +1,5 @@
 """Writing a delegate (a subclass with ``supports`` and ``create_kernel``) and a custom-op kernel
-(init / prepare / invoke / free, registered with ``OpResolver.add_custom``), as the README shows."""
+(init / prepare / invoke / free, registered with ``OpResolver.add_custom``), as docs/delegate.md shows."""
 
 from __future__ import annotations
 
