@@ -12,13 +12,25 @@ The names a notebook needs::
 from .errors import LossyWriteError, ModelError, UnsupportedOpError, VersionError, WorkbenchError
 from .schema import dump, load
 
-__version__ = "0.1.0"
-
+DISTRIBUTION = "tflite-workbench"  # the name pyproject.toml gives; its ``version`` is the one source
 __all__ = ["load", "dump", "Interpreter", "WorkbenchError", "ModelError", "LossyWriteError", "UnsupportedOpError",
            "VersionError", "__version__"]
 
 
+def installed_version() -> str:
+    """The version of the installed distribution, from its metadata; a source tree that was never
+    installed says so instead."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(DISTRIBUTION)
+    except PackageNotFoundError:
+        return f"(the {DISTRIBUTION} distribution is not installed)"
+
+
 def __getattr__(name):  # the interpreter (and its kernels) load on first use, keeping `import workbench` fast
+    if name == "__version__":
+        return installed_version()
     if name == "Interpreter":
         from .interpreter import Interpreter
 

@@ -498,3 +498,10 @@ def test_version_without_an_installed_distribution_says_so(capsys, monkeypatch):
     monkeypatch.setattr(importlib.metadata, "version", missing)
     code, out, err = run_inprocess(capsys, "--version")
     assert code == 0 and out == "workbench (the tflite-workbench distribution is not installed)\n"
+
+
+def test_the_package_version_is_the_same_metadata(monkeypatch):
+    import importlib.metadata
+
+    monkeypatch.setattr(importlib.metadata, "version", lambda name: "9.8.7")
+    assert workbench.__version__ == "9.8.7"

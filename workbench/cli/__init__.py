@@ -22,7 +22,7 @@ import argparse
 import os
 import sys
 
-from .. import config
+from .. import config, installed_version
 from ..errors import WorkbenchError
 from ._common import EXIT_ERROR, EXIT_INTERNAL, EXIT_OK, _one_line
 from .commands.bench import _register_bench
@@ -39,22 +39,10 @@ __all__ = ["COMMANDS", "EXIT_CANNOT_RUN", "EXIT_ERROR", "EXIT_INTERNAL", "EXIT_O
            "full_release", "group_findings", "main", "precompile_models", "precompile_workload", "render_profile",
            "render_text", "render_versions", "to_json", "versions_report"]
 
-DISTRIBUTION = "tflite-workbench"
 
 # (name, registration) in the order `workbench --help` lists them
 COMMANDS = [("inspect", _register_inspect), ("versions", _register_versions), ("partition", _register_partition),
             ("run", _register_run), ("bench", _register_bench), ("precompile", _register_precompile)]
-
-
-def installed_version() -> str:
-    """The version of the installed distribution, from its metadata (pyproject.toml's ``version`` is
-    the one source); a source tree run without installing says so instead."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version(DISTRIBUTION)
-    except PackageNotFoundError:
-        return f"(the {DISTRIBUTION} distribution is not installed)"
 
 
 def build_parser() -> argparse.ArgumentParser:
