@@ -1,4 +1,4 @@
-"""Imports run one way: perf → schema → options → versioning → partition → interpreter →
+"""Imports run one way (docs/architecture.md): perf → schema → options → versioning → partition → interpreter →
 delegate → viz → cli, with errors / config and the two standalone helpers (corpus, bench) below all.
 ``perf`` (numba, BLAS, VNNI, the precompiled library) imports nothing but errors and config.
 
@@ -82,7 +82,7 @@ def _modules():
 def test_every_part_of_the_package_has_a_layer():
     parts = {_part_of(p) for p in _modules()} - {FACADE}
     missing = sorted(parts - set(RANK))
-    assert not missing, f"place these in LAYERS: {missing}"
+    assert not missing, f"place these in LAYERS (and in docs/architecture.md's layer diagram): {missing}"
 
 
 @pytest.mark.parametrize("part", [name for name, _ in LAYERS])
