@@ -41,16 +41,15 @@ def _cmd_precompile(args) -> int:
         for line in sources:
             log(f"workload source: {line}")
         if not models:
-            # workbench.perf builds from an empty workload too: a library with no kernel in it, so every
-            # kernel is compiled by numba when first used, as without a library
-            log("note: no workload models found in any source, so the library is built from an empty workload "
-                "and holds no kernel (numba compiles each kernel when first used); fetch the corpus (python -m "
-                "workbench.corpus) or name models with --models DIR, then run workbench precompile again "
-                "(without --if-needed)")
-        manifest = precompiled.build(lambda log: precompile_workload(models, log), log=log)
-        notes = precompile_notes(manifest)
-        if notes and not args.json:
-            print(notes)
+            # an empty library would read as built to --if-needed: build nothing, so a later run still builds
+            log("note: no workload models found in any source, so no library is built (numba compiles each "
+                "kernel when first used); fetch the corpus (python -m workbench.corpus) or name models with "
+                "--models DIR, then run workbench precompile again")
+        else:
+            manifest = precompiled.build(lambda log: precompile_workload(models, log), log=log)
+            notes = precompile_notes(manifest)
+            if notes and not args.json:
+                print(notes)
     doc = precompiled.status()
     if args.json:
         json.dump(doc, sys.stdout, indent=1)
