@@ -10,8 +10,8 @@ import pytest
 from workbench import Interpreter
 from workbench.errors import DelegateError
 from workbench.interpreter import Kernel, delegation
-from workbench.schema import ModelBuilder
 from workbench.schema import BuiltinOperator as B
+from workbench.schema import ModelBuilder
 
 
 def _relu_chain(n: int):

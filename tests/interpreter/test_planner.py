@@ -6,8 +6,8 @@ import numpy as np
 
 from workbench import Interpreter
 from workbench.interpreter import planner
-from workbench.schema import ModelBuilder
 from workbench.schema import BuiltinOperator as B
+from workbench.schema import ModelBuilder
 
 
 def _relu_chain(n: int):
