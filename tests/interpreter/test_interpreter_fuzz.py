@@ -33,6 +33,7 @@ import pytest
 if __name__ == "__main__":  # run as a script: tests/ on sys.path (for the package helpers), as under pytest
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from helpers import interpreter_fuzz_cases
 from helpers.interpreter_fuzz_cases import (
     CASES,
     CaseTimeout,
@@ -98,15 +99,15 @@ def test_run_case_reports_foreign_errors_and_hangs(monkeypatch):
     def raises(case):
         raise IndexError("boom")
 
-    monkeypatch.setattr(sys.modules[__name__], "exercise", raises)
+    monkeypatch.setattr(interpreter_fuzz_cases, "exercise", raises)
     assert isinstance(run_case(None)[1], IndexError)
 
     def hangs(case):
         while True:
             pass
 
-    monkeypatch.setattr(sys.modules[__name__], "CASE_SECONDS", 0.2)
-    monkeypatch.setattr(sys.modules[__name__], "exercise", hangs)
+    monkeypatch.setattr(interpreter_fuzz_cases, "CASE_SECONDS", 0.2)
+    monkeypatch.setattr(interpreter_fuzz_cases, "exercise", hangs)
     assert isinstance(run_case(None)[1], CaseTimeout)
 
 

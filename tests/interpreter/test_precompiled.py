@@ -80,7 +80,7 @@ def test_manifest_names_entries_and_what_is_left_to_numba(probe_library):
     names = sorted({e["function"].split(":")[1] for e in manifest["entries"]})
     assert names == ["checked_total", "mean_f32", "prefix_max", "scaled_rows", "touch"]
     (left,) = manifest["skipped"]
-    assert left.startswith("precompiled_probe:growing_list") and "NRT_MemInfo_" in left
+    assert left.startswith("helpers.precompiled_probe:growing_list") and "NRT_MemInfo_" in left
     entry = next(e for e in manifest["entries"] if e["function"].endswith("scaled_rows"))
     assert entry["args"] == [["array", "<f4", 2, False], ["array", "<f4", 2, False], ["scalar", "<f4"],
                              ["scalar", "<f8"], ["scalar", "|b1"], ["scalar", "<i8"], ["scalar", "<i8"]]
