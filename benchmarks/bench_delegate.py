@@ -62,7 +62,8 @@ def main(argv=None) -> int:
     plan = dele.delegations[0][1].plans[0]
     status = precompiled.status()
     print(f"{Path(args.model).name}: {plan.offloaded}/{len(plan.placements)} nodes on {args.target}/{args.strategy} "
-          f"in {len(plan.partitions)} partition(s); precompiled library {'in use' if status.get('built') else 'absent'}")
+          f"in {len(plan.partitions)} partition(s); "
+          f"precompiled library {'in use' if status.get('built') else 'absent'}")
     print(f"  CPU only         {med['cpu']:8.2f} ms (median of {len(times['cpu'])}, measured)")
     print(f"  delegated        {med['delegated']:8.2f} ms (median of {len(times['delegated'])}, measured)")
     print(f"  ratio            {med['delegated'] / med['cpu']:8.3f}x   (goal <= 1.2x)")

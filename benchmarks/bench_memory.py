@@ -75,8 +75,8 @@ for _ in range(runs):
     it.invoke()
 y = it.get_tensor(it.get_output_details()[0]["index"])
 rss_end, peak = status()
-print(json.dumps({"numba": "numba" in sys.modules, "imports": rss_imports, "allocated": rss_allocated, "warm": rss_warm, "end": rss_end,
-                  "peak": peak}))
+print(json.dumps({"numba": "numba" in sys.modules, "imports": rss_imports, "allocated": rss_allocated,
+                  "warm": rss_warm, "end": rss_end, "peak": peak}))
 """
 
 
@@ -120,7 +120,8 @@ def main(argv=None) -> int:
     for model in models:
         res = {rt: measure(rt, model, args.runs, args.threads) for rt in RUNTIMES}
         print(f"\n{model.name}")
-        print(f"  {'runtime':10s} {'imports':>8s} {'allocated':>9s} {'warm':>8s} {'peak':>8s} {'peak-imports':>13s}  numba")
+        print(f"  {'runtime':10s} {'imports':>8s} {'allocated':>9s} {'warm':>8s} {'peak':>8s} "
+              f"{'peak-imports':>13s}  numba")
         for rt in RUNTIMES:
             r = res[rt]
             print(f"  {rt:10s} {mb(r['imports']):>8s} {mb(r['allocated']):>9s} {mb(r['warm']):>8s} {mb(r['peak']):>8s} "

@@ -16,7 +16,8 @@ import time
 import numpy as np
 
 from workbench.partition import GraphView, partition
-from workbench.schema import BuiltinOperator as B, Conv2DOptions, ModelBuilder, Padding
+from workbench.schema import BuiltinOperator as B
+from workbench.schema import Conv2DOptions, ModelBuilder, Padding
 
 
 def generated_model(n_nodes: int):
@@ -84,7 +85,8 @@ def main() -> None:
     sizes = sorted(times)
     for a, b in zip(sizes, sizes[1:]):
         ratio = [tb / ta if ta > 0 else float("nan") for ta, tb in zip(times[a], times[b])]
-        print(f"{'x' + str(b // a if a else 0):>8} " + f"{ratio[0]:7.1f}x " + " ".join(f"{r:>15.1f}x" for r in ratio[1:])
+        print(f"{'x' + str(b // a if a else 0):>8} " + f"{ratio[0]:7.1f}x "
+              + " ".join(f"{r:>15.1f}x" for r in ratio[1:])
               + f"   (growth {a} -> {b} nodes; linear = {b / a:.0f}x)")
     if 10000 in times:
         tg = times[10000][0]

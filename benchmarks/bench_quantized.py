@@ -32,7 +32,8 @@ path, runs, x_path = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 x = np.load(x_path)
 res = {}
 for kind in ("builtin", "default"):
-    kw = {"experimental_op_resolver_type": OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES} if kind == "builtin" else {}
+    kw = ({"experimental_op_resolver_type": OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES}
+          if kind == "builtin" else {})
     it = Interpreter(model_path=path, num_threads=1, **kw)
     it.allocate_tensors()
     d = it.get_input_details()[0]
@@ -55,7 +56,8 @@ out = {}
 for path in sys.argv[2:]:
     its = {}
     for kind in ("builtin", "default"):
-        kw = {"experimental_op_resolver_type": OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES} if kind == "builtin" else {}
+        kw = ({"experimental_op_resolver_type": OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES}
+              if kind == "builtin" else {})
         its[kind] = Interpreter(model_path=path, num_threads=1, **kw)
         its[kind].allocate_tensors()
     d = its["builtin"].get_input_details()[0]

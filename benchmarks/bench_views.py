@@ -20,10 +20,20 @@ import numpy as np
 from workbench import corpus, load
 from workbench.partition import partition
 from workbench.schema import (
-    ActivationFunctionType as A, BuiltinOperator as B, Conv2DOptions, DepthwiseConv2DOptions, ModelBuilder,
-    Padding, Pool2DOptions,
+    ActivationFunctionType as A,
 )
-from workbench.schema import AddOptions, MulOptions
+from workbench.schema import (
+    AddOptions,
+    Conv2DOptions,
+    DepthwiseConv2DOptions,
+    ModelBuilder,
+    MulOptions,
+    Padding,
+    Pool2DOptions,
+)
+from workbench.schema import (
+    BuiltinOperator as B,
+)
 from workbench.viz import op_graph
 
 GOAL_S = 2.0
@@ -57,18 +67,35 @@ def generated_model(n_ops: int = 1000):
     cur, block = x, 0
     while len(b.operators) < n_ops:
         skip = cur
-        y = t(); b.op(B.CONV_2D, [cur, w, bias], [y], conv6); cur = y
-        y = t(); b.op(B.DEPTHWISE_CONV_2D, [cur, dw, bias], [y], dwo); cur = y
-        y = t(); b.op(B.RELU, [cur], [y]); cur = y
+        y = t()
+        b.op(B.CONV_2D, [cur, w, bias], [y], conv6)
+        cur = y
+        y = t()
+        b.op(B.DEPTHWISE_CONV_2D, [cur, dw, bias], [y], dwo)
+        cur = y
+        y = t()
+        b.op(B.RELU, [cur], [y])
+        cur = y
         if block % 3 == 2:
-            p = t([1, 1, 1, c]); b.op(B.AVERAGE_POOL_2D, [cur], [p], pool)
-            q = t([1, 1, 1, c]); b.op(B.CONV_2D, [p, w, bias], [q], conv)
-            r = t([1, 1, 1, c]); b.op(B.LOGISTIC, [q], [r])
-            y = t(); b.op(B.MUL, [cur, r], [y], MulOptions()); cur = y
-        y = t(); b.op(B.CONV_2D, [cur, w, bias], [y], conv); cur = y
+            p = t([1, 1, 1, c])
+            b.op(B.AVERAGE_POOL_2D, [cur], [p], pool)
+            q = t([1, 1, 1, c])
+            b.op(B.CONV_2D, [p, w, bias], [q], conv)
+            r = t([1, 1, 1, c])
+            b.op(B.LOGISTIC, [q], [r])
+            y = t()
+            b.op(B.MUL, [cur, r], [y], MulOptions())
+            cur = y
+        y = t()
+        b.op(B.CONV_2D, [cur, w, bias], [y], conv)
+        cur = y
         if block % 5 == 4:
-            y = t(); b.op(B.RESIZE_BILINEAR, [cur, size], [y]); cur = y
-        y = t(); b.op(B.ADD, [cur, skip], [y], AddOptions()); cur = y
+            y = t()
+            b.op(B.RESIZE_BILINEAR, [cur, size], [y])
+            cur = y
+        y = t()
+        b.op(B.ADD, [cur, skip], [y], AddOptions())
+        cur = y
         block += 1
     b.output(cur)
     return b.build()

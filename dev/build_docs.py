@@ -222,7 +222,8 @@ def build(out_dir: Path, *, execute: bool = True, notebooks: list[Path] | None =
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=ROOT / "build" / "docs")
-    parser.add_argument("--skip-notebooks", action="store_true", help="render the Markdown pages only (keep notebook pages built before)")
+    parser.add_argument("--skip-notebooks", action="store_true",
+                        help="render the Markdown pages only (keep notebook pages built before)")
     args = parser.parse_args(argv)
     start = time.perf_counter()
     report = build(args.out, execute=not args.skip_notebooks)

@@ -29,6 +29,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
 import litert_runner  # noqa: E402
+
 from workbench.interpreter import Interpreter  # noqa: E402
 
 RTOL, ATOL = 1e-4, 1e-6
@@ -102,7 +103,8 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("models", nargs="+", type=Path)
     p.add_argument("--seeds", nargs="*", type=int, default=None,
-                   help="input seeds (default: one seed, crc32 of the file name, as tests/sample_models/test_sample_models.py)")
+                   help="input seeds (default: one seed, crc32 of the file name, "
+                        "as tests/sample_models/test_sample_models.py)")
     p.add_argument("--json", type=Path, default=None, help="also write the rows here")
     args = p.parse_args(argv)
     rows = []

@@ -185,7 +185,7 @@ WHEELS = (
                 "22777d794aa52e489b94f9e075b9fb768fcc99ba51f5f17181c6611ac6f16874",
             MLTK + "siliconlabs/keyword_spotting_pacman_v3.mltk.zip!keyword_spotting_pacman_v3.tflite":
                 "5aaf1eb43bdf044ed7b513a2e6646865a1a4e7d7d165e44f376c032da9d349e3",
-            MLTK + "siliconlabs/keyword_spotting_with_transfer_learning.mltk.zip!keyword_spotting_with_transfer_learning.tflite":
+            MLTK + "siliconlabs/keyword_spotting_with_transfer_learning.mltk.zip!keyword_spotting_with_transfer_learning.tflite":  # noqa: E501 (URL key, kept whole for grep)
                 "53b91790e1d7b37279ba69235c9da4af2e0d4bf1beb680f6065963379ebd9f41",
             MLTK + "siliconlabs/rock_paper_scissors.mltk.zip!rock_paper_scissors.float32.tflite":
                 "1ee0fddcb6f986a2a26e9e4a85ed586225f1c087c711e47d6b22ed2e0bd6d6d8",

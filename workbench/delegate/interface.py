@@ -263,9 +263,9 @@ def _variables_in_several_subgraphs(model) -> dict:
         name = f"{key[1]}/{key[2]}" if key[1] else key[2]
         for s, i in places:
             others = ", ".join(str(o) for o in subgraphs if o != s)
-            out.setdefault(s, {})[i] = ("resource", f"resource variable '{name}' is also used by subgraph {others}; a "
-                                                    f"device that keeps variables to itself would hold a copy the other "
-                                                    f"never sees")
+            out.setdefault(s, {})[i] = ("resource", f"resource variable '{name}' is also used by subgraph {others}; "
+                                                    f"a device that keeps variables to itself would hold a copy the "
+                                                    f"other never sees")
     return out
 
 

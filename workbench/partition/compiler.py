@@ -69,7 +69,7 @@ def _with_calls_remapped(model, op, smap: dict):
         return dataclasses.replace(op, builtin_options=table)
     if isinstance(op.builtin_options_2, FlatTable):
         return dataclasses.replace(op, builtin_options_2=table)
-    from ..schema.builder import options_slot   # the options were defaulted: store them, with their union tag
+    from ..schema.builder import options_slot  # the options were defaulted: store them, with their union tag
 
     attr, tag = options_slot(table)
     return dataclasses.replace(op, **{attr: table, attr + "_type": tag})
@@ -257,12 +257,15 @@ def compile(plan, custom_op_name: str = OFFLOAD_OP):
     sigs = None
     if model.signature_defs:
         TensorMap = CLASSES["TensorMap"]
+
+        def fix(ms):
+            return tuple(TensorMap(name=m.name, tensor_index=tmap[m.tensor_index]) for m in ms or ())
+
         sigs = []
         for sig in model.signature_defs:
             if sig.subgraph_index != s:
                 sigs.append(sig)
                 continue
-            fix = lambda ms: tuple(TensorMap(name=m.name, tensor_index=tmap[m.tensor_index]) for m in ms or ())
             sigs.append(dataclasses.replace(sig, inputs=fix(sig.inputs), outputs=fix(sig.outputs)))
         sigs = tuple(sigs)
     out = dataclasses.replace(

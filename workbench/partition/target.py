@@ -547,7 +547,8 @@ def _validate_constraints(where: str, prefix: str, raw: dict, allowed: set) -> d
             for d in v:
                 if d not in TensorType.__members__:
                     close = difflib.get_close_matches(str(d), list(TensorType.__members__), 1)
-                    _fail(where, key, f"{d!r} is not a TensorType" + (f" (did you mean {close[0]!r}?)" if close else ""))
+                    _fail(where, key,
+                          f"{d!r} is not a TensorType" + (f" (did you mean {close[0]!r}?)" if close else ""))
         elif k == "fused_activations":
             if not isinstance(v, list) or not v:
                 _fail(where, key, f"expected a non-empty list of ActivationFunctionType names, got {v!r}")

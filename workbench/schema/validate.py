@@ -116,8 +116,8 @@ def validate_model(model) -> list:
                     notes.append(LoadNote(f"{base}.tensors[{ti}].buffer", None,
                                           f"buffer {b} has a data vector of 0 bytes: read here as no data (a "
                                           f"tensor computed at run time); ai-edge-litert 2.3 counts it as 0 "
-                                          f"bytes of constant data, too few for the shape, and refuses the model ('Tensor {ti} is "
-                                          f"invalidly specified in schema')"))
+                                          f"bytes of constant data, too few for the shape, and refuses the model "
+                                          f"('Tensor {ti} is invalidly specified in schema')"))
                 nbytes = tensor_nbytes(tensor, f"{base}.tensors[{ti}].shape") if stored else None
                 if nbytes is not None and stored != nbytes:
                     raise ModelError(f"constant data has {stored} bytes but shape {list(shape or ())} of "

@@ -31,8 +31,9 @@ import html
 from dataclasses import dataclass
 from typing import Callable, Iterable
 
-from ..schema.enums import BuiltinOperator as B, TensorType as T
-from .signature import OpSignature, TFLITE_TYPE_NAMES, probe_accesses, signature_of, type_name
+from ..schema.enums import BuiltinOperator as B
+from ..schema.enums import TensorType as T
+from .signature import TFLITE_TYPE_NAMES, OpSignature, probe_accesses, signature_of, type_name
 
 __all__ = ["Pred", "Rule", "Trap", "Version", "RULES", "TRAPS", "op_version", "version_of",
            "update_versions", "computed_versions", "covered_ops", "int8_op", "hybrid", "is_16x8",
@@ -508,7 +509,8 @@ RULES: dict[B, tuple[Rule, ...]] = {
     B.SPLIT: (R(4, in1(I16)), R(3, in1(I32)), R(2, in1(I8))),
     B.SPARSE_TO_DENSE: (R(3, in2(I8, U8)), R(2, in2(I64))),
     B.SLICE: (
-        R(8, in0(F16)), R(7, in0(I4)), R(6, in0(U32)), R(5, rank(0, ">", 4)), R(4, in0(I16)), R(3, in0(STR)), R(2, in0(I8)),
+        R(8, in0(F16)), R(7, in0(I4)), R(6, in0(U32)), R(5, rank(0, ">", 4)),
+        R(4, in0(I16)), R(3, in0(STR)), R(2, in0(I8)),
     ),
     B.UNPACK: (
         R(2, in0(I8, U8)), R(3, in0(BOOL)), R(4, io_int16), R(5, in0(F16, BF16)),

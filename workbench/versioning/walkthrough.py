@@ -33,11 +33,18 @@ from ..errors import LossyWriteError
 from ..schema import CLASSES, dump, load, metadata
 from ..schema.builder import ModelBuilder
 from ..schema.declare import INT32, Field, declaration, table_class, variant
-from ..schema.enums import ActivationFunctionType, BuiltinOperator as B, Padding, TensorType
+from ..schema.enums import ActivationFunctionType, Padding, TensorType
+from ..schema.enums import BuiltinOperator as B
 from ..schema.options_tables import ACTIVATION, PADDING
 from .rules import Version, op_version, update_versions
 from .runtime import (
-    MIN_RUNTIME_KEY, Finding, MinRuntime, check, check_delegate, min_runtime, write_min_runtime_metadata,
+    MIN_RUNTIME_KEY,
+    Finding,
+    MinRuntime,
+    check,
+    check_delegate,
+    min_runtime,
+    write_min_runtime_metadata,
 )
 
 __all__ = ["DEPTHWISE_V1", "DEPTHWISE_V2", "declarations", "build_depthwise", "read_as",
@@ -384,8 +391,8 @@ EXPLORER_OPS = (B.CONV_2D, B.DEPTHWISE_CONV_2D, B.FULLY_CONNECTED, B.ADD, B.MUL,
 DTYPES = {"float32": TensorType.FLOAT32, "int8": TensorType.INT8, "int16": TensorType.INT16,
           "uint8": TensorType.UINT8, "float16": TensorType.FLOAT16}
 _FLOATS = (TensorType.FLOAT32, TensorType.FLOAT16)
-_NP = {TensorType.FLOAT32: np.float32, TensorType.FLOAT16: np.float16, TensorType.INT8: np.int8, TensorType.INT16: np.int16,
-       TensorType.UINT8: np.uint8, TensorType.INT32: np.int32, TensorType.INT64: np.int64}
+_NP = {TensorType.FLOAT32: np.float32, TensorType.FLOAT16: np.float16, TensorType.INT8: np.int8,
+       TensorType.INT16: np.int16, TensorType.UINT8: np.uint8, TensorType.INT32: np.int32, TensorType.INT64: np.int64}
 _CONVS = (B.CONV_2D, B.DEPTHWISE_CONV_2D, B.TRANSPOSE_CONV)
 _WEIGHTED = (B.CONV_2D, B.DEPTHWISE_CONV_2D, B.FULLY_CONNECTED, B.TRANSPOSE_CONV)
 _RESIZE = (B.RESIZE_BILINEAR, B.RESIZE_NEAREST_NEIGHBOR)

@@ -48,7 +48,10 @@ class _View:
     def __repr__(self) -> str:
         widths = [max(len(str(h)), *(len(r[i]) for r in self.rows)) if self.rows else len(str(h))
                   for i, h in enumerate(self.headers)]
-        line = lambda cells: "  ".join(str(c).rjust(w) for c, w in zip(cells, widths)).rstrip()
+
+        def line(cells):
+            return "  ".join(str(c).rjust(w) for c, w in zip(cells, widths)).rstrip()
+
         out = [self.title, "  " + line(self.headers)] + ["  " + line(r) for r in self.rows]
         return "\n".join(out + list(self.notes))
 
@@ -146,7 +149,8 @@ def rounding_view(x: int, multiplier: int, shift: int) -> RoundingView:
             ("1st rounding: SRDHM", f"round({xs}·{multiplier} / 2^31)", str(high)),
             ("   … as a fraction", f"{high} / 2^{right}", f"{high / 2 ** right:.6f}"),
             ("2nd rounding, reference", "RoundingDivideByPOT (ties away from 0)", str(ref)),
-            ("2nd rounding, ruy (x86)", f"({high} + 2^{right - 1}) >> {right} (ties up)" if right else "none", str(ruy)),
+            ("2nd rounding, ruy (x86)", f"({high} + 2^{right - 1}) >> {right} (ties up)" if right else "none",
+             str(ruy)),
             ("single rounding", "round(exact), ties up (opt-in build flag)", str(single)))
     note = ("a tie: the reference kernels and TFLite's x86 kernels disagree by one" if ref != ruy
             else "no tie: every variant agrees" if ref == ruy == single else "")
@@ -192,7 +196,10 @@ def weight_error(w, axis: int = -1) -> WeightError:
     s_c = np.where(amax > 0, amax / 127, 1.0)
     e_t = _symmetric_int8(w, s_t) - w
     e_c = _symmetric_int8(w, s_c) - w
-    rms = lambda e: float(np.sqrt((e ** 2).mean()))
+
+    def rms(e):
+        return float(np.sqrt((e ** 2).mean()))
+
     rows = tuple((str(c), f"{amax[c]:.4f}", f"{s_t:.2e}", f"{rms(e_t[:, c]):.2e}", f"{s_c[c]:.2e}",
                   f"{rms(e_c[:, c]):.2e}", f"{rms(e_t[:, c]) / max(rms(e_c[:, c]), 1e-30):.1f}×")
                  for c in range(w.shape[1]))
@@ -324,7 +331,10 @@ def accumulators(interpreter: Interpreter, node: int) -> np.ndarray:
     if type(d) is not Conv2DInt8Data or d.groups != 1:
         raise ValueError(f"node {node} is not an int8 CONV_2D without groups")
     ctx = interpreter._sg(0).context
-    get = lambda t: np.asarray(ctx.constants[t] if ctx.constants[t] is not None else interpreter.get_tensor(t))
+
+    def get(t):
+        return np.asarray(ctx.constants[t] if ctx.constants[t] is not None else interpreter.get_tensor(t))
+
     x = get(n.inputs[0]).astype(np.int64) - d.input_zero_point
     acc = integer_sums(padded(x, d), get(n.inputs[1]), d)        # the teaching layer's exact sums
     return acc + (get(n.inputs[2]).astype(np.int64) if n.input(2) >= 0 else 0)
@@ -343,8 +353,11 @@ def rounding_census(interpreter: Interpreter, node: int) -> RoundingCensus:
     acc = accumulators(interpreter, node)
     out = interpreter.get_tensor(interpreter.prepared()[node][0].outputs[0]).astype(np.int64)
     lo, hi, zp = d.output_activation_min, d.output_activation_max, d.output_zero_point
-    req = lambda half_up: np.clip(Q.multiply_by_quantized_multiplier_array(acc, d.output_multiplier, d.output_shift,
-                                                                           half_up) + zp, lo, hi)
+
+    def req(half_up):
+        return np.clip(Q.multiply_by_quantized_multiplier_array(acc, d.output_multiplier, d.output_shift, half_up) + zp,
+                       lo, hi)
+
     away, up = req(False), req(True)
     ties = int((away != up).sum())
     rows = (("ties away from zero (reference)", str(int((away == out).sum()))),
@@ -378,7 +391,10 @@ def compare_variants(model, inputs, first: str = "litert-x86", second: str = "re
         it.invoke()
         runs.append(it)
     a, b = runs
-    differs = lambda t: not np.array_equal(a.get_tensor(t), b.get_tensor(t))
+
+    def differs(t):
+        return not np.array_equal(a.get_tensor(t), b.get_tensor(t))
+
     rows, changed = [], []
     for node, kernel_name, _, _ in a.prepared():
         out = node.outputs[0]

@@ -205,18 +205,21 @@ def walk(model, subgraph: int = 0, operators: int = 3) -> Walk:
     codes = model.operator_codes or ()
     lines: list[tuple[int, str, str]] = []
     lines.append((0, "model", f"Model  version {model.version} · {_plural(len(model.subgraphs), 'subgraph')} · "
-                               f"{_plural(len(codes), 'operator code')} · {_plural(len(model.buffers or ()), 'buffer')}"))
+                               f"{_plural(len(codes), 'operator code')} · "
+                               f"{_plural(len(model.buffers or ()), 'buffer')}"))
     for i in range(len(model.subgraphs)):
         if i != subgraph:
             continue
-        lines.append((1, "subgraph", f"subgraphs[{i}]  SubGraph {sg.name!r} · {_plural(len(sg.tensors or ()), 'tensor')}"
-                                     f" · {_plural(len(sg.operators or ()), 'operator')}"))
+        lines.append((1, "subgraph", f"subgraphs[{i}]  SubGraph {sg.name!r} · "
+                                     f"{_plural(len(sg.tensors or ()), 'tensor')} · "
+                                     f"{_plural(len(sg.operators or ()), 'operator')}"))
         lines.append((2, "info", f"inputs {_ints(sg.inputs)}  outputs {_ints(sg.outputs)}"))
         ops = sg.operators or ()
         for k, op in enumerate(ops[:operators]):
             oc = codes[op.opcode_index]
             opts = type(op.builtin_options).__name__ if op.builtin_options is not None else (
-                f"custom options {len(op.custom_options)} bytes" if op.custom_options is not None else "no options table")
+                f"custom options {len(op.custom_options)} bytes" if op.custom_options is not None
+                else "no options table")
             lines.append((2, "operator", f"operators[{k}]  {op_name(oc)} v{oc.version}  "
                                          f"(operator_codes[{op.opcode_index}]) · {opts}"))
             for role, ids in (("in ", op.inputs or ()), ("out", op.outputs or ())):
@@ -225,7 +228,8 @@ def walk(model, subgraph: int = 0, operators: int = 3) -> Walk:
                         lines.append((3, "tensor", f"{role} -1  (optional input left out)"))
                         continue
                     t = sg.tensors[t_index]
-                    lines.append((3, "tensor", f"{role} tensors[{t_index}]  {H.short(t.name, 40)} {_shape(t)} {t.type.name}"))
+                    lines.append((3, "tensor", f"{role} tensors[{t_index}]  "
+                                               f"{H.short(t.name, 40)} {_shape(t)} {t.type.name}"))
                     if t.buffer:
                         n = len(buffer_bytes(model, t.buffer))
                         what = f"{n:,} bytes of constant data" if n else "empty (filled at run time)"

@@ -20,8 +20,17 @@ from dataclasses import dataclass
 
 from ..schema.enums import BuiltinOperator
 from ..versioning import (
-    RUNTIME_TABLE, Finding, MinRuntime, Version, check, compare_runtime_version, computed_versions, min_runtime,
-    read_min_runtime_metadata, runtime_for, update_versions,
+    RUNTIME_TABLE,
+    Finding,
+    MinRuntime,
+    Version,
+    check,
+    compare_runtime_version,
+    computed_versions,
+    min_runtime,
+    read_min_runtime_metadata,
+    runtime_for,
+    update_versions,
 )
 from . import _html as H
 
@@ -138,7 +147,8 @@ def findings_html(findings, who: str) -> str:
     findings = list(findings)
     errors = [f for f in findings if f.is_error]
     if not errors:
-        verdict = f"<div style='background:{OK};color:{H.INK};padding:2px 6px'>✔ {H.esc(who)}: no findings — it runs</div>"
+        verdict = (f"<div style='background:{OK};color:{H.INK};padding:2px 6px'>"
+                   f"✔ {H.esc(who)}: no findings — it runs</div>")
     else:
         ops = len({(f.subgraph, f.op_index) for f in errors if f.op_index is not None})
         what = f"{ops} operator{'s' if ops != 1 else ''}" if ops else "the model"

@@ -14,8 +14,8 @@ In a notebook, display the object itself (or ``ex.widget``).
 
 from __future__ import annotations
 
-import numpy as np
 import ipywidgets as W
+import numpy as np
 
 from ...options import parse
 from ...schema import buffer_bytes, op_name, tensor_data
@@ -51,8 +51,8 @@ class XRayExplorer:
 
         self.slider = W.IntSlider(value=0, min=0, max=max(n - 1, 0), description="operator",
                                   continuous_update=False, layout=W.Layout(width="340px"))
-        self.dropdown = W.Dropdown(options=[(f"{i}: {name}", i) for i, name in enumerate(self.names)], value=0 if n else None,
-                                   layout=W.Layout(width="260px"))
+        self.dropdown = W.Dropdown(options=[(f"{i}: {name}", i) for i, name in enumerate(self.names)],
+                                   value=0 if n else None, layout=W.Layout(width="260px"))
         self.jump = W.Dropdown(options=[("jump to the first …", "")] + [
             (f"{name} ({self.names.count(name)})", name) for name in sorted(first)], value="",
             layout=W.Layout(width="240px"))
