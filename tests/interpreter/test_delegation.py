@@ -7,22 +7,10 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
+from helpers.tiny_models import relu_chain
 from workbench import Interpreter
 from workbench.errors import DelegateError
 from workbench.interpreter import Kernel, delegation
-from workbench.schema import BuiltinOperator as B
-from workbench.schema import ModelBuilder
-
-
-def _relu_chain(n: int):
-    b = ModelBuilder()
-    t = b.input("x", [4])
-    for i in range(n):
-        out = b.tensor(f"r{i}", [4])
-        b.op(B.RELU, [t], [out])
-        t = out
-    b.output(t)
-    return b.build()
 
 
 class _Relu(Kernel):
@@ -42,7 +30,7 @@ def _subsets():
 
 
 def test_a_partition_subset_becomes_one_delegate_node_appended_to_the_nodes():
-    it = Interpreter(model=_relu_chain(3))
+    it = Interpreter(model=relu_chain(3))
     sg = it._sg(0)
     added = delegation.replace_node_subsets(sg, _Relu(), "TEST_DELEGATE", _subsets())
     assert added == [3] and sg.execution_plan == [0, 3]
@@ -55,7 +43,7 @@ def test_a_partition_subset_becomes_one_delegate_node_appended_to_the_nodes():
 
 
 def test_restore_undoes_what_was_replaced_after_the_snapshot():
-    it = Interpreter(model=_relu_chain(3))
+    it = Interpreter(model=relu_chain(3))
     sg = it._sg(0)
     snap = delegation.snapshot(sg)
     delegation.replace_node_subsets(sg, _Relu(), "TEST_DELEGATE", _subsets())
@@ -64,7 +52,7 @@ def test_restore_undoes_what_was_replaced_after_the_snapshot():
 
 
 def test_subsets_that_miss_a_node_of_the_plan_are_refused():
-    sg = Interpreter(model=_relu_chain(3))._sg(0)
+    sg = Interpreter(model=relu_chain(3))._sg(0)
     with pytest.raises(DelegateError, match="do not cover the execution plan of subgraph 0 exactly once"):
         delegation.replace_node_subsets(sg, _Relu(), "TEST_DELEGATE", _subsets()[1:])
 
@@ -74,7 +62,7 @@ def test_a_failing_delegate_kernel_is_reported_as_litert_reports_it():
         def invoke(self, context, node, data):
             raise ValueError("device lost")
 
-    it = Interpreter(model=_relu_chain(3))
+    it = Interpreter(model=relu_chain(3))
     it.replace_node_subsets(Broken(), "TEST_DELEGATE", _subsets())
     it.allocate_tensors()
     with pytest.raises(DelegateError, match=r"device lost\nNode number 3 \(TEST_DELEGATE\) failed to invoke\."):
@@ -87,7 +75,7 @@ def test_modify_graph_with_delegate_restores_the_plan_when_the_delegate_fails():
             interpreter.replace_node_subsets(_Relu(), "TEST_DELEGATE", _subsets())
             raise RuntimeError("no device")
 
-    it = Interpreter(model=_relu_chain(3))
+    it = Interpreter(model=relu_chain(3))
     with pytest.raises(DelegateError, match=delegation.RESTORED):
         it.modify_graph_with_delegate(Failing())
     assert it.execution_plan() == [0, 1, 2] and len(it.nodes) == 3

@@ -4,25 +4,15 @@ from __future__ import annotations
 
 import numpy as np
 
+from helpers.tiny_models import relu_chain
 from workbench import Interpreter
 from workbench.interpreter import planner
 from workbench.schema import BuiltinOperator as B
 from workbench.schema import ModelBuilder
 
 
-def _relu_chain(n: int):
-    b = ModelBuilder()
-    t = b.input("x", [8])
-    for i in range(n):
-        out = b.tensor(f"r{i}", [8])
-        b.op(B.RELU, [t], [out])
-        t = out
-    b.output(t)
-    return b.build()
-
-
 def test_lifetimes_keep_inputs_for_the_whole_invoke_and_intermediates_from_writer_to_last_reader():
-    it = Interpreter(model=_relu_chain(3))
+    it = Interpreter(model=relu_chain(3, width=8))
     it.allocate_tensors()
     sg = it._sg(0)
     life = planner.lifetimes(sg, [(None, node, None, None) for node in sg.plan_nodes()])
@@ -30,9 +20,9 @@ def test_lifetimes_keep_inputs_for_the_whole_invoke_and_intermediates_from_write
 
 
 def test_plan_arena_shares_bytes_in_a_chain_unless_intermediates_are_kept():
-    shared = Interpreter(model=_relu_chain(6))
+    shared = Interpreter(model=relu_chain(6, width=8))
     shared.allocate_tensors()
-    kept = Interpreter(model=_relu_chain(6), keep_intermediates=True)
+    kept = Interpreter(model=relu_chain(6, width=8), keep_intermediates=True)
     kept.allocate_tensors()
     assert shared.arena_plan.shared and not kept.arena_plan.shared
     assert shared.arena_plan.size < kept.arena_plan.size

@@ -5,29 +5,16 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from helpers.tiny_models import folding_model
 from workbench import Interpreter
 from workbench.errors import ModelError, UnsupportedOpError
 from workbench.interpreter import prepare
-from workbench.schema import AddOptions, ModelBuilder
 from workbench.schema import BuiltinOperator as B
-
-
-def _folding_model():
-    """e = c + d (constants: folded), y = x + e, z = relu(y) (the output)."""
-    b = ModelBuilder()
-    x = b.input("x", [4])
-    c = b.constant("c", np.arange(4, dtype=np.float32))
-    d = b.constant("d", np.ones(4, np.float32))
-    e, y, z = b.tensor("e", [4]), b.tensor("y", [4]), b.tensor("z", [4])
-    b.op(B.ADD, [c, d], [e], AddOptions())
-    b.op(B.ADD, [x, e], [y], AddOptions())
-    b.op(B.RELU, [y], [z])
-    b.output(z)
-    return b.build()
+from workbench.schema import ModelBuilder
 
 
 def test_a_node_whose_inputs_are_constants_is_folded_and_its_output_becomes_a_read_only_constant():
-    it = Interpreter(model=_folding_model())
+    it = Interpreter(model=folding_model())
     it.allocate_tensors()
     sg = it._sg(0)
     assert sg.folded_nodes == [0] and sg.deferred_nodes == []
@@ -38,7 +25,7 @@ def test_a_node_whose_inputs_are_constants_is_folded_and_its_output_becomes_a_re
 
 
 def test_foldable_refuses_a_node_that_writes_an_output_of_the_subgraph():
-    it = Interpreter(model=_folding_model())
+    it = Interpreter(model=folding_model())
     it.allocate_tensors()
     sg = it._sg(0)
     kernels = prepare.resolve(sg)

@@ -5,29 +5,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from helpers.tiny_models import folding_model
 from workbench import Interpreter
 from workbench.errors import TensorError
 from workbench.interpreter import tracing
-from workbench.schema import AddOptions, ModelBuilder
-from workbench.schema import BuiltinOperator as B
-
-
-def _model():
-    """e = c + d (folded), y = x + e, z = relu(y)."""
-    b = ModelBuilder()
-    x = b.input("x", [4])
-    c = b.constant("c", np.arange(4, dtype=np.float32))
-    d = b.constant("d", np.ones(4, np.float32))
-    e, y, z = b.tensor("e", [4]), b.tensor("y", [4]), b.tensor("z", [4])
-    b.op(B.ADD, [c, d], [e], AddOptions())
-    b.op(B.ADD, [x, e], [y], AddOptions())
-    b.op(B.RELU, [y], [z])
-    b.output(z)
-    return b.build()
 
 
 def _ready(**kw) -> Interpreter:
-    it = Interpreter(model=_model(), **kw)
+    it = Interpreter(model=folding_model(), **kw)
     it.allocate_tensors()
     it.set_tensor(0, np.array([-9, 0, 1, 2], np.float32))
     return it
