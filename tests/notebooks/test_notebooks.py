@@ -62,10 +62,6 @@ def test_notebook_runs_headless(path, executed):
     assert f"{PROBE} {sys.prefix}" in " ".join(text.split()), "the kernel did not run this venv's interpreter"
 
 
-# notebooks that draw no graph or image (versions, compatibility and arithmetic are shown as tables)
-NOTEBOOKS_WITHOUT_A_GRAPH = {"02_op_versions", "03_compatibility", "04_integer_arithmetic"}
-
-
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
 def test_notebook_page_of_the_docs_site_shows_a_graph(path, executed, tmp_path):
     """`make docs` renders each executed notebook (dev/build_docs.py); its page shows a graph or image."""
@@ -76,10 +72,7 @@ def test_notebook_page_of_the_docs_site_shows_a_graph(path, executed, tmp_path):
     spec.loader.exec_module(builder)
     page = builder.render_notebook(executed(path), tmp_path / f"{path.stem}.html")
     html = page.read_text(encoding="utf-8")
-    if path.stem in NOTEBOOKS_WITHOUT_A_GRAPH:  # their views are tables: those must be in the page
-        assert "<table" in html and not builder.shows_a_graph(html), f"{page.name}: update NOTEBOOKS_WITHOUT_A_GRAPH"
-    else:
-        assert builder.shows_a_graph(html), f"{page.name}: no inline SVG or image"
+    assert builder.shows_a_graph(html), f"{page.name}: no inline SVG or image"
 
 
 def test_anatomy_notebook_shows_header_xray_graph_and_explorer(executed):
