@@ -48,7 +48,8 @@ def _env_keys(tree: ast.AST) -> list[tuple[int, ast.AST]]:
             f = node.func
             if isinstance(f, ast.Attribute) and f.attr in ENV_GETTERS and _is_environ(f.value):
                 keys.append((node.lineno, node.args[0]))
-            elif (isinstance(f, ast.Attribute) and f.attr == "getenv") or (isinstance(f, ast.Name) and f.id == "getenv"):
+            elif ((isinstance(f, ast.Attribute) and f.attr == "getenv")
+                  or (isinstance(f, ast.Name) and f.id == "getenv")):
                 keys.append((node.lineno, node.args[0]))
         elif isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load) and _is_environ(node.value):
             keys.append((node.lineno, node.slice))
@@ -102,7 +103,8 @@ def test_config_reads_every_knob_the_package_mentions_and_documents_each():
     assert mentioned <= read, f"mentioned in workbench/ but not read in config.py: {sorted(mentioned - read)}"
     tree = ast.parse(source)
     docs = [n.value.value for n in tree.body if isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant)][1:]
-    docs += [ast.get_docstring(n) or "" for n in tree.body if isinstance(n, ast.FunctionDef) and not n.name.startswith("_")]
+    docs += [ast.get_docstring(n) or "" for n in tree.body
+             if isinstance(n, ast.FunctionDef) and not n.name.startswith("_")]
     for name in sorted(read):
         assert any(f"``{name}" in d and "default" in d for d in docs), \
             f"{name}: give it a docstring in config.py saying what it does and its default"

@@ -422,7 +422,8 @@ def _random_value(rng: np.random.Generator, shape, dtype):
     if dtype.kind == "c":
         return (rng.uniform(-1, 1, shape) + 1j * rng.uniform(-1, 1, shape)).astype(dtype)
     if dtype.kind == "S":           # a STRING input (litert reports np.bytes_): short random byte strings
-        words = [bytes(rng.integers(0, 256, int(rng.integers(0, 4))).astype(np.uint8)) for _ in range(int(np.prod(shape)))]
+        words = [bytes(rng.integers(0, 256, int(rng.integers(0, 4))).astype(np.uint8))
+                 for _ in range(int(np.prod(shape)))]
         arr = np.empty(len(words), dtype=object)
         arr[:] = words
         return arr.reshape(shape)

@@ -49,8 +49,8 @@ def run_steps(model: bytes, steps: list, input_shapes=None, timeout: float = 300
         src, dst = Path(d) / "steps.pkl", Path(d) / "out.pkl"
         shapes = None if input_shapes is None else [tuple(int(x) for x in s) for s in input_shapes]
         src.write_bytes(pickle.dumps((bytes(model), shapes, steps)))
-        proc = subprocess.run([sys.executable, "-c", CHILD, str(src), str(dst), resolver], capture_output=True, text=True,
-                              timeout=timeout)
+        proc = subprocess.run([sys.executable, "-c", CHILD, str(src), str(dst), resolver],
+                              capture_output=True, text=True, timeout=timeout)
         if proc.returncode != 0:
             raise RuntimeError(f"litert child failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
         return pickle.loads(dst.read_bytes())

@@ -63,7 +63,8 @@ def naive_tidl(g, target, why, max_partitions, min_nodes, follow_control=True):
     for members in groups:
         if min_nodes > 0 and len(members) < min_nodes:
             for i in members:
-                reason[i] = f"supported, but its subgraph has {len(members)} node(s) < min_nodes_per_partition {min_nodes}"
+                reason[i] = (f"supported, but its subgraph has {len(members)} node(s) "
+                             f"< min_nodes_per_partition {min_nodes}")
             continue
         result.append((members, None, None))
     return result, reason

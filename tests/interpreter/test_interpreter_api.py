@@ -81,7 +81,8 @@ def test_details_match_litert(tmp_path):
             "def j(d): return {k: (v.tolist() if isinstance(v, np.ndarray) else (np.dtype(v).name if k == 'dtype' else "
             "({kk: (vv.tolist() if isinstance(vv, np.ndarray) else vv) for kk, vv in v.items()} if isinstance(v, dict) "
             "else v))) for k, v in d.items()}\n"
-            "print(json.dumps({'in': [j(d) for d in it.get_input_details()], 'out': [j(d) for d in it.get_output_details()]}))\n")
+            "print(json.dumps({'in': [j(d) for d in it.get_input_details()],"
+            " 'out': [j(d) for d in it.get_output_details()]}))\n")
     proc = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, check=True)
     theirs = json.loads(proc.stdout.strip().splitlines()[-1])
     it = Interpreter(model_path=str(path))
@@ -394,7 +395,8 @@ def test_workbench_debug_warns_about_non_finite_outputs(monkeypatch):
     it.allocate_tensors()
     it.set_tensor(x, np.array([0, 1], np.float32))
     monkeypatch.setattr(config, "DEBUG", 1)
-    with pytest.warns(RuntimeWarning, match="node 0 \\(DIV\\): output 'y' has 1 non-finite"), np.errstate(invalid="ignore"):
+    with (pytest.warns(RuntimeWarning, match="node 0 \\(DIV\\): output 'y' has 1 non-finite"),
+          np.errstate(invalid="ignore")):
         it.invoke()
 
 

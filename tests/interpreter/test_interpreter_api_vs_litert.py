@@ -89,7 +89,7 @@ def test_signature_runner_matches_litert_and_names_outputs():
 
 def test_signature_runner_resizes_inputs_like_litert():
     data = dump(add_fc_model())
-    it = Interpreter(model_content=data)
+    Interpreter(model_content=data)
     from workbench.schema import load
     m = load(data)
     import dataclasses

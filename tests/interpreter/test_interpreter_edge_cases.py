@@ -158,8 +158,9 @@ def window_model(op, kind, x_shape, k, stride=(1, 1), dilation=(1, 1), padding=V
         else:
             co = 2 * c
             w, ws = _weights(b, rng, kind, (1, k[0], k[1], co), co, 3)
-            options = DepthwiseConv2DOptions(padding=padding, stride_h=stride[0], stride_w=stride[1], depth_multiplier=2,
-                                             dilation_h_factor=dilation[0], dilation_w_factor=dilation[1])
+            options = DepthwiseConv2DOptions(padding=padding, stride_h=stride[0], stride_w=stride[1],
+                                             depth_multiplier=2, dilation_h_factor=dilation[0],
+                                             dilation_w_factor=dilation[1])
         y = _output(b, kind, (x_shape[0], 1, 1, co))
         b.op(B.CONV_2D if op == "conv" else B.DEPTHWISE_CONV_2D, [x, w, _bias(b, rng, kind, co, ws)], [y], options)
     else:

@@ -135,8 +135,9 @@ def test_float_vs_int8_refuses_a_model_with_quantize_nodes():
 def test_notebook_04_two_builds_section_compares_the_variants(nb04):
     nb = nbformat.read(PATH, as_version=4)
     heads = [c.source.splitlines()[0] for c in nb.cells if c.cell_type == "markdown"]
-    assert heads.index("## 6. 16-bit activations (16x8)") < heads.index("## 7. Two builds of TFLite, two int8 answers") \
-        < heads.index("## What you learned")
+    assert (heads.index("## 6. 16-bit activations (16x8)")
+            < heads.index("## 7. Two builds of TFLite, two int8 answers")
+            < heads.index("## What you learned"))
     text = texts(nb04)
     assert "final_shift: 'ties-up' vs 'away'" in text
     assert "litert-x86 against reference:" in text and "starts here" in text

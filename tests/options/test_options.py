@@ -108,8 +108,9 @@ def test_every_corpus_operator_parses(corpus_paths):
                 o = options.parse(model, op)
                 if o.table_present:
                     # the options table the op expects is the one the converter wrote
-                    expected = options.options_table_for(BuiltinOperator(model.operator_codes[op.opcode_index].builtin_code
-                                                                         or model.operator_codes[op.opcode_index].deprecated_builtin_code))
+                    code = model.operator_codes[op.opcode_index]
+                    expected = options.options_table_for(BuiltinOperator(code.builtin_code
+                                                                         or code.deprecated_builtin_code))
                     assert expected is not None and expected[1] == o.table, (name, i, o.op)
                 seen += 1
                 assert o.op == op_name(model.operator_codes[op.opcode_index])

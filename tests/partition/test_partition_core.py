@@ -273,7 +273,8 @@ def test_edgetpu_is_int8_only_and_pools_take_no_fused_activation():
     x = b.input("x", [1, 4, 4, 8], np.int8, quantization=q)
     y = b.tensor("y", [1, 2, 2, 8], np.int8, quantization=q)
     b.op(B.MAX_POOL_2D, [x], [y], Pool2DOptions(padding=Padding.VALID, stride_w=2, stride_h=2, filter_width=2,
-                                                 filter_height=2, fused_activation_function=ActivationFunctionType.RELU))
+                                                 filter_height=2,
+                                                 fused_activation_function=ActivationFunctionType.RELU))
     b.output(y)
     plan = partition(b.build(), "edgetpu", "edgetpu")
     assert plan.placements[0].reason == ("Operation is otherwise supported, but not mapped due to some unspecified "

@@ -77,7 +77,8 @@ def test_min_consumer_above_consumer_is_refused():
 def test_bad_consumer_is_refused():
     v = accepts(10, 0, VersionDef(producer=12, min_consumer=0, bad_consumers=(9, 10)))
     assert not v and v.check == "bad_consumer"
-    assert v.reason == "GraphDef disallows consumer version 10.  Please upgrade TensorFlow: this version is likely buggy."
+    assert v.reason == ("GraphDef disallows consumer version 10.  "
+                        "Please upgrade TensorFlow: this version is likely buggy.")
 
 
 def test_the_three_tests_run_in_upstream_order():

@@ -93,8 +93,12 @@ def test_each_kind_says_right_wrong_and_answer_first_headless(kind):
 def test_each_kind_through_the_widget(kind):
     make, rights, wrongs = KINDS[kind]
     ex = make()
-    typed = (lambda a: a if ex.choices is None else ex.choices[[v for _, v in ex.choices].index(
-        ex._choice_value(a))][0])
+
+    def typed(a):
+        if ex.choices is None:
+            return a
+        return ex.choices[[v for _, v in ex.choices].index(ex._choice_value(a))][0]
+
     # no answer: nothing opens
     assert "Answer first" in answer_in_widget(ex, None if ex.choices is not None else "")
     assert not ex.revealed and ex.reveal_output.layout.display == "none"

@@ -141,7 +141,8 @@ def test_knob_disabling_follows_the_op():
 def test_release_dropdown_offers_every_release_of_the_table():
     ex = VersionExplorer()
     assert list(ex.release.options) == releases()
-    assert releases()[0] == "1.5.0" and "1.12.0" in releases() and releases().index("1.9.0") < releases().index("1.10.0")
+    assert (releases()[0] == "1.5.0" and "1.12.0" in releases()
+            and releases().index("1.9.0") < releases().index("1.10.0"))
 
 
 def test_static_fallback_shows_the_verdict():

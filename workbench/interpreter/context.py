@@ -387,7 +387,8 @@ class Context:
             try:
                 arr = new_array(shape, self.dtypes[t])
             except (MemoryError, ValueError) as exc:
-                raise TensorError(f"tensor '{self.name(t)}' of shape {list(shape)} cannot be allocated: {exc}") from None
+                raise TensorError(f"tensor '{self.name(t)}' of shape {list(shape)} "
+                                  f"cannot be allocated: {exc}") from None
             self.tensors[t] = arr
         self.shapes[t] = shape
         return arr

@@ -1,7 +1,7 @@
 """explain() on the hybrid kernels the quantized sweep added: grouped hybrid CONV_2D and hybrid TRANSPOSE_CONV.
 
-Every case of ``tests/interpreter/quant/test_quantized_sweep_regressions.py`` that runs one of these kernels (found by its
-OpData, so cases added there later are covered too) and a few cases of this file is explained at every
+Every case of ``tests/interpreter/quant/test_quantized_sweep_regressions.py`` that runs one of these kernels
+(found by its OpData, so cases added there later are covered too) and a few cases of this file is explained at every
 output element; the hand computation must equal the kernel's float32 bit for bit.  The extra cases add a
 depthwise-like grouped convolution with a channel multiplier, stride 2 and two images, a stride-2
 transpose conv with SAME padding, one whose kernel is smaller than its stride (output elements that no

@@ -2,8 +2,8 @@
 
 Every op, type and recipe explain() supports is checked on the tiny one-op models of the kernel test
 modules (int8 ops, 16x8 and int8 matrix ops, uint8 matrix ops, hybrid ops, uint8/int16 element-wise
-ops, quantized data movement, the quantized sweep's regressions), at every output element up to a few thousand per case; then every
-node of the sample models is walked at seeded positions.
+ops, quantized data movement, the quantized sweep's regressions), at every output element up to a few
+thousand per case; then every node of the sample models is walked at seeded positions.
 """
 
 from __future__ import annotations

@@ -196,7 +196,8 @@ def test_add_vector_loops_are_only_emulated_where_they_change_values():
     assert 0 < int((path.vector_table != path.table).sum()) < 1000
     assert prepared_data(ADD, "int8_overflow_fivefold").vector_mask is not None
     d = prepared_data(ADD, "uint8_overflow_scalar_broadcast")               # (1, 1) + (3, 20): one run of 60
-    assert d.vector_scalar_broadcast and d.vector_mask.reshape(-1)[:56].all() and not d.vector_mask.reshape(-1)[56:].any()
+    assert (d.vector_scalar_broadcast and d.vector_mask.reshape(-1)[:56].all()
+            and not d.vector_mask.reshape(-1)[56:].any())
     assert prepared_data(ADD, "int8_overflow_not_fivefold").vector_mask is None     # the reference loop
     for case in ("uint8_every_pair", "int8_overflow_fivefold", "int16_every_value_sample_scales"):
         assert prepared_data(ADD, case, "reference").vector_mask is None, case      # reference: no vector loop

@@ -340,8 +340,10 @@ def test_workbench_jit_0_runs_kernels_as_python():
             "f = d.depthwise_numba.compile()\n"
             "x = np.ones((1, 3, 3, 2), np.float32); w = np.ones((3, 3, 2), np.float32)\n"
             "out = np.empty((1, 3, 3, 2), np.float32)\n"
-            "d.depthwise_numba(x, w, np.zeros(2, np.float32), out, 1, 1, 1, 1, 1, 1, np.float32(-1e30), np.float32(1e30))\n"
-            "print(config.JIT, f is d.depthwise_numba.py_func, 'numba' in sys.modules, out[0, 1, 1, 0], out[0, 0, 0, 0])\n")
+            "d.depthwise_numba(x, w, np.zeros(2, np.float32), out, 1, 1, 1, 1, 1, 1,"
+            " np.float32(-1e30), np.float32(1e30))\n"
+            "print(config.JIT, f is d.depthwise_numba.py_func, 'numba' in sys.modules,"
+            " out[0, 1, 1, 0], out[0, 0, 0, 0])\n")
     env = dict(os.environ, WORKBENCH_JIT="0")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env).stdout
     assert out.split() == ["False", "True", "False", "9.0", "4.0"]

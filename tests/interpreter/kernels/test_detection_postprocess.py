@@ -157,7 +157,8 @@ def written_slots(model, outs):
 
 @pytest.fixture(scope="module")
 def litert_results(tmp_path_factory):
-    return litert_runner.run_built(tmp_path_factory.mktemp("litert_detection"), CASES, lambda name: CASES[name](), workers=4)
+    return litert_runner.run_built(tmp_path_factory.mktemp("litert_detection"), CASES, lambda name: CASES[name](),
+                                   workers=4)
 
 
 @pytest.fixture(scope="module")

@@ -50,8 +50,8 @@ def tconv_f32(x_shape, w_shape, out_hw, stride=(1, 1), padding=S, act=Act.NONE, 
         co = w_shape[0]
         b = ModelBuilder()
         x = b.input("x", x_shape)
-        ins = [b.constant("output_shape", np.array([x_shape[0], *out_hw, co], np.int32)), b.constant("w", data(w_shape)),
-               x]
+        ins = [b.constant("output_shape", np.array([x_shape[0], *out_hw, co], np.int32)),
+               b.constant("w", data(w_shape)), x]
         if bias:
             ins.append(b.constant("bias", data((co,))))
         y = b.tensor("y", (x_shape[0], *out_hw, co))

@@ -1,4 +1,5 @@
-"""workbench.interpreter.quant: TFLite's fixed-point helpers, checked against exact rational arithmetic and edge cases."""
+"""workbench.interpreter.quant: TFLite's fixed-point helpers, checked against exact rational arithmetic
+and edge cases."""
 
 from __future__ import annotations
 

@@ -165,7 +165,8 @@ def test_sub_with_an_output_multiplier_above_one_marks_its_vectorised_outputs():
     d, mask, differ = kinds("sub_int16_output_multiplier_2_pow_15_runs_of_22")     # runs of 22: 20 + 2
     runs = mask.reshape(-1, 22)
     assert runs[:, :20].all() and not runs[:, 20:].any() and differ[~mask].any()
-    for case in ("sub_int16_output_multiplier_2_pow_15_last_dim_broadcast", "sub_uint8_output_multiplier_2_pow_15_broadcast"):
+    for case in ("sub_int16_output_multiplier_2_pow_15_last_dim_broadcast",
+                 "sub_uint8_output_multiplier_2_pow_15_broadcast"):
         d, mask, differ = kinds(case)
         assert d.vector_mask is None and differ.any(), case        # all scalar
     assert prepared("sub_int16_general")[2].vector_mask is None          # multiplier < 1: no difference
@@ -345,8 +346,9 @@ BAD_PARAMETERS = {
                                      ModelError, "output multiplier"),
     "sub int8 input scale 3e38": (refusal_model(B.SUB, I8, (3e38, 0), (0.03, 0), SubOptions(), b=(I8, (0.05, 0))),
                                   UnsupportedOpError, "overflows float32"),
-    "sub int16 output multiplier 2^40": (refusal_model(B.SUB, I16, (0.001, 0), (2e-20, 0), SubOptions(pot_scale_int16=False),
-                                                       b=(I16, (0.001, 0))), ModelError, "output multiplier"),
+    "sub int16 output multiplier 2^40": (refusal_model(B.SUB, I16, (0.001, 0), (2e-20, 0),
+                                                       SubOptions(pot_scale_int16=False), b=(I16, (0.001, 0))),
+                                         ModelError, "output multiplier"),
 }
 
 

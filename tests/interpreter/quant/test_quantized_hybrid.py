@@ -229,7 +229,8 @@ def test_hybrid_depthwise_needs_the_depth_multiplier_option():
 
 
 def test_grouped_hybrid_conv_is_refused():
-    # with one filter scale only (distinct per-channel scales run: tests/interpreter/quant/test_quantized_sweep_regressions.py)
+    # with one filter scale only
+    # (distinct per-channel scales run: tests/interpreter/quant/test_quantized_sweep_regressions.py)
     builder, _ = conv_h((1, 5, 5, 6), (4, 3, 3, 3), per_channel=False)("grouped")
     with pytest.raises(UnsupportedOpError, match="grouped hybrid"):
         _allocate(builder)

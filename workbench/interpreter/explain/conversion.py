@@ -91,7 +91,8 @@ def _explain_dequantize(w: _Work):
         w.recipe = f"{d.input_type} → float32: the reference kernel, float32(x − zp) · scale, one float32 rounding"
         f = w.step("dequantize", f"float32({v} − ({zp})) · {_show(s)}", np.float32(np.float32(v - zp) * s))
     elif k < x.size // d.block * d.block:
-        w.recipe = f"{d.input_type} → float32: litert's {d.block}-wide loop, x·scale + (−zp·scale), two float32 roundings"
+        w.recipe = (f"{d.input_type} → float32: litert's {d.block}-wide loop, x·scale + (−zp·scale), "
+                    "two float32 roundings")
         t = w.step("x · scale (float32)", f"{v} · {_show(s)}", np.float32(np.float32(v) * s))
         off = w.step("−zp · scale (float32)", f"−{zp} · {_show(s)}", np.float32(-np.float32(zp) * s))
         f = w.step("add", f"{_show(t)} + {_show(off)}", np.float32(t + off))

@@ -118,7 +118,8 @@ def _fail(node, message: str):
 
 def _check_padding_code(node, padding: int) -> None:
     if padding not in (1, 2):
-        raise UnsupportedOpError(f"{node.op_name} (node {node.index}): padding is {PADDING_NAMES.get(padding, padding)} "
+        raise UnsupportedOpError(f"{node.op_name} (node {node.index}): "
+                                 f"padding is {PADDING_NAMES.get(padding, padding)} "
                                  f"(no options table in the file?); TFLite would produce an empty output")
 
 

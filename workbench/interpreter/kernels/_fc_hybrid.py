@@ -53,7 +53,8 @@ def hybrid_fc_output(acc, offsets, row_sums, scaling_factors, filter_scale, bias
     if product_out is not None:
         product_out[...] = scales
     prod = (acc.astype(np.float32) * scales).astype(np.float32)
-    base = np.zeros(prod.shape, np.float32) if bias is None else np.broadcast_to(np.asarray(bias, np.float32), prod.shape)
+    base = (np.zeros(prod.shape, np.float32) if bias is None
+            else np.broadcast_to(np.asarray(bias, np.float32), prod.shape))
     return quant.apply_float_activation((base + prod).astype(np.float32), code)
 
 

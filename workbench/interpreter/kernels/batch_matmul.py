@@ -113,7 +113,7 @@ def batch_matmul_quantized(a, b, d, dtype) -> np.ndarray:
 
 def prepare_quantized(context, node, a, b, y, ax, ay, out_shape, k):
     """int8 / int16 operands (TFLite batch_matmul.cc Prepare rules)."""
-    ta, tb, ty = context.dtype(a), context.dtype(b), context.dtype(y)
+    ta, _, ty = context.dtype(a), context.dtype(b), context.dtype(y)
     if ta == I8:
         context.expect_dtype(node, b, (I8,), "rhs")
         context.expect_dtype(node, y, (I8, I32), "output")
@@ -187,8 +187,9 @@ class BatchMatMul(Kernel):
 #
 # Version 1, or 4 with asymmetric_quantize_inputs.  TFLite's ``EvalHybrid``: every row of the lhs
 # (one output row's contraction vector) is quantized at run time
-# (:func:`workbench.interpreter.quant.symmetric_quantize_rows` / ``asymmetric_quantize_rows``); per-tensor weights fold their scale into
-# each row's factor (float32(scaling_factors[r]·rhs_scale)), per-channel ones multiply it per column.
+# (:func:`workbench.interpreter.quant.symmetric_quantize_rows` / ``asymmetric_quantize_rows``);
+# per-tensor weights fold their scale into each row's factor (float32(scaling_factors[r]·rhs_scale)),
+# per-channel ones multiply it per column.
 # Then, all in TFLite's reference kernel: total = (int32)(float(Σ q·w) − float(row_sums[n]) ·
 # float(input_offsets[r])) (float32 arithmetic, truncated back to an integer), output = scale ·
 # float(total).  The row sums are the SSE ones (:func:`workbench.interpreter.quant.sse_row_sums`).

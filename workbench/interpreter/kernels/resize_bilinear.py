@@ -203,7 +203,8 @@ class _ResizeBase(Kernel):
         n, h, w, c = check_rank(node, context, x, 4)
         size = np.asarray(context.require_value(node, 1, "the output size")).reshape(-1)
         if size.shape != (2,) or (size <= 0).any():
-            raise UnsupportedOpError(f"{node.op_name} (node {node.index}): size {size.tolist()} must be 2 positive ints")
+            raise UnsupportedOpError(f"{node.op_name} (node {node.index}): "
+                                     f"size {size.tolist()} must be 2 positive ints")
         if h <= 0 or w <= 0:
             raise UnsupportedOpError(f"{node.op_name} (node {node.index}): the input {[n, h, w, c]} is empty in "
                                      f"height or width; there is nothing to resize from")

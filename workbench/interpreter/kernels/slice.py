@@ -2,8 +2,8 @@
 prepare; computed at run time they make the output dynamic), size -1 means "to the end".  Pure data
 movement, quantized values copied as stored.  Types: float32, float16, float64, int32, int64, uint8,
 uint16, bool, complex64 (v1), int8 (v2), string (v3), int16 (v4), uint32 (v6), float16 (v8, also
-taken at any lower version); v5 = rank above 4 (int4, v7, is not implemented).  A begin/size outside the input is refused in prepare, as TFLite
-does."""
+taken at any lower version); v5 = rank above 4 (int4, v7, is not implemented).  A begin/size
+outside the input is refused in prepare, as TFLite does."""
 
 import numpy as np
 

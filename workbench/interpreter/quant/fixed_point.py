@@ -89,8 +89,8 @@ def saturating_rounding_doubling_high_mul(a: int, b: int) -> int:
     The 64-bit product ``a*b`` is divided by 2^31 (= doubled, then the high 32 bits kept), rounding
     to nearest: add 2^30 (or 1 - 2^30 for a negative product), then divide with C's truncating
     division.  Net effect on a tie: toward +infinity (1.5 → 2, but -1.5 → -1, -0.5 → 0) — not
-    "away from zero" as :func:`rounding_divide_by_pot` does.  The single overflow, INT32_MIN * INT32_MIN = 2^62 → 2^31, saturates
-    to INT32_MAX.
+    "away from zero" as :func:`rounding_divide_by_pot` does.  The single overflow,
+    INT32_MIN * INT32_MIN = 2^62 → 2^31, saturates to INT32_MAX.
 
     >>> saturating_rounding_doubling_high_mul(1 << 30, 1 << 30)     # 0.5 * 0.5 in Q0.31
     536870912
@@ -135,7 +135,8 @@ def multiply_by_quantized_multiplier(x: int, multiplier: int, shift: int) -> int
     >>> m, s = quantize_multiplier(0.3)
     >>> multiply_by_quantized_multiplier(1000, m, s)      # 300
     300
-    >>> multiply_by_quantized_multiplier(5, *quantize_multiplier(0.5)), multiply_by_quantized_multiplier(-5, *quantize_multiplier(0.5))
+    >>> (multiply_by_quantized_multiplier(5, *quantize_multiplier(0.5)),
+    ...  multiply_by_quantized_multiplier(-5, *quantize_multiplier(0.5)))
     (3, -2)
 
     (-2.5 becomes -2: the high multiply's nudge for a negative product is 1 − 2^30, so its ties go
@@ -223,7 +224,8 @@ def multiply_by_quantized_multiplier_array(x: np.ndarray, multiplier, shift, hal
 
 
 def requantize_rows(acc, bias, mult, shift, out_zp, lo, hi, out, half_up=False) -> None:
-    """numpy twin of :func:`workbench.interpreter.fast.requantize.requantize_rows_jit` (the reference kernels use this)."""
+    """numpy twin of :func:`workbench.interpreter.fast.requantize.requantize_rows_jit`
+    (the reference kernels use this)."""
     v = np.asarray(acc).astype(np.int64) + bias
     v = multiply_by_quantized_multiplier_array(v, mult, shift, half_up) + out_zp
     out[...] = np.clip(v, lo, hi)

@@ -44,7 +44,8 @@ from .prepare import quant_params, round_half_away, tensor_scale_zp
 #   2000 values they can differ from the true sums, and TFLite uses them as they are.
 #
 # The float tails are plain float32 products and sums, never fused into an FMA (an FMA would change
-# the last bit of many outputs).  Measured against ai-edge-litert 2.3.0 (tests/interpreter/quant/test_quantized_hybrid.py);
+# the last bit of many outputs).  Measured against ai-edge-litert 2.3.0
+# (tests/interpreter/quant/test_quantized_hybrid.py);
 # the portable C++ kernels (std::round everywhere) would round 0.49999997 differently.
 
 def legacy_conv_multiplier(input_scale: float, filter_scale: float, output_scale: float) -> tuple[float, int, int]:

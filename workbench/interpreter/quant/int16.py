@@ -55,7 +55,8 @@ def multiply_by_quantized_multiplier_int64_array(x, multiplier, shift) -> np.nda
 def requantize_int64_rows(acc, bias, mult, shift, out_zp, lo, hi, out) -> None:
     """out[r, c] = clamp(MBQM_int64(acc[r, c] + bias[c], mult[c], shift[c]) + out_zp, lo, hi).
 
-    The plain numpy form of :func:`workbench.interpreter.fast.requantize.requantize_int64_rows_jit` (``acc`` 2-D, exact integers)."""
+    The plain numpy form of :func:`workbench.interpreter.fast.requantize.requantize_int64_rows_jit`
+    (``acc`` 2-D, exact integers)."""
     v = np.asarray(acc).astype(np.int64) + np.asarray(bias, np.int64)
     v = multiply_by_quantized_multiplier_int64_array(v, mult, shift) + out_zp
     out[...] = np.clip(v, lo, hi)
