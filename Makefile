@@ -1,6 +1,6 @@
 # Two commands for a fresh machine:
 #   make lab    set everything up and open JupyterLab on the notebooks
-#   make test   set everything up and run the whole test suite (CI runs this)
+#   make test   set everything up and run the whole test suite (CI runs `make lint` and this)
 VENV ?= .venv
 PY := $(VENV)/bin/python
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
@@ -10,7 +10,7 @@ LAB_OPEN := $(if $(wildcard notebooks/00_tour.ipynb),--LabApp.default_url=/lab/t
 # the browser test's screenshots and executed notebooks (tests/browser)
 BROWSER_ARTIFACTS := .pytest_cache/d/browser-artifacts
 
-.PHONY: lab test corpus kernels graphviz chromium bench clean
+.PHONY: lab test lint corpus kernels graphviz chromium bench clean
 
 $(VENV)/bin/python:
 	python3 -m venv $(VENV)
@@ -55,6 +55,10 @@ test: $(VENV)/.installed-test $(VENV)/.installed-lab graphviz chromium corpus ke
 	  $(PY) -m pytest -n 2 --dist loadfile --durations=15; status=$$?; \
 	  if [ -d $(BROWSER_ARTIFACTS) ]; then echo "browser test screenshots: $(CURDIR)/$(BROWSER_ARTIFACTS)"; fi; \
 	  exit $$status
+
+# pyflakes, pycodestyle and import order over everything that is Python (configuration in pyproject.toml)
+lint: $(VENV)/.installed-test
+	$(VENV)/bin/ruff check workbench tests benchmarks dev notebooks
 
 bench: $(VENV)/.installed-test corpus
 	$(PY) benchmarks/bench_parse.py

@@ -337,8 +337,15 @@ def _divisible(v: float, divisor: int = 8) -> int:
 def mobilenet_v2(alpha: float = 1.0, size: int = 224):
     """MobileNetV2 (Sandler et al.; the Keras application's layer sizes) as a float Model with zero
     weights: enough for the partitioner and the cost model, which need shapes, not values."""
-    from workbench.schema import (AddOptions, Conv2DOptions, DepthwiseConv2DOptions, FullyConnectedOptions,
-                                  ModelBuilder, ReducerOptions, SoftmaxOptions)
+    from workbench.schema import (
+        AddOptions,
+        Conv2DOptions,
+        DepthwiseConv2DOptions,
+        FullyConnectedOptions,
+        ModelBuilder,
+        ReducerOptions,
+        SoftmaxOptions,
+    )
     from workbench.schema.enums import ActivationFunctionType as A
     from workbench.schema.enums import BuiltinOperator as B
     from workbench.schema.enums import Padding

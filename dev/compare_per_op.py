@@ -29,6 +29,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
 import litert_runner  # noqa: E402
+
 from workbench.interpreter import Interpreter  # noqa: E402
 from workbench.schema import load, op_name  # noqa: E402
 

@@ -9,9 +9,8 @@ tensors (the form real audio / text models have).  tests/interpreter/test_interp
 workbench interpreter and in ai-edge-litert.  The file is about 7.5 kB.
 """
 
-from pathlib import Path
-
 import os
+from pathlib import Path
 
 os.environ["TF_USE_LEGACY_KERAS"] = "1"     # Keras 2 (tf_keras): its LSTM carries the annotation the
                                               # converter fuses into UNIDIRECTIONAL_SEQUENCE_LSTM

@@ -47,14 +47,13 @@ from pathlib import Path
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "0")
 
-import tensorflow as tf  # noqa: E402
 import keras  # noqa: E402
+import tensorflow as tf  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 # the architectures both scripts build (and their seeded helpers) live in convert_sample_models.py,
 # so the sweep's files of a sample model's name are that sample model's bytes
-from convert_sample_models import (  # noqa: E402
-    ARCHITECTURES, _crnn_model, _fresh, _random_batchnorm, _rep)
+from convert_sample_models import ARCHITECTURES, _crnn_model, _fresh, _random_batchnorm, _rep  # noqa: E402
 
 L = keras.layers
 MODES = ("int8", "int8fio", "16x8", "dynamic")

@@ -55,10 +55,10 @@ from pathlib import Path
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "0")
 
+import keras  # noqa: E402
 import numpy as np  # noqa: E402
 import sklearn  # noqa: E402
 import tensorflow as tf  # noqa: E402
-import keras  # noqa: E402
 from sklearn.datasets import load_digits  # noqa: E402
 from sklearn.model_selection import train_test_split  # noqa: E402
 

@@ -8,9 +8,10 @@ import numpy as np
 import pytest
 
 from workbench import Interpreter, load
-from workbench.partition import partition
 from workbench.delegate import RESTORED, Delegate, DelegateError, NodeSignature, SimulatedAccelerator, apply
-from workbench.schema import BuiltinOperator as B, DepthwiseConv2DOptions, ModelBuilder
+from workbench.partition import partition
+from workbench.schema import BuiltinOperator as B
+from workbench.schema import DepthwiseConv2DOptions, ModelBuilder
 
 
 @lru_cache(maxsize=None)

@@ -9,7 +9,8 @@ import pytest
 import workbench
 from workbench.delegate import Delegate
 from workbench.interpreter import BuiltinOpResolver, Kernel
-from workbench.schema import AddOptions, BuiltinOperator as B, ModelBuilder
+from workbench.schema import AddOptions, ModelBuilder
+from workbench.schema import BuiltinOperator as B
 
 
 def _add_relu_model():

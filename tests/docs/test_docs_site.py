@@ -9,7 +9,6 @@ import importlib.util
 import re
 from pathlib import Path
 
-import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 

@@ -8,9 +8,9 @@ import pytest
 from helpers.builders import add_fc_model
 from workbench import Interpreter
 from workbench.errors import TensorError
-from workbench.interpreter import BuiltinOpResolver, Kernel
-from workbench.interpreter import planner
-from workbench.schema import BuiltinOperator as B, ModelBuilder
+from workbench.interpreter import BuiltinOpResolver, Kernel, planner
+from workbench.schema import BuiltinOperator as B
+from workbench.schema import ModelBuilder
 
 
 class Greedy(Kernel):

@@ -14,7 +14,6 @@ from helpers.builders import add_fc_model
 from workbench import dump
 from workbench.errors import RegistrationError, TensorError, UnsupportedOpError, WorkbenchError
 from workbench.interpreter import BuiltinOpResolver, Interpreter, Kernel, OpData, OpResolver, kernel, opdata
-from workbench.interpreter import interpreter as interpreter_module
 from workbench.interpreter import tracing as tracing_module
 from workbench.interpreter.kernels.softmax import Softmax
 from workbench.schema import (

@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 from workbench.interpreter.fast import pool as fast_pool
-from workbench.interpreter.kernels._pool import Pool2DData
 from workbench.interpreter.kernels import average_pool_2d, max_pool_2d
 from workbench.interpreter.kernels._common import FLOAT_MAX, out_size, pad_before
+from workbench.interpreter.kernels._pool import Pool2DData
 
 NO_CLAMP = (-FLOAT_MAX, FLOAT_MAX)
 

@@ -28,7 +28,8 @@ from workbench.errors import UnsupportedOpError, WorkbenchError
 from workbench.interpreter import Interpreter
 from workbench.interpreter.registry import BuiltinOpResolver
 from workbench.options import parse
-from workbench.schema import BuiltinOperator as B, ModelBuilder
+from workbench.schema import BuiltinOperator as B
+from workbench.schema import ModelBuilder
 
 F32 = np.float32
 

@@ -29,7 +29,6 @@ from workbench.schema import (
 )
 from workbench.versioning import update_versions
 
-
 # ------------------------------------------------------------------------------------------------
 # the tests
 

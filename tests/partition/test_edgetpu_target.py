@@ -18,8 +18,18 @@ import pytest
 from workbench import Interpreter, dump
 from workbench.partition import TargetError, compile, load_target, partition
 from workbench.schema import (
-    ArgMaxOptions, BuiltinOperator as B, Conv2DOptions, FullyConnectedOptions, LeakyReluOptions, ModelBuilder,
-    Padding, ReducerOptions, ResizeBilinearOptions, TensorType,
+    ArgMaxOptions,
+    Conv2DOptions,
+    FullyConnectedOptions,
+    LeakyReluOptions,
+    ModelBuilder,
+    Padding,
+    ReducerOptions,
+    ResizeBilinearOptions,
+    TensorType,
+)
+from workbench.schema import (
+    BuiltinOperator as B,
 )
 
 Q = {"scale": 0.05, "zero_point": 3}

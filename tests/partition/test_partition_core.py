@@ -9,12 +9,26 @@ import numpy as np
 import pytest
 
 from workbench.partition import (
-    GraphView, TargetError, list_targets, load_target, parse_target, partition, partition_graph,
+    GraphView,
+    TargetError,
+    list_targets,
+    load_target,
+    parse_target,
+    partition,
+    partition_graph,
     partition_graph_by_sweeps,
 )
 from workbench.schema import (
-    ActivationFunctionType, BuiltinOperator as B, ConcatenationOptions, DepthwiseConv2DOptions, ModelBuilder, Padding,
-    Pool2DOptions, TensorType,
+    ActivationFunctionType,
+    ConcatenationOptions,
+    DepthwiseConv2DOptions,
+    ModelBuilder,
+    Padding,
+    Pool2DOptions,
+    TensorType,
+)
+from workbench.schema import (
+    BuiltinOperator as B,
 )
 
 # ------------------------------------------------------------------------------------------------

@@ -20,9 +20,9 @@ import functools
 import inspect
 import re
 
+import ai_edge_litert.schema_py_generated as gen
 import pytest
 
-import ai_edge_litert.schema_py_generated as gen
 import workbench.schema.options_tables  # noqa: F401  (registers the options tables)
 from workbench.schema.declare import (
     STRING,

@@ -13,9 +13,15 @@ import numpy as np
 import pytest
 
 from workbench import dump, load
-from workbench.schema import BuiltinOperator as B, ModelBuilder
+from workbench.schema import BuiltinOperator as B
+from workbench.schema import ModelBuilder
 from workbench.versioning import (
-    CANNOT_RUN_KINDS, FINDING_KINDS, STOCK_CUSTOM_OPS, RuntimeProfile, check, is_flex_op,
+    CANNOT_RUN_KINDS,
+    FINDING_KINDS,
+    STOCK_CUSTOM_OPS,
+    RuntimeProfile,
+    check,
+    is_flex_op,
 )
 from workbench.versioning.walkthrough import OpConfig, build_op_model
 

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from workbench.errors import VersionError
-from workbench.schema import BuiltinOperator as B, CLASSES, dump, load
+from workbench.schema import CLASSES, dump, load
+from workbench.schema import BuiltinOperator as B
 from workbench.schema.builder import ModelBuilder
 from workbench.versioning import SemVer, VersionDef, accepts, tflite_accepts, write_min_runtime_metadata
 

@@ -14,7 +14,9 @@ import numpy as np
 import pytest
 
 from workbench.options import options_table_for
-from workbench.schema import CLASSES, BuiltinOperator as B, TensorType as T, dump, load
+from workbench.schema import CLASSES, dump, load
+from workbench.schema import BuiltinOperator as B
+from workbench.schema import TensorType as T
 from workbench.schema.builder import ModelBuilder
 from workbench.schema.validate import tensor_nbytes
 from workbench.versioning import RULES, TRAPS, op_version, signature_of, update_versions

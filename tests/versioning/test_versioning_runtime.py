@@ -4,14 +4,26 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from workbench.errors import VersionError
-from workbench.schema import BuiltinOperator as B, CLASSES, dump, load, metadata
+from workbench.schema import CLASSES, dump, load, metadata
+from workbench.schema import BuiltinOperator as B
 from workbench.schema.builder import ModelBuilder
 from workbench.versioning import (
-    REGISTERED, RULES, RUNTIME_TABLE, RuntimeProfile, RuntimeVersion, check, check_delegate,
-    compare_runtime_version, min_runtime, read_min_runtime_metadata, runtime_for, write_min_runtime_metadata,
+    REGISTERED,
+    RULES,
+    RUNTIME_TABLE,
+    RuntimeProfile,
+    RuntimeVersion,
+    check,
+    check_delegate,
+    compare_runtime_version,
+    min_runtime,
+    read_min_runtime_metadata,
+    runtime_for,
+    write_min_runtime_metadata,
 )
 from workbench.versioning.runtime import METADATA_SIZE, code_out_of_range_text, op_not_found_text
 

@@ -17,8 +17,7 @@ import workbench
 from workbench.delegate import SimulatedAccelerator
 from workbench.delegate.trace import timeline
 from workbench.viz.widgets import StepDebugger
-from workbench.viz.widgets.step_debugger import CURRENT, FUTURE_OPACITY, _VIRIDIS, heatmap_png, png_bytes, \
-    tensor_stats
+from workbench.viz.widgets.step_debugger import _VIRIDIS, CURRENT, FUTURE_OPACITY, heatmap_png, png_bytes, tensor_stats
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_models"
 SVG = "{http://www.w3.org/2000/svg}"

@@ -8,8 +8,10 @@ import re
 import pytest
 
 from workbench import viz
-from workbench.schema import BuiltinOperator as B, load
-from workbench.versioning import min_runtime, walkthrough as wt
+from workbench.schema import BuiltinOperator as B
+from workbench.schema import load
+from workbench.versioning import min_runtime
+from workbench.versioning import walkthrough as wt
 from workbench.viz.versions import compatibility_table, releases, version_diff
 from workbench.viz.widgets.runtime_explorer import RuntimeExplorer, available_models
 from workbench.viz.widgets.version_explorer import VersionExplorer

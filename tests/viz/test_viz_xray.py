@@ -17,7 +17,13 @@ import workbench
 from workbench import corpus, viz
 from workbench.options import parse
 from workbench.schema import (
-    AddOptions, BuiltinOperator, Conv2DOptions, FlatTable, Padding, ActivationFunctionType, tensor_data,
+    ActivationFunctionType,
+    AddOptions,
+    BuiltinOperator,
+    Conv2DOptions,
+    FlatTable,
+    Padding,
+    tensor_data,
 )
 from workbench.schema.builder import ModelBuilder
 from workbench.schema.declare import Bytes, Enum, Scalar, String, TableRef, UnionRef, Vector

@@ -12,13 +12,13 @@ does then.
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from ..errors import DelegateError
 from ..partition import Partition, Target, load_target, submodel
 from ..partition.plan import Reason
-import dataclasses
-
 from ..partition.target import OpRule
 from .device import DeviceKernel
 from .interface import FAIL_POINTS, Delegate, NodeSignature

@@ -21,7 +21,14 @@ Write your own kernel::
 from .context import Context, Node
 from .interpreter import Interpreter, SignatureRunner
 from .registry import (
-    BUILTIN_KERNELS, CUSTOM_KERNELS, BuiltinOpResolver, Kernel, OpData, OpResolver, format_versions, kernel,
+    BUILTIN_KERNELS,
+    CUSTOM_KERNELS,
+    BuiltinOpResolver,
+    Kernel,
+    OpData,
+    OpResolver,
+    format_versions,
+    kernel,
     opdata,
 )
 from .trace import Profile, StepEvent

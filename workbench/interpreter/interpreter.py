@@ -51,13 +51,14 @@ import numpy as np
 
 from .. import config
 from ..errors import ModelError, NotAllocatedError, TensorError, WorkbenchError
-from ..options import options_table_for, parse as parse_options
+from ..options import options_table_for
+from ..options import parse as parse_options
+from ..perf import blas as _blas
 from ..schema import load
 from ..schema.enums import BuiltinOperator
 from ..schema.strings import string_array
 from ..schema.types import builtin_code, op_name
 from . import delegation, fast, planner, prepare, tracing
-from ..perf import blas as _blas
 from .context import Context, Node, Slots, is_string
 from .delegation import delegate_failed
 from .planner import reset_variable

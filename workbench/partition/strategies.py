@@ -30,8 +30,8 @@ Whatever the strategy, two rules hold (checked in :func:`partition`):
 from __future__ import annotations
 
 from ..schema.enums import BuiltinOperator
-from .graph import GraphView, gc_paused
 from .cost import MB, partition_cost
+from .graph import GraphView, gc_paused
 from .plan import Partition, Placement, Plan, Reason, execution_order, node_macs
 from .subsets import partition_graph
 from .target import Target, load_target

@@ -5,15 +5,21 @@
 back.  Every decoded table can X-ray its fields: ``op.builtin_options.xray("dilation_w_factor")``.
 """
 
+from .builder import ModelBuilder
 from .declare import CLASSES, TABLES, UNIONS, FieldXRay, FlatTable, Origin
 from .enums import *  # noqa: F401,F403  (the schema enums: TensorType, BuiltinOperator, ...)
-from .tables import CLASSES as _CLASSES
 from .reader import LoadNote, Reader, UnknownTable, load
-from .writer import dump
-from .builder import ModelBuilder
+from .tables import CLASSES as _CLASSES
 from .types import (
-    NUMPY_DTYPE, buffer_bytes, builtin_code, metadata, op_name, stored_min_runtime, tensor_data,
+    NUMPY_DTYPE,
+    buffer_bytes,
+    builtin_code,
+    metadata,
+    op_name,
+    stored_min_runtime,
+    tensor_data,
 )
+from .writer import dump
 
 globals().update(_CLASSES)  # Model, SubGraph, Tensor, Operator, Conv2DOptions, ...
 

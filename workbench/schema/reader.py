@@ -22,7 +22,18 @@ import numpy as np
 
 from ..errors import ModelError
 from .declare import (
-    UINT8, UNIONS, Bytes, Enum, Origin, Scalar, String, TableRef, UnionRef, Vector, declaration, table_class,
+    UINT8,
+    UNIONS,
+    Bytes,
+    Enum,
+    Origin,
+    Scalar,
+    String,
+    TableRef,
+    UnionRef,
+    Vector,
+    declaration,
+    table_class,
 )
 
 FILE_IDENTIFIER = b"TFL3"

@@ -9,11 +9,33 @@ from __future__ import annotations
 
 from . import options_tables  # noqa: F401  (registers the options tables and unions)
 from .declare import (
-    BOOL, FLOAT32, INT8, INT32, INT64, STRING, UINT16, UINT32, UINT64, Bytes, Enum, Field as F,
-    TableRef, UnionRef, Vector, build_all, table, union,
+    BOOL,
+    FLOAT32,
+    INT8,
+    INT32,
+    INT64,
+    STRING,
+    UINT16,
+    UINT32,
+    UINT64,
+    Bytes,
+    Enum,
+    TableRef,
+    UnionRef,
+    Vector,
+    build_all,
+    table,
+    union,
+)
+from .declare import (
+    Field as F,
 )
 from .enums import (
-    BuiltinOperator, CustomOptionsFormat, DimensionType, QuantizationDetails, SparseIndexVector,
+    BuiltinOperator,
+    CustomOptionsFormat,
+    DimensionType,
+    QuantizationDetails,
+    SparseIndexVector,
     TensorType,
 )
 

@@ -9,12 +9,13 @@ large custom options are written after it again, with their offsets recomputed.
 
 from __future__ import annotations
 
-import numpy as np
 import flatbuffers
+import numpy as np
 
 from ..errors import LossyWriteError, ModelError
 from .declare import Bytes, Enum, FlatTable, Scalar, String, TableRef, UnionRef, Vector
 from .reader import FILE_IDENTIFIER, UnknownTable
+
 
 def _align(n: int, a: int) -> int:
     return (n + a - 1) // a * a

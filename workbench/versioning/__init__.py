@@ -20,12 +20,34 @@ from .compat import SemVer, Verdict, VersionDef, accepts, tflite_accepts
 from .custom_ops import STOCK_CUSTOM_OPS, StockCustomOp, is_flex_op
 from .kernel_types import KERNEL_TYPES, KernelTypes, TypeVerdict, type_verdict
 from .rules import (
-    RULES, TRAPS, Pred, Rule, Trap, Version, computed_versions, covered_ops, op_version, update_versions,
+    RULES,
+    TRAPS,
+    Pred,
+    Rule,
+    Trap,
+    Version,
+    computed_versions,
+    covered_ops,
+    op_version,
+    update_versions,
     version_of,
 )
 from .runtime import (
-    CANNOT_RUN_KINDS, FINDING_KINDS, REGISTERED, RUNTIME_TABLE, Finding, MinRuntime, RuntimeEntry, RuntimeProfile, RuntimeVersion, check,
-    check_delegate, compare_runtime_version, min_runtime, read_min_runtime_metadata, runtime_for,
+    CANNOT_RUN_KINDS,
+    FINDING_KINDS,
+    REGISTERED,
+    RUNTIME_TABLE,
+    Finding,
+    MinRuntime,
+    RuntimeEntry,
+    RuntimeProfile,
+    RuntimeVersion,
+    check,
+    check_delegate,
+    compare_runtime_version,
+    min_runtime,
+    read_min_runtime_metadata,
+    runtime_for,
     write_min_runtime_metadata,
 )
 from .signature import ExtOptions, OpSignature, TensorSig, signature_of, signatures

@@ -38,7 +38,8 @@ import itertools
 from dataclasses import dataclass
 from typing import Mapping
 
-from ..schema.enums import BuiltinOperator as B, TensorType as T
+from ..schema.enums import BuiltinOperator as B
+from ..schema.enums import TensorType as T
 
 __all__ = ["KERNEL_TYPES", "VOCABULARY", "KernelTypes", "TypeRow", "TypeVerdict", "type_verdict",
            "KERNEL_TYPES_SOURCE"]

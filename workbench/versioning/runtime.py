@@ -29,7 +29,12 @@ from ..errors import VersionError
 from ..schema import CLASSES, builtin_code, op_name, stored_min_runtime
 from ..schema.enums import BuiltinOperator as B
 from .custom_ops import (
-    STOCK_CUSTOM_OPS, XNNPACK_CUSTOM_OPS, custom_op_text, flex_op_text, is_flex_op, node_failed_text,
+    STOCK_CUSTOM_OPS,
+    XNNPACK_CUSTOM_OPS,
+    custom_op_text,
+    flex_op_text,
+    is_flex_op,
+    node_failed_text,
 )
 from .kernel_types import type_verdict
 from .rules import Version, _rebuild, op_version, version_of

@@ -35,9 +35,14 @@ from types import MappingProxyType
 from typing import Any, Mapping
 
 from ..errors import ModelError
-from ..options import TFLITE_PADDING_NAMES, TFLITE_TYPE, Options, parse as parse_options
-from ..options import _runtime_value  # the C parser's value of one field (shared with options)
-from ..options import options_table_for
+from ..options import (
+    TFLITE_PADDING_NAMES,
+    TFLITE_TYPE,
+    Options,
+    _runtime_value,  # the C parser's value of one field (shared with options)
+    options_table_for,
+)
+from ..options import parse as parse_options
 from ..schema import TABLES, builtin_code, op_name
 from ..schema.declare import UnionRef
 from ..schema.enums import BuiltinOperator, TensorType

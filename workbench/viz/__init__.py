@@ -23,9 +23,9 @@ Every view has a text ``repr`` as well as HTML/SVG, so notebooks read correctly 
 
 from .graph import TensorGraph, graph_view
 from .render import SideBySide, offload_view, side_by_side
-from .view_model import Edge, Group, Node, OpGraph, Overlay, Reason, op_graph
 from .summary import ModelSummary, Walk, model_summary, walk
 from .versions import CompatibilityTable, VersionDiff, compatibility_table, version_diff
+from .view_model import Edge, Group, Node, OpGraph, Overlay, Reason, op_graph
 from .widgets import RuntimeExplorer, VersionExplorer, XRayExplorer
 from .xray import ByteMap, FileHeader, SlotEntry, byte_map, file_header, file_offset, resolve
 

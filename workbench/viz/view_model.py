@@ -23,9 +23,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..partition.plan import span_label
 from ..schema import load, op_name
 from ..schema.enums import ActivationFunctionType, TensorType
-from ..partition.plan import span_label
 
 __all__ = ["Node", "Edge", "Group", "Reason", "Overlay", "OpGraph", "op_graph", "DTYPE_SHORT", "offload_ops"]
 

@@ -12,8 +12,13 @@ import pytest
 from workbench.interpreter import quant
 from workbench.interpreter.fast import requantize
 from workbench.interpreter.quant import (
-    INT32_MAX, INT32_MIN, activation_range_quantized, multiply_by_quantized_multiplier,
-    multiply_by_quantized_multiplier_array, quantize_multiplier, rounding_divide_by_pot,
+    INT32_MAX,
+    INT32_MIN,
+    activation_range_quantized,
+    multiply_by_quantized_multiplier,
+    multiply_by_quantized_multiplier_array,
+    quantize_multiplier,
+    rounding_divide_by_pot,
     saturating_rounding_doubling_high_mul,
 )
 

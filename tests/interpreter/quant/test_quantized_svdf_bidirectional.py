@@ -37,7 +37,6 @@ from workbench.schema import (
 )
 from workbench.versioning import update_versions
 
-
 # ------------------------------------------------------------------------------------------------
 # running
 

@@ -55,8 +55,8 @@ a family of ops: :mod:`.matrix`, :mod:`.hybrid`, :mod:`.elementwise`, :mod:`.tab
 
 from ._steps import _Work  # noqa: F401  (the tests look inside a node with it)
 from .core import explain, explained_kinds
-from .registry import _EXPLAINERS, explains  # noqa: F401  (_EXPLAINERS: the dispatch table, by OpData class)
 from .movement import DATA_MOVEMENT
+from .registry import _EXPLAINERS, explains  # noqa: F401  (_EXPLAINERS: the dispatch table, by OpData class)
 from .result import Explanation, Step
 
 __all__ = ["explain", "Explanation", "Step", "DATA_MOVEMENT", "explained_kinds"]

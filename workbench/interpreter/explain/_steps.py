@@ -10,7 +10,6 @@ import numpy as np
 from .. import quant
 from .result import Step, _show
 
-
 # ----------------------------------------------------------------------------------------------
 # the node being explained
 

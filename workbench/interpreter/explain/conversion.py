@@ -9,10 +9,9 @@ import numpy as np
 from .. import quant
 from ..kernels.dequantize import DequantizeData
 from ..kernels.quantize import QuantizeData
-from ._steps import _RANGE, _Work, _finish, _flat, _mbqm, _real
+from ._steps import _RANGE, _finish, _flat, _mbqm, _real, _Work
 from .registry import explains
 from .result import _show
-
 
 # ----------------------------------------------------------------------------------------------
 # QUANTIZE, DEQUANTIZE

@@ -8,9 +8,9 @@ import math
 
 import numpy as np
 
-from . import conversion, elementwise, hybrid, matrix, pooling, tables  # noqa: F401  (importing registers their explainers)
 from ..kernels.concatenation import ConcatenationData
-from ._steps import _Work, _act_real
+from . import conversion, elementwise, hybrid, matrix, pooling, tables  # noqa: F401  (importing registers their explainers)
+from ._steps import _act_real, _Work
 from .movement import DATA_MOVEMENT, _explain_concatenation, _explain_copy
 from .registry import _EXPLAINERS, clamps_after, describe, explainer_for, op_explainer_for
 from .result import Explanation, Step, _item, _number

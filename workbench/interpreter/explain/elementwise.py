@@ -18,10 +18,9 @@ from ..kernels.prelu import PreluQuantizedData
 from ..kernels.rsqrt import RsqrtInt8Data
 from ..kernels.sqrt import SqrtQuantizedData
 from ..kernels.squared_difference import SquaredDifferenceInt8Data
-from ._steps import _RANGE, _Work, _activation_note, _cvt_int32, _finish, _mbqm, _operand, _real, _wrap16, _wrap32
+from ._steps import _RANGE, _activation_note, _cvt_int32, _finish, _mbqm, _operand, _real, _Work, _wrap16, _wrap32
 from .registry import explains
 from .result import _show
-
 
 # ----------------------------------------------------------------------------------------------
 # ADD / SUB / MUL

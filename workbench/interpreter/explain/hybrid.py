@@ -6,16 +6,15 @@ from __future__ import annotations
 import numpy as np
 
 from .. import quant
+from ..kernels._fc_hybrid import FullyConnectedHybridData
 from ..kernels.batch_matmul import BatchMatMulHybridData
 from ..kernels.conv_2d import Conv2DHybridData
 from ..kernels.depthwise_conv_2d import DepthwiseConv2DHybridData
-from ..kernels._fc_hybrid import FullyConnectedHybridData
 from ..kernels.transpose_conv import TransposeConvHybridData
-from ._steps import _Work, _activation_note, _bcast_index, _flat, _short, _wrap32
-from .registry import explains
+from ._steps import _activation_note, _bcast_index, _flat, _short, _Work, _wrap32
 from .matrix import _conv_operands, _depthwise_operands
+from .registry import explains
 from .result import _show
-
 
 # ----------------------------------------------------------------------------------------------
 # hybrid matrix ops: float input quantized at run time, int8 weights, float output

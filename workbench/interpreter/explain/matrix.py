@@ -10,16 +10,24 @@ import numpy as np
 
 from .. import quant
 from ..kernels.batch_matmul import BatchMatMulQuantizedData
-from ..kernels.conv_2d import Conv2DInt16Data, Conv2DInt8Data, Conv2DUint8Data
-from ..kernels.depthwise_conv_2d import DepthwiseConv2DInt16Data, DepthwiseConv2DInt8Data, DepthwiseConv2DUint8Data
-from ..kernels.fully_connected import FullyConnectedInt16Data, FullyConnectedInt8Data, FullyConnectedUint8Data
+from ..kernels.conv_2d import Conv2DInt8Data, Conv2DInt16Data, Conv2DUint8Data
+from ..kernels.depthwise_conv_2d import DepthwiseConv2DInt8Data, DepthwiseConv2DInt16Data, DepthwiseConv2DUint8Data
+from ..kernels.fully_connected import FullyConnectedInt8Data, FullyConnectedInt16Data, FullyConnectedUint8Data
 from ..kernels.transpose_conv import TransposeConvQuantizedData, TransposeConvUint8Data
 from ._steps import (
-    INT32_MAX, INT32_MIN, _Work, _act_real, _activation_note, _bcast_index, _finish, _flat, _mbqm, _mbqm64,
+    INT32_MAX,
+    INT32_MIN,
+    _act_real,
+    _activation_note,
+    _bcast_index,
+    _finish,
+    _flat,
+    _mbqm,
+    _mbqm64,
+    _Work,
     _wrap32,
 )
 from .registry import explains
-
 
 # ----------------------------------------------------------------------------------------------
 # matrix ops: operands of one output element

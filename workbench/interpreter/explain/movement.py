@@ -14,10 +14,9 @@ from ..kernels._elementwise import ElementwiseData
 from ..kernels._reduce import ReduceData
 from ..kernels.rank import RankData
 from ..kernels.shape import ShapeData
-from ._steps import _Work, _finish, _flat, _operand, _real, _short
+from ._steps import _finish, _flat, _operand, _real, _short, _Work
 from .registry import explains
 from .result import _item, _number, _show
-
 
 # ----------------------------------------------------------------------------------------------
 # selections: a comparison, no arithmetic

@@ -14,10 +14,9 @@ from ..kernels.mean import MeanQuantizedData
 from ..kernels.reduce_prod import ReduceProdData
 from ..kernels.resize_bilinear import ResizeBilinearInt8Data, ResizeBilinearUint8Data
 from ..kernels.sum import SumData
-from ._steps import _Work, _activation_note, _finish, _flat, _mbqm, _real, _short, _wrap32
+from ._steps import _activation_note, _finish, _flat, _mbqm, _real, _short, _Work, _wrap32
 from .registry import explains
 from .result import _show
-
 
 # ----------------------------------------------------------------------------------------------
 # pools and reductions

@@ -9,7 +9,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-
 # ----------------------------------------------------------------------------------------------
 # the result
 

@@ -8,18 +8,25 @@ import math
 import numpy as np
 
 from .. import quant
-from ..kernels._unary import LutData
 from ..kernels._softmax import (
-    ACCUMULATION_BITS, INT32_MIN as _SM_INT32_MIN, SCALED_DIFF_BITS, _shl, log_x_ge_1, scaled_exps, sum_of_exps,
+    ACCUMULATION_BITS,
+    SCALED_DIFF_BITS,
+    _shl,
+    log_x_ge_1,
+    scaled_exps,
+    sum_of_exps,
 )
+from ..kernels._softmax import (
+    INT32_MIN as _SM_INT32_MIN,
+)
+from ..kernels._unary import LutData
 from ..kernels.log_softmax import LogSoftmaxFixedPointData, LogSoftmaxQuantizedData
 from ..kernels.logistic import LogisticInt16Data, int16_uses_table
-from ..kernels.softmax import SoftmaxFixedPointData, SoftmaxInt16Data, SoftmaxInt8Data
+from ..kernels.softmax import SoftmaxFixedPointData, SoftmaxInt8Data, SoftmaxInt16Data
 from ..kernels.tanh import TanhInt16Data
-from ._steps import _RANGE, _Work, _finish, _flat, _mbqm, _real, _short, _wrap16, _wrap32
+from ._steps import _RANGE, _finish, _flat, _mbqm, _real, _short, _Work, _wrap16, _wrap32
 from .registry import explains
 from .result import _show
-
 
 # ----------------------------------------------------------------------------------------------
 # SOFTMAX and the table activations
@@ -331,7 +338,7 @@ def _explain_softmax_fixed_point(w: _Work):
         e = np.exp(np.float64(d.input_scale) * d.beta * (row.astype(np.float64) - row.max()))
         real = float(e[j] / e.sum())
     if not kept:
-        return w.step("output", f"a dropped difference gives the type's minimum", lo), real
+        return w.step("output", "a dropped difference gives the type's minimum", lo), real
     recip, over = quant.get_reciprocal(np.array([total]), ACCUMULATION_BITS)
     recip, over = int(recip[0]), int(over[0])
     w.step("reciprocal of the sum", f"GetReciprocal({total}) = {recip}·2^(−31−{over}) (Q0.31, bits over unit)",

@@ -35,7 +35,7 @@ from ...perf.jit import njit, run_rows
 from ...schema.enums import BuiltinOperator
 from .. import quant
 from ..kernels._conv_geometry import padded_shape
-from ..kernels.conv_2d import Conv2DData, Conv2DInt16Data, Conv2DInt8Data, Conv2DUint8Data, conv_float
+from ..kernels.conv_2d import Conv2DData, Conv2DInt8Data, Conv2DInt16Data, Conv2DUint8Data, conv_float
 from ..variants import LITERT_X86, VARIANTS
 from . import FastPath, fast_path, requantize
 

@@ -20,8 +20,13 @@ import numpy as np
 
 from ...perf.jit import njit, run_rows
 from ...schema.enums import BuiltinOperator
-from ..kernels.depthwise_conv_2d import (DepthwiseConv2DData, DepthwiseConv2DHybridData, DepthwiseConv2DInt16Data,
-                                         DepthwiseConv2DInt8Data, DepthwiseConv2DUint8Data)
+from ..kernels.depthwise_conv_2d import (
+    DepthwiseConv2DData,
+    DepthwiseConv2DHybridData,
+    DepthwiseConv2DInt8Data,
+    DepthwiseConv2DInt16Data,
+    DepthwiseConv2DUint8Data,
+)
 from ..variants import LITERT_X86, VARIANTS
 from . import FastPath, fast_path
 from .requantize import quantize_rows_jit, requantize_int64_rows_jit, requantize_rows_jit

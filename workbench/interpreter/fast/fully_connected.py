@@ -23,7 +23,10 @@ from .. import quant
 from ..kernels import _fc_hybrid, _fc_int4, _fc_int16_or_sparse
 from ..kernels._common import apply_activation
 from ..kernels.fully_connected import (
-    FullyConnectedData, FullyConnectedInt16Data, FullyConnectedInt8Data, FullyConnectedUint8Data,
+    FullyConnectedData,
+    FullyConnectedInt8Data,
+    FullyConnectedInt16Data,
+    FullyConnectedUint8Data,
 )
 from ..variants import LITERT_X86, VARIANTS
 from . import FastPath, fast_path, requantize

@@ -23,7 +23,9 @@ import numpy as np
 
 from ...schema.enums import BuiltinOperator
 from .. import quant
-from ..kernels import bidirectional_sequence_lstm as bidirectional, lstm, unidirectional_sequence_lstm as unidirectional
+from ..kernels import bidirectional_sequence_lstm as bidirectional
+from ..kernels import lstm
+from ..kernels import unidirectional_sequence_lstm as unidirectional
 from ..kernels._lstm_hybrid import row_sums
 from ..variants import VARIANTS
 from . import FastPath, fast_path

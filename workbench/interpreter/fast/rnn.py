@@ -15,9 +15,10 @@ import numpy as np
 
 from ...perf.jit import njit
 from ...schema.enums import BuiltinOperator
-from ..quant import recurrent
 from ..kernels import _rnn, rnn
-from ..kernels import bidirectional_sequence_rnn as bidirectional, unidirectional_sequence_rnn as unidirectional
+from ..kernels import bidirectional_sequence_rnn as bidirectional
+from ..kernels import unidirectional_sequence_rnn as unidirectional
+from ..quant import recurrent
 from ..variants import VARIANTS
 from . import fast_path
 from .lstm import Prepared

@@ -18,12 +18,17 @@ import numpy as np
 from ...perf.jit import njit
 from ...schema.enums import BuiltinOperator
 from .. import quant
-from ..kernels.transpose_conv import (TransposeConvData, TransposeConvHybridData, TransposeConvQuantizedData,
-                                      TransposeConvUint8Data, filter_matrix)
+from ..kernels.transpose_conv import (
+    TransposeConvData,
+    TransposeConvHybridData,
+    TransposeConvQuantizedData,
+    TransposeConvUint8Data,
+    filter_matrix,
+)
 from ..variants import LITERT_X86, VARIANTS
 from . import FastPath, fast_path
-from .requantize import quantize_rows_jit, requantize_int32_rows_jit, requantize_int64_rows_jit
 from .depthwise_conv_2d import bias_copy
+from .requantize import quantize_rows_jit, requantize_int32_rows_jit, requantize_int64_rows_jit
 
 ALL = tuple(VARIANTS)
 X86 = (LITERT_X86.name,)

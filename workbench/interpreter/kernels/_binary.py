@@ -29,9 +29,9 @@ import dataclasses
 import numpy as np
 
 from ...errors import UnsupportedOpError
-from ..registry import Kernel, OpData, opdata
 from .. import quant
 from ..quant.elementwise import add_8bit_neon, add_int16_neon, mul_8bit_neon, vector_loop_mask
+from ..registry import Kernel, OpData, opdata
 from ._binary_plain import integer_activation_range, prepare_plain
 from ._common import F32, I8, I16, U8, activation_name, activation_range, apply_activation
 from ._unary import TYPE_RANGE, require_zero_points

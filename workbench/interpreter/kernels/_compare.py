@@ -33,9 +33,15 @@ from __future__ import annotations
 import numpy as np
 
 from ...errors import UnsupportedOpError
-from ..quant import (INT32_MAX, INT32_MIN, multiply_by_quantized_multiplier, multiply_by_quantized_multiplier_array,
-                     quant_params, quantize_multiplier)
 from ..context import is_string
+from ..quant import (
+    INT32_MAX,
+    INT32_MIN,
+    multiply_by_quantized_multiplier,
+    multiply_by_quantized_multiplier_array,
+    quant_params,
+    quantize_multiplier,
+)
 from ..registry import Kernel, OpData, opdata
 from ._common import BOOL, F16, F32, I8, I16, I32, I64, U8
 from ._elementwise import broadcast_shape, refuse

@@ -33,11 +33,10 @@ from __future__ import annotations
 import numpy as np
 
 from ...errors import UnsupportedOpError
-from ..registry import opdata
 from .. import quant
+from ..registry import opdata
 from ._common import F32, U8, activation_range
 from ._conv_geometry import ConvGeometry, conv_geometry, final_shift_rounding, integer_sums, padded
-
 
 
 @opdata

@@ -26,10 +26,10 @@ import dataclasses
 import numpy as np
 
 from ...errors import UnsupportedOpError
-from ..registry import opdata
 from .. import quant
-from ._common import F32, activation_name
+from ..registry import opdata
 from . import _fc_int4
+from ._common import F32, activation_name
 from ._fc_geometry import FullyConnectedGeometry
 
 

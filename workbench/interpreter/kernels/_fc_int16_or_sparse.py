@@ -29,8 +29,8 @@ from __future__ import annotations
 import numpy as np
 
 from ...errors import KernelError, UnsupportedOpError
-from ..registry import opdata
 from .. import quant
+from ..registry import opdata
 from ._common import F32, I8, I16, activation_name, activation_range, apply_activation
 from ._fc_geometry import FullyConnectedGeometry
 from .densify import dense_positions

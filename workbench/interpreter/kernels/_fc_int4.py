@@ -47,8 +47,8 @@ import dataclasses
 import numpy as np
 
 from ...errors import ModelError, UnsupportedOpError
-from ..registry import opdata
 from .. import quant
+from ..registry import opdata
 from ._common import activation_name
 from ._fc_geometry import FullyConnectedGeometry
 

@@ -26,8 +26,13 @@ from __future__ import annotations
 import numpy as np
 
 from .. import quant
-from ..quant.recurrent import (apply_activation_to_vector, cwise_clipping,
-                               hybrid_matrix_batch_vector_multiply_accumulate, mean_stddev_normalization, quantize_rows)
+from ..quant.recurrent import (
+    apply_activation_to_vector,
+    cwise_clipping,
+    hybrid_matrix_batch_vector_multiply_accumulate,
+    mean_stddev_normalization,
+    quantize_rows,
+)
 from ..registry import OpData, opdata
 from ._elementwise import refuse
 from ._lstm import I8, Direction, role_dtype, weights

@@ -11,10 +11,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..registry import OpData, opdata
-
 from ...errors import KernelError, UnsupportedOpError
 from .. import quant
+from ..registry import OpData, opdata
 from ._common import F32, I8, I16, PADDING_NAMES, U8, activation_name, activation_range, check_rank, pool_window
 
 QUANTIZED = (U8, I8, I16)

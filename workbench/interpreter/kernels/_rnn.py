@@ -26,11 +26,14 @@ import numpy as np
 
 from ...errors import ModelError
 from .. import quant
-from ..quant.recurrent import (apply_activation_to_vector, hybrid_matrix_batch_vector_multiply_accumulate,
-                               matrix_batch_vector_multiply_accumulate, quantize_rows)
+from ..quant.recurrent import (
+    apply_activation_to_vector,
+    hybrid_matrix_batch_vector_multiply_accumulate,
+    matrix_batch_vector_multiply_accumulate,
+    quantize_rows,
+)
 from ._common import F32, I8
 from ._elementwise import refuse
-
 
 ACTIVATIONS = {0: "NONE", 1: "RELU", 2: "RELU_N1_TO_1", 3: "RELU6", 4: "TANH", 5: "SIGN_BIT"}
 

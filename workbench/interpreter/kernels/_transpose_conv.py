@@ -16,8 +16,8 @@ from __future__ import annotations
 import numpy as np
 
 from ...errors import KernelError, UnsupportedOpError
-from ..registry import OpData, opdata
 from .. import quant
+from ..registry import OpData, opdata
 from ._common import F32, I8, I16, PADDING_NAMES, U8, activation_name, activation_range, transpose_window
 
 

@@ -29,11 +29,19 @@ import dataclasses
 import numpy as np
 
 from ...errors import UnsupportedOpError
-from ..registry import Kernel, OpData, opdata
 from .. import quant
+from ..registry import Kernel, OpData, opdata
 from ._common import F32, I8, I16, U8
-from ._eigen import (F32_LANES, eigen_erfc_f32, eigen_exp_packet_f32, eigen_logistic_f32,  # noqa: F401
-                     eigen_tanh_f32, packet_end, split_packets, twoprod_low_f32)
+from ._eigen import (  # noqa: F401
+    F32_LANES,
+    eigen_erfc_f32,
+    eigen_exp_packet_f32,
+    eigen_logistic_f32,
+    eigen_tanh_f32,
+    packet_end,
+    split_packets,
+    twoprod_low_f32,
+)
 from ._libm import FUNCTIONS
 
 TYPE_RANGE = {I8: (-128, 127), U8: (0, 255), I16: (-32768, 32767)}

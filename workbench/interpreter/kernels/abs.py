@@ -10,8 +10,8 @@ the type.  An int16 tensor without quantization parameters is plain integer data
 import numpy as np
 
 from ...schema.enums import BuiltinOperator
-from ..registry import OpData, kernel, opdata
 from .. import quant
+from ..registry import OpData, kernel, opdata
 from ._common import F32, I8, I16, I32
 from ._unary import UnaryKernel, clamp_to, require_zero_points
 

@@ -13,8 +13,15 @@ import numpy as np
 
 from ...schema.enums import BuiltinOperator
 from ..registry import kernel
-from ._binary import BinaryData, BinaryKernel, add_sub_general, add_sub_pot_int16, float_binary, plain_int16, \
-    with_vector_loop
+from ._binary import (
+    BinaryData,
+    BinaryKernel,
+    add_sub_general,
+    add_sub_pot_int16,
+    float_binary,
+    plain_int16,
+    with_vector_loop,
+)
 from ._binary_plain import PlainBinaryData, plain_binary
 from ._common import F16, F32, I8, I16, I32, I64, U8
 

@@ -32,11 +32,10 @@ see the section "hybrid" at the end of this file.
 import numpy as np
 
 from ...schema.enums import BuiltinOperator
-from ..registry import Kernel, OpData, kernel, opdata
 from .. import quant
+from ..registry import Kernel, OpData, kernel, opdata
 from ._common import F32, I8, I16, I32
 from ._elementwise import fail, refuse
-
 
 
 @opdata

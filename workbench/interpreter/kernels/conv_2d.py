@@ -27,13 +27,27 @@ import numpy as np
 
 from ...errors import KernelError
 from ...schema.enums import BuiltinOperator
-from ..registry import Kernel, kernel, opdata
 from .. import quant
+from ..registry import Kernel, kernel, opdata
 from ._common import F32, I8, I16, activation_range
-from ._conv_geometry import (ConvGeometry, conv_geometry, final_shift_rounding, float_sums, integer_sums, padded,
-                             padded_shape)
-from ._conv_uint8_hybrid import (Conv2DHybridData, Conv2DUint8Data, U8, conv_hybrid, conv_uint8, prepare_hybrid,
-                                 prepare_uint8)
+from ._conv_geometry import (
+    ConvGeometry,
+    conv_geometry,
+    final_shift_rounding,
+    float_sums,
+    integer_sums,
+    padded,
+    padded_shape,
+)
+from ._conv_uint8_hybrid import (
+    U8,
+    Conv2DHybridData,
+    Conv2DUint8Data,
+    conv_hybrid,
+    conv_uint8,
+    prepare_hybrid,
+    prepare_uint8,
+)
 
 __all__ = ["ConvGeometry", "Conv2DData", "Conv2DInt8Data", "Conv2DInt16Data", "Conv2DUint8Data", "Conv2DHybridData",
            "conv_float", "conv_int8", "conv_int16", "conv_uint8", "conv_hybrid", "padded_shape", "Conv2D"]

@@ -20,8 +20,8 @@ import numpy as np
 
 from ...errors import KernelError, UnsupportedOpError
 from ...schema.enums import BuiltinOperator
-from ..registry import Kernel, OpData, kernel, opdata
 from .. import quant
+from ..registry import Kernel, OpData, kernel, opdata
 from ._common import F32, I8, I16, PADDING_NAMES, U8, activation_name, activation_range, check_bias, check_rank, window
 
 

@@ -25,8 +25,8 @@ import numpy as np
 
 from ...errors import UnsupportedOpError
 from ...schema.enums import BuiltinOperator
-from ..registry import OpData, kernel, opdata
 from .. import quant
+from ..registry import OpData, kernel, opdata
 from ._binary import BinaryData, BinaryKernel, float_binary
 from ._common import F32, I8, I16, U8, activation_name
 from ._elementwise import fail

@@ -13,8 +13,8 @@ Both builds of TFLite compute the same here.  The speed layer: ``fast/unary.py``
 import numpy as np
 
 from ...schema.enums import BuiltinOperator
-from ..registry import kernel
 from .. import quant
+from ..registry import kernel
 from ._common import F32, I8, I16
 from ._libm import expf
 from ._unary import LutData, UnaryKernel, lut_lookup, prepare_lut, require_zero_points

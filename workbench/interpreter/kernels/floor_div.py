@@ -19,8 +19,6 @@ from ._common import F32, I8, I16, I32
 from ._elementwise import MathBinaryKernel, fail
 
 
-
-
 def reference(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     if a.dtype == np.int32:
         return np.floor(a.astype(np.float64) / b.astype(np.float64)).astype(np.int32)

@@ -30,10 +30,10 @@ import numpy as np
 
 from ...errors import KernelError, UnsupportedOpError
 from ...schema.enums import BuiltinOperator
-from ..registry import Kernel, kernel, opdata
 from .. import quant
-from ._common import F32, I8, I16, U8, activation_name, activation_range, apply_activation
+from ..registry import Kernel, kernel, opdata
 from . import _fc_hybrid, _fc_int4, _fc_int16_or_sparse
+from ._common import F32, I8, I16, U8, activation_name, activation_range, apply_activation
 from ._fc_geometry import FullyConnectedGeometry, geometry
 
 

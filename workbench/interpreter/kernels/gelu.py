@@ -26,11 +26,22 @@ from __future__ import annotations
 import numpy as np
 
 from ...schema.enums import BuiltinOperator
-from ..registry import Kernel, OpData, kernel, opdata
 from .. import quant
+from ..registry import Kernel, OpData, kernel, opdata
 from ._common import F32
-from ._unary import (I8, I16, U8, LutData, check_same_type, eigen_erfc_f32, eigen_tanh_f32, libm_f32, lut_lookup,
-                     prepare_lut, split_packets)
+from ._unary import (
+    I8,
+    I16,
+    U8,
+    LutData,
+    check_same_type,
+    eigen_erfc_f32,
+    eigen_tanh_f32,
+    libm_f32,
+    lut_lookup,
+    prepare_lut,
+    split_packets,
+)
 
 _NEG_SQRT1_2 = np.float32(-0.70710678118654752440)
 _SQRT_2_OVER_PI = np.float32(1.12837916709551257390 * 0.70710678118654752440)

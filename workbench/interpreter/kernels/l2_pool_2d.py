@@ -8,8 +8,7 @@ import numpy as np
 
 from ...schema.enums import BuiltinOperator
 from ..registry import Kernel, kernel
-from ._common import apply_activation, tap_range
-from ._common import F32
+from ._common import F32, apply_activation, tap_range
 from ._pool import prepare_pool
 
 

@@ -28,8 +28,8 @@ from __future__ import annotations
 import numpy as np
 
 from ...schema.enums import BuiltinOperator
-from ..registry import Kernel, OpData, kernel, opdata
 from .. import quant
+from ..registry import Kernel, OpData, kernel, opdata
 from ._common import F32, I8, I16, U8
 from ._unary import check_same_type, clamp_to, require_zero_points
 

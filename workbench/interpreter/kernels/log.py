@@ -11,8 +11,8 @@ where output_min = (type_min − output_zero_point)·output_scale, the smallest 
 import numpy as np
 
 from ...schema.enums import BuiltinOperator
-from ..registry import kernel
 from .. import quant
+from ..registry import kernel
 from ._common import F32, I8, I16
 from ._libm import logf
 from ._unary import TYPE_RANGE, LutData, UnaryKernel, lut_lookup, prepare_lut, require_zero_points

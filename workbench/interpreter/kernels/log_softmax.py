@@ -32,12 +32,19 @@ import numpy as np
 
 from ...errors import UnsupportedOpError
 from ...schema.enums import BuiltinOperator
-from ..registry import Kernel, OpData, kernel, opdata
 from .. import quant
+from ..registry import Kernel, OpData, kernel, opdata
 from ._common import F32, I8, U8
 from ._softmax import (
-    INT32_MIN, log_softmax_float_eigen, log_softmax_float_libm, log_x_ge_1, scaled_exps, softmax_input_scaling,
-    softmax_table, sum_of_exps, table_exps,
+    INT32_MIN,
+    log_softmax_float_eigen,
+    log_softmax_float_libm,
+    log_x_ge_1,
+    scaled_exps,
+    softmax_input_scaling,
+    softmax_table,
+    sum_of_exps,
+    table_exps,
 )
 from ._unary import TYPE_RANGE, check_same_type, libm_f32
 

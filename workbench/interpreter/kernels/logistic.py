@@ -35,11 +35,22 @@ import numpy as np
 
 from ...errors import UnsupportedOpError
 from ...schema.enums import BuiltinOperator
-from ..registry import Kernel, OpData, kernel, opdata
 from .. import quant
+from ..registry import Kernel, OpData, kernel, opdata
 from ._common import F32
-from ._unary import (I8, I16, U8, LutData, UnaryData, check_same_type, eigen_logistic_f32, libm_f32, lut_lookup,
-                     prepare_lut, require_zero_points)
+from ._unary import (
+    I8,
+    I16,
+    U8,
+    LutData,
+    UnaryData,
+    check_same_type,
+    eigen_logistic_f32,
+    libm_f32,
+    lut_lookup,
+    prepare_lut,
+    require_zero_points,
+)
 
 _SIGMOID = quant.sigmoid_table_uint16()
 _UPPER, _LOWER = np.float32(16.619047164916992188), np.float32(-9.0)

@@ -30,13 +30,11 @@ from __future__ import annotations
 import numpy as np
 
 from ...errors import UnsupportedOpError
-
 from ...schema.enums import BuiltinOperator
-from ..registry import Kernel, OpData, kernel, opdata
 from .. import quant
+from ..registry import Kernel, OpData, kernel, opdata
 from ._common import F32, I8, I16, U8, normalize_axis
 from ._reduce import eigen_sum, normalized, reduced_rows, sequential_sum
-
 
 __all__ = ["MeanData", "MeanQuantizedData", "reduced_rows", "mean_float", "mean_quantized_reference",
            "mean_quantized_optimized"]

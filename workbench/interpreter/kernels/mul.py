@@ -14,8 +14,15 @@ import numpy as np
 
 from ...schema.enums import BuiltinOperator
 from ..registry import kernel
-from ._binary import BinaryData, BinaryKernel, float_binary, mul_general, mul_int16_to_8bit, plain_int16, \
-    with_vector_loop
+from ._binary import (
+    BinaryData,
+    BinaryKernel,
+    float_binary,
+    mul_general,
+    mul_int16_to_8bit,
+    plain_int16,
+    with_vector_loop,
+)
 from ._binary_plain import C64, PlainBinaryData, plain_binary
 from ._common import F16, F32, I8, I16, I32, I64, U8, U32
 

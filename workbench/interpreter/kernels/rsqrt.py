@@ -20,8 +20,8 @@ float32: 1 / sqrtf(x) per element.  Both builds of TFLite compute the same here.
 import numpy as np
 
 from ...schema.enums import BuiltinOperator
-from ..registry import OpData, kernel, opdata
 from .. import quant
+from ..registry import OpData, kernel, opdata
 from ._common import F32, I8, I16
 from ._unary import LutData, UnaryKernel, clamp_to, lut_lookup, prepare_lut, require_zero_points
 from .sqrt import check_non_negative

@@ -52,11 +52,17 @@ import numpy as np
 
 from ...errors import UnsupportedOpError
 from ...schema.enums import BuiltinOperator
-from ..registry import Kernel, OpData, kernel, opdata
 from .. import quant
+from ..registry import Kernel, OpData, kernel, opdata
 from ._common import F16, F32, I8, I16, U8
 from ._softmax import (
-    LOWEST, scaled_exps, softmax_float_eigen, softmax_float_libm, softmax_input_scaling, softmax_table, sum_of_exps,
+    LOWEST,
+    scaled_exps,
+    softmax_float_eigen,
+    softmax_float_libm,
+    softmax_input_scaling,
+    softmax_table,
+    sum_of_exps,
     table_exps,
 )
 from ._unary import TYPE_RANGE, require_zero_points

@@ -16,8 +16,8 @@ The speed layer: ``fast/unary.py``.
 import numpy as np
 
 from ...schema.enums import BuiltinOperator
-from ..registry import OpData, kernel, opdata
 from .. import quant
+from ..registry import OpData, kernel, opdata
 from ._common import F32, I8, I16
 from ._elementwise import fail
 from ._unary import UnaryKernel, clamp_to, require_zero_points

@@ -13,9 +13,9 @@ import numpy as np
 
 from ...errors import UnsupportedOpError
 from ...schema.enums import BuiltinOperator
-from ..registry import OpData, kernel, opdata
 from .. import quant
-from ._common import I8, I32, F32  # noqa: F401
+from ..registry import OpData, kernel, opdata
+from ._common import F32, I8, I32  # noqa: F401
 from ._elementwise import MathBinaryKernel, broadcast_shape
 
 

@@ -40,14 +40,18 @@ import numpy as np
 from ...schema.enums import BuiltinOperator
 from .. import quant
 from ..quant import multiply_by_quantized_multiplier_array, quantize_multiplier, tensor_scale_zp
-from ..quant.recurrent import (apply_activation_to_vector, hybrid_matrix_batch_vector_multiply_accumulate,
-                               matrix_batch_vector_multiply_accumulate, neon_dot_f32, neon_reduction_sum_f32,
-                               quantize_rows)
+from ..quant.recurrent import (
+    apply_activation_to_vector,
+    hybrid_matrix_batch_vector_multiply_accumulate,
+    matrix_batch_vector_multiply_accumulate,
+    neon_dot_f32,
+    neon_reduction_sum_f32,
+    quantize_rows,
+)
 from ..registry import Kernel, OpData, kernel, opdata
 from ._common import F32, I8, I16, I32
 from ._elementwise import refuse
 from ._rnn import ACTIVATIONS
-
 
 
 @opdata

@@ -28,8 +28,8 @@ from __future__ import annotations
 import numpy as np
 
 from ...schema.enums import BuiltinOperator
-from ..registry import Kernel, OpData, kernel, opdata
 from .. import quant
+from ..registry import Kernel, OpData, kernel, opdata
 from ._common import F32, I8, I16, U8
 from ._unary import LutData, UnaryData, check_same_type, eigen_tanh_f32, libm_f32, lut_lookup, prepare_lut
 from .logistic import int16_scaling, int16_uses_table, on_sigmoid_grid

@@ -10,7 +10,6 @@ from ...errors import UnsupportedOpError
 from ...schema.enums import BuiltinOperator
 from ..registry import Kernel, OpData, kernel, opdata
 
-
 MAX_RANK = 8
 
 

@@ -20,13 +20,22 @@ from __future__ import annotations
 import numpy as np
 
 from ...schema.enums import BuiltinOperator
-from ..registry import Kernel, kernel
 from .. import quant
+from ..registry import Kernel, kernel
 from ._common import F32, activation_name, activation_range
-from ._transpose_conv import (I8, I16, U8, TransposeConvData, TransposeConvHybridData, TransposeConvQuantizedData,
-                              TransposeConvUint8Data, check_shapes, output_geometry, prepare_hybrid,
-                              prepare_quantized)
-
+from ._transpose_conv import (
+    I8,
+    I16,
+    U8,
+    TransposeConvData,
+    TransposeConvHybridData,
+    TransposeConvQuantizedData,
+    TransposeConvUint8Data,
+    check_shapes,
+    output_geometry,
+    prepare_hybrid,
+    prepare_quantized,
+)
 
 # -- the computation: a canvas big enough for every tap, one numpy step per filter tap, then a crop --
 

@@ -9,11 +9,13 @@ import math
 import numpy as np
 
 from .fixed_point import (
-    INT32_MIN, quantize_multiplier, rounding_divide_by_pot, rounding_divide_by_pot_array, srdhm_array,
+    INT32_MIN,
+    quantize_multiplier,
+    rounding_divide_by_pot,
+    rounding_divide_by_pot_array,
+    srdhm_array,
 )
 from .prepare import libm_apply, round_half_away
-
-
 
 # ----------------------------------------------------------------------------------------------
 # element-wise (uint8/int16)

@@ -10,7 +10,6 @@ import math
 
 import numpy as np
 
-
 INT32_MIN = -(2 ** 31)
 INT32_MAX = 2 ** 31 - 1
 

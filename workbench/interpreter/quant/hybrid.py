@@ -11,7 +11,6 @@ import numpy as np
 from .fixed_point import quantize_multiplier
 from .prepare import quant_params, round_half_away, tensor_scale_zp
 
-
 # ----------------------------------------------------------------------------------------------
 # uint8 / hybrid (matrix ops)
 #

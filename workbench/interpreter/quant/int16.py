@@ -10,7 +10,6 @@ from ...errors import KernelError
 from .fixed_point import INT32_MAX, INT32_MIN, multiply_by_quantized_multiplier_array
 from .prepare import quant_params, tensor_scale_zp
 
-
 # ----------------------------------------------------------------------------------------------
 # 16x8 (int16 activations)
 #

@@ -7,9 +7,12 @@ from __future__ import annotations
 import numpy as np
 
 from .fixed_point import (
-    INT32_MAX, INT32_MIN, _wrap_int32, rounding_divide_by_pot, saturating_rounding_doubling_high_mul,
+    INT32_MAX,
+    INT32_MIN,
+    _wrap_int32,
+    rounding_divide_by_pot,
+    saturating_rounding_doubling_high_mul,
 )
-
 
 # ----------------------------------------------------------------------------------------------
 # pools / reductions (uint8/int16)

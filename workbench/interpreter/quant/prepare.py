@@ -13,8 +13,6 @@ import numpy as np
 
 from .fixed_point import quantize_multiplier
 
-
-
 # ----------------------------------------------------------------------------------------------
 # float → quantized (how TFLite rounds)
 

@@ -8,11 +8,9 @@ from __future__ import annotations
 import numpy as np
 
 from .fixed_point import _wrap_int32, multiply_by_quantized_multiplier_array
-from .prepare import float_fn
-from .pooling import inv_sqrt_quantized_multiplier_exp
 from .hybrid import apply_float_activation, asymmetric_quantize_rows, symmetric_quantize_rows, wrap_int32
-
-
+from .pooling import inv_sqrt_quantized_multiplier_exp
+from .prepare import float_fn
 
 # ----------------------------------------------------------------------------------------------
 # recurrent (integer LSTM)

@@ -21,8 +21,19 @@ from dataclasses import dataclass
 
 import graphviz
 
-from ..render import BADGE_BG, BADGE_FG, CPU_BORDER, CPU_FILL, CUSTOM_BORDER, CUSTOM_FILL, IO_FILL, PALETTE, \
-    PLAIN_BORDER, PLAIN_FILL, lighter
+from ..render import (
+    BADGE_BG,
+    BADGE_FG,
+    CPU_BORDER,
+    CPU_FILL,
+    CUSTOM_BORDER,
+    CUSTOM_FILL,
+    IO_FILL,
+    PALETTE,
+    PLAIN_BORDER,
+    PLAIN_FILL,
+    lighter,
+)
 
 __all__ = ["Layout", "NodeStyle", "EdgeStyle", "Outline", "placement_style", "partition_colours",
            "outline_for"]

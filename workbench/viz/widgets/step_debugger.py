@@ -35,8 +35,8 @@ import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
 import ipywidgets as W
+import numpy as np
 
 from ... import corpus
 from ...partition import GraphView, list_targets

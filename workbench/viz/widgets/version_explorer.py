@@ -23,7 +23,8 @@ import time
 
 import ipywidgets as W
 
-from ...schema.enums import ActivationFunctionType, BuiltinOperator as B
+from ...schema.enums import ActivationFunctionType
+from ...schema.enums import BuiltinOperator as B
 from ...versioning import check, min_runtime, op_version
 from ...versioning.kernel_types import type_verdict
 from ...versioning.walkthrough import DTYPES, EXPLORER_OPS, OpConfig, build_op_model
