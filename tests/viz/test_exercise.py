@@ -1,17 +1,12 @@
 """workbench.viz.exercise: every kind of answer checked with a right answer (✓), a wrong one (✗) and none
-("answer first"), headless and through the widgets; then every exercise of every notebook, in its kernel."""
+("answer first"), headless and through the widgets.  The notebooks' own exercises are checked in
+tests/notebooks/test_notebook_exercises.py."""
 
 from __future__ import annotations
 
-import json
-import re
-
-import nbformat
 import numpy as np
 import pytest
-from nbformat.v4 import new_code_cell
 
-from helpers.notebook_runner import NOTEBOOKS, pin_python3_kernel, run_notebook
 from workbench.schema import BuiltinOperator
 from workbench.viz.exercise import INVALID, NONE, RIGHT, WRONG, Exercise, Result, Solutions
 
@@ -203,114 +198,3 @@ def test_a_missing_solutions_file_is_named(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     with pytest.raises(FileNotFoundError, match="no solutions file 'solutions/00_tour.md'"):
         Solutions("solutions/00_tour.md")
-
-
-# ---------------------------------------------------------------------------------------------
-# every exercise of every notebook, in the notebook's own kernel
-# ---------------------------------------------------------------------------------------------
-# the learning path 01–04, and every later notebook once it has a solutions file
-PATH_01_04 = [p for p in NOTEBOOKS if p.name[:2] in ("01", "02", "03", "04")]
-EXERCISED = [p for p in NOTEBOOKS if p in PATH_01_04 or (p.parent / "solutions" / f"{p.stem}.md").exists()]
-AUDIT = r'''
-import enum, json
-from workbench.viz.exercise import Exercise, show
-
-def _wrong(ex):
-    e = ex.expected
-    if ex.choices is not None:
-        return next(label for label, value in ex.choices if not (value == e and type(value) is type(e)))
-    if isinstance(e, (set, frozenset)):
-        return "certainly not this"
-    if isinstance(e, (list, tuple)):
-        return ", ".join(_wrong_one(x) for x in e)
-    return _wrong_one(e)
-
-def _right(ex):
-    e = ex.expected
-    if ex.choices is not None:
-        return ex.shown
-    if isinstance(e, (list, tuple)):
-        return ", ".join(_right_one(x) for x in e)
-    return _right_one(e)
-
-def _right_one(e):
-    if isinstance(e, (set, frozenset)):
-        return sorted(map(show, e))[0]
-    if isinstance(e, float):
-        return repr(e)
-    return show(e)
-
-def _wrong_one(e):
-    if isinstance(e, enum.Enum):
-        return next(m for m in type(e) if m != e).name
-    if isinstance(e, (int, float)) and not isinstance(e, bool):
-        return str(e * 10 + 1000)
-    return "certainly not this"
-
-def _type(ex, answer):
-    if ex.choices is None:
-        ex.input.value = "" if answer is None else answer
-    else:
-        ex.input.value = None if answer is None else [label for label, _ in ex.choices].index(answer)
-    ex.check_button.click()
-    return ex.feedback.value
-
-_seen, _report = set(), []
-for _v in [*Out.values(), *globals().values()]:
-    if isinstance(_v, Exercise) and id(_v) not in _seen and _v.expected is not None:
-        _seen.add(id(_v))
-        _r = _right(_v)
-        _report.append({
-            "question": _v.question,
-            "none": _v.check(None).status, "wrong": _v.check(_wrong(_v)).status, "right": _v.check(_r).status,
-            "widget_none": _type(_v, None), "widget_wrong": _type(_v, _wrong(_v)),
-            "hidden_after_wrong": not _v.revealed, "widget_right": _type(_v, _r),
-            "revealed": _v.revealed,
-            "reveal": "\n".join(str(d.get("text/plain", "")) for d, _ in _v.reveal().bundles()),
-            "static": _v._repr_mimebundle_()["text/plain"],
-        })
-print("EXERCISE-AUDIT " + json.dumps(_report))
-'''
-
-
-@pytest.mark.parametrize("path", EXERCISED, ids=[p.stem for p in EXERCISED])
-def test_every_exercise_of_the_notebook_checks_its_own_answer_and_reveals(path, tmp_path, monkeypatch):
-    nb = nbformat.read(path, as_version=4)
-    nb.cells.append(new_code_cell(AUDIT))
-    copy = tmp_path / path.name
-    nbformat.write(nb, copy)
-    done = run_notebook(copy, pin_python3_kernel(tmp_path / "jupyter", monkeypatch), tmp_path)
-    text = "".join(o.get("text", "") for o in done.cells[-2].outputs if o.output_type == "stream")
-    report = json.loads(text.split("EXERCISE-AUDIT ", 1)[1])
-    sources = [c.source for c in nb.cells if c.cell_type == "code"]
-    assert len(report) == sum("Exercise(" in src for src in sources) >= (5 if path in PATH_01_04 else 1)
-    for r in report:
-        q = r["question"]
-        assert (r["none"], r["wrong"], r["right"]) == (NONE, WRONG, RIGHT), q
-        assert "Answer first" in r["widget_none"] and "✗" in r["widget_wrong"] and "✓" in r["widget_right"], q
-        assert r["hidden_after_wrong"] and r["revealed"], q
-        assert len(r["reveal"]) > 40, f"{q}: the reveal says next to nothing"
-        assert "{{" not in r["reveal"], q
-        assert q in r["static"] and r["reveal"][:40] not in r["static"], q
-
-
-@pytest.mark.parametrize("path", EXERCISED, ids=[p.stem for p in EXERCISED])
-def test_each_notebook_states_its_question_hides_its_reveals_and_ends_with_what_you_learned(path):
-    nb = nbformat.read(path, as_version=4)
-    markdown = [c.source for c in nb.cells if c.cell_type == "markdown"]
-    code = [c.source for c in nb.cells if c.cell_type == "code"]
-    assert re.search(r"\*\*The question( of this notebook)?:\*\*", markdown[0]), "the notebook's question, first"
-    assert not [t[:60] for t in markdown if "**Reveal" in t], "a reveal in plain markdown, under its question"
-    heads = [line for t in markdown for line in t.splitlines() if line.startswith("## ")]
-    assert all(t.startswith(h) for h in heads for t in markdown if h in t.splitlines()), "a heading inside a cell"
-    assert "## What you learned" in heads[-2:] and heads[-1] in ("## What you learned", "## Try next")
-    closing = "\n".join(markdown[[i for i, t in enumerate(markdown) if t.startswith("## What you learned")][-1]:])
-    assert "try next" in closing.lower(), "no 'Try next' after 'What you learned'"
-    try_next = closing[closing.lower().index("try next"):]
-    numbered = [int(h[3:].split(".")[0]) for h in heads if h[3:4].isdigit()]
-    assert numbered == list(range(1, len(numbered) + 1)), f"sections numbered {numbered}"
-    # every reveal comes from the notebook's solutions file, which also answers the questions of "Try next"
-    solutions = Solutions(path.parent / "solutions" / f"{path.stem}.md")
-    used = [key for src in code for key in re.findall(r'S\["([\w-]+)"\]', src)]
-    assert used and set(used) <= set(solutions)
-    assert "try-next" in solutions or "?" not in try_next, "'Try next' asks, and the solutions do not answer"

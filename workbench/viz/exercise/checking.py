@@ -1,13 +1,14 @@
-"""Predict-then-reveal exercises for the notebooks: ask, take the learner's answer, say right or wrong.
+"""One exercise: ask, take the learner's answer, say right or wrong, then reveal why.
 
 The reveal — the explanation, and a view if one is given — stays hidden until an answer is given::
 
-    from workbench.viz.exercise import Exercise, Solutions
-    S = Solutions("solutions/01_anatomy_of_a_tflite_file.md")    # the reveals, kept out of the notebook
-    Exercise("How many of the 7 fields does this file store?",
+    Exercise("How many of the 7 fields does the file store?",
              answer=lambda: len(viz.byte_map(model, conv.builtin_options).present),   # from the data
              hint="A field that equals its default is usually left out.",
-             reveal=S["stored-fields"])
+             reveal="**{{answer}}**: the strides; every other field equals its default.")
+
+(The shipped notebooks do not write this call in a cell, where a learner would read the answer
+before predicting: they ``ask("key", ...)`` a :class:`~workbench.viz.exercise.bank.Bank`.)
 
 The kind of answer follows from ``answer`` and ``choices``:
 
@@ -19,13 +20,16 @@ The kind of answer follows from ``answer`` and ``choices``:
 * a list or tuple: several answers in order, separated by commas (or semicolons);
 * a string: compared after normalising case, whitespace, quotes, ``_`` and ``-``;
 * a set: any one of its members;
-* ``checker=f``: ``f(answer)`` returns a bool or ``(bool, message)`` — for open questions.
+* ``checker=f``: ``f(answer)`` returns a bool or ``(bool, message)`` — for open questions;
+* ``task="name", checker=f``: a coding task.  The learner writes the function ``name`` in a cell; "Check
+  my code" passes it to ``f``.  Its exceptions are a wrong answer, ``NotImplementedError`` means "not
+  written yet", and ``solution_code`` is shown with the reveal.
 
 ``answer`` may be a callable: it is called once, when the exercise is made, to compute the answer
 from the data the notebook holds at that point.  ``reveal`` is markdown, a view (any object
-Jupyter can display), a callable returning one (called when the reveal opens), or a list of these.
-In markdown, ``{{answer}}`` and ``{{name}}`` for each ``values={name: value or callable}`` are
-filled in, so a reveal can quote numbers computed from the data.
+Jupyter can display), a callable returning one or a list of them (called when the reveal opens), or a
+list of these.  In markdown, ``{{answer}}`` and ``{{name}}`` for each ``values={name: value or
+callable}`` are filled in, so a reveal can quote numbers computed from the data.
 
 Without widgets — tests, a plain Python session, a notebook run headless::
 
@@ -38,10 +42,8 @@ reveal; a wrong one shows the hint and a "Show the answer" button.  A plain clas
 driven from tests without a browser: set ``ex.input.value``, ``ex.check_button.click()``, then read
 ``ex.feedback.value`` and ``ex.reveal_output.outputs``.  Its ``_repr_mimebundle_`` carries the
 question (never the answer) as text and HTML, so a notebook saved or exported without widgets reads
-correctly.
-
-:class:`Solutions` reads the reveals from a markdown file, one ``## key — title`` section each; the
-same file is the instructors' answer key (it also holds the answers to "Try next").
+correctly.  Every answer checked and every reveal opened goes to the learner's record
+(:mod:`~workbench.viz.exercise.record`), under ``key``.
 """
 
 from __future__ import annotations
@@ -52,12 +54,13 @@ import numbers
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-__all__ = ["Exercise", "Result", "Reveal", "Solutions", "RIGHT", "WRONG", "NONE", "INVALID"]
+from .record import attempts
+
+__all__ = ["Exercise", "Result", "Reveal", "show", "RIGHT", "WRONG", "NONE", "INVALID"]
 
 RIGHT, WRONG, NONE, INVALID = "right", "wrong", "none", "invalid"
 
@@ -194,7 +197,7 @@ class Result:
             return said + (f" Hint: {self.hint}" if self.hint else " Try again, or show the answer.")
         if self.status == INVALID:
             return f"⚠ {self.detail}. Try again."
-        return "Answer first: type or pick your prediction, then check it."
+        return self.detail or "Answer first: type or pick your prediction, then check it."
 
     def html(self) -> str:
         colour = _COLOURS[self.status]
@@ -253,6 +256,9 @@ class Reveal:
                 part = part()
                 if part is None:
                     continue
+                if isinstance(part, (list, tuple)):  # a callable may give several views
+                    out += Reveal(part, self.values).bundles()
+                    continue
             if isinstance(part, str):
                 text = _fill(part, self.values)
                 out.append(({"text/markdown": text, "text/plain": text}, {}))
@@ -283,10 +289,17 @@ class Exercise:
 
     def __init__(self, question: str, answer: Any = None, *, choices=None, checker: Callable | None = None,
                  hint: str = "", reveal=None, values: Mapping | None = None, tolerance: float = 0.0,
-                 rel: float = 0.0):
+                 rel: float = 0.0, key: str | None = None, task: str | None = None,
+                 solution: Callable | None = None, solution_code: str = "", bank: str = ""):
         if answer is None and checker is None:
             raise ValueError("an exercise needs an answer or a checker")
+        if task is not None and checker is None:
+            raise ValueError(f"the coding task {task!r} needs a checker: a function of the learner's {task}")
         self.question = question
+        self.key = key or question
+        self.task = task
+        self.solution = solution
+        self.record = attempts(self.key, question, bank)
         self.hint = hint
         self.checker = checker
         self.tolerance = float(tolerance)
@@ -303,6 +316,8 @@ class Exercise:
         values = {k: (v() if callable(v) else v) for k, v in (values or {}).items()}
         values["answer"] = self.shown
         parts = reveal if isinstance(reveal, (list, tuple)) else ([] if reveal is None else [reveal])
+        if solution_code:
+            parts = [*parts, "A solution:\n\n```python\n" + solution_code.strip("\n") + "\n```"]
         for part in parts:  # a placeholder without a value is an authoring error: say so now
             for name in _PLACEHOLDER.findall(part) if isinstance(part, str) else ():
                 if name not in values:
@@ -391,9 +406,14 @@ class Exercise:
                                             f"{right} of {len(verdicts)} right")
         return self._compare(answer, self.expected)
 
-    def check(self, answer) -> Result:
-        """The verdict on ``answer`` (``None`` or blank → "answer first"); remembered as ``self.result``."""
-        if _empty(answer):
+    def check(self, answer=None) -> Result:
+        """The verdict on ``answer`` (``None`` or blank → "answer first"); remembered as ``self.result``.
+
+        A coding task checks the function given, or else the learner's function of that name in the
+        notebook (the IPython namespace)."""
+        if self.task is not None:
+            result = self._check_task(self._submission() if answer is None else answer)
+        elif _empty(answer):
             result = Result(NONE)
         else:
             try:
@@ -406,11 +426,42 @@ class Exercise:
                     result = Result(RIGHT, answer, show(answer).strip() if given else self.shown)
                 else:
                     result = Result(WRONG, answer, detail, self.hint)
+        if result.status in (RIGHT, WRONG):
+            self.record.checked(result.status == RIGHT)
         self.result = result
         return result
 
+    def _submission(self):
+        """The learner's function named ``task``, from the notebook's namespace (None outside IPython)."""
+        try:
+            from IPython import get_ipython
+        except ImportError:
+            return None
+        shell = get_ipython()
+        return None if shell is None else shell.user_ns.get(self.task)
+
+    def _check_task(self, fn) -> Result:
+        """A coding task: run the checker on the learner's function; their exceptions are a wrong answer."""
+        if fn is None:
+            return Result(NONE, detail=f"Write the function `{self.task}` in the cell above, run that cell, "
+                                       "then check it.")
+        if not callable(fn):
+            return Result(INVALID, fn, f"`{self.task}` is a {type(fn).__name__}, not a function")
+        try:
+            said = self.checker(fn)
+        except NotImplementedError:
+            return Result(NONE, detail=f"Your `{self.task}` still says “not implemented”: write its body, run "
+                                       "the cell, then check it.")
+        except Exception as exc:  # the learner's code failed: say how, as a wrong answer
+            return Result(WRONG, fn, f"your `{self.task}` raised {type(exc).__name__}: {exc}", self.hint)
+        ok, detail = (bool(said[0]), str(said[1])) if isinstance(said, tuple) else (bool(said), "")
+        return Result(RIGHT if ok else WRONG, fn, detail if not ok else "your code passes every check",
+                      "" if ok else self.hint)
+
     def reveal(self) -> Reveal:
-        """The reveal, whatever was answered (for instructors, and for tests)."""
+        """The reveal, whatever was answered (for instructors, and for tests).  Before a right answer it
+        counts as "revealed" in the learner's record."""
+        self.record.shown()
         return self._reveal
 
     # -- widgets -------------------------------------------------------------------------------
@@ -422,7 +473,10 @@ class Exercise:
             self.show_button = self.reveal_output = None
             return
         self.question_html = W.HTML(self._question_html())
-        if self.choices is not None:
+        if self.task is not None:
+            self.input = W.HTML(f"<span style='color:#555'>your function <code>{html.escape(self.task)}</code>"
+                                " in the cell above</span>")
+        elif self.choices is not None:
             options = [(label, k) for k, (label, _) in enumerate(self.choices)]
             short = len(options) <= 6 and all(len(label) <= 70 for label, _ in options)
             make = W.RadioButtons if short else W.Dropdown
@@ -431,8 +485,8 @@ class Exercise:
             many = isinstance(self.expected, (list, tuple))
             self.input = W.Text(value="", placeholder="your answers, separated by commas" if many else
                                 "your prediction", layout=W.Layout(width="320px"))
-        self.check_button = W.Button(description="Check", button_style="primary", icon="check",
-                                     layout=W.Layout(width="110px"))
+        self.check_button = W.Button(description="Check my code" if self.task else "Check", button_style="primary",
+                                     icon="check", layout=W.Layout(width="140px" if self.task else "110px"))
         self.feedback = W.HTML("")
         self.show_button = W.Button(description="Show the answer", icon="eye", layout=W.Layout(display="none"))
         self.reveal_output = W.Output(layout=W.Layout(display="none"))
@@ -443,6 +497,8 @@ class Exercise:
         self.widget.add_class("wb-exercise")
 
     def _answer_from_widget(self):
+        if self.task is not None:
+            return None  # check() reads the learner's function from the notebook
         value = self.input.value
         if self.choices is not None:
             return None if value is None else self.choices[value][1]
@@ -469,20 +525,27 @@ class Exercise:
         self.reveal_output.layout.display = ""
         self.show_button.layout.display = "none"
         self.revealed = True
+        if with_answer:
+            self.record.shown()
 
     # -- static views --------------------------------------------------------------------------
+    @property
+    def _verb(self) -> str:
+        return "Your code" if self.task else "Predict"
+
     def _question_html(self) -> str:
-        return f"<div style='{_BOX}'><b>Predict</b> · {_inline(self.question)}</div>"
+        return f"<div style='{_BOX}'><b>{self._verb}</b> · {_inline(self.question)}</div>"
 
     def __repr__(self) -> str:
-        lines = [f"Predict: {self.question}"]
+        lines = [f"{self._verb}: {self.question}"]
         if self.choices is not None:
             lines += [f"  ( ) {label}" for label, _ in self.choices]
-        lines.append("  (answer in the widget, or with .check(your_answer))")
+        lines.append(f"  (write {self.task}, then press “Check my code”, or .check())" if self.task else
+                     "  (answer in the widget, or with .check(your_answer))")
         return "\n".join(lines)
 
     def _static_html(self) -> str:
-        body = f"<b>Predict</b> · {_inline(self.question)}"
+        body = f"<b>{self._verb}</b> · {_inline(self.question)}"
         if self.choices is not None:
             body += "<ul style='margin:2px 0;list-style:circle'>" + "".join(
                 f"<li>{_inline(label)}</li>" for label, _ in self.choices) + "</ul>"
@@ -495,51 +558,3 @@ class Exercise:
         bundle["text/plain"] = repr(self)
         bundle["text/html"] = self._static_html()
         return bundle
-
-
-# ---------------------------------------------------------------------------------------------
-# reveals kept in a markdown file
-# ---------------------------------------------------------------------------------------------
-class Solutions(Mapping):
-    """The sections of a markdown file by key: ``## key — title`` opens a section, which runs to the
-    next ``##`` (or ``#``) heading.  A relative path is looked up from the working directory (a
-    notebook's own folder when it runs in Jupyter)."""
-
-    def __init__(self, path):
-        path = Path(path)
-        if not path.is_file():
-            raise FileNotFoundError(f"no solutions file {str(path)!r} (looked from {str(Path.cwd())!r}); "
-                                    "the shipped notebooks keep theirs in notebooks/solutions/")
-        self.path = path
-        self.sections: dict[str, str] = {}
-        self.titles: dict[str, str] = {}
-        key, lines = None, []
-        for line in path.read_text(encoding="utf-8").splitlines():
-            head = re.match(r"^(#{1,2})\s+(.*)$", line)
-            if head:
-                if key is not None:
-                    self.sections[key] = "\n".join(lines).strip()
-                key, lines = None, []
-                if head.group(1) == "##":
-                    name, _, title = head.group(2).partition(" — ")
-                    key = name.strip().strip("`")
-                    self.titles[key] = title.strip()
-                continue
-            lines.append(line)
-        if key is not None:
-            self.sections[key] = "\n".join(lines).strip()
-
-    def __getitem__(self, key: str) -> str:
-        try:
-            return self.sections[key]
-        except KeyError:
-            raise KeyError(f"no section {key!r} in {self.path} (it has: {', '.join(self.sections)})") from None
-
-    def __iter__(self):
-        return iter(self.sections)
-
-    def __len__(self) -> int:
-        return len(self.sections)
-
-    def __repr__(self) -> str:
-        return f"Solutions({str(self.path)!r}: {', '.join(self.sections)})"
