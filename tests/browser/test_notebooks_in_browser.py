@@ -16,6 +16,9 @@ downloaded) then, for each ``notebooks/*.ipynb``:
   row ``n`` of the "Left on the CPU" table the badge links to, which must say the same;
 * where a :class:`~workbench.viz.widgets.PartitionLab` is shown, types a new "min nodes" value into it
   and waits for the picture (the SVG) to change;
+* answers one exercise wrong, then right, as a learner does: the cell's source stays hidden, the wrong
+  answer shows "✗" with the reveal still closed (a screenshot of the widget then), the right one "✓" and
+  opens the reveal;
 * keeps a screenshot of the whole notebook, and of the lab before and after the change.
 
 A notebook that fails is tried once more on a fresh copy with a fresh kernel.  The module stops
@@ -152,6 +155,7 @@ class Visit:
     notes: list = field(default_factory=list)      # stderr that is not an error (warnings), earlier attempts
     reasons: list = field(default_factory=list)    # badge number, reason, matching table row
     lab: dict | None = None                        # the partition lab: control, value, changed fills, shots
+    exercise: dict | None = None                   # the exercise answered wrong then right
     screenshot: Path | None = None
     executed: Path | None = None
 
@@ -277,6 +281,28 @@ class JupyterLab:
         except (urllib.error.URLError, OSError):
             pass
 
+    def answers(self, name: str, key: str) -> tuple[str, str]:
+        """A wrong and the right answer of exercise ``key``, computed in the notebook's own kernel (as
+        the headless audit does) through the kernel's connection file."""
+        from jupyter_client import BlockingKernelClient
+
+        kernel = self.session(name)["kernel"]["id"]
+        client = BlockingKernelClient(connection_file=str(self.work / "runtime" / f"kernel-{kernel}.json"))
+        client.load_connection_file()
+        client.start_channels()
+        said = []
+        try:
+            client.wait_for_ready(timeout=30)
+            client.execute_interactive(ANSWERS_IN_KERNEL.replace("KEY", repr(key)), timeout=60, store_history=False,
+                                       output_hook=lambda m: said.append(m["content"].get("text", "")))
+        finally:
+            client.stop_channels()
+        text = "".join(said)
+        if "DRIVE " not in text:
+            raise RuntimeError(f"the kernel did not give the answers of exercise {key!r}: {text[:300]!r}")
+        wrong, right = json.loads(text.split("DRIVE ", 1)[1].splitlines()[0])
+        return wrong, right
+
     def restore(self, name: str) -> None:
         shutil.copy2(NOTEBOOK_DIR / name, self.root / "notebooks" / name)
 
@@ -393,6 +419,7 @@ class BrowserRun:
 
         if page.locator(".wb-partition-lab").count():
             v.lab = self._recut(page, v)
+        v.exercise = self._answer_an_exercise(page, v)
         v.screenshot = self._shoot(page, f"{Path(name).stem}.png", whole=True)
 
     def _wait_kernel_idle(self, name: str, seconds: float, what: str) -> None:
@@ -469,6 +496,46 @@ class BrowserRun:
         result["after"] = self._shoot_element(page, lab, f"{stem}.lab-after.png")
         return result
 
+    def _answer_an_exercise(self, page, v: Visit) -> dict:
+        """Answer one exercise wrong, then right, in the widget; see the reveal stay closed, then open."""
+        key = first_exercise(NOTEBOOK_DIR / v.name)
+        wrong, right = self.lab.answers(v.name, key)
+        widget = page.locator(f".wb-ex-{key}").first
+        widget.scroll_into_view_if_needed()
+        cell = page.locator(".jp-CodeCell", has=page.locator(f".wb-ex-{key}")).first
+        result = {"key": key, "source_hidden": not cell.locator(".jp-InputArea-editor").first.is_visible()}
+        if not result["source_hidden"]:
+            v.errors.append(f"exercise {key!r}: the cell's source is visible")
+        feedback = widget.locator(".wb-exercise-result").first
+        reveal = widget.locator(".widget-output, .jupyter-widgets-output-area").first
+
+        def answer(value) -> str:
+            radios = widget.locator("input[type=radio]")
+            if radios.count():
+                widget.locator("label", has_text=value).first.click()
+            elif widget.locator("select").count():
+                widget.locator("select").first.select_option(label=value)
+            else:
+                widget.locator("input[type=text]").first.fill(str(value))
+            widget.get_by_role("button", name="Check").first.click()
+            feedback.wait_for(timeout=30_000)
+            page.wait_for_timeout(300)
+            return feedback.inner_text()
+
+        result["wrong"] = answer(wrong)
+        result["closed_after_wrong"] = not reveal.is_visible() or not reveal.inner_text().strip()
+        result["shot_wrong"] = self._shoot_element(page, widget, f"{Path(v.name).stem}.exercise-wrong.png")
+        result["right"] = answer(right)
+        result["open_after_right"] = reveal.is_visible() and bool(reveal.inner_text().strip())
+        result["shot_right"] = self._shoot_element(page, widget, f"{Path(v.name).stem}.exercise-right.png")
+        if "✗" not in result["wrong"] or not result["closed_after_wrong"]:
+            v.errors.append(f"exercise {key!r}: a wrong answer showed {result['wrong']!r} "
+                            f"(reveal closed: {result['closed_after_wrong']})")
+        if "✓" not in result["right"] or not result["open_after_right"]:
+            v.errors.append(f"exercise {key!r}: the right answer showed {result['right']!r} "
+                            f"(reveal open: {result['open_after_right']})")
+        return result
+
     def _shoot_element(self, page, locator, filename: str) -> Path:
         """A picture of one element, in a viewport tall enough to hold it (up to SHOT_MAX_PX)."""
         path = self.artifacts / filename
@@ -501,6 +568,40 @@ class BrowserRun:
             return path
         except (PlaywrightError, PlaywrightTimeout):
             return None
+
+
+# run in the notebook's kernel: a wrong and the right answer of exercise KEY, as the widget takes them
+ANSWERS_IN_KERNEL = r"""
+import enum as _enum, json as _json
+from workbench.viz.exercise import Exercise as _Exercise, show as _show
+_ex = next(v for v in [*Out.values(), *globals().values()] if isinstance(v, _Exercise) and v.key == KEY)
+def _wrong_one(e):
+    if isinstance(e, _enum.Enum):
+        return next(m for m in type(e) if m != e).name
+    if isinstance(e, (int, float)) and not isinstance(e, bool):
+        return str(e * 10 + 1000)
+    return "certainly not this"
+_e = _ex.expected
+if _ex.choices is not None:
+    _pair = [next(label for label, value in _ex.choices if not (value == _e and type(value) is type(_e))), _ex.shown]
+elif isinstance(_e, (list, tuple)):
+    _pair = [", ".join(map(_wrong_one, _e)), ", ".join(repr(x) if isinstance(x, float) else _show(x) for x in _e)]
+elif isinstance(_e, (set, frozenset)):
+    _pair = ["certainly not this", sorted(map(_show, _e))[0]]
+else:
+    _pair = [_wrong_one(_e), repr(_e) if isinstance(_e, float) else _show(_e)]
+print("DRIVE " + _json.dumps(_pair))
+"""
+
+
+def first_exercise(path: Path) -> str:
+    """The key of the notebook's first exercise that is not a coding task."""
+    from workbench.viz.exercise import Bank
+
+    bank = Bank(path.parent / "solutions" / f"{path.stem}.md")
+    keys = [k for c in _code_cells(path) for k in re.findall(r"""\bask\(\s*["']([\w-]+)["']""",
+                                                             "".join(c.get("source", "")))]
+    return next(k for k in keys if not bank.spec(k).is_task)
 
 
 def _code_cells(path: Path) -> list:

@@ -488,13 +488,16 @@ class Exercise:
         self.check_button = W.Button(description="Check my code" if self.task else "Check", button_style="primary",
                                      icon="check", layout=W.Layout(width="140px" if self.task else "110px"))
         self.feedback = W.HTML("")
-        self.show_button = W.Button(description="Show the answer", icon="eye", layout=W.Layout(display="none"))
+        self.show_button = W.Button(description="Show the answer", icon="eye",
+                                    layout=W.Layout(display="none", width="auto"))
         self.reveal_output = W.Output(layout=W.Layout(display="none"))
         self.check_button.on_click(lambda _b: self._on_check())
         self.show_button.on_click(lambda _b: self._open(with_answer=True))
         row = W.HBox([self.input, self.check_button], layout=W.Layout(align_items="center"))
         self.widget = W.VBox([self.question_html, row, self.feedback, self.show_button, self.reveal_output])
         self.widget.add_class("wb-exercise")
+        if re.fullmatch(r"[\w-]+", self.key):  # a bank key: a page (or a browser test) can find the widget
+            self.widget.add_class(f"wb-ex-{self.key}")
 
     def _answer_from_widget(self):
         if self.task is not None:
