@@ -126,6 +126,20 @@ def test_instructors_page_covers_every_notebook_and_its_answer_key():
         assert f"../notebooks/solutions/{notebook.stem}.md" in text, f"no link to {notebook.stem}'s answer key"
 
 
+def test_instructors_page_counts_each_notebooks_exercises_as_its_answer_key_does():
+    """Each notebook's heading says "N exercises"; the answer key has one `## key` section per exercise
+    (besides "explore" and "try-next", which answer the open tasks)."""
+    text = (DOCS / "instructors.md").read_text(encoding="utf-8")
+    for key_file in sorted((ROOT / "notebooks" / "solutions").glob("*.md")):
+        keys = re.findall(r"(?m)^## (\S+) — ", key_file.read_text(encoding="utf-8"))
+        count = len([k for k in keys if k not in ("explore", "try-next")])
+        heading = re.search(rf"(?m)^### {key_file.stem[:2]} · .*$", text).group(0)
+        stated = re.search(r"(\d+) exercises?$", heading)
+        assert stated and int(stated.group(1)) == count, (
+            f"docs/instructors.md says {heading!r}, but {key_file.name} has {count} exercises: update the "
+            "notebook's heading and its table of minutes")
+
+
 def test_cheatsheet_fits_on_one_page():
     lines = (DOCS / "cheatsheet.md").read_text(encoding="utf-8").count("\n")
     assert lines <= 75, f"docs/cheatsheet.md has {lines} lines: one page is the point"
