@@ -23,6 +23,7 @@ from workbench.schema import (
     Conv2DOptions,
     FlatTable,
     Padding,
+    PadOptions,
     tensor_data,
 )
 from workbench.schema.builder import ModelBuilder
@@ -430,6 +431,48 @@ def test_explorer_shows_constant_data_location_and_custom_options(face, tiny):
     assert "MyCustom" in ex2.options_html.value and "computed at run time" in ex2.tensors_html.value
     ex2.slider.value = 2
     assert "optional input left out" in ex2.tensors_html.value
+
+
+def _one_op_model(op, options=None):
+    """A one-operator model: x → op → y (PAD gets its paddings as a constant)."""
+    b = ModelBuilder()
+    x = b.input("x", [1, 2, 2, 1])
+    y = b.tensor("y", [1, 4, 4, 1] if op == BuiltinOperator.PAD else [1, 2, 2, 1])
+    inputs = [x]
+    if op == BuiltinOperator.PAD:
+        inputs.append(b.constant("paddings", np.array([[0, 0], [1, 1], [1, 1], [0, 0]], np.int32)))
+    b.op(op, inputs, [y], options)
+    b.output(y)
+    return workbench.load(workbench.dump(b.build()))
+
+
+@pytest.mark.parametrize("index, name, table", [(0, "DEQUANTIZE", "DequantizeOptions"), (30, "PAD", "PadOptions")])
+def test_explorer_says_no_options_table_in_words_for_an_operator_without_one(face, index, name, table):
+    ex = viz.XRayExplorer(face)
+    ex.slider.value = index
+    assert name in ex.header.value
+    assert face.subgraphs[0].operators[index].builtin_options is None
+    html = ex.options_html.value
+    assert "no options table" in html and f"<code>{table}</code>" in html and "has no fields" in html
+    assert "<table" not in html and "<th>" not in html          # no empty table with only its header row
+    ex.slider.value = 2                                          # an operator with options: still the table
+    assert "<th>field</th>" in ex.options_html.value
+
+
+def test_explorer_says_when_the_schema_declares_no_options_table(tiny):
+    ex = viz.XRayExplorer(_one_op_model(BuiltinOperator.RELU))
+    assert "no options table" in ex.options_html.value and "schema gives this operator none" in ex.options_html.value
+    assert "<table" not in ex.options_html.value
+    custom = viz.XRayExplorer(tiny)
+    custom.slider.value = 3                                      # MyCustom: its parameters are custom_options
+    assert "no options table" in custom.options_html.value and "custom_options" in custom.options_html.value
+    assert "<table" not in custom.options_html.value
+
+
+def test_explorer_says_an_empty_options_table_is_stored_but_holds_nothing():
+    ex = viz.XRayExplorer(_one_op_model(BuiltinOperator.PAD, PadOptions()))
+    assert "empty options table" in ex.options_html.value and "<table" not in ex.options_html.value
+    assert "<b>PadOptions</b>" in ex.xray_html.value            # the X-ray shows the (empty) table itself
 
 
 def test_explorer_displays_as_widget_with_static_fallback(face):

@@ -4,7 +4,8 @@ A plain class holding ipywidgets, so tests drive it without a browser::
 
     ex = XRayExplorer(model)
     ex.slider.value = 2                  # or ex.dropdown.value = 2, or ex.jump.value = "CONV_2D"
-    ex.options_html.value                # the parsed options (present / defaulted / table absent)
+    ex.options_html.value                # the parsed options (present / defaulted / table absent;
+                                         # a sentence when the operator has no options fields)
     ex.table_choice.value = "operator"   # X-ray the Operator table instead of its options table
     ex.xray_html.value                   # the byte map
     ex.tensors_html.value                # inputs and outputs
@@ -102,9 +103,29 @@ class XRayExplorer:
             f"<div style='margin:4px 0'><b>operators[{index}]</b> {H.code(self.names[index])} "
             f"version {oc.version} · operator_codes[{op.opcode_index}] · "
             f"{len([i for i in op.inputs or () if i >= 0])} inputs → {len(op.outputs or ())} outputs</div>")
-        self.options_html.value = parse(self.model, op)._repr_html_()
+        self.options_html.value = self._options(op)
         self._render_xray()
         self.tensors_html.value = self._tensors(op)
+
+    def _options(self, op) -> str:
+        """The parsed options as a table; in plain words when there is no field to list (an empty
+        table would show only its header row)."""
+        opts = parse(self.model, op)
+        if opts.fields:
+            return opts._repr_html_()
+        name = H.code(opts.op)
+        if opts.table is None:
+            what = (f"{name} has <b>no options table</b>: the schema gives this operator none"
+                    + (", and a custom operator keeps its parameters in <code>custom_options</code>."
+                       if opts.custom is not None else "."))
+        elif opts.table_present:
+            what = (f"{name} stores an <b>empty options table</b>: {H.code(opts.table)} has no fields, "
+                    "so there is no parameter to read.")
+        else:
+            what = (f"{name} has <b>no options table</b> in the file (absent): its schema table, "
+                    f"{H.code(opts.table)}, has no fields, so there was nothing to store.")
+        custom = f"<div>{H.esc(opts.custom.explain())}</div>" if opts.custom is not None else ""
+        return f"<div style='margin:4px 0'>{what}</div>{custom}"
 
     def _render_xray(self) -> None:
         if not self.ops:
