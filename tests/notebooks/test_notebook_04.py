@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import nbformat
@@ -12,9 +13,12 @@ import workbench
 from helpers.notebook_runner import NOTEBOOK_DIR, outputs, pin_python3_kernel, run_notebook, texts
 from workbench.interpreter import Interpreter
 from workbench.interpreter import quant as Q
+from workbench.schema import tensor_data
 from workbench.viz import quant as vq
+from workbench.viz.exercise import NONE, RIGHT, WRONG, Bank
 
 PATH = NOTEBOOK_DIR / "04_integer_arithmetic.ipynb"
+BANK = NOTEBOOK_DIR / "solutions" / "04_integer_arithmetic.md"
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_models"
 
 
@@ -31,6 +35,30 @@ def test_notebook_04_code_cells_are_short_and_need_no_shared_models():
     code = [c.source for c in nb.cells if c.cell_type == "code"]
     assert all(len(src.splitlines()) <= 8 for src in code)
     assert not any("shared" in src or "mobilenet" in src.lower() for src in code)
+
+
+def test_notebook_04_asks_each_question_before_the_output_that_answers_it():
+    """The input's zero point, the graph's zero point labels, the clamp line of explain() and the
+    two builds' largest difference were once printed right above their questions."""
+    code = [c.source for c in nbformat.read(PATH, as_version=4).cells if c.cell_type == "code"]
+
+    def first(text: str) -> int:
+        return next(i for i, src in enumerate(code) if text in src)
+
+    assert first('ask("zero"') < first('inp["quantization"]')
+    assert first('ask("relu-zero-point"') < first("with_overlay(")
+    assert first('ask("relu-clamp"') < first("explain(it, 0")
+    assert first('ask("two-builds-steps"') < next(i for i, src in enumerate(code) if src.strip() == "variants")
+
+
+def test_notebook_04_prose_types_no_channel_ratio_and_the_run_prints_the_real_one(nb04):
+    nb = nbformat.read(PATH, as_version=4)
+    prose = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
+    assert not re.search(r"\d+× smaller", prose)
+    w = np.asarray(tensor_data(workbench.load(SAMPLES / "dilated_depthwise_float.tflite"), 0, 4))
+    folded = w * np.geomspace(0.05, 2.0, w.shape[-1])
+    amax = np.abs(folded).reshape(-1, folded.shape[-1]).max(axis=0)
+    assert f"the largest channel is {amax.max() / amax.min():.0f}× the smallest" in texts(nb04)
 
 
 def test_notebook_04_shows_each_step_and_agrees_with_the_kernel(nb04):
@@ -152,3 +180,64 @@ def test_compare_variants_finds_where_a_difference_starts():
     assert starts and all(c[4] == 1 for c in census.changed)          # one step, wherever they differ
     assert "DEPTHWISE_CONV_2D" in {c[1] for c in starts}              # depthwise chunks, ties up on x86
     assert vq.compare_variants(model, x, "reference", "reference").changed == ()
+
+
+# ---------------------------------------------------------------------------------------------
+# the coding task of section 4: requantize one output by hand
+
+
+@pytest.fixture(scope="module")
+def requantize_task():
+    """The bank's exercise, asked with the notebook's data: node 0's accumulators for its input image."""
+    it = Interpreter(model_path=SAMPLES / "int8_cnn.tflite", keep_intermediates=True)
+    it.allocate_tensors()
+    d = it.get_input_details()[0]
+    s, zp = d["quantization"]
+    img = np.random.default_rng(1).uniform(-1, 1, d["shape"])
+    it.set_tensor(d["index"], np.clip(Q.round_half_away(img / s) + zp, -128, 127).astype(np.int8))
+    it.invoke()
+    return Bank(BANK).ask("requantize-by-hand", acc=vq.accumulators(it, 0), conv=it.prepared()[0][2])
+
+
+def test_requantize_task_accepts_the_bank_solution(requantize_task):
+    assert requantize_task.task == "requantize"
+    assert requantize_task.check(requantize_task.solution).status == RIGHT
+
+
+def _round_once(acc, multiplier, shift):
+    return round(acc * multiplier * 2.0 ** (shift - 31))
+
+
+def _srdhm_ties_away(acc, multiplier, shift):
+    x = acc * 2 ** max(shift, 0)
+    high = (abs(x * multiplier) + 2 ** 30) >> 31
+    return Q.rounding_divide_by_pot(high if x >= 0 else -high, max(-shift, 0))
+
+
+def _float_result(acc, multiplier, shift):
+    return acc * multiplier * 2.0 ** (shift - 31)
+
+
+@pytest.mark.parametrize("mistake, says", [
+    ("wrong", r"node 0's output \[[\d, ]+\] — gave -?\d+; TFLite's reference kernels give -?\d+"),
+    (_round_once, r"gave -?\d+; TFLite's reference kernels give"),
+    (_srdhm_ties_away, r"a tie of SRDHM"),
+    (Q.multiply_by_quantized_multiplier_ruy, r"gave -?\d+; TFLite's reference kernels give"),
+    (_float_result, r"return one integer"),
+], ids=["last-step-rounds-down", "one-rounding", "srdhm-ties-away", "ties-up", "float"])
+def test_requantize_task_names_the_first_input_a_mistake_gets_wrong(requantize_task, mistake, says):
+    fn = requantize_task.wrong if mistake == "wrong" else mistake
+    result = requantize_task.check(fn)
+    assert result.status == WRONG
+    assert re.search(r"requantize\(-?\d+, \d+, -?\d+\)", result.detail) and re.search(says, result.detail)
+
+
+def test_requantize_task_stub_is_not_an_answer_and_a_crash_is_a_wrong_one(requantize_task):
+    def stub(acc, multiplier, shift):
+        raise NotImplementedError
+
+    def crash(acc, multiplier, shift):
+        return acc // 0
+
+    assert requantize_task.check(stub).status == NONE
+    assert requantize_task.check(crash).status == WRONG and "ZeroDivisionError" in requantize_task.check(crash).detail
