@@ -200,8 +200,11 @@ for _v in _asked:
 globals().update(_task_saved)
 # the learner's record: fresh widgets, answered as a learner would
 _exercise.forget()
-_fresh = [type(_v)(_v.question, answer=_v.expected, choices=_v.choices, checker=_v.checker, key=_v.key,
-                   task=_v.task, hint=_v.hint) for _v in _asked[:4]]
+_fresh = []
+for _v in _asked[:4]:
+    _fresh.append(type(_v)(_v.question, answer=_v.expected, choices=_v.choices, checker=_v.checker, key=_v.key,
+                           task=_v.task, hint=_v.hint, solution=_v.solution))
+    _fresh[-1].wrong = getattr(_v, "wrong", None)
 _type(_fresh[0], _right(_fresh[0]))                                        # right
 _type(_fresh[1], _wrong(_fresh[1])); _type(_fresh[1], _right(_fresh[1]))   # wrong, then right
 if len(_fresh) > 2:
