@@ -299,6 +299,7 @@ class Exercise:
         self.key = key or question
         self.task = task
         self.solution = solution
+        self.wrong = None        # a wrong submission of a coding task (a bank sets it), for tests
         self.record = attempts(self.key, question, bank)
         self.hint = hint
         self.checker = checker
