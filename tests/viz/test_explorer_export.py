@@ -44,7 +44,7 @@ def test_plan_export_ids_are_nodes_of_model_explorers_graph(corpus_paths):
     assert {placement[str(p.node)].value for p in plan.placements} == {"cpu"} | {f"P{k}" for k in range(16)}
     reasons = data["reason"].graphsData[next(iter(graphs))].results
     assert {k for k in reasons} == {str(p.node) for p in plan.placements if p.partition is None}
-    assert reasons["3"].value == "[2] HARD_SWISH: not supported"
+    assert reasons["3"].value == "[1] HARD_SWISH: not supported"   # 1: the code unsupported-op
 
 
 def test_export_of_a_collapsed_view_writes_the_full_graph(corpus_paths):

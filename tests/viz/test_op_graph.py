@@ -12,11 +12,11 @@ import workbench
 from helpers.viz_models import branchy_model, undirected_ball
 from workbench import viz
 from workbench.delegate import SimulatedAccelerator
-from workbench.partition import GraphView, partition
+from workbench.partition import REASON_CODES, GraphView, partition
 from workbench.partition import compile as compile_plan
 from workbench.schema import op_name
 from workbench.viz.transform import chains
-from workbench.viz.view_model import offload_ops
+from workbench.viz.view_model import REASON_NUMBER, offload_ops
 
 
 @lru_cache(maxsize=None)
@@ -89,19 +89,27 @@ def test_plan_view_places_every_node_as_the_plan_does(plan):
         assert n.lane == p.lane and n.partition == p.partition
         if p.partition is None:
             assert n.reason == p.reason and len(n.badges) == 1
-            assert g.reason_of(n.badge).text == p.reason and p.node in g.reason_of(n.badge).nodes
+            r = g.reason_of(n.badge)
+            assert r.code == p.code and p.reason in r.texts and p.node in r.nodes
+            assert p.node in dict(r.details)[p.reason]
         else:
             assert n.group == f"P{p.partition}" and not n.badges
     assert [set(grp.nodes) for grp in g.groups] == [{f"n{i}" for i in part.nodes} for part in plan.partitions]
     assert sum(len(r.nodes) for r in g.reasons) == len(plan.placements) - plan.offloaded
 
 
-def test_reasons_are_numbered_most_common_first(plan):
+def test_reasons_are_one_per_code_numbered_by_the_code(plan):
     g = viz.op_graph(plan)
-    counts = plan.reasons()
-    assert [r.text for r in g.reasons] == list(counts)
-    assert [len(r.nodes) for r in g.reasons] == list(counts.values())
-    assert [r.number for r in g.reasons] == list(range(1, len(counts) + 1))
+    codes = {}
+    for p in plan.placements:
+        if p.partition is None:
+            codes.setdefault(p.code, set()).add(p.node)
+    assert {r.code: set(r.nodes) for r in g.reasons} == codes
+    assert [r.number for r in g.reasons] == sorted(REASON_NUMBER[c] for c in codes)
+    for r in g.reasons:
+        assert r.text == REASON_CODES[r.code]
+        assert {t: set(ns) for t, ns in r.details} == {
+            t: {p.node for p in plan.placements if p.partition is None and p.reason == t} for t in r.texts}
 
 
 def test_boundary_edges_carry_the_bytes_the_plan_counts(plan):
@@ -168,7 +176,7 @@ def test_run_view_places_nodes_as_the_interpreter_reports(delegated, plan):
         n = g.node(p.node)
         assert n.lane == p.lane and n.partition == p.partition
         if p.partition is None:
-            assert g.reason_of(n.badge).text == p.reason
+            assert p.reason in g.reason_of(n.badge).texts and g.reason_of(n.badge).code == p.code
     assert [grp.bytes_in for grp in g.groups] == [p.bytes_in for p in plan.partitions]
 
 

@@ -63,7 +63,7 @@ def test_tooltips_and_bytes_are_in_the_svg(plan):
     g = viz.op_graph(plan)
     s = g.svg()
     assert not s.startswith("<?xml") and "<!DOCTYPE" not in s and s.startswith("<svg")
-    assert "on the CPU [2]: HARD_SWISH: not supported" in s
+    assert "on the CPU [1]: HARD_SWISH: not supported" in s
     e = g.crossing[0]
     assert f"⇄ {e.nbytes:,} B" in s
 
@@ -103,7 +103,8 @@ def test_mimebundle_has_text_and_html(plan):
     g = viz.op_graph(plan)
     bundle = g._repr_mimebundle_()
     assert set(bundle) == {"text/plain", "text/html"}
-    assert "[1] supported, but max_num_subgraphs=16 was reached" in bundle["text/plain"]
+    assert "[7] partition-limit: its partition is over the limit on partitions" in bundle["text/plain"]
+    assert "supported, but max_num_subgraphs=16 was reached: 0, 1, 2" in bundle["text/plain"]
     assert "P1 · tidl · 21 nodes" in bundle["text/plain"]
     assert set(g._repr_mimebundle_(include={"text/plain"})) == {"text/plain"}
     assert str(g) == bundle["text/plain"] and repr(g).startswith("OpGraph(plan tidl/tidl")

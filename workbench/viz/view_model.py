@@ -23,11 +23,16 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..partition.plan import span_label
+from ..partition.plan import REASON_CODES, reason_code, span_label
 from ..schema import load, op_name
 from ..schema.enums import ActivationFunctionType, TensorType
 
-__all__ = ["Node", "Edge", "Group", "Reason", "Overlay", "OpGraph", "op_graph", "DTYPE_SHORT", "offload_ops"]
+__all__ = ["Node", "Edge", "Group", "Reason", "Overlay", "OpGraph", "op_graph", "DTYPE_SHORT", "offload_ops",
+           "REASON_NUMBER"]
+
+# a CPU node's badge number: its reason code's place in ``REASON_CODES`` (workbench/partition/plan.py),
+# so a number means the same code in every view and every cut (1 = unsupported-op, 4 = constraint, ...)
+REASON_NUMBER = {code: k for k, code in enumerate(REASON_CODES)}
 
 DTYPE_SHORT = {"FLOAT32": "f32", "FLOAT16": "f16", "FLOAT64": "f64", "BFLOAT16": "bf16", "INT8": "i8",
                "UINT8": "u8", "INT16": "i16", "UINT16": "u16", "INT32": "i32", "UINT32": "u32", "INT64": "i64",
@@ -117,14 +122,22 @@ class Group:
 
 @dataclass(frozen=True)
 class Reason:
-    """Why nodes stay on the CPU: the number on their badge, the text, the operator indices."""
+    """Why nodes stay on the CPU, one record per reason code: the number on their badges
+    (:data:`REASON_NUMBER`), what the code means, the operator indices, and ``details``: each reason
+    text met (with the values the check saw, "AVERAGE_POOL_2D: filter 16x16 > 9x9 limit") and its nodes."""
 
     number: int
     text: str
     nodes: tuple
+    code: str = "other"
+    details: tuple = ()          # (reason text, operator indices), most nodes first
+
+    @property
+    def texts(self) -> tuple:
+        return tuple(t for t, _ in self.details)
 
     def __repr__(self) -> str:
-        return f"Reason({self.number}: {self.text!r} × {len(self.nodes)})"
+        return f"Reason({self.number} {self.code}: {self.text!r} × {len(self.nodes)})"
 
 
 @dataclass(frozen=True)
@@ -441,9 +454,17 @@ def _mark_crossings(nodes, edges) -> list:
 
 
 def _numbered_reasons(cpu: dict) -> tuple:
-    """Reason text → operator indices, numbered most common first (ties: first node first)."""
-    ranked = sorted(cpu.items(), key=lambda kv: (-len(kv[1]), kv[1][0]))
-    return tuple(Reason(k + 1, text, tuple(nodes)) for k, (text, nodes) in enumerate(ranked))
+    """Reason text → operator indices, grouped by reason code and numbered by :data:`REASON_NUMBER`."""
+    by_code: dict = {}
+    for text, nodes in cpu.items():
+        by_code.setdefault(reason_code(text), []).append((str(text), tuple(nodes)))
+    out = []
+    for code in sorted(by_code, key=lambda c: REASON_NUMBER.get(c, len(REASON_NUMBER))):
+        details = tuple(sorted(by_code[code], key=lambda d: (-len(d[1]), d[1][0])))
+        nodes = tuple(sorted(i for _, ns in details for i in ns))
+        out.append(Reason(REASON_NUMBER.get(code, REASON_NUMBER["other"]), REASON_CODES.get(code, code), nodes,
+                          code, details))
+    return tuple(out)
 
 
 def _subgraph_title(model, subgraph: int) -> str:
@@ -502,7 +523,7 @@ def _placed(model, subgraph: int, plans, title: str, source: str, placements=Non
             cpu.setdefault(p.reason, []).append(p.node)
     reasons = _numbered_reasons(cpu)
     number = {i: r.number for r in reasons for i in r.nodes}
-    reason_text = {i: r.text for r in reasons for i in r.nodes}
+    reason_text = {i: text for r in reasons for text, ns in r.details for i in ns}
     for item in items:
         node = item[0]
         i = node.index
@@ -620,6 +641,27 @@ def _span(nodes) -> str:
     return span_label(nodes, count=False)
 
 
+def _node_macs(g, i: int) -> int:
+    from ..partition import node_macs
+
+    return node_macs(g, i)
+
+
+def _modeled_offload_us(target: str, macs, in_bytes, out_bytes) -> float | None:
+    """An offload op's modeled time with its target's cost figures (``partition_cost``, as the plan's
+    ``Partition.est_us``; weights streamed from host memory are not known here); None for a target
+    this workbench does not ship."""
+    from ..errors import WorkbenchError
+    from ..partition import load_target
+    from ..partition.cost import partition_cost
+
+    try:
+        cost = load_target(target).cost
+    except WorkbenchError:
+        return None
+    return partition_cost(cost, macs, in_bytes, out_bytes).total_us
+
+
 def _from_compiled(model, subgraph: int = 0, *, expand: bool = False, title=None) -> OpGraph:
     offs = offload_ops(model, subgraph)
     g = _graph_view(model, subgraph)
@@ -682,11 +724,14 @@ def _from_compiled(model, subgraph: int = 0, *, expand: bool = False, title=None
                 key = lambda t, o=o: alias.get(t, (o, t)) if t >= 0 else -1   # noqa: E731
                 new_items.append([n, tuple(key(t) for t in inner[1]), tuple(key(t) for t in inner[2])])
             target = str(doc.get("target", ""))
+            in_bytes = [infos[t].nbytes for t in ins if t >= 0 and not infos[t].static]
+            out_bytes = [infos[t].nbytes for t in outs if t >= 0]
+            macs = [_node_macs(sg_view, j) for j in range(extra, len(sg_view.nodes))]
             groups.append(Group(gid, f"offload op {o} ({node.op}) → P{k} · {target} · nodes {_span(orig)}",
-                                tuple(members), k, target,
-                                sum(infos[t].nbytes for t in ins if t >= 0 and not infos[t].static),
-                                sum(infos[t].nbytes for t in outs if t >= 0), None,
+                                tuple(members), k, target, sum(in_bytes), sum(out_bytes),
+                                _modeled_offload_us(target, macs, in_bytes, out_bytes),
                                 {"offload op": o, "original nodes": tuple(orig)}))
+        groups.sort(key=lambda grp: grp.partition)        # P0 first, whatever order the ops run in
         head, ops, tail, edges = _wire(new_items, infos, g.inputs, g.outputs)
     nodes = head + ops + tail
     edges = _mark_crossings(nodes, edges)
