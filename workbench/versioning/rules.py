@@ -327,13 +327,16 @@ class Trap:
     """A surprise in upstream's rules, ported faithfully and shown where it bites.
 
     ``applies`` (optional) tells whether this trap shapes the verdict for a given signature;
-    when it does, :func:`op_version` adds ``text`` to the verdict's ``traps``.
+    when it does, :func:`op_version` adds ``text`` to the verdict's ``traps``.  ``text`` gives the
+    detail in the terms of upstream's code; ``plain`` says what goes wrong in plain words, for a
+    learner's first reading (notebook 02's table of traps).
     """
 
     id: str
     ops: tuple[str, ...]
     text: str
     applies: Pred | None = None
+    plain: str = ""
 
     def __repr__(self) -> str:
         return f"Trap({self.id}: {self.text})"
@@ -348,15 +351,21 @@ TRAPS: tuple[Trap, ...] = (
          "CONV_2D v4 tests in0 INT16, in1 INT16 and outputs[1] INT16 — a second output that a CONV_2D "
          "does not have. Upstream's outputs.at(1) would throw; the workbench treats the test as not "
          "matching, so an int16×int16 convolution never gets v4 from these rules.",
-         in0(T.INT16) & in1(T.INT16) & Pred("one output", lambda s: len(s.outputs) < 2)),
+         in0(T.INT16) & in1(T.INT16) & Pred("one output", lambda s: len(s.outputs) < 2),
+         plain="The row meant for int16 convolutions with int16 weights checks a second output, which a "
+               "convolution never has, so the row never fires."),
     Trap("depthwise-outputs1", _ops(B.DEPTHWISE_CONV_2D),
          "DEPTHWISE_CONV_2D v5 tests outputs[1] (a second output the op does not have): as for "
          "CONV_2D v4, treated as not matching, so int16×int16 depthwise never gets v5 here.",
-         in0(T.INT16) & in1(T.INT16) & Pred("one output", lambda s: len(s.outputs) < 2)),
+         in0(T.INT16) & in1(T.INT16) & Pred("one output", lambda s: len(s.outputs) < 2),
+         plain="The same slip in DEPTHWISE_CONV_2D: its int16-with-int16-weights row checks an output that "
+               "does not exist, so it never fires."),
     Trap("depthwise-no-16x8", _ops(B.DEPTHWISE_CONV_2D),
          "There is no 16x8 rule for DEPTHWISE_CONV_2D: int16 input with int8 filter falls through to "
          "the dilation test and gets v1 or v2.",
-         in0(T.INT16) & in1(T.INT8)),
+         in0(T.INT16) & in1(T.INT8),
+         plain="No row was written for a depthwise convolution with int16 activations and int8 weights, so "
+               "it gets the version of a plain float one."),
     Trap("quantized-bias-type-from-disk", _ops(B.CONV_2D, B.FULLY_CONNECTED, B.TRANSPOSE_CONV),
          "CONV_2D v8 / FULLY_CONNECTED v11 / TRANSPOSE_CONV v5 test 'quantized_bias_type is non-zero'. "
          "Read from a file whose options table lacks the field, TFLite's parser stores kTfLiteFloat32 "
@@ -364,47 +373,67 @@ TRAPS: tuple[Trap, ...] = (
          "without an explicit bias type (upstream's unit test uses a zeroed struct instead).",
          is_16x8 & Pred("options table present, quantized_bias_type absent",
                         lambda s: s.options_table_present and s.option("quantized_bias_type") == 1
-                        and _field_state(s, "quantized_bias_type") == "defaulted")),
+                        and _field_state(s, "quantized_bias_type") == "defaulted"),
+         plain='A field the file leaves out is read back as 1, not 0, and the rule takes "not 0" to mean '
+               '"set": a 16x8 layer loaded from a file gets a higher version than it needs.'),
     Trap("fc-no-bias-before-int8", _ops(B.FULLY_CONNECTED),
          "FULLY_CONNECTED tests 'exactly 2 inputs' (no bias slot) → v6 and keep_num_dims → v5 BEFORE "
          "the int8 test → v4: a bias-less int8 FC is v6, an int8 FC with keep_num_dims is v5.",
-         int8_op & (n_inputs_eq(2) | opt_true("keep_num_dims"))),
+         int8_op & (n_inputs_eq(2) | opt_true("keep_num_dims")),
+         plain='The "no bias" and `keep_num_dims` rows come before the int8 row, so an int8 layer without a '
+               "bias gets a higher version than one with a bias."),
     Trap("depthwise-dilation-int8", _ops(B.DEPTHWISE_CONV_2D),
          "Depthwise dilation only bumps float/uint8 graphs: the int8 test (→ v3) comes first, so a "
          "dilated int8 depthwise stays v3.",
-         int8_op & (opt_ne("dilation_w_factor", 1) | opt_ne("dilation_h_factor", 1))),
+         int8_op & (opt_ne("dilation_w_factor", 1) | opt_ne("dilation_h_factor", 1)),
+         plain="The int8 row comes first, so a dilated int8 depthwise convolution keeps the int8 version: "
+               "its version does not show the dilation."),
     Trap("mul-v3-any-quantized", _ops(B.MUL),
          "MUL v3 ('rescale ≥ 1') applies to any quantized type, uint8 included — not only int8.",
-         mul_rescale_ge1 & Pred("input not INT8", lambda s: s.input(0).type != T.INT8)),
+         mul_rescale_ge1 & Pred("input not INT8", lambda s: s.input(0).type != T.INT8),
+         plain="A row meant for int8 MUL also fires for uint8."),
     Trap("resize-bilinear-align-corners", _ops(B.RESIZE_BILINEAR),
          "RESIZE_BILINEAR: align_corners alone does not bump the version (only half_pixel_centers → v3), "
          "unlike RESIZE_NEAREST_NEIGHBOR.",
-         opt_true("align_corners") & opt_false("half_pixel_centers")),
+         opt_true("align_corners") & opt_false("half_pixel_centers"),
+         plain="`align_corners` alone does not raise RESIZE_BILINEAR's version, though it does raise "
+               "RESIZE_NEAREST_NEIGHBOR's."),
     Trap("broadcast-to-starts-at-2", _ops(B.BROADCAST_TO),
          "BROADCAST_TO never computes v1: version 1 was rolled back when the op code changed, so the "
-         "rules return 2 by default (and the runtime table has no v1)."),
+         "rules return 2 by default (and the runtime table has no v1).",
+         plain="BROADCAST_TO never gets version 1: that version was withdrawn, so the rules start at 2."),
     Trap("version-not-in-runtime-table", _ops(B.LSTM, B.UNIDIRECTIONAL_SEQUENCE_LSTM),
          "LSTM / UNIDIRECTIONAL_SEQUENCE_LSTM v5 (int16 activations, int8 weights) is computed by the rules "
          "but missing from the runtime table (which stops at v4): the converter's minimum runtime skips it.",
-         in0(T.INT16) & in2(T.INT8) & out0(T.INT16)),
+         in0(T.INT16) & in2(T.INT8) & out0(T.INT16),
+         plain="The rules give some LSTMs a version that the table of first releases does not list, so the "
+               "model's minimum runtime leaves it out."),
     Trap("never-produced", _ops(B.DEQUANTIZE, B.QUANTIZE),
-         "The runtime table lists DEQUANTIZE v4 and QUANTIZE v6, but no rule produces them."),
+         "The runtime table lists DEQUANTIZE v4 and QUANTIZE v6, but no rule produces them.",
+         plain="The runtime table lists DEQUANTIZE and QUANTIZE versions that no rule ever gives."),
     Trap("transpose-conv-in0-is-output-shape", _ops(B.TRANSPOSE_CONV),
          "TRANSPOSE_CONV v5 tests in0 INT16, in1 INT8, out0 INT16 — but input 0 of TRANSPOSE_CONV is the "
          "output_shape tensor (INT32) and the activations are input 2, so a real 16x8 transpose "
          "convolution never matches v5 (it falls through to v4/v3/v2/v1).",
-         in0(T.INT32) & in1(T.INT8) & in2(T.INT16) & out0(T.INT16)),
+         in0(T.INT32) & in1(T.INT8) & in2(T.INT16) & out0(T.INT16),
+         plain="The 16x8 row checks input 0, but TRANSPOSE_CONV's input 0 is the output shape, not the "
+               "activations: a real 16x8 layer never matches."),
     Trap("zero-filled-params", _ops(B.DEPTHWISE_CONV_2D, B.ADD, B.SUB),
          "With NO options table TFLite's parser zero-fills the params struct instead of applying the schema "
          "defaults: a float DEPTHWISE_CONV_2D sees dilation 0 ≠ 1 and computes v2; an int16 ADD/SUB sees "
          "pot_scale_int16 = false and computes v3/v5.",
-         Pred("options table absent", lambda s: not s.options_table_present)),
+         Pred("options table absent", lambda s: not s.options_table_present),
+         plain="With no options table every option reads as 0, not as its default, and a 0 can raise the "
+               "version (a float DEPTHWISE_CONV_2D looks dilated)."),
     Trap("slot-past-the-end", ("*",),
          "A rule that reads an input or output slot the operator does not have (C++ .at() past the "
-         "end) would throw upstream; the workbench reads it as NoType and notes it in the verdict."),
+         "end) would throw upstream; the workbench reads it as NoType and notes it in the verdict.",
+         plain="A rule may look at an input or output the operator does not have: upstream would crash; the "
+               'workbench reads "no type" and says so.'),
     Trap("external-buffer-not-const", ("*",),
          "is_const looks only at Buffer.data: a constant stored after the FlatBuffer (offset/size, "
-         "models > 2 GB) counts as not constant."),
+         "models > 2 GB) counts as not constant.",
+         plain="A constant stored outside the FlatBuffer (models over 2 GB) does not count as a constant."),
 )
 TRAP_BY_ID = {t.id: t for t in TRAPS}
 
