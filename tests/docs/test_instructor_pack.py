@@ -104,6 +104,17 @@ def test_every_relative_link_of_the_pack_resolves(path):
     assert not bad, f"{path.name}: {bad}"
 
 
+def test_every_link_to_a_glossary_term_finds_its_entry():
+    """Notebooks, answer keys and docs link terms as ``glossary.md#term``: each such anchor exists."""
+    anchors = anchors_of(DOCS / "glossary.md")
+    sources = [*(ROOT / "notebooks").glob("*.ipynb"), *(ROOT / "notebooks" / "solutions").glob("*.md"),
+               *DOCS.glob("*.md"), ROOT / "README.md"]
+    missing = sorted({f"{path.relative_to(ROOT)}: #{term}" for path in sources
+                      for term in re.findall(r"glossary\.md#([\w-]+)", path.read_text(encoding="utf-8"))
+                      if term not in anchors})
+    assert not missing, f"links to glossary terms that have no entry: {missing}"
+
+
 def test_link_checker_sees_a_missing_anchor(tmp_path):
     page = tmp_path / "page.md"
     page.write_text('## <a id="here"></a>Here\n\n## Plain heading\n')
@@ -138,6 +149,14 @@ def test_instructors_page_counts_each_notebooks_exercises_as_its_answer_key_does
         assert stated and int(stated.group(1)) == count, (
             f"docs/instructors.md says {heading!r}, but {key_file.name} has {count} exercises: update the "
             "notebook's heading and its table of minutes")
+
+
+def test_notebooks_page_gives_the_same_times_as_the_instructors_page():
+    about = dict(re.findall(r"(?m)^### (\d\d) · .*? — about (\d+) minutes",
+                            (DOCS / "instructors.md").read_text(encoding="utf-8")))
+    text = (DOCS / "notebooks.md").read_text(encoding="utf-8")
+    stated = dict(re.findall(r"(?ms)^### (\d\d) · .*?\*\*Time:\*\*[^*]*?about (\d+)", text))
+    assert len(about) == 8 and stated == about
 
 
 def test_cheatsheet_fits_on_one_page():
