@@ -15,9 +15,9 @@ import pytest
 
 import workbench
 from workbench.partition import GraphView, load_target, partition
-from workbench.viz.render import CPU_BORDER, CPU_FILL, PALETTE
+from workbench.viz.render import CPU_BORDER, CPU_FILL, partition_colours
 from workbench.viz.widgets import PartitionLab
-from workbench.viz.widgets.partition_lab import MOVED, REASON_NUMBER, without_ops
+from workbench.viz.widgets.partition_lab import MOVED, REASON_NUMBER, placement_changes, without_ops
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_models"
 SVG = "{http://www.w3.org/2000/svg}"
@@ -63,7 +63,7 @@ def test_the_lab_shows_the_plan_partition_would_make(effnet):
     for p in direct.placements:
         look = _node(svg, p.node)
         if p.partition is not None:
-            border, fill = PALETTE[p.partition % len(PALETTE)]
+            border, fill = partition_colours(p.partition)
             assert (look["fill"], look["stroke"], look["dashed"], look["badge"]) == (fill, border, False, None)
         else:
             assert (look["fill"], look["stroke"], look["dashed"]) == (CPU_FILL, CPU_BORDER, True)
@@ -116,7 +116,7 @@ def test_a_recut_rings_the_nodes_that_moved_and_only_those(effnet):
     lab.op_toggles["LOGISTIC"].value = False
     svg = _current(lab)
     ringed = {p.node for p in lab.plan.placements if _node(svg, p.node)["ring"] == MOVED}
-    assert ringed == {m[0] for m in old.diff(lab.plan).moved}
+    assert ringed == {m[0] for m in placement_changes(old, lab.plan).moved}
     logistic = {p.node for p in lab.plan.placements if p.op == "LOGISTIC"}
     assert logistic and logistic <= ringed
     assert all(_node(svg, i)["badge"] == str(REASON_NUMBER["unsupported-op"]) for i in logistic)

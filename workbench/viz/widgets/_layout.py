@@ -29,18 +29,20 @@ from ..render import (
     CUSTOM_BORDER,
     CUSTOM_FILL,
     IO_FILL,
-    PALETTE,
     PLAIN_BORDER,
     PLAIN_FILL,
     lighter,
 )
+from ..render import partition_colours as _partition_colours
 
 __all__ = ["Layout", "NodeStyle", "EdgeStyle", "Outline", "placement_style", "partition_colours",
            "outline_for"]
 
 PT = 72.0                       # dot -Tplain speaks inches; SVG user units here are points, as graphviz's
-LINE = 10.5                     # text line height (9 pt Helvetica)
+NODE_PT, SMALL_PT = 10, 9       # a node's first line, every other text: 13.3 and 12 CSS px at zoom 1
+LINE = 12.0                     # text line height
 FONT = "Helvetica,Arial,sans-serif"
+SVG_CLASS = "wb-layout"         # the class of every picture drawn here (a browser test measures its text)
 EDGE_GREY = "#9a9a9a"
 
 
@@ -52,6 +54,7 @@ class NodeStyle:
     dashed: bool = False
     rounded: bool = True
     badge: str | None = None      # text of the black badge at the top right corner
+    tag: str | None = None        # text of the white tag at the top left corner ("P7": the partition)
     ring: str | None = None       # colour of a ring drawn around the box (what changed, what runs now)
     opacity: float = 1.0
     tooltip: str = ""
@@ -80,15 +83,15 @@ class Outline:
 
 
 def partition_colours(k: int) -> tuple:
-    """(border, fill) of partition ``k``: render's Okabe–Ito palette."""
-    return PALETTE[k % len(PALETTE)]
+    """(border, fill) of partition ``k``: render's Okabe–Ito hues in three tints (21 differ)."""
+    return _partition_colours(k)
 
 
 def placement_style(partition: int | None, badge=None, tooltip: str = "") -> NodeStyle:
-    """The style of an operator node placed on a device (``partition`` k) or on the CPU (None)."""
+    """The style of an operator node placed on a device (``partition`` k, tagged "Pk") or on the CPU (None)."""
     if partition is not None:
         border, fill = partition_colours(partition)
-        return NodeStyle(fill, border, 2.0, tooltip=tooltip)
+        return NodeStyle(fill, border, 2.0, tooltip=tooltip, tag=f"P{partition}")
     return NodeStyle(CPU_FILL, CPU_BORDER, 1.2, dashed=True, rounded=False,
                      badge=None if badge is None else str(badge), tooltip=tooltip)
 
@@ -166,7 +169,7 @@ class Layout:
     def _dot_source(self, rankdir: str) -> str:
         big = len(self.ids) > 300
         out = [f'digraph G {{ graph [rankdir={rankdir} nodesep=0.18 ranksep=0.3{" nslimit=1" if big else ""}];',
-               'node [shape=box fontname=Helvetica fontsize=9 margin="0.06,0.03" height=0.3];',
+               f'node [shape=box fontname=Helvetica fontsize={NODE_PT} margin="0.1,0.05" height=0.34];',
                'edge [arrowsize=0.5];']
         for nid in self.ids:
             text = "\\n".join(s.replace("\\", "\\\\").replace('"', '\\"') for s in self.lines[nid])
@@ -236,7 +239,7 @@ class Layout:
         out = []
         for k, s in enumerate(lines):
             style = ' font-weight="600"' if k == 0 and len(lines) > 1 and self.nodes[nid].kind == "op" else ""
-            size = 9 if k == 0 else 8
+            size = NODE_PT if k == 0 else SMALL_PT
             colour = "#111111" if k == 0 else "#444444"
             out.append(f'<text x="{x:.1f}" y="{top + k * LINE:.1f}" text-anchor="middle" font-size="{size}" '
                        f'fill="{colour}"{style}>{_esc(s)}</text>')
@@ -310,9 +313,9 @@ class Layout:
             return not (b[2] < x0 or b[0] > x1 or b[3] < y0 or b[1] > y1)
 
         w, h = (x1 - x0), (y1 - y0)
-        parts = [f'<svg xmlns="http://www.w3.org/2000/svg" id="{prefix}" width="{w * zoom:.0f}pt" '
+        parts = [f'<svg xmlns="http://www.w3.org/2000/svg" id="{prefix}" class="{SVG_CLASS}" width="{w * zoom:.0f}pt" '
                  f'height="{h * zoom:.0f}pt" viewBox="{x0:.1f} {y0:.1f} {w:.1f} {h:.1f}" '
-                 f'font-family="{FONT}" style="background:#fff">']
+                 f'font-family="{FONT}" style="background:#fff;max-width:none;height:auto" data-zoom="{zoom:g}">']
         if title:
             parts.append(f"<title>{_esc(title)}</title>")
         # arrowheads, one marker per edge colour in use
@@ -328,7 +331,7 @@ class Layout:
             for piece in self.pieces(ol.nodes):
                 bs = [self.box(i) for i in piece]
                 bx0 = min(b[0] for b in bs) - 6
-                by0 = min(b[1] for b in bs) - 12
+                by0 = min(b[1] for b in bs) - 15
                 bx1 = max(b[2] for b in bs) + 6
                 by1 = max(b[3] for b in bs) + 6
                 if not visible((bx0, by0, bx1, by1)):
@@ -337,7 +340,8 @@ class Layout:
                 parts.append(f'<g class="outline">{tip}<rect x="{bx0:.1f}" y="{by0:.1f}" width="{bx1 - bx0:.1f}" '
                              f'height="{by1 - by0:.1f}" rx="6" fill="{ol.fill}" fill-opacity="0.55" '
                              f'stroke="{ol.stroke}" stroke-width="{ol.width:g}"/>'
-                             + (f'<text x="{bx0 + 4:.1f}" y="{by0 + 8.5:.1f}" font-size="7.5" fill="#111111"{HALO}>'
+                             + (f'<text x="{bx0 + 4:.1f}" y="{by0 + 10:.1f}" font-size="{SMALL_PT}" '
+                                f'fill="#111111"{HALO}>'
                                 f'{_esc(ol.label)}</text>' if ol.label else "") + "</g>")
         # edges
         default = EdgeStyle()
@@ -352,7 +356,8 @@ class Layout:
                          f'<path d="{d}" fill="none" stroke="{st.colour}" stroke-width="{st.width:g}"{dash} '
                          f'marker-end="url(#{prefix}_a{colours[st.colour]})"/>')
             if st.label:
-                parts.append(f'<text x="{mid[0] + 3:.1f}" y="{mid[1] + 3:.1f}" font-size="7" fill="{st.colour}" '
+                parts.append(f'<text x="{mid[0] + 3:.1f}" y="{mid[1] + 3:.1f}" font-size="{SMALL_PT}" '
+                             f'fill="{st.colour}" '
                              f'font-weight="600"{HALO}>{_esc(st.label)}</text>')
             parts.append("</g>")
         # nodes (a node drawn the same way before is not formatted again)
@@ -362,8 +367,8 @@ class Layout:
             if window is not None and not visible(b):
                 continue
             st = styles.get(nid) or self.default_style(nid)
-            key = (nid, prefix, st.fill, st.stroke, st.width, st.dashed, st.rounded, st.badge, st.ring, st.opacity,
-                   st.tooltip)
+            key = (nid, prefix, st.fill, st.stroke, st.width, st.dashed, st.rounded, st.badge, st.tag, st.ring,
+                   st.opacity, st.tooltip)
             text = cache.get(key)
             if text is None:
                 if len(cache) > 200_000:
@@ -388,10 +393,16 @@ class Layout:
                    f'stroke-width="{st.width:g}"{dash}/>')
         out.append(self._text[nid])
         if st.badge is not None:
-            w = 6 + 5 * len(st.badge)
-            out.append(f'<g class="badge"><rect x="{x1 - w + 3:.1f}" y="{y0 - 5:.1f}" width="{w}" height="10" rx="2" '
-                       f'fill="{BADGE_BG}"/><text x="{x1 - w / 2 + 3:.1f}" y="{y0 + 2.6:.1f}" text-anchor="middle" '
-                       f'font-size="7.5" font-weight="700" fill="{BADGE_FG}">{_esc(st.badge)}</text></g>')
+            w = 7 + 6 * len(st.badge)
+            out.append(f'<g class="badge"><rect x="{x1 - w + 3:.1f}" y="{y0 - 6:.1f}" width="{w}" height="12" rx="2" '
+                       f'fill="{BADGE_BG}"/><text x="{x1 - w / 2 + 3:.1f}" y="{y0 + 3.2:.1f}" text-anchor="middle" '
+                       f'font-size="{SMALL_PT}" font-weight="700" fill="{BADGE_FG}">{_esc(st.badge)}</text></g>')
+        if st.tag is not None:
+            w = 7 + 6 * len(st.tag)
+            out.append(f'<g class="tag"><rect x="{x0 - 3:.1f}" y="{y0 - 6:.1f}" width="{w}" height="12" rx="2" '
+                       f'fill="#ffffff" stroke="{st.stroke}" stroke-width="1.2"/><text x="{x0 - 3 + w / 2:.1f}" '
+                       f'y="{y0 + 3.2:.1f}" text-anchor="middle" font-size="{SMALL_PT}" font-weight="700" '
+                       f'fill="#111111">{_esc(st.tag)}</text></g>')
         out.append("</g>")
         return "".join(out)
 

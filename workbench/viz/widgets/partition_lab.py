@@ -4,13 +4,15 @@ Choose a model, a target and a strategy; take ops away from the target, deny nod
 of partitions or ask for a minimum size — the plan is recomputed on every change and the picture
 repainted on a layout computed once per model (``dot`` runs when the model changes, never on a recut),
 so the boxes stay where they are and only colours, badges and outlines change.  A ring marks every
-node that moved since the previous cut (between device and CPU, or to another CPU reason).  Below the
-picture: what crosses between host and device
+node whose placement changed since the previous cut (between device and CPU, or to another CPU reason
+code; a partition renumbered is no change), and a close-up above the picture shows the first of them,
+named in words.  The picture is drawn at its natural size (text 12-13 px at zoom 1) and scrolls.  Below
+the picture: what crosses between host and device
 (boundary tensors and bytes) and each partition's modeled cost by part (compute, per-op overheads,
 copies in and out, weights streamed), from :mod:`workbench.partition.cost`.
 
-**Pin** keeps the current plan: the next one is drawn beside it on the same layout, the nodes that
-differ ringed in both, with the plan diff (``Plan.diff``) listed below.
+**Pin** keeps the current plan: the next one is drawn below it on the same layout (one above the other,
+so both fit a 1280 px screen), the nodes that differ ringed in both, with the changes listed below.
 
 A plain class holding ipywidgets, so tests drive it without a browser::
 
@@ -18,10 +20,10 @@ A plain class holding ipywidgets, so tests drive it without a browser::
     lab.op_toggles["CONV_2D"].value = False   # the target without CONV_2D
     lab.deny.value = (12,)                     # node 12 stays on the CPU
     lab.max_partitions.value = 2; lab.min_nodes.value = 3
-    lab.pin_button.click()                     # keep this plan; the next one shows beside it
+    lab.pin_button.click()                     # keep this plan; the next one shows below it
     with lab.changes(): ...                    # several knobs, one recut
-    lab.plan, lab.pinned, lab.diff             # the Plan objects behind the view, and their PlanDiff
-    lab.summary_html.value, lab.graph_html.value, lab.cost_html.value, lab.boundary_html.value
+    lab.plan, lab.pinned, lab.diff             # the Plan objects behind the view, and their placement changes
+    lab.summary_html.value, lab.graph_html.value, lab.changes_html.value, lab.cost_html.value
     lab.timings                                # {"recut_ms", "draw_ms", "total_ms"} of the last update
 
 Models: the corpus and sample models (as :class:`RuntimeExplorer` lists them) plus ``models={name:
@@ -40,26 +42,45 @@ import ipywidgets as W
 
 from ... import corpus
 from ...errors import WorkbenchError
-from ...partition import REASON_CODES, GraphView, Plan, list_targets, load_target, node_macs, partition
+from ...partition import REASON_CODES, GraphView, Plan, PlanDiff, list_targets, load_target, node_macs, partition
 from ...partition.cost import cpu_node_us, partition_cost
 from ...partition.strategies import STRATEGIES
 from ...partition.target import OpRule, Target
 from ...schema import load
 from ...schema.enums import BuiltinOperator
 from .. import _html as H
-from ..render import BADGE_BG, BADGE_FG, CPU_BORDER, CPU_FILL, PALETTE
-from ..view_model import DTYPE_SHORT, op_graph
+from ..render import BADGE_BG, BADGE_FG, CPU_BORDER, CPU_FILL, partition_colours
+from ..view_model import DTYPE_SHORT, REASON_NUMBER, op_graph
 from ._layout import EdgeStyle, Layout, outline_for, placement_style
 from .runtime_explorer import available_models
 
-__all__ = ["PartitionLab", "without_ops", "REASON_NUMBER"]
+__all__ = ["PartitionLab", "without_ops", "REASON_NUMBER", "placement_changes"]
 
-# a CPU node's badge: the number of its reason's code, the same in every cut
-REASON_NUMBER = {code: k for k, code in enumerate(REASON_CODES)}
+# a CPU node's badge: the number of its reason's code (REASON_NUMBER, shared with viz.op_graph), the same
+# in every cut and every view
 MOVED = "#e6007e"           # the ring around a node that moved
+PICTURE_MAX_PX = 640        # a picture's box scrolls beyond this height
+CLOSE_UP_PT = (420.0, 150.0)   # the close-up window around the first change (points at zoom 1)
 CROSS = "#000000"
 PARTS = (("compute", "#0072B2"), ("overhead", "#56B4E9"), ("copy_in", "#E69F00"), ("copy_out", "#D55E00"),
          ("streamed", "#CC79A7"))
+
+
+def placement_changes(a: Plan, b: Plan) -> PlanDiff:
+    """The nodes whose placement differs between plans ``a`` and ``b``: device in one and CPU in the
+    other, or on the CPU in both for reasons of different codes.  A node that stays on the device while
+    its partition is renumbered, or keeps its reason code with other values in the text ("…=16 was
+    reached" → "…=2 was reached"), has not moved.  A :class:`PlanDiff` (``moved``: node, op, place in
+    ``a``, place in ``b``, reason in ``b``)."""
+    moved = []
+    for p, q in zip(a.placements, b.placements):
+        if (p.partition is None) != (q.partition is None) or (p.partition is None and p.code != q.code):
+            moved.append((p.node, p.op, _where(p), _where(q), q.reason))
+    return PlanDiff(a.name, b.name, moved, (len(a.partitions), len(b.partitions)))
+
+
+def _where(p) -> str:
+    return "cpu" if p.partition is None else f"P{p.partition}"
 
 
 def without_ops(target: Target, off, present=None) -> Target:
@@ -138,15 +159,16 @@ class PartitionLab:
         self.zoom = W.FloatSlider(value=1.0, min=0.2, max=2.0, step=0.05, description="zoom", readout_format=".2f",
                                   continuous_update=False, layout=W.Layout(width="260px"))
         self.pin_button = W.Button(description="pin this plan", icon="thumb-tack",
-                                   tooltip="keep this plan; the next one is drawn beside it with the diff")
+                                   tooltip="keep this plan; the next one is drawn below it with the changes")
         self.unpin_button = W.Button(description="unpin", disabled=True)
         self.deny = W.SelectMultiple(options=[], rows=8, description="deny", layout=W.Layout(width="300px"))
         self.op_toggles: dict = {}
         self.ops_box = W.Box(layout=W.Layout(display="flex", flex_flow="row wrap", width="100%"))
         self.ops_note = W.HTML()
         self.summary_html = W.HTML()
-        self.graph_html = W.HTML()
-        self.pinned_html = W.HTML(layout=W.Layout(display="none"))
+        self.graph_html = W.HTML(layout=W.Layout(width="100%"))
+        self.pinned_html = W.HTML(layout=W.Layout(display="none", width="100%"))
+        self.changes_html = W.HTML(layout=W.Layout(width="100%"))
         self.diff_html = W.HTML()
         self.cost_html = W.HTML()
         self.boundary_html = W.HTML()
@@ -158,13 +180,16 @@ class PartitionLab:
         self.widget = W.VBox([
             W.HBox([self.model_name, self.target, self.strategy]),
             W.HBox([self.max_partitions, self.min_nodes, self.zoom, self.pin_button, self.unpin_button]),
-            knobs, self.summary_html, W.HBox([self.pinned_html, self.graph_html]), self.diff_html, self.tabs])
+            knobs, self.summary_html, self.changes_html,
+            # one above the other: side by side, two natural-size pictures are twice a screen wide
+            W.VBox([self.pinned_html, self.graph_html], layout=W.Layout(width="100%")), self.diff_html, self.tabs])
         self.widget.add_class("wb-partition-lab")
         # stable hooks for tests driving the lab in a browser (tests/browser)
         for w, hook in ((self.model_name, "model"), (self.target, "target"), (self.strategy, "strategy"),
                         (self.max_partitions, "max-partitions"), (self.min_nodes, "min-nodes"),
                         (self.deny, "deny"), (self.ops_box, "op-toggles"), (self.summary_html, "summary"),
-                        (self.graph_html, "graph"), (self.pinned_html, "pinned"), (self.diff_html, "diff")):
+                        (self.graph_html, "graph"), (self.pinned_html, "pinned"), (self.diff_html, "diff"),
+                        (self.changes_html, "changes")):
             w.add_class(f"wb-pl-{hook}")
 
         self.plan: Plan | None = None
@@ -219,7 +244,7 @@ class PartitionLab:
         d = self.data()
         self.deny.value = ()
         self.deny.options = [(f"{nd.index}: {nd.name}", nd.index) for nd in d.graph.nodes]
-        self.zoom.value = max(0.25, min(1.0, round(900.0 / max(d.layout.width, 1.0) * 20) / 20))
+        self.zoom.value = 1.0       # natural size: the text is legible, the picture scrolls
         self.pinned = None
         self._previous = None
         self._build_toggles(())
@@ -250,7 +275,7 @@ class PartitionLab:
 
     # -- actions ------------------------------------------------------------------------------------
     def pin(self) -> None:
-        """Keep the current plan; later cuts are drawn beside it, with the diff."""
+        """Keep the current plan; later cuts are drawn below it, with the changes."""
         if self.plan is None:
             return
         self.pinned = self.plan
@@ -266,6 +291,7 @@ class PartitionLab:
         self.pinned_html.layout.display = "none"
         self.pinned_html.value = ""
         self.diff_html.value = ""
+        self.changes_html.value = ""
         self.update()
 
     @contextmanager
@@ -344,13 +370,51 @@ class PartitionLab:
                     for part in plan.partitions]
         return styles, edges, outlines
 
-    def _picture(self, plan, ring: set, prefix: str, heading: str) -> str:
+    def _picture(self, plan, ring: set, prefix: str, heading: str, which: str) -> str:
+        """One plan's picture at the zoom's size in a box scrolling both ways; ``which``: "now" or
+        "pinned" (the CSS class ``wb-pl-picture-<which>``).  ``contain:inline-size`` keeps the box as
+        wide as the cell, however wide the picture."""
         styles, edges, outlines = self._styles(plan, ring)
         svg = self.layout.svg(styles, edges, outlines, prefix=prefix, zoom=float(self.zoom.value),
                               title=heading)
-        return (f"<div style='font-family:Helvetica,Arial,sans-serif;font-size:12px;color:{H.INK}'>"
+        return (f"<div class='wb-pl-picture wb-pl-picture-{which}' style='font-family:Helvetica,Arial,sans-serif;"
+                f"font-size:12px;color:{H.INK};contain:inline-size;width:100%'>"
                 f"<div style='margin:2px 0'><b>{H.esc(heading)}</b></div>"
-                f"<div style='overflow:auto;max-height:680px;border:1px solid #ddd;background:#fff'>{svg}</div></div>")
+                f"<div class='wb-pl-scroll' style='overflow:auto;max-height:{PICTURE_MAX_PX}px;max-width:100%;"
+                f"border:1px solid #ddd;background:#fff'>{svg}</div></div>")
+
+    def _close_up(self, plan, ring: set, prefix: str, node: int, heading: str, which: str) -> str:
+        """The part of the picture around ``node`` (a window of the fixed layout), at zoom 1."""
+        window = self.layout.window_around([f"n{node}"], *CLOSE_UP_PT)
+        styles, edges, outlines = self._styles(plan, ring)
+        svg = self.layout.svg(styles, edges, outlines, prefix=prefix, zoom=1.0, window=window, title=heading)
+        return (f"<div class='wb-pl-closeup wb-pl-closeup-{which}' style='flex:0 1 auto;max-width:100%;"
+                f"contain:inline-size;width:{CLOSE_UP_PT[0] * 4 / 3 + 4:.0f}px'>"
+                f"<div style='margin:2px 0'>{H.esc(heading)}</div>"
+                f"<div style='overflow:auto;max-width:100%;border:2px solid {MOVED};background:#fff'>{svg}</div></div>")
+
+    def _changes(self, plan, changed, ring: set) -> str:
+        """The changed nodes in words (the first one named) and a close-up of the first change."""
+        if not changed:
+            return ""
+        first = min(changed, key=lambda m: m[0])
+        node, op, pa, pb, why = first
+        others = sorted(m[0] for m in changed if m is not first)
+        rest = (f" · also changed: {', '.join(map(str, others[:24]))}" + (f", … {len(others) - 24} more"
+                                                                            if len(others) > 24 else "")
+                if others else "")
+        against = "the pinned plan" if self.pinned is not None else "the previous cut"
+        words = (f"<b>first change: node {node}</b> ({H.esc(op)}: {H.esc(pa)} → {H.esc(pb)}; "
+                 f"{H.esc(_cut(str(why), 90))}){rest}")
+        pics = []
+        if self.pinned is not None and self.pinned.model is plan.model:
+            pics.append(self._close_up(self.pinned, ring, self.prefix + "zp", node, f"pinned, around node {node}",
+                                       "pinned"))
+        pics.append(self._close_up(plan, ring, self.prefix + "zc", node, f"now, around node {node}", "now"))
+        return (f"<div style='font-family:Helvetica,Arial,sans-serif;font-size:12px;color:{H.INK}'>"
+                f"<div style='margin:2px 0'>{len(changed)} node{'s' if len(changed) != 1 else ''} changed "
+                f"placement since {against} (ringed in <span style='color:{MOVED}'>magenta</span>) · {words}</div>"
+                f"<div style='display:flex;flex-wrap:wrap;gap:8px'>{''.join(pics)}</div></div>")
 
     def _redraw(self, t0=None, t1=None) -> None:
         if self._hold or self.plan is None:
@@ -359,17 +423,20 @@ class PartitionLab:
         t1 = t1 if t1 is not None else t0
         plan = self.plan
         if self.pinned is not None and self.pinned.model is plan.model:
-            self.diff = self.pinned.diff(plan)
-            ring = {m[0] for m in self.diff.moved}
+            self.diff = placement_changes(self.pinned, plan)
+            changed = self.diff.moved
+            ring = {m[0] for m in changed}
             self.pinned_html.value = self._picture(self.pinned, ring, self.prefix + "p",
-                                                   f"pinned: {self.pinned.name} ({self._pinned_knobs})")
+                                                   f"pinned: {self.pinned.name} ({self._pinned_knobs})", "pinned")
             self.diff_html.value = self._diff_html()
             heading = f"now: {plan.name} ({self._knobs_text()}) — ringed: different from the pinned plan"
         else:
             prev = self._previous
-            ring = set() if prev is None else {m[0] for m in prev.diff(plan).moved}
+            changed = [] if prev is None else placement_changes(prev, plan).moved
+            ring = {m[0] for m in changed}
             heading = f"{plan.name} ({self._knobs_text()})" + (" — ringed: moved in this cut" if ring else "")
-        self.graph_html.value = self._picture(plan, ring, self.prefix + "c", heading)
+        self.changes_html.value = self._changes(plan, changed, ring)
+        self.graph_html.value = self._picture(plan, ring, self.prefix + "c", heading, "now")
         self.cost_html.value = self._cost_html(plan)
         self.boundary_html.value = self._boundary_html(plan)
         self.reasons_html.value = self._reasons_html(plan)
@@ -418,7 +485,8 @@ class PartitionLab:
         n = len(plan.placements)
         t = self.timings
         timing = (f" · recut {t['recut_ms']:.0f} ms + drawn {t['draw_ms']:.0f} ms" if "draw_ms" in t else "")
-        what = "differ from the pinned plan" if self.pinned is not None else "moved in this cut"
+        what = ("changed placement since the pinned plan" if self.pinned is not None
+                else "changed placement in this cut")
         return (f"<div style='{H.BOX}'><b>{plan.offloaded}/{n} nodes on {H.esc(plan.target.name)}</b> in "
                 f"<b>{len(plan.partitions)}</b> partition{'s' if len(plan.partitions) != 1 else ''} · "
                 f"{crossing} boundary tensor{'s' if crossing != 1 else ''}, <b>{nbytes:,} bytes</b> moved per run · "
@@ -431,10 +499,14 @@ class PartitionLab:
               "border:2px {s} {b};border-radius:{r}px'></span>")
         badge = (f"<span style='display:inline-block;padding:0 3px;border-radius:2px;background:{BADGE_BG};"
                  f"color:{BADGE_FG};font-weight:700'>n</span>")
-        return (f"<small>{sw.format(f=PALETTE[1][1], s='solid', b=PALETTE[1][0], r=3)} on the device (its "
-                f"partition's colour) · {sw.format(f=CPU_FILL, s='dashed', b=CPU_BORDER, r=0)} on the CPU, {badge} = "
-                f"reason n (tab “why on the CPU”) · <b>bold edge ⇄ B</b>: copied every run · "
-                f"<span style='color:{MOVED}'>ring</span>: moved</small>")
+        b1, f1 = partition_colours(1)
+        tag = (f"<span style='display:inline-block;padding:0 3px;border:1.5px solid {b1};border-radius:2px;"
+               f"background:#fff;font-weight:700'>P1</span>")
+        return (f"<small>{sw.format(f=f1, s='solid', b=b1, r=3)} on the device: its partition's colour and "
+                f"tag {tag} (colours repeat, tags do not) · {sw.format(f=CPU_FILL, s='dashed', b=CPU_BORDER, r=0)} "
+                f"on the CPU, {badge} = reason code n, the same number as in <code>viz.op_graph</code> (tab “why on "
+                f"the CPU”) · <b>bold edge ⇄ B</b>: copied every run · <span style='color:{MOVED}'>ring</span>: "
+                f"placement changed</small>")
 
     def _cost_html(self, plan) -> str:
         if not plan.partitions:
@@ -445,7 +517,7 @@ class PartitionLab:
                  "streamed µs", "total µs", ""]
         rows = []
         for part, c in zip(plan.partitions, costs):
-            border, fill = PALETTE[part.index % len(PALETTE)]
+            border, fill = partition_colours(part.index)
             bar = "".join(f"<span title='{k} {getattr(c, k + '_us'):,.1f} µs' style='display:inline-block;height:10px;"
                           f"width:{160 * getattr(c, k + '_us') / top:.1f}px;background:{col}'></span>"
                           for k, col in PARTS)
@@ -509,7 +581,8 @@ class PartitionLab:
             return ""
         a, b = self.estimate(self.pinned), self.estimate(self.plan)
         head = (f"<b>diff</b> pinned → now: partitions {d.partitions[0]} → {d.partitions[1]}, "
-                f"<b>{len(d.moved)}</b> node{'s' if len(d.moved) != 1 else ''} moved or changed reason, modeled "
+                f"<b>{len(d.moved)}</b> node{'s' if len(d.moved) != 1 else ''} changed placement (device ↔ CPU, "
+                f"or another reason code on the CPU; a renumbered partition is no change), modeled "
                 f"{a['plan_us']:,.1f} → {b['plan_us']:,.1f} µs")
         rows = [[str(node), H.esc(op), H.esc(pa), H.esc(pb), H.esc(_cut(str(why), 100))]
                 for node, op, pa, pb, why in d.moved[:200]]
@@ -529,8 +602,8 @@ class PartitionLab:
     def _repr_mimebundle_(self, include=None, exclude=None, **kwargs):
         bundle = dict(self.widget._repr_mimebundle_(include=include, exclude=exclude, **kwargs) or {})
         bundle["text/plain"] = repr(self)
-        bundle["text/html"] = (f"<div>{self.summary_html.value}{self.pinned_html.value}{self.graph_html.value}"
-                               f"{self.diff_html.value}{self.cost_html.value}</div>")
+        bundle["text/html"] = (f"<div>{self.summary_html.value}{self.changes_html.value}{self.pinned_html.value}"
+                               f"{self.graph_html.value}{self.diff_html.value}{self.cost_html.value}</div>")
         return bundle
 
 
