@@ -16,8 +16,19 @@ import pytest
 import workbench
 from workbench.delegate import SimulatedAccelerator
 from workbench.delegate.trace import timeline
+from workbench.viz.render import PALETTE
 from workbench.viz.widgets import StepDebugger
-from workbench.viz.widgets.step_debugger import _VIRIDIS, CURRENT, FUTURE_OPACITY, heatmap_png, png_bytes, tensor_stats
+from workbench.viz.widgets.step_debugger import (
+    _VIRIDIS,
+    CURRENT,
+    FUTURE_OPACITY,
+    KIND_FILL,
+    StepOutOfRange,
+    bars_svg,
+    heatmap_png,
+    png_bytes,
+    tensor_stats,
+)
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_models"
 SVG = "{http://www.w3.org/2000/svg}"
@@ -94,9 +105,70 @@ def test_step_and_back_move_the_ringed_node_and_the_timeline_cursor(digits):
 
 def test_play_drives_the_same_cursor(digits):
     dbg = StepDebugger(digits)
-    dbg.play.value = 3                 # the Play widget's timer sets its value; the slider follows
-    assert dbg.slider.value == 3 and dbg.current.index == 3 and _ringed(dbg) == {"n3"}
-    assert dbg.play.max == dbg.slider.max == len(dbg.steps) - 1
+    dbg.play.value = 4                 # the Play widget's timer sets its value; the slider follows
+    assert dbg.slider.value == 4 and dbg.current.index == 3 and _ringed(dbg) == {"n3"}
+    assert (dbg.play.min, dbg.play.max) == (dbg.slider.min, dbg.slider.max) == (1, len(dbg.steps))
+
+
+def test_the_slider_and_the_header_count_the_same_step(digits):
+    dbg = StepDebugger(digits, target="tidl", strategy="tidl")
+    n = len(dbg.steps)
+    assert dbg.slider.value == 1 and dbg.cursor == 0 and f"step 1 / {n}" in dbg.header_html.value
+    for k in (2, n):
+        dbg.slider.value = k
+        assert dbg.cursor == k - 1 and f"step {k} / {n}" in dbg.header_html.value
+    dbg.go(0)
+    assert dbg.slider.value == 1 and f"step 1 / {n}" in dbg.header_html.value
+    with pytest.raises(StepOutOfRange, match=f"0 … {n - 1}"):
+        dbg.go(n)
+
+
+def test_a_given_interpreter_shows_its_own_target_and_strategy_in_fixed_menus(digits):
+    it = workbench.Interpreter(model=digits, experimental_delegates=[SimulatedAccelerator("tidl", strategy="tidl")])
+    it.allocate_tensors()
+    dbg = StepDebugger(it)
+    assert (dbg.run_on.value, dbg.strategy.value) == ("tidl", "tidl")
+    assert dbg.run_on.disabled and dbg.strategy.disabled
+    assert "passed in" in dbg.menus_note.value and "passed in" in dbg.run_on.tooltip
+    cpu = workbench.Interpreter(model=digits)
+    cpu.allocate_tensors()
+    plain = StepDebugger(cpu)
+    assert plain.run_on.value == "" and plain.strategy.value == "tflite" and plain.run_on.disabled
+    free = StepDebugger(digits, target="tidl", strategy="edgetpu")
+    assert not free.run_on.disabled and free.menus_note.value == ""
+    assert (free.run_on.value, free.strategy.value) == ("tidl", "edgetpu")
+
+
+def test_the_timeline_has_a_legend_of_its_colours_and_lanes(digits):
+    dbg = StepDebugger(digits, target="tidl", strategy="tidl")
+    legend = re.search(r"<div class='wb-timeline-legend'.*", dbg.timeline_html.value, re.S).group(0)
+    for kind in ("node", "wait", "copy in", "copy out"):
+        assert f"background:{KIND_FILL[kind]}" in legend, kind
+    for gid, _nodes, k in dbg._partitions.values():
+        if any(sl.lane == "device" and sl.kind == "node" and f"n{sl.node}" in _nodes for sl in dbg.slices):
+            assert f"background:{PALETTE[k % len(PALETTE)][0]}" in legend and gid in legend
+    assert "device: the accelerator" in legend and "measured" in legend
+    cpu = StepDebugger(digits)
+    legend = re.search(r"<div class='wb-timeline-legend'.*", cpu.timeline_html.value, re.S).group(0)
+    assert "copy in" not in legend and "device:" not in legend and f"background:{KIND_FILL['node']}" in legend
+
+
+def test_a_vector_is_drawn_as_bars_one_per_value(digits):
+    scores = np.linspace(-1.0, 2.0, 10, dtype=np.float32).reshape(1, 10)
+    svg = ET.fromstring(bars_svg(scores))
+    bars = [r for r in svg.iter(f"{SVG}rect") if r.get("class") == "bar"]
+    assert len(bars) == 10 and float(svg.get("height")) >= 40
+    tallest = max(bars, key=lambda r: float(r.get("height")))
+    assert tallest is bars[9] and float(tallest.get("height")) > 0.6 * float(svg.get("height"))
+    assert float(bars[0].get("y")) >= float(bars[9].get("y")) + float(bars[9].get("height")) - 0.01  # below 0
+    assert len([r for r in ET.fromstring(bars_svg(np.ones((1, 32)))).iter(f"{SVG}rect")]) == 32
+    assert bars_svg(np.ones((1, 8, 8, 1))) is None and bars_svg(np.ones((4, 10))) is None
+    assert bars_svg(np.arange(1000)) is None                     # too long: a wrapped heatmap instead
+    dbg = StepDebugger(digits)
+    dbg.go(len(dbg.steps) - 1)                                   # SOFTMAX: its output is the [1, 10] scores
+    html = dbg.tensors_html.value
+    assert "float32 [1, 10]" in html and "10 values as bars" in html
+    assert len(re.findall(r'<rect class="bar"', html)) == 2 * 10       # its input and its output
 
 
 def test_a_cpu_run_has_only_the_host_lane(digits):
@@ -144,7 +216,7 @@ def test_every_step_has_the_timeline_box_of_its_event(digits):
 
 def test_tensors_of_a_step_come_with_their_statistics_and_a_heatmap(digits):
     dbg = StepDebugger(digits, seed=3)
-    dbg.slider.value = 1
+    dbg.go(1)
     ev = dbg.current.event
     out = ev.outputs[0]
     html = dbg.tensors_html.value
@@ -153,7 +225,9 @@ def test_tensors_of_a_step_come_with_their_statistics_and_a_heatmap(digits):
     assert st["min"] == pytest.approx(float(out.min()))
     assert st["std"] == pytest.approx(float(out.astype(np.float64).std()))
     assert f"max {float(out.max()):.4g}" in html
-    assert html.count("data:image/png;base64,") == len(ev.inputs) + len(ev.outputs)
+    vectors = sum(1 for a in (*ev.inputs, *ev.outputs) if bars_svg(a) is not None)      # the bias: bars
+    assert vectors == 1 and html.count("class='wb-bars'") == vectors
+    assert html.count("data:image/png;base64,") == len(ev.inputs) + len(ev.outputs) - vectors
     assert "(constant)" in html                  # the weights are inputs too
 
 
@@ -173,7 +247,7 @@ def test_a_quantized_tensor_shows_its_scale_and_zero_point():
 def test_the_picture_follows_the_cursor_on_a_tall_graph():
     model = workbench.load(SAMPLES / "efficientnet_block_float.tflite")
     dbg = StepDebugger(model, window=(400.0, 300.0))
-    dbg.slider.value = len(dbg.steps) - 1
+    dbg.slider.value = len(dbg.steps)                 # the last step
     svg = _svg(dbg.graph_html.value)
     x0, y0, w, h = map(float, svg.get("viewBox").split())
     assert h == pytest.approx(300.0)
@@ -210,7 +284,7 @@ def test_png_bytes_writes_a_valid_png():
 
 def test_a_corpus_model_steps_quickly(corpus_paths):
     dbg = StepDebugger(workbench.load(corpus_paths["face_landmark_with_attention"]), target="xnnpack")
-    dbg.slider.value = 300
+    dbg.go(300)
     assert dbg.current.focus and _ringed(dbg) == set(dbg.current.focus)
     assert dbg.timings["show_ms"] < 500
 
@@ -223,7 +297,7 @@ def test_steps_inside_a_called_subgraph_ring_the_node_that_called_it(corpus_path
         caller = s.event.callers[0][1]
         if caller in dbg._partitions:            # the device working for a DELEGATE node of subgraph 0
             continue
-        dbg.slider.value = s.index
+        dbg.go(s.index)
         assert _ringed(dbg) == {f"n{caller}"}, s
         assert _cursor_x(dbg) >= 0               # the timeline always has a cursor
     assert all(s.focus or s.group for s in dbg.steps)

@@ -8,17 +8,23 @@ debugger then moves a cursor over those steps:
   faded, the partition being worked on outlined, the tensors the step reads or writes in colour;
   on a big graph the picture follows the cursor;
 * the step's input and output tensors: shape, dtype, min / max / mean / std, for quantized tensors
-  the scale and zero point (and the real range they stand for), and a heatmap (a PNG made here from
-  the array: 2-D as is, channels side by side, long vectors wrapped);
+  the scale and zero point (and the real range they stand for), and a picture of the values: a
+  vector (one dimension other than 1, such as a [1, 10] row of class scores) as bars, anything else as
+  a heatmap (a PNG made here from the array: 2-D as is, channels side by side, long vectors wrapped);
 * the timeline (:func:`workbench.delegate.trace.timeline`): the host lane (measured) and, for a
-  delegated run, the device lane (modeled) on one clock, with the cursor on the current step.
+  delegated run, the device lane (modeled) on one clock, with the cursor on the current step and a
+  legend of what each colour means.
+
+The slider counts steps from 1, as the header does ("step 1 / 13" is the slider at 1).  Given an
+interpreter you set up, the debugger shows that run: its target and strategy menus show what its
+delegate uses and are disabled (the interpreter fixes them; pass the model instead to choose).
 
 A plain class holding ipywidgets, so tests drive it without a browser::
 
     dbg = StepDebugger(model)                          # a CPU run (random inputs, seed 0)
     dbg = StepDebugger(model, target="tidl", strategy="tidl")   # delegated to a simulated accelerator
     dbg = StepDebugger(interpreter)                    # a run you set up (inputs set, delegates applied)
-    dbg.step_button.click(); dbg.back_button.click()   # or dbg.slider.value = 5; dbg.play drives it
+    dbg.step_button.click(); dbg.back_button.click()   # or dbg.go(4) (= dbg.slider.value = 5); dbg.play drives it
     dbg.current                                        # the Step: its event, the nodes and tensors in focus
     dbg.graph_html.value, dbg.tensors_html.value, dbg.timeline_html.value
 """
@@ -39,6 +45,7 @@ import ipywidgets as W
 import numpy as np
 
 from ... import corpus
+from ...errors import WorkbenchError
 from ...partition import GraphView, list_targets
 from ...partition.strategies import STRATEGIES
 from ...schema import load
@@ -47,16 +54,28 @@ from ..render import PALETTE
 from ..view_model import op_graph
 from ._layout import EdgeStyle, Layout, Outline, outline_for, placement_style
 
-__all__ = ["StepDebugger", "Step", "tensor_stats", "heatmap_png", "png_bytes"]
+__all__ = ["StepDebugger", "Step", "tensor_stats", "heatmap_png", "png_bytes", "bars_svg", "StepOutOfRange"]
 
 CURRENT = "#d62728"          # the ring of the node running now, the tensors it reads and writes
 FUTURE_OPACITY = 0.35
 # timeline boxes: host nodes brown (as an unplaced node's border), device nodes their partition's colour
 KIND_FILL = {"copy in": "#333333", "copy out": "#808080", "stream": "#6a3d9a", "wait": "#f2f2f2",
              "node": "#8c6d3f", "delegate": "#f2f2f2"}
+# the timeline's legend: what a box of each kind is (a device node's colour is its partition's)
+KIND_MEANING = {"node": "a node run on the host (CPU), measured",
+                "wait": "the host waiting for the device (the device's modeled time)",
+                "copy in": "copy in: a tensor copied from the host to the device",
+                "copy out": "copy out: a tensor copied back to the host",
+                "stream": "weights streamed from host memory to the device"}
+BAR_MAX = 128            # a vector up to this long is drawn as bars; a longer one as a wrapped heatmap
+BAR_HEIGHT = 64          # px: the bars' drawing area
 # viridis, sampled at 9 points (matplotlib's map; values are public)
 _VIRIDIS = np.array([(68, 1, 84), (71, 44, 122), (59, 81, 139), (44, 113, 142), (33, 144, 141), (39, 173, 129),
                      (92, 200, 99), (170, 220, 50), (253, 231, 37)], dtype=np.float64)
+
+
+class StepOutOfRange(WorkbenchError, ValueError):
+    """``go(index)`` with an index outside the run's steps."""
 
 
 # -- arrays as pictures ----------------------------------------------------------------------------------
@@ -139,6 +158,40 @@ def heatmap_png(a, *, max_side: int = 192, max_channels: int = 16) -> tuple:
     return png_bytes(np.rint(rgb).astype(np.uint8)), note
 
 
+def bars_svg(a, *, width: float = 240.0, height: float = BAR_HEIGHT) -> str | None:
+    """An SVG bar chart of a vector: an array with one dimension other than 1 (a [1, 10] row of class
+    scores, a [32] bias), at most :data:`BAR_MAX` long.  One bar per value, up from a zero line (down
+    for a negative value); the largest value is drawn darker.  None for any other array."""
+    a = np.asarray(a)
+    if a.dtype == object or a.dtype.kind not in "biuf" or a.size < 2 or a.size > BAR_MAX:
+        return None
+    if sum(1 for d in a.shape if d != 1) != 1:
+        return None
+    v = a.reshape(-1).astype(np.float64)
+    if not np.isfinite(v).all():
+        return None
+    n = len(v)
+    lo, hi = min(0.0, float(v.min())), max(0.0, float(v.max()))
+    span = (hi - lo) or 1.0
+    pitch = max(2.0, min(16.0, width / n))
+    zero = height * hi / span                      # the y of value 0
+    top = int(np.argmax(v))
+    rects = []
+    for k, x in enumerate(v):
+        y0, y1 = sorted((zero, zero - height * float(x) / span))
+        fill = _hex(_VIRIDIS[2]) if k == top else _hex(_VIRIDIS[5])
+        rects.append(f'<rect class="bar" x="{k * pitch + 0.5:.1f}" y="{y0:.1f}" width="{max(pitch - 1.0, 1.0):.1f}" '
+                     f'height="{max(y1 - y0, 0.5):.1f}" fill="{fill}"><title>[{k}] {_num(float(x))}</title></rect>')
+    w = n * pitch + 1
+    return (f"<svg xmlns='http://www.w3.org/2000/svg' class='wb-bars' width='{w:.0f}' height='{height:.0f}' "
+            f"viewBox='0 0 {w:.1f} {height:.1f}' style='border:1px solid #ccc;background:#fff'>{''.join(rects)}"
+            f'<line x1="0" x2="{w:.1f}" y1="{zero:.1f}" y2="{zero:.1f}" stroke="#888" stroke-width="0.6"/></svg>')
+
+
+def _hex(rgb) -> str:
+    return "#" + "".join(f"{int(round(c)):02x}" for c in rgb)
+
+
 def tensor_stats(a, quantization=None) -> dict:
     """shape, dtype, min, max, mean, std (and non-finite count) of an array; with ``quantization``
     (a QuantizationParameters) its scale, zero point and the real range the integers stand for."""
@@ -204,9 +257,15 @@ def _tensor_card(role: str, t: int, name: str, a, quant, constant: bool) -> str:
         if "real_min" in st:
             lines.append(f"real range {_num(st['real_min'])} … {_num(st['real_max'])} "
                          f"(= (q − zero point) × scale)")
-    png, note = heatmap_png(a)
+    bars = bars_svg(a)
+    png, note = (None, "") if bars is not None else heatmap_png(a)
     pic = ""
-    if png is not None:
+    if bars is not None:
+        n = int(np.asarray(a).size)
+        pic = (f"<div>{bars}</div><small style='color:#555'>{n} values as bars, index 0 on the left (zero line "
+               f"in grey, the largest darker): min {_num(st.get('min', 0.0))} · max {_num(st.get('max', 0.0))}"
+               f"</small>")
+    elif png is not None:
         h, w = struct.unpack(">II", png[16:24])
         scale = max(1.0, min(16.0, 180.0 / max(h, w)))
         src = base64.b64encode(png).decode("ascii")
@@ -237,6 +296,17 @@ class Step:
 
     def __repr__(self) -> str:
         return f"Step({self.index}: {self.text})"
+
+
+def _setup_of(it) -> tuple:
+    """(target name, strategy) of the first delegate of an interpreter ("", "tflite": a CPU run)."""
+    delegates = [d for d, _ in getattr(it, "delegations", ())] or list(getattr(it, "_delegates", ()))
+    if not delegates:
+        return "", "tflite"
+    d = delegates[0]
+    target = getattr(d, "target", None)
+    name = getattr(target, "name", None) or getattr(d, "name", None) or type(d).__name__
+    return str(name), str(getattr(d, "strategy", None) or "tflite")
 
 
 def _random_inputs(it, seed: int) -> None:
@@ -310,12 +380,25 @@ class StepDebugger:
             self.source_name = self.source_name or "model"
         self._layout = None
         fixed = self._given is not None
-        self.run_on = W.Dropdown(options=[("CPU only", "")] + [(t, t) for t in list_targets()], value=target or "",
-                                 description="run on", disabled=fixed, layout=W.Layout(width="200px"))
-        self.strategy = W.Dropdown(options=list(STRATEGIES), value=strategy, description="strategy",
-                                   disabled=fixed, layout=W.Layout(width="200px"))
-        self.play = W.Play(value=0, min=0, max=0, step=1, interval=700, description="play")
-        self.slider = W.IntSlider(value=0, min=0, max=0, description="step", continuous_update=True,
+        targets = [("CPU only", "")] + [(t, t) for t in list_targets()]
+        strategies = list(STRATEGIES)
+        why = "the target and strategy you choose for the run"
+        if fixed:           # the menus show the run given: what its delegate uses, and cannot change it
+            target, strategy = _setup_of(source)
+            if target not in [v for _, v in targets]:
+                targets.append((target, target))
+            if strategy not in strategies:
+                strategies.append(strategy)
+            why = ("set by the interpreter you passed in (its delegates decide); pass the model instead, "
+                   "StepDebugger(model, target=..., strategy=...), to choose here")
+        self.run_on = W.Dropdown(options=targets, value=target or "", description="run on", disabled=fixed,
+                                 tooltip=why, layout=W.Layout(width="200px"))
+        self.strategy = W.Dropdown(options=strategies, value=strategy, description="strategy", disabled=fixed,
+                                   tooltip=why, layout=W.Layout(width="200px"))
+        self.menus_note = W.HTML(f"<small style='color:#555'>menus fixed: {H.esc(why)}</small>" if fixed else "")
+        # the slider counts steps from 1, as the header does; ``cursor`` is the step's index (from 0)
+        self.play = W.Play(value=1, min=1, max=1, step=1, interval=700, description="play")
+        self.slider = W.IntSlider(value=1, min=1, max=1, description="step", continuous_update=True,
                                   layout=W.Layout(width="420px"))
         W.link((self.play, "value"), (self.slider, "value"))
         self.back_button = W.Button(description="Back", icon="step-backward", layout=W.Layout(width="90px"))
@@ -330,7 +413,7 @@ class StepDebugger:
         self.tensors_html = W.HTML()
         self.timeline_html = W.HTML()
         self.widget = W.VBox([
-            W.HBox([self.run_on, self.strategy]), self.run_html,
+            W.HBox([self.run_on, self.strategy, self.menus_note]), self.run_html,
             W.HBox([self.play, self.back_button, self.step_button, self.slider]),
             W.HBox([self.follow, self.zoom]), self.header_html, self.timeline_html,
             W.HBox([W.Box([self.graph_html], layout=W.Layout(flex="1 1 60%", min_width="300px")),
@@ -362,9 +445,11 @@ class StepDebugger:
             from ...delegate import SimulatedAccelerator
 
             delegates.append(SimulatedAccelerator(self.run_on.value, strategy=self.strategy.value))
-        it = Interpreter(model=self.model, experimental_delegates=delegates or None)
+        it = Interpreter(model=self.model)
         for k, shape in enumerate(corpus.INPUT_SHAPES.get(self.source_name, ())):
             it.resize_tensor_input(k, list(shape))
+        for d in delegates:          # after the resize: a delegate for static shapes needs them settled first
+            it.modify_graph_with_delegate(d)
         it.allocate_tensors()
         if self.inputs is None:
             _random_inputs(it, self.seed)
@@ -404,16 +489,17 @@ class StepDebugger:
                 self._own[s.focus[0]] = s.index
         self._base = self._base_styles()
         self._timeline_static = self._timeline_svg_static()
+        self._timeline_legend = self._legend_html()
         self.run_html.value = self._run_summary(it)
         self.timings["run_ms"] = (time.perf_counter() - t0) * 1000.0
         n = len(self.steps)
-        self.play.max = self.slider.max = max(n - 1, 0)
+        self.play.max = self.slider.max = max(n, 1)
         if self._follow_default is not None:
             self.follow.value = bool(self._follow_default)
         lay = self._layout
         self.zoom.value = 1.0 if lay.height <= self.window[1] * 1.4 else self.zoom.value
-        if self.slider.value != 0:
-            self.slider.value = 0           # shows
+        if self.slider.value != 1:
+            self.slider.value = 1           # shows
         else:
             self.show()
 
@@ -482,19 +568,27 @@ class StepDebugger:
     # -- moving ------------------------------------------------------------------------------------------
     @property
     def cursor(self) -> int:
-        return int(self.slider.value)
+        """The current step's index (from 0); the slider shows it plus one."""
+        return int(self.slider.value) - 1
 
     @property
     def current(self) -> Step | None:
         return self.steps[self.cursor] if self.steps else None
 
+    def go(self, index: int) -> None:
+        """Put the cursor on step ``index`` (from 0; the slider and the header show ``index + 1``)."""
+        if not 0 <= index < max(len(self.steps), 1):
+            n = len(self.steps)
+            raise StepOutOfRange(f"step {index} is outside the run's {n} steps (indices 0 … {n - 1})")
+        self.slider.value = index + 1
+
     def step(self) -> None:
         if self.cursor < len(self.steps) - 1:
-            self.slider.value = self.cursor + 1
+            self.go(self.cursor + 1)
 
     def back(self) -> None:
         if self.cursor > 0:
-            self.slider.value = self.cursor - 1
+            self.go(self.cursor - 1)
 
     # -- showing ----------------------------------------------------------------------------------------
     def show(self) -> None:
@@ -628,6 +722,35 @@ class StepDebugger:
                        f'{label}</text>')
         return "".join(out)
 
+    def _legend_html(self) -> str:
+        """What each colour of the timeline means: one swatch per kind of box the run has (a device
+        node takes its partition's colour, as on the graph), and what the lanes are."""
+        def swatch(fill: str, text: str, dashed: bool = False) -> str:
+            border = "1px dashed #999" if dashed else "1px solid #fff"
+            return (f"<span class='wb-legend-item' style='display:inline-flex;align-items:center;gap:3px;"
+                    f"margin-right:10px'><span style='display:inline-block;width:14px;height:10px;background:{fill};"
+                    f"border:{border}'></span>{H.esc(text)}</span>")
+
+        kinds = {(sl.lane, sl.kind) for sl in self.slices}
+        items = []
+        for kind, text in KIND_MEANING.items():
+            if any(k == kind and not (lane == "device" and kind == "node") for lane, k in kinds):
+                items.append(swatch(KIND_FILL[kind], text, dashed=kind == "wait"))
+        device_nodes = {sl.node for sl in self.slices if sl.lane == "device" and sl.kind == "node"}
+        part_of = {nid: (p[2], p[0]) for p in self._partitions.values() for nid in p[1]}
+        shown = set()
+        for node in sorted(device_nodes):
+            k, gid = part_of.get(f"n{node}", (0, "a partition"))
+            if gid not in shown:
+                shown.add(gid)
+                items.append(swatch(PALETTE[k % len(PALETTE)][0], f"a node of {gid} run on the device, modeled"))
+        lanes = "host: the CPU, its time measured"
+        if len(self._lanes()) > 1:
+            lanes += " · device: the accelerator, its time modeled (simulated, not measured)"
+        return (f"<div class='wb-timeline-legend' style='font-size:11px;color:{H.INK};margin:2px 0 6px'>"
+                f"<div><small>lanes — {H.esc(lanes)}; the red line is the current step</small></div>"
+                f"<div style='display:flex;flex-wrap:wrap'>{''.join(items)}</div></div>")
+
     def _timeline_html(self, s: Step) -> str:
         lanes = self._lanes()
         height = 14 + len(lanes) * 30 + 16
@@ -654,7 +777,7 @@ class StepDebugger:
                 f"<div><b>timeline</b> · {total:,.1f} µs on one clock (the host waits for the device's modeled time)"
                 f"</div><svg xmlns='http://www.w3.org/2000/svg' id='{self.prefix}t' width='{self.TL_WIDTH:.0f}' "
                 f"height='{height}' font-family='Helvetica,Arial,sans-serif' style='background:#fff'>"
-                f"{self._timeline_static}{cursor}</svg></div>")
+                f"{self._timeline_static}{cursor}</svg>{self._timeline_legend}</div>")
 
     def _run_summary(self, it) -> str:
         host = sum(1 for e in self.events if e.lane == "host" and e.kind == "node" and not e.callers)
