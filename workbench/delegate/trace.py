@@ -9,15 +9,21 @@ time spent simulating the device is not counted again), and the device's events 
 :func:`chrome_trace` writes the same timeline in the Trace Event format (``traceEvents``: complete
 "X" events on a host lane and a device lane, nested within their lane; copies are named "copy in" /
 "copy out" with their bytes in ``args``), which chrome://tracing and ui.perfetto.dev open.
+:func:`trace_link` shows a written trace in a notebook: a relative link to the file, and how to open it.
 """
 
 from __future__ import annotations
 
+import html
 import json
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import quote
 
-__all__ = ["Slice", "timeline", "chrome_trace", "write_chrome_trace", "LANES"]
+__all__ = ["Slice", "timeline", "chrome_trace", "write_chrome_trace", "trace_link", "TraceLink", "LANES"]
+
+PERFETTO = "https://ui.perfetto.dev"
 
 LANES = ("host", "device")
 
@@ -108,3 +114,38 @@ def write_chrome_trace(events, path, **kw) -> Path:
     path = Path(path)
     path.write_text(json.dumps(chrome_trace(events, **kw)), encoding="utf-8")
     return path
+
+
+@dataclass(frozen=True)
+class TraceLink:
+    """A written trace file, shown in a notebook as a link relative to the working directory (the
+    notebook's folder in Jupyter) and one line on how to open it in Perfetto."""
+
+    path: Path
+
+    @property
+    def href(self) -> str:
+        """The link target: the path relative to the working directory when the file is inside it."""
+        here = Path.cwd().resolve()
+        full = self.path.resolve()
+        rel = os.path.relpath(full, here) if full.is_relative_to(here) else str(full)
+        return quote(Path(rel).as_posix())
+
+    def how_to_open(self) -> str:
+        return (f"To look at it: download {self.path.name} (the link, or right-click it in the file browser → "
+                f"Download), open {PERFETTO} and choose \u201cOpen trace file\u201d. chrome://tracing opens it too.")
+
+    def __str__(self) -> str:
+        return f"{self.path}\n{self.how_to_open()}"
+
+    def _repr_html_(self) -> str:
+        name = html.escape(self.path.name, quote=True)
+        steps = html.escape(self.how_to_open()).replace(
+            html.escape(PERFETTO), f"<a href='{PERFETTO}' target='_blank' rel='noopener'>{html.escape(PERFETTO)}</a>")
+        return (f"<div class='wb-trace-link'>the Chrome trace: <a href='{html.escape(self.href, quote=True)}' "
+                f"download='{name}'><code>{html.escape(str(self.path))}</code></a><br><small>{steps}</small></div>")
+
+
+def trace_link(path) -> TraceLink:
+    """A trace file written by :func:`write_chrome_trace`, to show in a notebook (a link and how to open it)."""
+    return TraceLink(Path(path))
