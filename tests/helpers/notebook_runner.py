@@ -16,6 +16,8 @@ NOTEBOOK_DIR = ROOT / "notebooks"
 NOTEBOOKS = sorted(NOTEBOOK_DIR.glob("*.ipynb"))
 CELL_TIMEOUT = 600
 PROBE = "WORKBENCH-KERNEL-PREFIX:"
+# files a notebook writes next to itself (so JupyterLab can serve them), removed after each run
+WRITES = {"06_heterogeneous_execution.ipynb": ("06_trace.json",)}
 
 
 def pin_python3_kernel(spec_root: Path, monkeypatch) -> str:
@@ -37,6 +39,8 @@ def run_notebook(path: Path, kernel: str, out_dir: Path):
     try:
         client.execute()
     finally:
+        for name in WRITES.get(path.name, ()):
+            (NOTEBOOK_DIR / name).unlink(missing_ok=True)
         nbformat.write(nb, out_dir / path.name)  # the executed copy, for a look after a failure
     return nb
 
