@@ -224,3 +224,13 @@ def test_the_pinned_and_current_pictures_are_stacked_not_side_by_side(selfie):
     assert "wb-pl-picture-pinned" in lab.pinned_html.value and "wb-pl-picture-now" in lab.graph_html.value
     for value in (lab.pinned_html.value, lab.graph_html.value):
         assert "contain:inline-size" in value and "overflow:auto" in value
+
+
+def test_focus_keeps_only_the_reason_texts_of_the_nodes_it_shows(plan_tidl):
+    cpu = next(p for p in plan_tidl.placements if p.partition is None)
+    view = viz.op_graph(plan_tidl).focus(cpu.node, radius=1)
+    shown = {n.index for n in view.nodes if n.index is not None}
+    for r in view.reasons:
+        assert r.nodes and set(r.nodes) <= shown
+        assert {i for _, ns in r.details for i in ns} == set(r.nodes)
+    assert cpu.reason in view.reason_of(REASON_NUMBER[cpu.code]).texts

@@ -171,8 +171,10 @@ def focus(view, node, radius: int = 2):
             groups.append(dataclasses.replace(g, nodes=ids))
     seen = {n.index for n in nodes if n.index is not None}
     seen |= {int(m[1:]) for n in nodes for m in n.members if m[1:].isdigit()}
-    reasons = tuple(dataclasses.replace(r, nodes=tuple(i for i in r.nodes if i in seen)) for r in view.reasons
-                    if any(i in seen for i in r.nodes))
+    reasons = tuple(dataclasses.replace(r, nodes=tuple(i for i in r.nodes if i in seen),
+                                        details=tuple((t, tuple(i for i in ns if i in seen)) for t, ns in r.details
+                                                      if any(i in seen for i in ns)))
+                    for r in view.reasons if any(i in seen for i in r.nodes))
     overlays = {k: Overlay(ov.name, {i: v for i, v in ov.values.items() if i in keep}, ov.fmt, ov.combine,
                            ov.description) for k, ov in view.overlays.items()}
     note = f"focus on {centre}, radius {radius}: {len(nodes)} of {len(view.nodes)} nodes"
