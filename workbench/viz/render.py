@@ -4,13 +4,19 @@ JupyterLab shows an ``image/svg+xml`` output as an ``<img>``, where tooltips and
 the SVG goes inline into ``text/html`` (its XML prolog stripped), so hovering a node shows its tooltip
 and a node's numbered badge links to its row in the reasons table beside the graph.
 
-How a node reads, without colour: a node on a device has a solid border with rounded corners and sits
-in its partition's labelled box; a node left on the CPU has a dashed border, square corners and a
-black numbered badge keyed to the reasons table; a collapsed chain has a double border; an offload op
-of a compiled model is a 3-D box.  Colours (Okabe–Ito, safe for colour-blind readers) tell
-partitions apart.  An edge that copies a tensor between the host and a device is bold and says how
-many bytes cross; an edge carrying weights unpacked on the CPU (never copied at run time) is dotted.
-Only inline styles are used (JupyterLab drops ``<style>`` blocks in untrusted notebooks).
+How a node reads, without colour: a node on a device has a solid border with rounded corners, prints
+its partition's tag ("P7") beside the op name and sits in its partition's labelled box; a node left on
+the CPU has a dashed border, square corners and a black badge numbered by its reason code
+(``REASON_NUMBER``: the same number in every view and in the partition lab) and keyed to the reasons
+table; a collapsed chain has a double border; an offload op of a compiled model is a 3-D box.
+Colours (Okabe–Ito hues, safe for colour-blind readers, in three tints) help tell partitions apart;
+the tags do it for sure.  An edge that copies a tensor between the host and a device is bold and says
+how many bytes cross; an edge carrying weights unpacked on the CPU (never copied at run time) is dotted.
+
+Legibility: the SVG keeps its natural size (text ≥ 8.5 pt, 11.3 CSS px) in a box scrolling both ways
+(class ``wb-graph``), and a graph with partitions is ranked as one (``newrank``), so its partitions'
+boxes stack along the data flow instead of standing side by side.  Only inline styles are used
+(JupyterLab drops ``<style>`` blocks in untrusted notebooks).
 """
 
 from __future__ import annotations
