@@ -114,7 +114,8 @@ def test_failing_on_purpose_in_prepare_restores_the_original_plan(corpus_paths):
     assert str(err.value).endswith(RESTORED)            # as LiteRT's constructor says it
     d.fallback_to_cpu = True                           # the teaching aid: keep going on the CPU
     it, plan = apply(d, m)
-    assert plan is None and it.delegate_log[-1] == RESTORED and it.execution_plan() == list(range(len(it.nodes)))
+    assert plan is None and it.delegate_log[-2] == RESTORED and it.execution_plan() == list(range(len(it.nodes)))
+    assert "LiteRT raises a RuntimeError here" in it.delegate_log[-1]     # the aid says what LiteRT does
     x = _inputs(m)
     assert all(np.array_equal(a, b) for a, b in zip(_run(it, x), _run(Interpreter(model=m), x)))
     assert SimulatedAccelerator("tidl").prepare(m).offloaded > 0
@@ -122,18 +123,27 @@ def test_failing_on_purpose_in_prepare_restores_the_original_plan(corpus_paths):
     assert plan is not None and plan.plans[0].partitions and plan.nodes[0]
 
 
-@pytest.mark.parametrize("point", ["init", "invoke"])
-def test_failing_on_purpose_in_a_kernel(corpus_paths, point):
+def test_failing_on_purpose_in_invoke(corpus_paths):
     m = _model(str(corpus_paths["sine_float"]))
-    d = SimulatedAccelerator("tidl", fail=point)
+    d = SimulatedAccelerator("tidl", fail="invoke")
     it = d.interpreter(m)
-    verb = "prepare" if point == "init" else "invoke"
-    with pytest.raises(DelegateError, match=f"failing on purpose in {point}") as err:
+    with pytest.raises(DelegateError, match="failing on purpose in invoke") as err:
         it.allocate_tensors()
         it.invoke()
     assert isinstance(err.value, RuntimeError)
     node = it.delegations[0][1].nodes[0][0]
-    assert f"Node number {node} (simulated-tidl) failed to {verb}." in str(err.value)
+    assert f"Node number {node} (simulated-tidl) failed to invoke." in str(err.value)
+
+
+def test_failing_on_purpose_in_init_fails_the_constructor(corpus_paths):
+    # tflite/core/subgraph.cc ReplaceNodeSubsetsWithDelegateKernels → AddNodeWithParameters runs the kernel's
+    # init as the DELEGATE node is added, inside the constructor's ModifyGraphWithDelegate; a failure there
+    # removes the delegate (RemoveAllDelegates) and the constructor raises
+    m = _model(str(corpus_paths["sine_float"]))
+    with pytest.raises(DelegateError, match="failing on purpose in init") as err:
+        SimulatedAccelerator("tidl", fail="init").interpreter(m)
+    n = len(m.subgraphs[0].operators)
+    assert f"Node number {n} (simulated-tidl) failed to prepare.\n{RESTORED}" in str(err.value)
 
 
 def test_bad_fail_point_and_the_abstract_base():

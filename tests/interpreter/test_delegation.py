@@ -79,3 +79,72 @@ def test_modify_graph_with_delegate_restores_the_plan_when_the_delegate_fails():
     with pytest.raises(DelegateError, match=delegation.RESTORED):
         it.modify_graph_with_delegate(Failing())
     assert it.execution_plan() == [0, 1, 2] and len(it.nodes) == 3
+
+
+class _Counted(_Relu):
+    def __init__(self):
+        self.calls = []
+
+    def init(self, context, node):
+        self.calls.append("init")
+        return "user data"
+
+    def prepare(self, context, node):
+        self.calls.append("prepare")
+        super().prepare(context, node)
+
+
+def test_the_kernel_init_runs_when_the_delegate_node_is_added():
+    # tflite/core/subgraph.cc ReplaceNodeSubsetsWithDelegateKernels → AddNodeWithParameters → OpInit
+    it = Interpreter(model=relu_chain(3))
+    kern = _Counted()
+    added = it.replace_node_subsets(kern, "TEST_DELEGATE", _subsets())
+    assert kern.calls == ["init"] and it._sg(0).delegate_init[added[0]] == "user data"
+    it.allocate_tensors()
+    assert kern.calls == ["init", "prepare"]             # allocation does not run init again
+
+
+class _Applies:
+    """A delegate object with only delegate_prepare (and the flag): it replaces nodes 1 and 2."""
+
+    def __init__(self, dynamic=False):
+        self.allow_dynamic_tensors = dynamic
+        self.kernel = _Counted()
+
+    def delegate_prepare(self, interpreter):
+        interpreter.replace_node_subsets(self.kernel, "TEST_DELEGATE", _subsets())
+        return "applied"
+
+
+def test_a_static_delegate_is_prepared_when_applied_and_a_resize_undoes_and_redoes_it():
+    # subgraph.cc ModifyGraphWithDelegateImpl (EnsureMemoryAllocations), ResizeInputTensor → UndoAllDelegates,
+    # AllocateTensors → RedoAllDelegates
+    d = _Applies()
+    it = Interpreter(model=relu_chain(3), experimental_delegates=[d])
+    assert d.kernel.calls == ["init", "prepare"] and it.execution_plan() == [0, 3]
+    it.resize_tensor_input(0, [2, 4])
+    assert it.execution_plan() == [0, 1, 2] and len(it.nodes) == 3
+    it.allocate_tensors()
+    assert it.execution_plan() == [0, 3] and it.delegate_log[-1] == "Redoing 1 delegates."
+    it.set_tensor(0, np.array([[-1, 2, -3, 4]] * 2, np.float32))
+    it.invoke()
+    np.testing.assert_array_equal(it.get_tensor(3), [[0, 2, 0, 4]] * 2)
+    dynamic = _Applies(dynamic=True)
+    it = Interpreter(model=relu_chain(3), experimental_delegates=[dynamic])
+    assert dynamic.kernel.calls == ["init"]              # prepared by allocate_tensors
+    it.resize_tensor_input(0, [2, 4])
+    assert it.execution_plan() == [0, 3]                  # not undone: the delegate allows dynamic tensors
+
+
+def test_a_failing_delegate_removes_every_delegate_applied_before():
+    # interpreter.cc ModifyGraphWithDelegateImpl: a delegate error → RemoveAllDelegates
+    class Failing:
+        def delegate_prepare(self, interpreter):
+            raise RuntimeError("no device")
+
+    it = Interpreter(model=relu_chain(3))
+    it.modify_graph_with_delegate(_Applies())
+    assert it.execution_plan() == [0, 3]
+    with pytest.raises(DelegateError, match="no device\n" + delegation.RESTORED):
+        it.modify_graph_with_delegate(Failing())
+    assert it.execution_plan() == [0, 1, 2] and len(it.nodes) == 3 and it.delegations == [(it.delegations[0][0], None)]

@@ -11,27 +11,36 @@ A delegate in a few lines::
 
     it = workbench.Interpreter(model_path=..., experimental_delegates=[ReluOnly()])
 
-What happens, step by step, as in TFLite:
+What happens, step by step, as in TFLite (``tflite/core/subgraph.cc`` ModifyGraphWithDelegateImpl):
 
-1. The interpreter's constructor calls ``delegate_prepare(interpreter)`` (ModifyGraphWithDelegate).
-2. For every subgraph, :meth:`Delegate.prepare` checks each node: the version check first (a stored
-   version above ``max_version`` is refused in the GPU delegate's words, "Max version supported: N.
-   Requested version M."), then ``supports``; then the partitioner cuts the graph (``strategy``: TFLite's
-   own by default) and keeps the largest partitions (``max_partitions``, ``min_nodes``).
+1. The interpreter's constructor applies each delegate in turn (ModifyGraphWithDelegate).  A delegate
+   without ``allow_dynamic_tensors`` first has the graph prepared, and a graph with a dynamic-sized
+   tensor is refused ("Attempting to use a delegate that only supports static-sized tensors …").
+2. ``delegate_prepare(interpreter)`` looks at the *current* execution plan of every subgraph (a
+   delegate applied after another sees the other's DELEGATE nodes, and does not take them): for each
+   node the version check first (a stored version above ``max_version`` is refused in the GPU
+   delegate's words, "Max version supported: N. Requested version M."), then ``supports``; then the
+   partitioner cuts the graph (``strategy``: TFLite's own by default) and keeps the largest partitions
+   (``max_partitions``, ``min_nodes``).
 3. The interpreter replaces each partition by one DELEGATE node whose kernel comes from
-   ``create_kernel`` (ReplaceNodeSubsetsWithDelegateKernels) and logs "Replacing N out of M node(s) …".
-4. ``allocate_tensors`` runs each delegate kernel's init and prepare, ``invoke`` its invoke.
+   ``create_kernel``, and runs the kernel's init (ReplaceNodeSubsetsWithDelegateKernels →
+   AddNodeWithParameters); it logs "Replacing N out of M node(s) …" (M: the current plan's size).
+4. A delegate without ``allow_dynamic_tensors``: every node is prepared now (EnsureMemoryAllocations),
+   so its kernels' prepare runs in the constructor; ``allocate_tensors`` then has nothing left to do.
+   A delegate with it: ``allocate_tensors`` prepares.  ``invoke`` runs each kernel's invoke.
 
-A failure in step 2 restores the original execution plan and the constructor raises a RuntimeError
-("Restored original execution plan after delegate application failure."); a kernel failing in init or
-prepare makes ``allocate_tensors`` raise ("Node number N (NAME) failed to prepare."), in invoke
-``invoke`` ("Node number N (NAME) failed to invoke.").  ``fallback_to_cpu=True`` — a teaching aid, not
-TFLite's behaviour — keeps the CPU plan instead of raising when prepare fails.
+A failure in steps 2–4 removes every delegate applied so far (RemoveAllDelegates: the original
+execution plan comes back) and the constructor raises a RuntimeError ending "Restored original
+execution plan after delegate application failure."; a kernel failing in prepare reads "Node number N
+(NAME) failed to prepare.", in invoke ``invoke`` raises "… failed to invoke.".  ``fallback_to_cpu=True``
+— a teaching aid, not LiteRT's behaviour — logs what LiteRT would raise and goes on with the original
+plan on the CPU.  ``resize_tensor_input`` undoes the delegates that need static shapes and the next
+``allocate_tensors`` applies them again, for the new shapes (UndoAllDelegates / RedoAllDelegates).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ..errors import DelegateError
 from ..partition import GraphView, NodeSubset, Partition, Plan, Target, execution_order, partition
@@ -120,13 +129,22 @@ class Delegate:
     Knobs as SimpleDelegateInterface::Options: ``max_partitions`` (≤ 0: all), ``min_nodes`` per partition
     (≤ 0: no minimum); ``deny``: node indices / op names kept on the CPU; ``strategy``: how the graph is
     cut (``tflite``, ``tidl``, ``edgetpu``: see :mod:`workbench.partition.strategies`);
-    ``fallback_to_cpu``: when prepare fails, log it and keep the CPU plan instead of raising.
+    ``fallback_to_cpu``: a teaching aid — when applying the delegate fails, log what LiteRT would raise
+    and go on with the original plan (every delegate removed, as LiteRT's RemoveAllDelegates) instead of
+    raising; ``allow_dynamic_tensors``: see the class attribute.
     """
 
     name = "delegate"
+    #: LiteRT's kTfLiteDelegateFlagsAllowDynamicTensors (``tflite/core/c/common.h``).  False: the delegate
+    #: needs static shapes — it is refused on a graph with dynamic-sized tensors, the graph is prepared as
+    #: it is applied, and a resize undoes and redoes it (subgraph.cc ModifyGraphWithDelegateImpl,
+    #: ResizeInputTensor).  True: the kernels are prepared again whenever the shapes change.
+    allow_dynamic_tensors: bool = False
 
     def __init__(self, *, max_partitions: int = 0, min_nodes: int = 0, deny=(), strategy: str = "tflite",
-                 fallback_to_cpu: bool = False):
+                 fallback_to_cpu: bool = False, allow_dynamic_tensors: bool | None = None):
+        if allow_dynamic_tensors is not None:
+            self.allow_dynamic_tensors = bool(allow_dynamic_tensors)
         self.max_partitions = max_partitions
         self.min_nodes = min_nodes
         self.deny = tuple(deny)
@@ -170,10 +188,11 @@ class Delegate:
 
     @property
     def target(self) -> Target:
-        """The target whose cost figures estimate partition times (and that names the plan)."""
+        """The target whose cost figures estimate partition times (XNNPACK's), under the delegate's own
+        name: it names the plan, the "offloaded to …" reasons and the partitions in ``viz.op_graph``."""
         from ..partition import load_target
 
-        return load_target("xnnpack")
+        return replace(load_target("xnnpack"), name=self.name, _cache={})
 
     # -- prepare ----------------------------------------------------------------------------------
     def is_node_supported(self, sig: NodeSignature) -> str | None:
@@ -183,9 +202,11 @@ class Delegate:
             return Reason("version", f"{sig.name}: {version_error(mv, sig.version)}")
         return self.supports(sig)
 
-    def prepare(self, model, subgraph: int = 0, *, refused=None) -> Plan:
+    def prepare(self, model, subgraph: int = 0, *, refused=None, control_edges=(), plan_size=None) -> Plan:
         """DelegatePrepare for one subgraph: which nodes the delegate takes (every other node with its
-        reason), cut by ``strategy``.  ``refused``: node → (code, why) it cannot be taken although supported."""
+        reason), cut by ``strategy``.  ``refused``: node → (code, why) it cannot be taken although supported;
+        ``control_edges``: extra "b after a" pairs the cut must respect (the ``tflite`` strategy);
+        ``plan_size``: the size of the execution plan the delegate looks at (for the log line)."""
         refused = refused or {}
 
         def check(g, i):
@@ -195,36 +216,51 @@ class Delegate:
                 return Reason(code, f"{g.nodes[i].name}: {text}")
             return why
 
+        kw = {}
+        if control_edges and self.strategy == "tflite":
+            g = GraphView(model, subgraph)
+            kw = {"graph": g, "control_edges": tuple(g.control_edges) + tuple(control_edges)}
         plan = partition(model, self.target, self.strategy, subgraph=subgraph, deny=self.deny,
-                         max_partitions=self.max_partitions, min_nodes=self.min_nodes, check=check)
-        self.log.append(f"{self.name} delegate: {plan.offloaded} nodes delegated out of {len(plan.placements)} "
+                         max_partitions=self.max_partitions, min_nodes=self.min_nodes, check=check, **kw)
+        total = len(plan.placements) if plan_size is None else plan_size
+        # simple_delegate.cc DelegatePrepare: the total is the execution plan's size
+        self.log.append(f"{self.name} delegate: {plan.offloaded} nodes delegated out of {total} "
                         f"nodes with {len(plan.partitions)} partitions.")
         return plan
 
     def delegate_prepare(self, interpreter) -> Delegation:
         """ModifyGraphWithDelegate's callback: prepare every subgraph of ``interpreter`` and replace each
-        partition by one DELEGATE node run by ``create_kernel``'s kernel."""
+        partition by one DELEGATE node run by ``create_kernel``'s kernel.
+
+        As LiteRT's delegates (``tflite/delegates/utils.cc`` GraphPartitionHelper, which calls
+        GetExecutionPlan), it looks at the *current* execution plan: the nodes another delegate took
+        before are refused ("already delegated"), its DELEGATE nodes stay where they are, and the node
+        subsets handed to ReplaceNodeSubsetsWithDelegateKernels cover that plan."""
         delegation = Delegation(self)
-        model = interpreter.model
+        shaped = getattr(interpreter, "shaped_model", None)
+        model = shaped() if callable(shaped) else interpreter.model
         registration = _Registration(self, delegation)
         shared = _variables_in_several_subgraphs(model) if self._keeps_variables_private() else {}
         for s in range(len(model.subgraphs)):
-            planned = set(interpreter.execution_plan(s))
-            refused = {i: ("delegated", "already delegated to another delegate")
-                       for i in range(len(model.subgraphs[s].operators or ())) if i not in planned}
+            current = _current_plan(interpreter, s)
+            owners = _foreign_owners(current)
+            refused = {i: ("delegated", f"already delegated to another delegate ({d.op_name}, node {d.index})")
+                       for i, d in owners.items()}
             for i, why in shared.get(s, {}).items():
                 refused.setdefault(i, why)
-            plan = self.prepare(model, s, refused=refused)
+            edges = _through_foreign_nodes(GraphView(model, s), current) if owners else ()
+            plan = self.prepare(model, s, refused=refused, control_edges=edges, plan_size=len(current))
             delegation.plans[s] = plan
             self._plans.update((id(p), plan) for p in plan.partitions)
             if not plan.partitions:
                 continue
-            subsets = plan_subsets(plan)
+            subsets = plan_subsets(plan, current if owners else None)
             added = interpreter.replace_node_subsets(registration, self.name, subsets,
                                                      params={"delegate": self.name}, subgraph_index=s)
             # partition k's DELEGATE node (the subsets come in execution order, not in partition order)
             delegation.nodes[s] = dict(zip([sub.index for sub in subsets if sub.partition], added))
-            line = replacing_line(plan.offloaded, len(plan.placements), self.name, len(subsets), s,
+            # subgraph.cc ReplaceNodeSubsetsWithDelegateKernels: nodes_to_replace out of execution_plan_.size()
+            line = replacing_line(plan.offloaded, len(current), self.name, len(subsets), s,
                                   model.subgraphs[s].name or "")
             self.log.append(line)
             interpreter.delegate_log.append(line)
@@ -269,9 +305,127 @@ def _variables_in_several_subgraphs(model) -> dict:
     return out
 
 
-def plan_subsets(plan: Plan) -> list:
+def _current_plan(interpreter, s: int) -> list:
+    """The nodes of subgraph ``s``'s execution plan now (Interpreter.plan_nodes; an interpreter without it:
+    the original nodes of its ``execution_plan``)."""
+    nodes = getattr(interpreter, "plan_nodes", None)
+    if callable(nodes):
+        return nodes(s)
+    from types import SimpleNamespace
+
+    return [SimpleNamespace(index=i, op=None, params={}) for i in interpreter.execution_plan(s)]
+
+
+def _foreign_owners(current) -> dict:
+    """Original node → the DELEGATE node (of a delegate applied before) that replaced it."""
+    out = {}
+    for node in current:
+        if node.op == BuiltinOperator.DELEGATE:
+            for i in (node.params or {}).get("nodes_to_replace", ()):
+                out[int(i)] = node
+    return out
+
+
+def _through_foreign_nodes(g: GraphView, current) -> tuple:
+    """Control edges that make the new partitions convex in the current plan, where each DELEGATE node
+    of an earlier delegate is ONE node: for such a node D (original nodes P), every node outside P feeding
+    P runs before P's first node, and every node outside P reading from P after it.  (A path u → D → w
+    exists in the plan whenever u feeds some node of P and some node of P feeds w; in the original graph
+    the two halves need not meet, so without these edges a partition could hold u and w around D.)"""
+    edges = []
+    for node in current:
+        if node.op != BuiltinOperator.DELEGATE:
+            continue
+        members = {int(i) for i in (node.params or {}).get("nodes_to_replace", ())}
+        if not members:
+            continue
+        first = min(members)
+        before, after = set(), set()
+        for i in members:
+            for t in g.nodes[i].inputs:
+                if t >= 0 and g.producer[t] >= 0 and g.producer[t] not in members:
+                    before.add(g.producer[t])
+            for t in g.nodes[i].outputs:
+                after.update(c for c in g.consumers[t] if c not in members)
+        for a, b in g.control_edges:
+            if a not in members and b in members:
+                before.add(a)
+            elif a in members and b not in members:
+                after.add(b)
+        edges += [(u, first) for u in sorted(before)] + [(first, w) for w in sorted(after)]
+    return tuple(edges)
+
+
+def _order_in_current_plan(plan: Plan, current) -> list:
+    """The node subsets over the current execution plan (``current``: its nodes, DELEGATE nodes of other
+    delegates included), as ReplaceNodeSubsetsWithDelegateKernels cuts it: runs of nodes this delegate
+    leaves alone, and one subset per partition of ``plan``, in an order that runs (data and control
+    edges; ties go to the item that comes first in the plan)."""
+    import heapq
+
+    g = plan.graph
+    where = {p.node: p.partition for p in plan.placements}
+    item_of: dict = {}          # node index in the plan → item
+    first: dict = {}            # item → position of its first node in the plan
+    members: dict = {}          # item → its nodes in plan order
+    owner: dict = {}            # original node → item of the plan node holding it
+    for pos, node in enumerate(current):
+        k = where.get(node.index) if node.op != BuiltinOperator.DELEGATE else None
+        item = ("p", k) if k is not None else ("n", node.index)
+        item_of[node.index] = item
+        first.setdefault(item, pos)
+        members.setdefault(item, []).append(node)
+        held = (node.params or {}).get("nodes_to_replace", ()) if node.op == BuiltinOperator.DELEGATE else ()
+        for i in held or (node.index,):
+            owner[int(i)] = item
+    producer = {t: item_of[node.index] for node in current for t in node.outputs if t >= 0}
+    succ: dict = {item: set() for item in first}
+    for node in current:
+        v = item_of[node.index]
+        for t in node.inputs:
+            u = producer.get(t)
+            if u is not None and u != v:
+                succ[u].add(v)
+    for a, b in g.control_edges:
+        u, v = owner.get(a), owner.get(b)
+        if u is not None and v is not None and u != v:
+            succ[u].add(v)
+    indeg = {item: 0 for item in first}
+    for u in succ:
+        for v in succ[u]:
+            indeg[v] += 1
+    heap = [(first[item], item) for item in first if indeg[item] == 0]
+    heapq.heapify(heap)
+    out: list = []
+    while heap:
+        _, item = heapq.heappop(heap)
+        if item[0] == "p":
+            part = plan.partitions[item[1]]
+            sub = NodeSubset(True, list(part.nodes), list(part.runtime_inputs), list(part.outputs))
+            sub.index = item[1]
+            out.append(sub)
+        elif out and not out[-1].partition:
+            out[-1].nodes.append(item[1])
+        else:
+            out.append(NodeSubset(False, [item[1]]))
+        for v in sorted(succ[item], key=first.get):
+            indeg[v] -= 1
+            if indeg[v] == 0:
+                heapq.heappush(heap, (first[v], v))
+    if sum(len(sub.nodes) if not sub.partition else 1 for sub in out) != len(first):
+        stuck = sorted((first[i], i) for i in first if indeg[i] > 0)
+        raise DelegateError(f"plan {plan.name}: its partitions cannot be ordered around the DELEGATE nodes of the "
+                            f"delegates applied before (a cycle through {', '.join(str(i) for _, i in stuck[:4])})")
+    return out
+
+
+def plan_subsets(plan: Plan, current=None) -> list:
     """The plan as TFLite's node subsets, in an order that runs: runs of CPU nodes (non-partition subsets)
-    and one partition subset per partition, with the tensors that cross at run time."""
+    and one partition subset per partition, with the tensors that cross at run time.  ``current``: the
+    nodes of the execution plan when other delegates replaced nodes before (their DELEGATE nodes then
+    stand in the CPU runs); None: the plan covers the subgraph's original nodes."""
+    if current is not None:
+        return _order_in_current_plan(plan, current)
     g = plan.graph
     where = [p.partition for p in plan.placements]
     out: list = []
@@ -289,8 +443,9 @@ def plan_subsets(plan: Plan) -> list:
 
 
 class _Registration:
-    """The registration every DELEGATE node of one delegate shares (TfLiteRegistration): it asks the
-    delegate for the kernel of the node's partition and hands the calls on to it."""
+    """The registration every DELEGATE node of one delegate shares (TfLiteRegistration): ``init`` asks the
+    delegate for the kernel of the node's partition (it runs as the node is added), the other calls are
+    handed on to that kernel."""
 
     name = "delegate"
     foldable = False
@@ -299,15 +454,30 @@ class _Registration:
     def __init__(self, delegate: Delegate, delegation: Delegation):
         self.delegate = delegate
         self.delegation = delegation
+        self._kernels: dict = {}         # (subgraph, node index) → (kernel, what its init returned, plan, partition)
+
+    def _partition(self, node):
+        """(plan, partition) of a DELEGATE node of this delegate, by the nodes it replaces."""
+        plan = self.delegation.plans.get(node.subgraph)
+        nodes = sorted(int(i) for i in (node.params or {}).get("nodes_to_replace", ()))
+        for part in plan.partitions if plan is not None else ():
+            if sorted(part.nodes) == nodes:
+                return plan, part
+        return self.delegation.partition_of(node.subgraph, node.index)
 
     def init(self, context, node):
-        return None
-
-    def prepare(self, context, node):
-        plan, part = self.delegation.partition_of(node.subgraph, node.index)
+        plan, part = self._partition(node)
         kern = self.delegate.create_kernel(part)
         init = getattr(kern, "init", None)
         user = init(context, node) if init is not None else None
+        self._kernels[(node.subgraph, node.index)] = (kern, user, plan, part)
+        return user
+
+    def prepare(self, context, node):
+        key = (node.subgraph, node.index)
+        if key not in self._kernels:
+            self.init(context, node)
+        kern, user, plan, part = self._kernels[key]
         return _NodeData(kern, kern.prepare(context, node), user, plan, part)
 
     def invoke(self, context, node, data) -> None:
@@ -344,8 +514,8 @@ class _NodeData:
 
 
 def apply(delegate: Delegate, model, **kwargs):
-    """(interpreter, delegation or None): ``model`` with ``delegate`` applied.  None when the delegate
-    failed in prepare and has ``fallback_to_cpu`` (the interpreter's ``delegate_log`` says why)."""
+    """(interpreter, delegation or None): ``model`` with ``delegate`` applied.  None when applying the
+    delegate failed and it has ``fallback_to_cpu`` (the interpreter's ``delegate_log`` says why)."""
     from ..interpreter import Interpreter
 
     it = Interpreter(model=model, experimental_delegates=[delegate], **kwargs)

@@ -49,7 +49,11 @@ class SimulatedAccelerator(Delegate):
     runs its partitions on a simulated device and counts the time the device would take.
 
     ``max_versions``: op name → highest known version, overriding the target's; ``fail``: one of
-    ``FAIL_POINTS`` to fail on purpose there; the other knobs are :class:`Delegate`'s.
+    ``FAIL_POINTS`` to fail on purpose there; ``allow_dynamic_tensors`` (LiteRT's
+    kTfLiteDelegateFlagsAllowDynamicTensors): by default True for the ``xnnpack`` target only — LiteRT's
+    XNNPACK delegate sets the flag unless subgraph reshaping is turned off
+    (``tflite/delegates/xnnpack/xnnpack_delegate.cc`` GetXNNPackDelegateFlags) — and False for the
+    others, which need static shapes as TIDL does; the other knobs are :class:`Delegate`'s.
 
     ``precision``: ``"float"`` — the device runs the model's own kernels, outputs bit-identical to the
     CPU-only run; ``"int8"`` — the TIDL way: each partition of the main subgraph is calibrated on
@@ -60,8 +64,8 @@ class SimulatedAccelerator(Delegate):
 
     def __init__(self, target="xnnpack", *, name: str | None = None, max_versions=None, fail: str | None = None,
                  precision: str = "float", calibration=None, calibration_iterations: int = 1,
-                 scale_type: str = "symmetric", progress=None, **knobs):
-        super().__init__(**knobs)
+                 scale_type: str = "symmetric", progress=None, allow_dynamic_tensors: bool | None = None, **knobs):
+        super().__init__(allow_dynamic_tensors=allow_dynamic_tensors, **knobs)
         if precision not in PRECISIONS:
             raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}, got {precision!r}")
         if precision == "int8":
@@ -79,6 +83,8 @@ class SimulatedAccelerator(Delegate):
         self.progress = progress
         self.calibrated: dict = {}         # (subgraph, partition) → Calibrated (precision int8)
         self._target = load_target(target)
+        if allow_dynamic_tensors is None:
+            self.allow_dynamic_tensors = self._target.name == "xnnpack"
         # the same target without its version limits: the delegate checks versions itself, first, in the
         # GPU delegate's words (and ``max_versions`` may override the target's)
         self._unversioned = dataclasses.replace(
@@ -184,7 +190,10 @@ _OPTIONS = {
     "deny": "comma-separated node indices and/or op names kept on the CPU",
     "max_versions": "comma-separated OP:N, the highest version of OP the delegate knows",
     "fail": "fail on purpose in prepare, init or invoke",
-    "fallback_to_cpu": "true: when prepare fails, keep the CPU plan instead of raising",
+    "fallback_to_cpu": "true: when applying the delegate fails, log what LiteRT would raise and run the "
+                       "original plan on the CPU (a teaching aid)",
+    "allow_dynamic_tensors": "true / false: the delegate handles dynamic-sized tensors (LiteRT's "
+                             "kTfLiteDelegateFlagsAllowDynamicTensors; default: true for xnnpack only)",
     "name": "the delegate's name in logs and placements",
 }
 
@@ -244,6 +253,8 @@ def load_delegate(library, options=None) -> SimulatedAccelerator:
             kw["fail"] = raw["fail"] or None
         if "fallback_to_cpu" in raw:
             kw["fallback_to_cpu"] = _bool_option("fallback_to_cpu", raw["fallback_to_cpu"])
+        if "allow_dynamic_tensors" in raw:
+            kw["allow_dynamic_tensors"] = _bool_option("allow_dynamic_tensors", raw["allow_dynamic_tensors"])
         if raw.get("name"):
             kw["name"] = raw["name"]
         return SimulatedAccelerator(library, **kw)

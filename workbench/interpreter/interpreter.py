@@ -173,6 +173,7 @@ class _Subgraph:
         # in ``nodes`` and leave the plan.
         self.execution_plan: list[int] = list(range(len(self.nodes)))
         self.delegate_kernels: dict[int, object] = {}    # node index → the kernel a delegate gave it
+        self.delegate_init: dict[int, object] = {}       # node index → what that kernel's init returned
         self.fast: dict[int, fast.FastPath] = {}         # node index → its fast path, bound at prepare
         self.allocated = False
         self.prepared: list[tuple] = []     # (node, kernel, user_data, data) for every node
@@ -398,18 +399,52 @@ class Interpreter:
         self.variant = variant_named(variant)
         self._subgraphs: dict[int, _Subgraph] = {0: _Subgraph(self, 0)}
         self.delegate_log: list[str] = []             # what applying delegates said (TFLite logs it)
-        self.delegations: list[tuple] = []            # (delegate, what its prepare returned)
+        self.delegations: list[tuple] = []            # (delegate, what its prepare returned; None: removed)
+        self._original = None          # the plan of every subgraph before the first delegate (delegation.snapshot)
+        self._immutable = False        # a delegate that needs static shapes was applied (kStateInvokableAndImmutable)
+        self._undone = False           # a resize undid the delegates; the next allocation applies them again
+        self._fresh = False            # subgraph 0 was allocated by the last delegate applied, untouched since
         self._delegates = list(experimental_delegates or ())
         for d in self._delegates:                     # as litert's constructor: ModifyGraphWithDelegate each
             self.modify_graph_with_delegate(d)
 
     def modify_graph_with_delegate(self, delegate) -> None:
-        """TFLite's ModifyGraphWithDelegate: the delegate's ``delegate_prepare(interpreter)`` looks at every
-        subgraph and hands the node subsets it takes to :meth:`replace_node_subsets`.  If it
-        fails, the original execution plan is restored and a :class:`DelegateError` (a RuntimeError, as
-        litert raises) says so.  Delegates are made by :mod:`workbench.delegate`; the interpreter only
-        calls this one method of theirs."""
+        """TFLite's ModifyGraphWithDelegate: the delegate's ``delegate_prepare(interpreter)`` looks at the
+        current execution plan of every subgraph and hands the node subsets it takes to
+        :meth:`replace_node_subsets`.  A delegate without ``allow_dynamic_tensors`` is refused on a graph
+        with dynamic-sized tensors, and the graph is prepared once it is applied (its kernels' init and
+        prepare run now).  If it fails, every delegate applied so far is removed (the original execution
+        plan comes back) and a :class:`DelegateError` (a RuntimeError, as litert raises) says so.
+        Delegates are made by :mod:`workbench.delegate`; the interpreter only calls this one method of
+        theirs.  See :mod:`workbench.interpreter.delegation`."""
         delegation.modify_graph_with_delegate(self, delegate)
+
+    def shaped_model(self):
+        """The model as a delegate should see it: each tensor of subgraph 0 with the shape it was last
+        prepared for (after ``resize_tensor_input`` it differs from the file's; LiteRT's delegates read
+        the shapes from the context, which PrepareOpsStartingAt has propagated).  The model itself when
+        nothing differs."""
+        sg = self._subgraphs.get(0)
+        if sg is None or not (sg.allocated or sg.prepared):
+            return self.model
+        ctx = sg.context
+        tensors = list(self.model.subgraphs[0].tensors or ())
+        changed = False
+        for t, meta in enumerate(tensors):
+            shape = ctx.shapes[t]
+            if shape is None or t in ctx.dynamic or tuple(shape) == tuple(meta.shape or ()):
+                continue
+            tensors[t] = dataclasses.replace(meta, shape=tuple(int(d) for d in shape))
+            changed = True
+        if not changed:
+            return self.model
+        subgraphs = list(self.model.subgraphs)
+        subgraphs[0] = dataclasses.replace(subgraphs[0], tensors=tuple(tensors))
+        return dataclasses.replace(self.model, subgraphs=tuple(subgraphs))
+
+    def plan_nodes(self, subgraph_index: int = 0) -> list[Node]:
+        """The nodes of the execution plan, in order (a delegate's DELEGATE nodes included)."""
+        return self._sg(subgraph_index).plan_nodes()
 
     def placements(self, subgraph_index: int = 0) -> list:
         """Where every node of the subgraph runs and why, as the delegates applied decided it: one
@@ -468,8 +503,16 @@ class Interpreter:
     # -- litert API ------------------------------------------------------------------------------
     def allocate_tensors(self) -> None:
         """Prepare the primary subgraph and plan its memory (other subgraphs are prepared by the
-        IF / WHILE / CALL_ONCE nodes that call them, or by their signature runner)."""
-        self._sg(0).allocate()
+        IF / WHILE / CALL_ONCE nodes that call them, or by their signature runner).  Delegates a resize
+        undid are applied again first (subgraph.cc AllocateTensors → RedoAllDelegates); right after a
+        delegate that needs static shapes prepared the graph, there is nothing left to do (AllocateTensors
+        returns early when the graph is invokable)."""
+        delegation.redo_all_delegates(self)
+        sg = self._sg(0)
+        if self._fresh and sg.allocated:
+            self._fresh = False
+            return
+        sg.allocate()
 
     def num_subgraphs(self) -> int:
         return len(self.model.subgraphs)
@@ -503,8 +546,15 @@ class Interpreter:
                                   f"{list(sig)}; only its -1 dimensions may change, got {list(shape)}")
         if any(d < 0 for d in shape):
             raise TensorError(f"resize_tensor_input: negative dimension in {list(shape)}")
+        current = sg.context.shapes[input_index] if sg.allocated else sg.input_shapes.get(input_index)
+        if sg.index == 0 and self._immutable and (current is None or tuple(current) != shape):
+            # subgraph.cc ResizeInputTensor: a delegate made the graph immutable, so undo the delegates
+            # (UndoAllDelegates); the next allocate_tensors applies them again for the new shape
+            delegation.undo_all_delegates(self)
         sg.input_shapes[input_index] = shape
         sg.allocated = False
+        if sg.index == 0:
+            self._fresh = False
 
     def set_tensor(self, tensor_index: int, value, subgraph_index: int = 0) -> None:
         sg = self._sg(subgraph_index)
@@ -536,6 +586,7 @@ class Interpreter:
     def invoke(self) -> None:
         sg = self._sg(0)
         sg.check_allocated()
+        self._fresh = False
         _blas.set_threads(self.blas_threads)
         sg.invoke()
 
@@ -671,6 +722,8 @@ class SignatureRunner:
         return {name: _details(self._sg.context, t) for name, t in self._outputs.items()}
 
     def allocate_tensors(self) -> None:
+        if self._sg.index == 0:
+            delegation.redo_all_delegates(self.interp)
         self._sg.allocate()
 
     def __call__(self, **kwargs) -> dict:
@@ -687,6 +740,8 @@ class SignatureRunner:
             if current is None or tuple(current) != shape:
                 if tuple(sg.context.meta[t].shape or ()) != shape or t in sg.input_shapes:
                     self.interp._resize(sg, t, shape, strict=False)
+        if sg.index == 0:
+            delegation.redo_all_delegates(self.interp)
         if not sg.allocated:
             sg.allocate()
         for name, value in kwargs.items():

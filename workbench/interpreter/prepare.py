@@ -153,7 +153,11 @@ def prepare_nodes(sg, kernels) -> list:
 
 
 def init_node(sg, node, kernel):
-    """The kernel's ``init`` (TFLite: ``TfLiteRegistration::init``, called by AddNodeWithParameters)."""
+    """The kernel's ``init`` (TFLite: ``TfLiteRegistration::init``, called by AddNodeWithParameters).  A
+    DELEGATE node's init ran when the delegate added it (:func:`delegation.replace_node_subsets`, as
+    subgraph.cc ReplaceNodeSubsetsWithDelegateKernels → AddNodeWithParameters): what it returned is kept."""
+    if node.index in sg.delegate_init:
+        return sg.delegate_init[node.index]
     try:
         return kernel.init(sg.context, node)
     except Exception as exc:
