@@ -209,6 +209,7 @@ def test_the_lab_counts_placement_changes_and_names_the_first(selfie):
     assert f"· {len(expected)} nodes changed placement since the pinned plan" in lab.summary_html.value
     first = min(m[0] for m in expected)
     assert f"first change: node {first}</b>" in lab.changes_html.value
+    assert f"data-changed='{len(expected)}' data-first-change='{first}'" in lab.changes_html.value
     assert lab.changes_html.value.count("class='wb-pl-closeup") == 2     # pinned and now, around it
     for which in ("pinned", "now"):
         close = re.search(rf"wb-pl-closeup-{which}'.*?(<svg.*?</svg>)", lab.changes_html.value, re.S).group(1)

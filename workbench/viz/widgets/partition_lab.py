@@ -337,6 +337,17 @@ class PartitionLab:
         return [p.partition for p in plan.placements]
 
     def _styles(self, plan, ring: set) -> tuple:
+        # a redraw paints each plan twice (its picture and its close-up): the styles are computed once
+        ring = frozenset(ring)
+        cache = self.__dict__.setdefault("_style_cache", [])
+        for p, r, styles in cache:
+            if p is plan and r == ring:
+                return styles
+        styles = self._compute_styles(plan, ring)
+        cache[:] = cache[-3:] + [(plan, ring, styles)]
+        return styles
+
+    def _compute_styles(self, plan, ring: set) -> tuple:
         d = self.data()
         styles = {}
         for p in plan.placements:
@@ -411,7 +422,8 @@ class PartitionLab:
             pics.append(self._close_up(self.pinned, ring, self.prefix + "zp", node, f"pinned, around node {node}",
                                        "pinned"))
         pics.append(self._close_up(plan, ring, self.prefix + "zc", node, f"now, around node {node}", "now"))
-        return (f"<div style='font-family:Helvetica,Arial,sans-serif;font-size:12px;color:{H.INK}'>"
+        return (f"<div class='wb-pl-changes-box' data-changed='{len(changed)}' data-first-change='{node}' "
+                f"style='font-family:Helvetica,Arial,sans-serif;font-size:12px;color:{H.INK}'>"
                 f"<div style='margin:2px 0'>{len(changed)} node{'s' if len(changed) != 1 else ''} changed "
                 f"placement since {against} (ringed in <span style='color:{MOVED}'>magenta</span>) · {words}</div>"
                 f"<div style='display:flex;flex-wrap:wrap;gap:8px'>{''.join(pics)}</div></div>")
