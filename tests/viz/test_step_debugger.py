@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 import workbench
+from workbench import corpus
 from workbench.delegate import SimulatedAccelerator
 from workbench.delegate.trace import timeline
 from workbench.viz.render import PALETTE
@@ -290,7 +291,18 @@ def test_a_corpus_model_steps_quickly(corpus_paths):
 
 
 def test_steps_inside_a_called_subgraph_ring_the_node_that_called_it(corpus_paths):
-    dbg = StepDebugger("openwakeword_hey_jarvis", target="tidl")
+    # tidl is a static-shape delegate: as in LiteRT (tensorflow/lite/core/subgraph.cc ModifyGraphWithDelegate,
+    # kTfLiteDelegateFlagsAllowDynamicTensors) it is refused on this model's dynamic-sized tensors, and the
+    # debugger says so instead of raising; a delegate that allows them runs inside the called subgraphs
+    refused = StepDebugger("openwakeword_hey_jarvis", target="tidl")
+    assert refused.error and "dynamic-sized" in refused.error and "the run failed" in refused.run_html.value
+    name = "openwakeword_hey_jarvis"
+    it = workbench.Interpreter(model=workbench.load(corpus.path(name)))
+    for k, shape in enumerate(corpus.INPUT_SHAPES.get(name, ())):
+        it.resize_tensor_input(k, list(shape))
+    it.modify_graph_with_delegate(SimulatedAccelerator("tidl", allow_dynamic_tensors=True))
+    it.allocate_tensors()
+    dbg = StepDebugger(it)
     inner = [s for s in dbg.steps if s.event.callers]
     assert inner and any(s.event.lane == "device" for s in inner)
     for s in inner:
