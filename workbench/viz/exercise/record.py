@@ -129,18 +129,19 @@ class Summary:
         return "\n".join(lines)
 
     def _repr_html_(self) -> str:
-        head = "".join(f"<th style='text-align:left;padding:2px 8px'>{h}</th>"
-                       for h in ("exercise", "question", "result", "tries"))
+        from .checking import _inline   # the question's markdown (`code`, **bold**), as the widget shows it
+
+        cell = "padding:2px 8px;text-align:left;vertical-align:top"
+        head = "".join(f"<th style='{cell}'>{h}</th>" for h in ("exercise", "question", "result", "tries"))
         body = []
         for r in self.rows:
             note = f" <span style='color:#555'>({html.escape(r.note)})</span>" if r.note else ""
-            body.append(f"<tr><td style='padding:2px 8px'><code>{html.escape(r.key)}</code></td>"
-                        f"<td style='padding:2px 8px'>{html.escape(r.question)}</td>"
-                        f"<td style='padding:2px 8px;color:{_STYLE[r.status]}'><b>{r.status}</b>{note}</td>"
-                        f"<td style='padding:2px 8px;text-align:right'>{r.tries}</td></tr>")
+            body.append(f"<tr><td style='{cell}'><code>{html.escape(r.key)}</code></td>"
+                        f"<td style='{cell}'>{_inline(r.question)}</td>"
+                        f"<td style='{cell};color:{_STYLE[r.status]}'><b>{r.status}</b>{note}</td>"
+                        f"<td style='{cell};text-align:right'>{r.tries}</td></tr>")
         return (f"<div class='wb-exercise-summary' style='font-size:13px'><p><b>Your record</b> · "
-                f"{html.escape(self._headline())}. Kept in this kernel only; "
-                f"<code>exercise.summary().to_json()</code> gives it as text to paste into a course form.</p>"
+                f"{html.escape(self._headline())} (kept in this kernel only).</p>"
                 f"<table style='border-collapse:collapse'><tr>{head}</tr>{''.join(body)}</table></div>")
 
 
