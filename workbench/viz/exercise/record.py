@@ -129,7 +129,7 @@ class Summary:
         return "\n".join(lines)
 
     def _repr_html_(self) -> str:
-        from .checking import _inline   # the question's markdown (`code`, **bold**), as the widget shows it
+        from .checking import _inline  # the question's markdown (`code`, **bold**), as the widget shows it
 
         cell = "padding:2px 8px;text-align:left;vertical-align:top"
         head = "".join(f"<th style='{cell}'>{h}</th>" for h in ("exercise", "question", "result", "tries"))
