@@ -139,6 +139,20 @@ SVG_NODES_JS = """(el) => { const s = el.querySelector('svg'); if (!s) return {}
   return m; }"""
 SVG_MARKUP_JS = "(el) => { const s = el.querySelector('svg'); return s ? s.outerHTML : null; }"
 
+# the rendered size (CSS px at the page's zoom) of every non-empty text of the SVGs matching SELECTOR:
+# its font size in SVG user units times the SVG's scale on screen
+TEXT_PX_JS = """(selector) => {
+  const out = [];
+  for (const t of document.querySelectorAll(selector)) {
+    if (!t.textContent.trim()) continue;
+    const m = t.getScreenCTM();
+    const size = parseFloat(getComputedStyle(t).fontSize);
+    if (m && size) out.push({px: size * Math.hypot(m.a, m.b), text: t.textContent.trim().slice(0, 30)});
+  }
+  return out;
+}"""
+MIN_TEXT_PX = 11.0
+
 TRACEBACK = re.compile(r"Traceback \(most recent call last\)|^-{20,}\s*$|^\s*[A-Za-z_.]*(Error|Exception)\b",
                        re.MULTILINE)
 PROGRESS = re.compile(r"\d+%\||\d+it \[|it/s\]|s/it\]")
@@ -156,6 +170,7 @@ class Visit:
     reasons: list = field(default_factory=list)    # badge number, reason, matching table row
     lab: dict | None = None                        # the partition lab: control, value, changed fills, shots
     exercise: dict | None = None                   # the exercise answered wrong then right
+    text_px: dict = field(default_factory=dict)    # selector → the smallest rendered text (px) and how many
     screenshot: Path | None = None
     executed: Path | None = None
 
@@ -417,8 +432,10 @@ class BrowserRun:
             else:
                 v.reasons.append(r)
 
+        self._measure_text(page, v, ".jp-OutputArea-output .wb-graph svg text")
         if page.locator(".wb-partition-lab").count():
             v.lab = self._recut(page, v)
+            self._measure_text(page, v, ".wb-partition-lab .wb-pl-picture svg text")
         v.exercise = self._answer_an_exercise(page, v)
         v.screenshot = self._shoot(page, f"{Path(name).stem}.png", whole=True)
 
@@ -494,7 +511,50 @@ class BrowserRun:
         else:
             v.errors.append(f"the partition lab's picture did not change for min nodes {result['tried']}")
         result["after"] = self._shoot_element(page, lab, f"{stem}.lab-after.png")
+        pinned = self._pin_and_look(page, lab, stem)
+        result["pinned"] = pinned
+        now, old = pinned["boxes"]["now"], pinned["boxes"]["pinned"]
+        if not now or not old:
+            v.errors.append("after 'pin this plan' the lab does not show both the pinned and the current picture")
+        elif not (now["x"] >= 0 and old["x"] >= 0 and now["x"] + 20 < 1280 and old["x"] + 20 < 1280
+                  and abs(now["y"] - old["y"]) > 10 and pinned["page_width"] <= 1280):
+            v.errors.append(f"at 1280 px the lab's pictures are not both in view (current at {now}, pinned at {old}, "
+                            f"page {pinned['page_width']} px wide): see {pinned['shot']}")
         return result
+
+    def _measure_text(self, page, v: Visit, selector: str) -> None:
+        """The smallest text of the graphs matching ``selector`` must render at MIN_TEXT_PX or more."""
+        sizes = page.evaluate(TEXT_PX_JS, selector)
+        if not sizes:
+            return
+        small = min(sizes, key=lambda s: s["px"])
+        v.text_px[selector] = {"min_px": round(small["px"], 2), "texts": len(sizes), "smallest": small["text"]}
+        if small["px"] < MIN_TEXT_PX - 0.05:
+            tiny = sum(s["px"] < MIN_TEXT_PX - 0.05 for s in sizes)
+            v.errors.append(f"{tiny} of {len(sizes)} texts in {selector} render below {MIN_TEXT_PX} px (smallest "
+                            f"{small['px']:.2f} px: {small['text']!r})")
+
+    def _pin_and_look(self, page, lab, stem: str) -> dict:
+        """Pin the plan, recut, and see both pictures one above the other inside a 1280 px wide page."""
+        size = page.viewport_size or VIEWPORT
+        page.set_viewport_size({"width": 1280, "height": size["height"]})
+        try:
+            lab.get_by_role("button", name="pin this plan").first.click()
+            box = lab.locator(".wb-pl-min-nodes input").first
+            box.fill("3")
+            box.press("Enter")
+            lab.locator(".wb-pl-picture-pinned svg").first.wait_for(timeout=RECUT_S * 1000)
+            page.wait_for_timeout(500)
+            boxes = {}
+            for which in ("now", "pinned"):
+                pic = lab.locator(f".wb-pl-picture-{which}").first
+                pic.scroll_into_view_if_needed()
+                boxes[which] = pic.bounding_box()
+            wide = page.evaluate("() => document.documentElement.scrollWidth")
+            shot = self._shoot_element(page, lab, f"{stem}.lab-pinned.png")
+        finally:
+            page.set_viewport_size(size)
+        return {"boxes": boxes, "page_width": wide, "shot": shot}
 
     def _answer_an_exercise(self, page, v: Visit) -> dict:
         """Answer one exercise wrong, then right, in the widget; see the reveal stay closed, then open."""
@@ -683,3 +743,18 @@ def test_the_partition_lab_recuts_when_a_control_changes(browser_run):
     assert lab["before"].is_file() and lab["after"].is_file()
     print(f"[browser] {drove[0].name}: min nodes {lab['value']} recoloured {lab['boxes_recoloured']} boxes; "
           f"{lab['summary']}; pictures {lab['before']} → {lab['after']}")
+
+
+def test_partition_graphs_and_the_lab_render_text_a_learner_can_read(browser_run):
+    """Notebook 05: every text of its graphs and of the lab's pictures at >= MIN_TEXT_PX at the default zoom,
+    and the pinned and current lab pictures both in view at 1280 px."""
+    path = NOTEBOOK_DIR / "05_partitioning.ipynb"
+    v = browser_run.visit(path)
+    assert not v.errors, v.problem()
+    graphs = v.text_px.get(".jp-OutputArea-output .wb-graph svg text")
+    lab = v.text_px.get(".wb-partition-lab .wb-pl-picture svg text")
+    assert graphs and lab, f"no graph text measured in {path.name}: {v.text_px}"
+    assert graphs["min_px"] >= MIN_TEXT_PX - 0.05 and lab["min_px"] >= MIN_TEXT_PX - 0.05, v.text_px
+    assert v.lab and "pinned" in v.lab and v.lab["pinned"]["page_width"] <= 1280
+    print(f"[browser] {path.name}: smallest graph text {graphs['min_px']} px of {graphs['texts']}, lab "
+          f"{lab['min_px']} px of {lab['texts']}; pinned + current at 1280 px: {v.lab['pinned']['boxes']}")
