@@ -27,6 +27,9 @@ def _register_partition(sub) -> None:
                         "K = up to K regions (the compiler's -a)")
     p.add_argument("--min-nodes", type=_nonnegative, default=0, metavar="N")
     p.add_argument("--deny", nargs="*", default=[], metavar="NODE|OP", help="node indices or op names kept on the CPU")
+    p.add_argument("--cut-after", action="append", default=[], metavar="TENSOR",
+                   help="end the device part at this tensor (repeatable): only its ancestors are offloaded, as the "
+                        "TIDL import tool's output-tensor option does")
     p.add_argument("-o", "--output", metavar="OUT.tflite", help="write the compiled model here")
     p.add_argument("--json", action="store_true", help="print one JSON document instead of text")
     p.add_argument("--list-targets", action="store_true", help="list the shipped targets and exit")
@@ -77,7 +80,7 @@ def _cmd_partition(args) -> int:
     model = load(args.model)
     deny = _check_deny(model, args.deny)
     plan = partition(model, args.target, args.strategy, deny=deny, max_partitions=args.max_partitions,
-                     min_nodes=args.min_nodes)
+                     min_nodes=args.min_nodes, cut_after=args.cut_after)
     doc = plan.to_dict()
     doc["file"] = str(args.model)
     if args.output:
