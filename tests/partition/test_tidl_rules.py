@@ -191,3 +191,28 @@ def test_a_rule_source_must_be_one_of_the_files_sources():
     doc["ops"]["ADD"]["sources"] = {"max_stride": "paper"}
     with pytest.raises(TargetError, match="names no rule of this op"):
         parse_target(doc, "t.json")
+
+
+def test_edgetpu_refuses_a_graph_whose_sizes_are_known_only_at_run_time():
+    # Coral: "Tensor sizes are constant at compile-time"; the compiler says so in the interpreter's words
+    b = ModelBuilder()
+    x = b.input("x", [1, 4, 4, 8], np.int8, quantization={"scale": 0.1, "zero_point": 0})
+    y = b.tensor("y", [1, 2, 2, 8], np.int8, quantization={"scale": 0.1, "zero_point": 0})
+    b.op(B.MAX_POOL_2D, [x], [y], Pool2DOptions(padding=Padding.VALID, stride_w=2, stride_h=2, filter_width=2,
+                                                 filter_height=2))
+    b.output(y)
+    model = b.build()
+    assert partition(model, "edgetpu", "edgetpu").offloaded == 1
+    import dataclasses
+
+    sg = model.subgraphs[0]
+    tensors = list(sg.tensors)
+    tensors[x] = dataclasses.replace(tensors[x], shape_signature=(-1, 4, 4, 8))
+    dynamic = dataclasses.replace(model, subgraphs=(dataclasses.replace(sg, tensors=tuple(tensors)),))
+    plan = partition(dynamic, "edgetpu", "edgetpu")
+    assert plan.offloaded == 0
+    r = plan.placements[0].reason
+    assert r.startswith("ERROR: Attempting to use a delegate that only supports static-sized tensors with a graph "
+                        "that has dynamic-sized tensors.") and "shape signature [-1, 4, 4, 8]" in r
+    assert r.code == "constraint"
+    assert partition(dynamic, "tidl", "tidl").offloaded == 1      # the tidl target has no such rule

@@ -374,6 +374,18 @@ def cut_tensors(g: GraphView, cut_after) -> list[int]:
     return out
 
 
+def _static_shapes(g: GraphView, target, why: list) -> list:
+    """A target whose tensor sizes are fixed at compile time refuses a graph with a -1 in any tensor's
+    shape signature (a size known only at run time): every node, with the target's own words."""
+    for t, tensor in enumerate(g.tensors):
+        sig = tensor.shape_signature
+        if sig is not None and any(int(d) < 0 for d in sig):
+            text = (f"{target.static_shapes} (tensor {t} '{tensor.name}' has shape signature "
+                    f"{[int(d) for d in sig]}: tensor sizes must be constant at compile time)")
+            return [Reason("constraint", text) for _ in why]
+    return why
+
+
 def _cut(g: GraphView, why: list, cut_after) -> list:
     """Every node that is not an ancestor of a cut tensor stays on the CPU (reason ``after-cut``)."""
     tensors = cut_tensors(g, cut_after)
@@ -455,6 +467,8 @@ def _partition(model, target, strategy, subgraph, deny, max_partitions, min_node
 
         raise WorkbenchError(f"no strategy {strategy!r} (there are: {', '.join(STRATEGIES)})")
     why = _support(g, target, deny, check)
+    if target.static_shapes:
+        why = _static_shapes(g, target, why)
     if cut_after:
         why = _cut(g, why, cut_after)
     links = g.resource_links()

@@ -74,6 +74,9 @@ op's ``"sources"`` gives the label of each of its rules (``{"op": "paper", "max_
 "stride_filters": "ti-doc"}``; ``"op"``: that the op is taken at all).  :meth:`Target.source_of` reads
 them back, so a view can say where a rule comes from.
 
+``"static_shapes"`` (top level, optional): the target takes only tensor sizes fixed at compile time; its
+value is what it says when a tensor's ``shape_signature`` holds a -1 (the whole graph is refused).
+
 ``"status"`` (top level, optional) puts a compiler's own status words before each reason, by the kind
 of failing check: ``unsupported_op`` (the op is not in ``ops``), ``version`` (max_version), ``dtype``
 (dtypes, dtype_pairs, input_dtypes), ``rank`` (max_rank, max_nonunit_dims) and ``limitation`` (every
@@ -123,7 +126,7 @@ COST_KEYS = {"macs_per_cycle": True, "clock_mhz": True, "bandwidth_mb_s": True, 
              "memory_mb": False, "max_partition_mb": False,
              "transfer_overhead_us": False, "cpu_macs_per_cycle": False, "cpu_clock_mhz": False}
 TOP_KEYS = {"name", "description", "source", "defaults", "ops", "cost", "dtype_note", "variables", "status",
-            "sources"}
+            "sources", "static_shapes"}
 VARIABLES = ("private", "shared")
 
 _FILTER_OPS = {BuiltinOperator.AVERAGE_POOL_2D, BuiltinOperator.MAX_POOL_2D, BuiltinOperator.L2_POOL_2D}
@@ -151,6 +154,7 @@ class Target:
     variables: str = "private"   # "shared": the delegate reads and writes the interpreter's own resource variables
     status: dict = field(default_factory=dict)   # kind of failing check → the compiler's status words
     sources: dict = field(default_factory=dict)  # source label → citation
+    static_shapes: str = ""  # non-empty: the words refusing a graph with a -1 in a shape signature (Edge TPU)
     _cache: dict = field(default_factory=dict, repr=False, compare=False, hash=False)
 
     # -- lookup --------------------------------------------------------------------------------
@@ -737,8 +741,11 @@ def parse_target(doc, where: str = "<target>") -> Target:
             _fail(where, f"status.{k}", f"unknown kind (known: {', '.join(STATUS_KINDS)})")
         if not isinstance(v, str) or not v:
             _fail(where, f"status.{k}", f"expected a non-empty string, got {v!r}")
+    static = doc.get("static_shapes", "")
+    if not isinstance(static, str):
+        _fail(where, "static_shapes", f"expected the words refusing a dynamic-shaped graph, got {static!r}")
     return Target(name, str(doc.get("description", "")), str(doc.get("source", "")), ops, defaults, cost, where,
-                  variables, dict(status), dict(sources))
+                  variables, dict(status), dict(sources), static)
 
 
 def load_target(spec) -> Target:
