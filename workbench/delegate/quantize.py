@@ -790,8 +790,8 @@ class _Plan:
             i = g.producer[t]
             if nearest >= s / 2 or (i >= 0 and graph.rule[i] == "fixed"):   # a tiny probability may become 0
                 continue
-            who = graph.where(g.nodes[i]) if i >= 0 else "graph input"
-            out.append((t, f"{who}: output '{graph.tensors[t].name}' is never 0 in float (range {lo:.4g} … {hi:.4g} "
+            who = f"{graph.where(g.nodes[i])}: output" if i >= 0 else "input"
+            out.append((t, f"{who} '{graph.tensors[t].name}' is never 0 in float (range {lo:.4g} … {hi:.4g} "
                            f"on the calibration frames), but its int8 scale {s:g} makes every value nearer 0 than "
                            f"{s / 2:g} exactly 0; an op after it that divides by it (DIV) or takes its log or "
                            f"reciprocal gets 0 — keep this node on the CPU or give the values a smaller range"))

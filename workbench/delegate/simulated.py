@@ -135,9 +135,9 @@ class SimulatedAccelerator(Delegate):
         the whole model on the calibration frames; then each is calibrated into an int8 copy."""
         from ..interpreter import Interpreter
 
-        cpu = Interpreter(model=model, keep_intermediates=True)
-        cpu.allocate_tensors()
+        cpu = Interpreter(model=model, keep_intermediates=True)     # allocated at the frames' shapes, below
         details = cpu.get_input_details()
+        shapes = None
         frames = {p.index: [] for p in plan.partitions}
         for frame in list(self.calibration)[:self.calibration_frames]:
             arrays = [frame] if isinstance(frame, np.ndarray) else list(frame)
@@ -145,6 +145,9 @@ class SimulatedAccelerator(Delegate):
                 raise DelegateError(f"{self.name}: a calibration frame has {len(arrays)} array(s); the model has "
                                     f"{len(details)} input(s)")
             arrays = [_sized(cpu, d, a) for d, a in zip(details, arrays)]     # -1 dims: the frame's size
+            if shapes != [a.shape for a in arrays]:
+                cpu.allocate_tensors()
+                shapes = [a.shape for a in arrays]
             for d, a in zip(details, arrays):
                 cpu.set_tensor(d["index"], a)
             cpu.invoke()
@@ -186,9 +189,10 @@ def _sized(interp, detail, array) -> np.ndarray:
     signature has -1 dimensions and the frame has the same rank — the input is resized to the frame."""
     a = np.asarray(array, detail["dtype"])
     sig = tuple(detail.get("shape_signature", detail["shape"]))
-    if -1 in sig and a.ndim == len(sig) and tuple(a.shape) != tuple(detail["shape"]):
-        interp.resize_tensor_input(detail["index"], list(a.shape))
-        interp.allocate_tensors()
+    if -1 in sig and a.ndim == len(sig):
+        now = next(d for d in interp.get_input_details() if d["index"] == detail["index"])["shape"]
+        if tuple(a.shape) != tuple(now):
+            interp.resize_tensor_input(detail["index"], list(a.shape))
         return a
     return a.reshape(detail["shape"])
 
