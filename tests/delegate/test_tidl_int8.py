@@ -246,3 +246,26 @@ def test_unreached_and_all_zero_inputs_are_refused():
 def test_refusal_is_typed():
     assert issubclass(UnsupportedOpError, WorkbenchError) and issubclass(DelegateError, WorkbenchError)
     assert Q.QuantizationWarning.__mro__[1] is UserWarning
+
+
+# ------------------------------------------------------------------------------------------------
+# the command line: TI's option names, and a calibration file that is not an .npz
+# ------------------------------------------------------------------------------------------------
+def test_cli_int8_takes_tis_options_and_says_what_a_calibration_file_must_hold(capsys, tmp_path):
+    from helpers.cli_helpers import run_inprocess, strict_json
+
+    code, out, err = run_inprocess(capsys, "run", DIGITS, "--delegate", "tidl", "--strategy", "tidl",
+                                   "--precision", "int8", "--calibration", f"{SPLIT}:x_train",
+                                   "--calibration-frames", "8", "--calibration-iterations", "2",
+                                   "--quantization-scale-type", "1", "--json")
+    assert code == 0, err
+    assert strict_json(out)["delegation"]["precision"] == "int8"
+    bad = tmp_path / "frames.txt"
+    bad.write_text("0.1 0.2 0.3\n")
+    code, out, err = run_inprocess(capsys, "run", DIGITS, "--delegate", "tidl", "--precision", "int8",
+                                   "--calibration", bad)
+    assert code == 2 and "must be one written by np.savez holding the calibration frames" in err, err
+    assert "allow_pickle" not in err
+    code, out, err = run_inprocess(capsys, "run", DIGITS, "--delegate", "tidl", "--precision", "int8",
+                                   "--calibration", f"{SPLIT}:x_train", "--quantization-scale-type", "4")
+    assert code == 2 and "--quantization-scale-type" in err

@@ -15,6 +15,8 @@ from .._common import EXIT_OK, _check_writable, _nonnegative, _positive, _write
 from ..inputs import SHAPE_HELP, _allocate_and_feed, _calibration_frames
 from ..text import render_profile
 
+CALIBRATION_ITERATIONS = 50     # TI's default (edgeai-tidl-tools examples/osrt_python/README.md)
+
 
 def _register_run(sub) -> None:
     p = sub.add_parser("run", help="run a model with workbench.Interpreter (seeded or given inputs)",
@@ -45,8 +47,15 @@ def _register_run(sub) -> None:
                    help="with --precision int8: calibration frames from the training data, one array per model "
                         "input (by tensor name or arr_0, arr_1, ...) with the frames stacked on a first axis; "
                         ":KEY picks one array for a one-input model (e.g. digits_split.npz:x_train)")
-    p.add_argument("--calibration-frames", type=_positive, default=64, metavar="N",
-                   help="use the first N calibration frames (default 64)")
+    p.add_argument("--calibration-frames", type=_positive, default=20, metavar="N",
+                   help="use the first N calibration frames (default 20, TI's advanced_options:calibration_frames)")
+    p.add_argument("--calibration-iterations", type=_positive, default=CALIBRATION_ITERATIONS, metavar="N",
+                   help=f"with --precision int8: 1 = ranges only, each further one a bias-calibration pass (default "
+                        f"{CALIBRATION_ITERATIONS}; TI's advanced_options:calibration_iterations defaults to 50)")
+    p.add_argument("--quantization-scale-type", type=int, choices=[0, 1], default=0,
+                   help="with --precision int8: TI's advanced_options:quantization_scale_type: 0 (default) "
+                        "non-power-of-2 weight scales, 1 power-of-2; feature maps always get power-of-2 scales "
+                        "and tensors after a ReLU are stored unsigned")
     p.add_argument("--trace", metavar="TRACE.json",
                    help="write the run as Chrome trace / Perfetto JSON (a host lane and, with --delegate, a "
                         "device lane)")
@@ -99,6 +108,8 @@ def _run_delegate(args):
 
         frames = _calibration_frames(args.calibration, args.model, args.calibration_frames)
         d = SimulatedAccelerator(d.target, strategy=d.strategy, precision="int8", calibration=frames,
+                                 calibration_iterations=args.calibration_iterations,
+                                 quantization_scale_type=args.quantization_scale_type,
                                  progress=not args.json and sys.stderr.isatty())
     return d
 
