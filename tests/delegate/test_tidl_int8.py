@@ -269,3 +269,19 @@ def test_cli_int8_takes_tis_options_and_says_what_a_calibration_file_must_hold(c
     code, out, err = run_inprocess(capsys, "run", DIGITS, "--delegate", "tidl", "--precision", "int8",
                                    "--calibration", f"{SPLIT}:x_train", "--quantization-scale-type", "4")
     assert code == 2 and "--quantization-scale-type" in err
+
+
+def test_cli_int8_reports_the_flagged_node_in_its_summary(capsys, tmp_path):
+    from helpers.cli_helpers import run_inprocess, strict_json
+
+    model, cal = tmp_path / "exp.tflite", tmp_path / "cal.npz"
+    model.write_bytes(workbench.dump(exp_plus_one_divides()))
+    np.savez(cal, arr_0=np.linspace(-3.0, 7.5, 64, dtype=np.float32)[None])
+    code, out, err = run_inprocess(capsys, "run", model, "--delegate", "xnnpack", "--precision", "int8",
+                                   "--calibration", cal, "--json")
+    assert code == 0, err
+    flagged = strict_json(out)["delegation"]["warnings"]
+    assert any(w.startswith("ADD (node 1): output 'exp_plus_1' is never 0 in float") for w in flagged), flagged
+    code, out, err = run_inprocess(capsys, "run", model, "--delegate", "xnnpack", "--precision", "int8",
+                                   "--calibration", cal)
+    assert code == 0 and "warning: ADD (node 1): output 'exp_plus_1'" in out

@@ -18,10 +18,14 @@ How a float graph becomes an int8 one
    (``advanced_options:calibration_frames``) and keep, for every float activation, the smallest and
    the largest value seen (``Calibrated.ranges``).  Calibrate on training data only: a range taken
    from the test set would leak it into the model.
-2. **Choose activation parameters.**  TIDL's are *symmetric*: zero point 0 and
-   ``scale = max|x| / 127`` (``quantization_scale_type`` 0), or the smallest power of two ≥ that
-   (``scale_type="power_of_two"``, TIDL's type 1: the device then rescales with shifts only).  Two
-   kinds of ops do not get free parameters, because TFLite's int8 kernels would refuse them (or compute
+2. **Choose activation parameters.**  TIDL supports "only power of 2 scales for feature maps"
+   (edgeai-tidl-tools ``docs/tidl_fsg_quantization.md``, B.1): zero point 0 and the smallest power of
+   two ≥ ``max|x| / 127`` (the device then rescales with shifts only).  A tensor after a ReLU or ReLU6
+   is never negative, and TIDL stores it *unsigned*: its 256 codes cover [0, max], with the smallest
+   power of two ≥ ``max / 255`` — written here as int8 with zero point −128, the same 256 values.  (The
+   earlier mode, ``scale_type="symmetric"`` or ``"power_of_two"``, gives every tensor the symmetric
+   ``max|x| / 127``, or its power of two, and no unsigned storage.)  Two kinds of ops do not get free
+   parameters, because TFLite's int8 kernels would refuse them (or compute
    garbage) and the exported model must run in LiteRT:
 
    * *fixed* outputs: SOFTMAX and LOGISTIC write scale 1/256, zero point −128 (the probabilities
@@ -33,19 +37,24 @@ How a float graph becomes an int8 one
      A tied group takes the widest range of its members.  An input already fixed (a SOFTMAX output
      joining a CONCATENATION) gets a requantizing QUANTIZE (int8 → int8) in front instead.
 
-   ReLU outputs are never negative, so a symmetric scale leaves half of the int8 codes unused (7
-   effective bits).  TIDL stores such tensors unsigned; TFLite int8 has no unsigned type with zero
-   point 0, so here they keep the symmetric scale — one of the reasons int8 loses a little accuracy.
-3. **Quantize constants.**  Weights per output channel, symmetric, in [−127, 127] (as TFLite:
-   CONV_2D and TRANSPOSE_CONV filters along dim 0, DEPTHWISE_CONV_2D along dim 3, FULLY_CONNECTED
-   per output row); ``scale[c] = max|w_c| / 127`` (or its power of two).  Biases become int32 with
+   A tensor whose range is unknown — 0 on every calibration frame, or never reached — has no scale;
+   it is refused (:class:`~workbench.errors.UnsupportedOpError` naming the node), not guessed.  A
+   tensor that is never 0 in float but whose values nearest 0 are below half its scale becomes 0 in
+   int8 (``exp(x) + 1`` over 1 … 1809 gets the scale 16): a :class:`QuantizationWarning` names the node.
+3. **Quantize constants.**  TIDL's weights are symmetric and *per tensor* (its quantization proto
+   defaults to ``SYMMETRIC`` / ``PERTENSOR``, ``docs/tidl_quantParams.md``): one ``scale = max|w| / 127``
+   (``quantization_scale_type`` 0) or its power of two (type 1), in [−127, 127], written once per output
+   channel so that the file has TFLite's per-channel layout (CONV_2D and TRANSPOSE_CONV filters along
+   dim 0, DEPTHWISE_CONV_2D along dim 3, FULLY_CONNECTED per output row).  The earlier mode quantizes
+   per output channel, ``scale[c] = max|w_c| / 127``, as TFLite's converter does.  Biases become int32 with
    ``scale[c] = input_scale · weight_scale[c]``, so the accumulator needs no rescaling before the
    bias is added.  Other float constants (the second operand of ADD or MUL, PRELU's alpha) get a
    per-tensor symmetric scale of their own; constants in a tied group take the group's.
 4. **Rewrite the graph.**  Every float activation becomes INT8 with its parameters; the graph keeps
    float inputs and outputs, with a QUANTIZE after each input and a DEQUANTIZE before each output (the
    boundary conversion of the TI paper).  Ops whose tensors are not float (shape arithmetic in int32)
-   stay as they are; constant unpacking (fp16 DEQUANTIZE, DENSIFY) is folded into the weights.  Op
+   stay as they are; constant unpacking (fp16 DEQUANTIZE, DENSIFY) is folded into the weights (one
+   whose float result the partition also hands on to the CPU keeps its op and its own float tensor).  Op
    versions are set as the converter would write them (:func:`workbench.versioning.op_version`: an
    int8 CONV_2D is version 3), and so is the ``min_runtime_version`` metadata.
 5. **Bias calibration** (iterations 2, 3, ...: TIDL's ``calibration_iterations``).  Rounding weights

@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import json
 import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
 
+from ...delegate.quantize import QuantizationWarning
 from ...errors import WorkbenchError
 from .._common import EXIT_OK, _check_writable, _nonnegative, _positive, _write
 from ..inputs import SHAPE_HELP, _allocate_and_feed, _calibration_frames
@@ -159,7 +161,13 @@ def _cmd_run(args) -> int:
     if args.trace:
         _check_writable(args.trace, "--trace")
     delegate = _run_delegate(args)
-    it = Interpreter(model_path=args.model, experimental_delegates=[delegate] if delegate else None)
+    with warnings.catch_warnings(record=True) as caught:      # int8: what the calibration flags, named by node
+        warnings.simplefilter("always", QuantizationWarning)
+        it = Interpreter(model_path=args.model, experimental_delegates=[delegate] if delegate else None)
+    flagged = [str(w.message) for w in caught if issubclass(w.category, QuantizationWarning)]
+    for w in caught:
+        if not issubclass(w.category, QuantizationWarning):
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     untaken = _untaken_note(args.delegate, it.placements()) if delegate is not None else None
     _allocate_and_feed(it, args.input, args.shape, args.seed)
     steps = []
@@ -188,6 +196,8 @@ def _cmd_run(args) -> int:
         doc["delegation"] = _delegation_summary(it, delegate, events, host_ms)
         if untaken:
             doc["delegation"]["note"] = untaken
+        if flagged:
+            doc["delegation"]["warnings"] = flagged
     if args.steps:
         doc["steps"] = steps
     profile = it.profile(runs=args.profile) if args.profile else None
@@ -215,6 +225,7 @@ def _cmd_run(args) -> int:
             out.append(f"  cpu: {n} × {r}")
         if "note" in s:
             out.append(f"note: {s['note']}")
+        out += [f"warning: {w}" for w in s.get("warnings", ())]
         out.append(f"  copied: {s['bytes_copied']['in']:,} bytes in, {s['bytes_copied']['out']:,} bytes out")
         out.append(f"  device: {s['device_ms_modeled']:.3f} ms (modeled from {s['target']}'s cost figures); "
                    f"host: {s['host_ms_measured']:.3f} ms (measured)")
