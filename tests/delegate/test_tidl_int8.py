@@ -285,3 +285,23 @@ def test_cli_int8_reports_the_flagged_node_in_its_summary(capsys, tmp_path):
     code, out, err = run_inprocess(capsys, "run", model, "--delegate", "xnnpack", "--precision", "int8",
                                    "--calibration", cal)
     assert code == 0 and "warning: ADD (node 1): output 'exp_plus_1'" in out
+
+
+def test_a_custom_op_without_an_int8_rule_stays_on_the_cpu_in_int8():
+    # MediaPipe's Convolution2DTransposeBias: XNNPACK takes it in float (selfie_segmentation), but there is
+    # no int8 rule for it, so int8 offload used to fail in calibration instead of leaving it on the CPU
+    rng = np.random.default_rng(5)
+    b = ModelBuilder("custom op after a conv")
+    x = b.input("x", [1, 4, 4, 2])
+    y = conv(b, x, "conv", [1, 4, 4, 2], b.constant("w", np.ones((2, 1, 1, 2), np.float32)), Act.RELU)
+    z = b.tensor("up", [1, 8, 8, 2])
+    b.op(B.CUSTOM, [y, b.constant("tw", rng.normal(0, 0.5, (2, 2, 2, 2)).astype(np.float32)),
+                    b.constant("tb", np.zeros(2, np.float32))], [z], custom_code="Convolution2DTransposeBias",
+         custom_options=bytes([1, 0, 0, 0, 2, 0, 0, 0, 2, 0, 0, 0, 2, 0, 0, 0, 2, 0, 0, 0]))
+    b.output(z)
+    model = b.build()
+    fplan = SimulatedAccelerator("xnnpack").prepare(model)
+    d = SimulatedAccelerator("xnnpack", precision="int8", calibration=[np.ones((1, 4, 4, 2), np.float32)])
+    plan = d.prepare(model)
+    assert 1 not in {n for p in plan.partitions for n in p.nodes}, "the custom op is not offloaded in int8"
+    assert 1 in {n for p in fplan.partitions for n in p.nodes}, "float: XNNPACK takes it"

@@ -108,7 +108,7 @@ class SimulatedAccelerator(Delegate):
     def supports(self, sig: NodeSignature) -> str | None:
         # the version was checked already (with the GPU delegate's words); the rest is the target's, in its words
         why = self._unversioned.check(sig.graph, sig.index)
-        if why is None and self.precision == "int8" and not sig.is_custom and sig.op not in QUANTIZABLE:
+        if why is None and self.precision == "int8" and (sig.is_custom or sig.op not in QUANTIZABLE):
             return Reason("unsupported-op", f"{sig.name}: no int8 rule for it (precision int8: the device runs a "
                                             f"calibrated int8 copy of each partition)")
         return why
