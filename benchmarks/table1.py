@@ -51,6 +51,9 @@ DIGITS = ROOT / "sample_models" / "digits_cnn_float.tflite"
 SPLIT = ROOT / "sample_models" / "digits_split.npz"
 TARGETS = ROOT / "workbench" / "partition" / "targets"
 PROFILE = TARGETS / "am5729.json"
+# the paper's cut of MobileNet v1 (Fig. 8): one TIDL subgraph, everything before conv 13's Relu6 (slim's
+# MobilenetV1/Conv2d_13_pointwise/Relu6; this is Keras' name for it), the head on the Arm
+PAPER_CUT = {"max_partitions": 1, "cut_after": ("mobilenet_1.00_224_1/conv_pw_13_relu_1/Relu6",)}
 
 PAPER = {
     "source": "Gou & Varis (TI), 'TensorFlow Lite Heterogeneous Execution with TI Deep Learning Offload', Table I: "
@@ -116,6 +119,7 @@ def _target_doc(cost: dict) -> dict:
                         "target's ops and limits with cost figures from TI's documents; the host's and the "
                         "device's multiply-accumulates per cycle fitted to the paper's MobileNet v1 times"),
         "source": _profile_source(),
+        "sources": tidl["sources"],
         "defaults": tidl["defaults"],
         "ops": tidl["ops"],
         "cost": cost,
@@ -139,7 +143,7 @@ def fit_am5729(model=None) -> dict:
     cost = {k: v for k, (v, _) in AM5729_FACTS.items()}
     cost.update({k: 1.0 for k in FITTED})
     target = parse_target(_target_doc(cost), "am5729 (fit)")
-    plan = partition(model, target, "tidl")
+    plan = partition(model, target, "tidl", **PAPER_CUT)
     g = plan.graph
     macs = [node_macs(g, i) for i in range(g.num_nodes)]
     on_device = {i for p in plan.partitions for i in p.nodes}
@@ -167,7 +171,7 @@ def write_profile(fit: dict, path: Path = PROFILE) -> Path:
     """Write the am5729 target file: the tidl target's ops, the cited figures and the fitted two."""
     doc = _target_doc(profile_cost(fit))
     lines = ["{"]
-    for key in ("name", "description", "source", "defaults"):
+    for key in ("name", "description", "source", "sources", "defaults"):
         lines.append(f"  {json.dumps(key)}: {json.dumps(doc[key], ensure_ascii=False)},")
     lines.append('  "ops": {')
     ops = list(doc["ops"].items())
@@ -202,11 +206,12 @@ def machine() -> dict:
             "python": platform.python_version(), "numpy": np.__version__}
 
 
-def modeled(model, target: str) -> dict:
-    """CPU-only and heterogeneous (tidl strategy) times of ``model`` from ``target``'s cost figures (ms)."""
+def modeled(model, target: str, **cut) -> dict:
+    """CPU-only and heterogeneous (tidl strategy, ``cut``: partition's knobs) times of ``model`` from
+    ``target``'s cost figures (ms)."""
     from workbench.partition import partition
 
-    plan = partition(model, target, "tidl")
+    plan = partition(model, target, "tidl", **cut)
     est = plan.estimate()
     return {"cpu_only_ms": est["cpu_only_us"] / 1000.0, "heterogeneous_ms": est["plan_us"] / 1000.0,
             "device_ms": est["target_us"] / 1000.0, "cpu_rest_ms": est["cpu_rest_us"] / 1000.0,
@@ -296,7 +301,9 @@ def mobilenet(runs: int = 10, rounds: int = 2) -> dict | None:
 
     model = workbench.load(MOBILENET)
     cpu = workbench.Interpreter(model=model)
-    het = workbench.Interpreter(model=model, experimental_delegates=[SimulatedAccelerator("tidl", strategy="tidl")])
+    # the paper's cut as a delegate's knobs: one pass of the walk, reset at the head's MEAN
+    paper = SimulatedAccelerator("tidl", strategy="tidl", max_partitions=1, deny=("MEAN",))
+    het = workbench.Interpreter(model=model, experimental_delegates=[paper])
     rng = np.random.default_rng(0)
     for it in (cpu, het):
         it.allocate_tensors()
@@ -309,13 +316,16 @@ def mobilenet(runs: int = 10, rounds: int = 2) -> dict | None:
                for a, b in zip(cpu.get_output_details(), het.get_output_details()))
     cpu_ms, het_ms = _median_alternating([cpu, het], runs, rounds)
     plan = het.delegations[0][1].plans[0]
+    on_tidl = modeled(model, "tidl", **PAPER_CUT)
+    if on_tidl["lanes"] != [p.lane for p in plan.placements]:
+        raise AssertionError("the delegate's cut differs from the paper's cut of MobileNet v1")
     return {"model": "MobileNet v1 1.0/224 float (../shared/models/mobilenet_v1_a10_224_float32.tflite, random "
                      "weights)",
             "cut": f"{plan.offloaded}/{len(plan.placements)} nodes offloaded in {len(plan.partitions)} partition(s)",
             "precision": "float (device runs the model's own kernels; outputs bit-identical to CPU only: "
                          f"{same})",
             "runs": runs * rounds, "measured_cpu_ms": cpu_ms, "measured_het_ms": het_ms,
-            "tidl": modeled(model, "tidl"), "am5729": modeled(model, "am5729")}
+            "tidl": on_tidl, "am5729": modeled(model, "am5729", **PAPER_CUT)}
 
 
 def _total_macs(model) -> int:

@@ -53,7 +53,7 @@ def test_int8_offload_keeps_the_digits_accuracy_within_two_points():
     acc_float, acc_int8 = (float_pred == y_test).mean(), (int8_pred == y_test).mean()
     assert abs(acc_int8 - acc_float) <= 0.02, (acc_float, acc_int8)
     assert (float_pred == int8_pred).mean() >= 0.97
-    assert {k: c.frames for k, c in d.calibrated.items()} == {(0, 0): 64, (0, 1): 64}
+    assert {k: c.frames for k, c in d.calibrated.items()} == {(0, 0): 64}     # the whole CNN: one partition
 
 
 def test_calibrated_partitions_run_in_litert_with_the_devices_outputs(tmp_path):
@@ -79,7 +79,7 @@ def test_every_device_node_has_its_error_against_the_float_run():
     d, it = _int8()
     frames = [x[None] for x in _split()[2][:8]]
     errs = node_errors(it, frames)
-    assert [e.node for e in errs] == [0, 1, 2, 3, 5, 6]
+    assert [e.node for e in errs] == [0, 1, 2, 3, 4, 5, 6]
     assert all(0 < e.max_abs < 5 and 20 < e.snr_db < 80 and e.frames == 8 for e in errs)
     assert it.delegations[0][1].errors[3] == errs[3]
     f = SimulatedAccelerator("tidl", strategy="tidl")

@@ -177,6 +177,7 @@ def check_structure(cal: Calibrated, float_model) -> None:
     output); activations symmetric except the fixed ones; weights per channel; biases int32 with
     scale input_scale · weight_scale[c]."""
     m, sg = cal.model, cal.model.subgraphs[0]
+    mode = cal.mode or Q.mode_of(scale_type=cal.scale_type)
     fsg = float_model.subgraphs[0]
     assert [sg.tensors[t].name for t in sg.inputs] == [fsg.tensors[t].name for t in fsg.inputs]
     assert [sg.tensors[t].name for t in sg.outputs] == [fsg.tensors[t].name for t in fsg.outputs]
@@ -198,6 +199,8 @@ def check_structure(cal: Calibrated, float_model) -> None:
             wt, bt, at = sg.tensors[op.inputs[w]], sg.tensors[op.inputs[b]], sg.tensors[op.inputs[a]]
             assert wt.type == TensorType.INT8 and wt.quantization.quantized_dimension == axis
             assert len(wt.quantization.scale) == wt.shape[axis]          # one scale per output channel
+            if not mode.per_channel:                                     # TIDL: one scale, repeated
+                assert len(set(wt.quantization.scale)) == 1
             assert set(wt.quantization.zero_point) == {0}
             assert bt.type == TensorType.INT32 and len(bt.quantization.scale) == wt.shape[axis]
             expect = np.float64(at.quantization.scale[0]) * np.asarray(wt.quantization.scale, np.float64)
@@ -208,16 +211,20 @@ def check_structure(cal: Calibrated, float_model) -> None:
         assert scale > 0
         if name in fixed:
             assert zp in FIXED_ZP
+        elif mode.unsigned and zp == -128:                               # TIDL: unsigned after a ReLU
+            lo, hi = cal.ranges[name]
+            assert lo >= 0 and is_power_of_two(scale) and scale * 255 >= hi * (1 - 1e-6), name
+            continue
         else:
             assert zp == 0, f"{name}: zero point {zp}"
-        if cal.scale_type == "power_of_two":
+        if cal.scale_type == "power_of_two" or mode.activations == "power_of_two":
             assert is_power_of_two(scale), f"{name}: scale {scale} is not a power of two"
         else:
             lo, hi = cal.ranges[name]
             if name not in fixed and not cal.notes.get(name):
                 assert scale == pytest.approx(max(abs(lo), abs(hi)) / 127, rel=1e-6) or max(abs(lo), abs(hi)) == 0
     for name, sc in cal.weight_scales.items():
-        if cal.scale_type == "power_of_two":
+        if mode.weights == "power_of_two":
             assert all(is_power_of_two(float(s)) for s in sc), name
 
 
@@ -258,7 +265,7 @@ def test_weights_are_quantized_per_output_channel_symmetrically():
 def built():
     model = built_model()
     frames = random_frames(model, 16, seed=1)
-    return model, frames, calibrate(model, frames, iterations=2)
+    return model, frames, calibrate(model, frames, iterations=2, scale_type="symmetric")    # the per-channel mode
 
 
 def test_built_graph_every_op_becomes_int8_with_symmetric_scales(built):
@@ -299,10 +306,13 @@ def test_built_graph_power_of_two_scales(built):
     assert cal.scale_type == "power_of_two"
 
 
-@pytest.mark.parametrize("scale_type", Q.SCALE_TYPES)
+@pytest.mark.parametrize("scale_type", [*Q.SCALE_TYPES, 0, 1])
 def test_built_graph_runs_bit_identically_in_litert(built, scale_type):
     model, frames, cal = built
-    if scale_type != "symmetric":
+    if isinstance(scale_type, int):                                  # TI's quantization_scale_type
+        cal = calibrate(model, frames, iterations=2, quantization_scale_type=scale_type)
+        check_structure(cal, model)
+    elif scale_type != "symmetric":
         cal = calibrate(model, frames, iterations=2, scale_type=scale_type)
     feeds = random_frames(model, 3, seed=99, low=-1.5, high=1.5)     # also beyond the calibrated range
     assert_runs_the_same_in_litert(cal.model, feeds, f"built graph ({scale_type})")
@@ -365,7 +375,7 @@ def digits():
     with np.load(SPLIT) as z:
         split = {k: z[k] for k in z.files}
     frames = [[x[None]] for x in split["x_train"][:CALIBRATION_FRAMES]]        # training split only
-    cals = {it: calibrate(model, frames, iterations=it) for it in (1, 2)}
+    cals = {it: calibrate(model, frames, iterations=it, scale_type="symmetric") for it in (1, 2)}
     return model, split, cals
 
 

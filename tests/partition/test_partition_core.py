@@ -372,18 +372,29 @@ def test_edgetpu_cuts_at_the_first_unsupported_op(tmp_path):
     assert plan.placements[3].reason.startswith("More than one subgraph is not supported: depends on node 2 (ADD)")
 
 
-def test_tidl_walks_up_from_the_output(tmp_path):
+def test_tidl_walk_keeps_the_input_side_and_repeats_on_what_it_left(tmp_path):
+    # M0 M1 A2 M3 M4: up from the output, M4 and M3 are collected; at A2 the subgraph's output is reset
+    # to A2's input, so M3 and M4 stay behind and M1, M0 form the subgraph (the TI paper's walk)
     m = chain_model("MMAMM")
     plan = partition(m, mul_only_target(tmp_path), "tidl", max_partitions=1)
-    assert [p.nodes for p in plan.partitions] == [(3, 4)]      # the tail
-    assert plan.placements[1].reason == "supported, but max_num_subgraphs=1 was reached"
-    plan = partition(m, mul_only_target(tmp_path), "tidl")
-    assert [p.nodes for p in plan.partitions] == [(3, 4), (0, 1)]
-    assert plan.partitions[0].runtime_inputs == (GraphView(m).nodes[2].outputs[0],)
+    assert [p.nodes for p in plan.partitions] == [(0, 1)]      # the input side
+    assert plan.placements[3].reason == ("supported, but the walk reset the subgraph's output at node 2 (ADD), "
+                                         "leaving it between that node and the graph output, and "
+                                         "max_num_subgraphs=1 passes were made")
+    assert plan.placements[3].reason.code == "partition-limit"
+    plan = partition(m, mul_only_target(tmp_path), "tidl")         # pass 2 walks what pass 1 left behind
+    assert [p.nodes for p in plan.partitions] == [(0, 1), (3, 4)]
+    assert plan.partitions[1].runtime_inputs == (GraphView(m).nodes[2].outputs[0],)
+
+
+def test_tidl_walk_with_an_unsupported_first_node_takes_the_next_stretch(tmp_path):
+    # A0 M1 M2: the reset at A0 leaves nothing above it; the subgraph is M1 M2
+    plan = partition(chain_model("AMM"), mul_only_target(tmp_path), "tidl", max_partitions=1)
+    assert [p.nodes for p in plan.partitions] == [(1, 2)]
 
 
 def test_tidl_never_makes_a_partition_that_leaves_and_reenters(tmp_path):
-    # x → M0 → A1 → M2, and M0 → M2: M0 cannot join M2's subgraph (the path through A1 comes back)
+    # x → M0 → A1 → M2, and M0 → M2: the reset at A1 puts M0 and M2 in different subgraphs
     b = ModelBuilder()
     x = b.input("x", [1, 4])
     t0, t1, t2 = (b.tensor(f"t{k}", [1, 4]) for k in range(3))
@@ -392,8 +403,7 @@ def test_tidl_never_makes_a_partition_that_leaves_and_reenters(tmp_path):
     b.op(B.MUL, [t0, t1], [t2])
     b.output(t2)
     plan = partition(b.build(), mul_only_target(tmp_path), "tidl")
-    assert [p.nodes for p in plan.partitions] == [(2,), (0,)]
-    assert "leads back into it" in plan.placements[0].reason or plan.placements[0].partition == 1
+    assert [p.nodes for p in plan.partitions] == [(0,), (2,)]
 
 
 def test_plan_repr_html_and_diff(tmp_path):

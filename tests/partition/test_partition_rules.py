@@ -132,34 +132,29 @@ def test_control_edges_of_the_model():
 def test_tidl_walk_follows_control_edges(tmp_path):
     mul = make_target(tmp_path, "mul-only", {"MUL": {}})
     plan = partition(control_edge_model(), mul, "tidl")
-    # node 1 cannot join node 5's subgraph: 1 → ADD 2 → ASSIGN 3 ⇒ READ 4 → 5 leaves and comes back
-    assert [p.nodes for p in plan.partitions] == [(5,), (1,)]
+    # READ 4 (unsupported) resets the walk: MUL 1 is pass 0, MUL 5 pass 1
+    assert [p.nodes for p in plan.partitions] == [(1,), (5,)]
     assert_compiles_to_the_same(plan, steps_x())
 
 
-def test_a_control_blind_walk_is_caught_with_the_cycle_spelled_out(tmp_path, monkeypatch):
+def test_tidl_walk_resets_where_an_unreached_node_leads_back_through_a_control_edge(tmp_path, monkeypatch):
+    # MUL and READ_VARIABLE supported, variables shared: the walk collects 5 and 4; ASSIGN 3 feeds no
+    # output (the walk never reaches it) but must run before READ 4 (a control edge), and MUL 1 feeds it
+    # through ADD 2 — so the walk resets at 3, and 1 (with its VAR_HANDLE 0) is another subgraph
     from helpers.naive_partition import naive_tidl
 
-    mul = make_target(tmp_path, "mul-only", {"MUL": {}})
+    t = make_target(tmp_path, "mul-read", {"MUL": {}, "READ_VARIABLE": {}, "VAR_HANDLE": {}}, variables="shared")
+    plan = partition(control_edge_model(), t, "tidl")
+    assert [p.nodes for p in plan.partitions] == [(0, 1), (4, 5)]
+    assert_compiles_to_the_same(plan, steps_x())
     monkeypatch.setattr(strategies, "_tidl", functools.partial(naive_tidl, follow_control=False))
-    with pytest.raises(PlanError) as err:
-        partition(control_edge_model(), mul, "tidl")
+    with pytest.raises(PlanError) as err:   # blind to the control edge, the walk would make a cycle
+        partition(control_edge_model(), t, "tidl")
     assert str(err.value) == (
-        "plan mul-only/tidl is invalid: partition 0 cannot run as one operator — the graph would have a cycle: "
-        "node 1 MUL (in partition 0) → node 2 ADD → node 3 ASSIGN_VARIABLE ⇒ node 4 READ_VARIABLE → node 5 MUL "
-        "(in partition 0) (→ data edge, ⇒ control edge: side-effect ops keep their order); a partition must be "
-        "convex over data and control edges")
-
-
-def test_the_corpus_cycle_the_tidl_walk_used_to_make(corpus_paths, monkeypatch):
-    from helpers.naive_partition import naive_tidl
-
-    m = load(corpus_paths["microwakeword_alexa"])
-    monkeypatch.setattr(strategies, "_tidl", functools.partial(naive_tidl, follow_control=False))
-    with pytest.raises(PlanError) as err:
-        partition(m, "tidl", "tidl")
-    assert ("node 11 CONCATENATION (in partition 2) → node 12 STRIDED_SLICE → node 13 ASSIGN_VARIABLE ⇒ "
-            "node 15 READ_VARIABLE → node 16 CONCATENATION (in partition 2)") in str(err.value)
+        "plan mul-read/tidl is invalid: partition 0 cannot run as one operator — the graph would have a cycle: "
+        "node 0 VAR_HANDLE (in partition 0) → node 3 ASSIGN_VARIABLE ⇒ node 4 READ_VARIABLE (in partition 0) "
+        "(→ data edge, ⇒ control edge: side-effect ops keep their order); a partition must be convex over data "
+        "and control edges")
 
 
 def test_execution_order_catches_data_cycles_and_orders_the_rest():

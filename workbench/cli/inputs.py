@@ -123,8 +123,11 @@ def _load_npz_inputs(path: str, details) -> dict:
         archive = np.load(path, allow_pickle=False)
     except OSError as exc:
         raise WorkbenchError(f"{where}: cannot read {path}: {exc.strerror or _one_line(exc)}") from None
-    except (ValueError, EOFError) as exc:
-        raise WorkbenchError(f"{where}: {path} is not a readable .npz archive ({_one_line(exc)})") from None
+    except (ValueError, EOFError):
+        raise WorkbenchError(f"{where}: {path} is not an .npz archive; it must be one written by np.savez holding "
+                             f"the calibration frames of each model input, stacked on a first axis (one array per "
+                             f"input, named after the input or arr_0, arr_1, ...; or pick one array with "
+                             f"{path}:KEY)") from None
     if not hasattr(archive, "files"):
         raise WorkbenchError(f"{where}: {path} is a single .npy array; give it as NAME={path}")
     names = [d["name"] for d in details]
@@ -245,8 +248,11 @@ def _calibration_frames(spec: str, model_path: str, limit: int) -> list:
         archive = np.load(path, allow_pickle=False)
     except OSError as exc:
         raise WorkbenchError(f"{where}: cannot read {path}: {exc.strerror or _one_line(exc)}") from None
-    except (ValueError, EOFError) as exc:
-        raise WorkbenchError(f"{where}: {path} is not a readable .npz archive ({_one_line(exc)})") from None
+    except (ValueError, EOFError):
+        raise WorkbenchError(f"{where}: {path} is not an .npz archive; it must be one written by np.savez holding "
+                             f"the calibration frames of each model input, stacked on a first axis (one array per "
+                             f"input, named after the input or arr_0, arr_1, ...; or pick one array with "
+                             f"{path}:KEY)") from None
     if not hasattr(archive, "files"):
         raise WorkbenchError(f"{where}: {path} is one .npy array; give an .npz (np.savez) of the frames")
     with archive:

@@ -35,11 +35,15 @@ class NodeError:
     max_abs: float
     snr_db: float
     frames: int
+    zeroed: int = 0         # flagged outputs: values int8 made 0 where the float run has a value other than 0
+    note: str = ""          # the calibration's warning for this output (quantize.QuantizationWarning)
 
     def __repr__(self) -> str:
         snr = "inf" if self.snr_db == float("inf") else f"{self.snr_db:.1f}"
+        extra = f", {self.zeroed} value(s) made 0" if self.zeroed else ""
+        extra += f"; warning: {self.note}" if self.note else ""
         return (f"NodeError(node {self.node} {self.op}: max |error| {self.max_abs:.4g}, SNR {snr} dB over "
-                f"{self.frames} frame{'s' if self.frames != 1 else ''})")
+                f"{self.frames} frame{'s' if self.frames != 1 else ''}{extra})")
 
 
 def _device_data(interpreter, subgraph: int) -> dict:
@@ -75,6 +79,7 @@ def node_errors(interpreter, frames, subgraph: int = 0) -> list[NodeError]:
     refs: dict = {}
     vals: dict = {}
     ops: dict = {}
+    notes: dict = {}
     count = 0
     for frame in frames:
         arrays = [frame] if isinstance(frame, np.ndarray) else list(frame)
@@ -98,12 +103,18 @@ def node_errors(interpreter, frames, subgraph: int = 0) -> list[NodeError]:
                 refs.setdefault(key, []).append(ref.astype(np.float64).ravel())
                 vals.setdefault(key, []).append(_as_float(value, names[t], device).ravel())
                 ops[key] = e.op
+                cal = getattr(device, "calibrated", None)
+                if cal is not None and names[t] in getattr(cal, "warnings", {}):
+                    notes[key] = cal.warnings[names[t]]
         count += 1
     out = []
     for key in sorted(refs):
-        s = sqnr(np.concatenate(refs[key]), np.concatenate(vals[key]))
+        ref, val = np.concatenate(refs[key]), np.concatenate(vals[key])
+        s = sqnr(ref, val)
         node, t = key
-        out.append(NodeError(subgraph, node, ops[key], t, names[t], float(s["max_abs"]), float(s["snr_db"]), count))
+        zeroed = int(np.count_nonzero((val == 0) & (ref != 0))) if key in notes else 0     # a flagged output
+        out.append(NodeError(subgraph, node, ops[key], t, names[t], float(s["max_abs"]), float(s["snr_db"]), count,
+                             zeroed, notes.get(key, "")))
     for _, delegation in interpreter.delegations:
         if delegation is not None:
             delegation.errors = {e.node: e for e in out}

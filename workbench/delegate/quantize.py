@@ -18,10 +18,14 @@ How a float graph becomes an int8 one
    (``advanced_options:calibration_frames``) and keep, for every float activation, the smallest and
    the largest value seen (``Calibrated.ranges``).  Calibrate on training data only: a range taken
    from the test set would leak it into the model.
-2. **Choose activation parameters.**  TIDL's are *symmetric*: zero point 0 and
-   ``scale = max|x| / 127`` (``quantization_scale_type`` 0), or the smallest power of two ≥ that
-   (``scale_type="power_of_two"``, TIDL's type 1: the device then rescales with shifts only).  Two
-   kinds of ops do not get free parameters, because TFLite's int8 kernels would refuse them (or compute
+2. **Choose activation parameters.**  TIDL supports "only power of 2 scales for feature maps"
+   (edgeai-tidl-tools ``docs/tidl_fsg_quantization.md``, B.1): zero point 0 and the smallest power of
+   two ≥ ``max|x| / 127`` (the device then rescales with shifts only).  A tensor after a ReLU or ReLU6
+   is never negative, and TIDL stores it *unsigned*: its 256 codes cover [0, max], with the smallest
+   power of two ≥ ``max / 255`` — written here as int8 with zero point −128, the same 256 values.  (The
+   earlier mode, ``scale_type="symmetric"`` or ``"power_of_two"``, gives every tensor the symmetric
+   ``max|x| / 127``, or its power of two, and no unsigned storage.)  Two kinds of ops do not get free
+   parameters, because TFLite's int8 kernels would refuse them (or compute
    garbage) and the exported model must run in LiteRT:
 
    * *fixed* outputs: SOFTMAX and LOGISTIC write scale 1/256, zero point −128 (the probabilities
@@ -33,19 +37,24 @@ How a float graph becomes an int8 one
      A tied group takes the widest range of its members.  An input already fixed (a SOFTMAX output
      joining a CONCATENATION) gets a requantizing QUANTIZE (int8 → int8) in front instead.
 
-   ReLU outputs are never negative, so a symmetric scale leaves half of the int8 codes unused (7
-   effective bits).  TIDL stores such tensors unsigned; TFLite int8 has no unsigned type with zero
-   point 0, so here they keep the symmetric scale — one of the reasons int8 loses a little accuracy.
-3. **Quantize constants.**  Weights per output channel, symmetric, in [−127, 127] (as TFLite:
-   CONV_2D and TRANSPOSE_CONV filters along dim 0, DEPTHWISE_CONV_2D along dim 3, FULLY_CONNECTED
-   per output row); ``scale[c] = max|w_c| / 127`` (or its power of two).  Biases become int32 with
+   A tensor whose range is unknown — 0 on every calibration frame, or never reached — has no scale;
+   it is refused (:class:`~workbench.errors.UnsupportedOpError` naming the node), not guessed.  A
+   tensor that is never 0 in float but whose values nearest 0 are below half its scale becomes 0 in
+   int8 (``exp(x) + 1`` over 1 … 1809 gets the scale 16): a :class:`QuantizationWarning` names the node.
+3. **Quantize constants.**  TIDL's weights are symmetric and *per tensor* (its quantization proto
+   defaults to ``SYMMETRIC`` / ``PERTENSOR``, ``docs/tidl_quantParams.md``): one ``scale = max|w| / 127``
+   (``quantization_scale_type`` 0) or its power of two (type 1), in [−127, 127], written once per output
+   channel so that the file has TFLite's per-channel layout (CONV_2D and TRANSPOSE_CONV filters along
+   dim 0, DEPTHWISE_CONV_2D along dim 3, FULLY_CONNECTED per output row).  The earlier mode quantizes
+   per output channel, ``scale[c] = max|w_c| / 127``, as TFLite's converter does.  Biases become int32 with
    ``scale[c] = input_scale · weight_scale[c]``, so the accumulator needs no rescaling before the
    bias is added.  Other float constants (the second operand of ADD or MUL, PRELU's alpha) get a
    per-tensor symmetric scale of their own; constants in a tied group take the group's.
 4. **Rewrite the graph.**  Every float activation becomes INT8 with its parameters; the graph keeps
    float inputs and outputs, with a QUANTIZE after each input and a DEQUANTIZE before each output (the
    boundary conversion of the TI paper).  Ops whose tensors are not float (shape arithmetic in int32)
-   stay as they are; constant unpacking (fp16 DEQUANTIZE, DENSIFY) is folded into the weights.  Op
+   stay as they are; constant unpacking (fp16 DEQUANTIZE, DENSIFY) is folded into the weights (one
+   whose float result the partition also hands on to the CPU keeps its op and its own float tensor).  Op
    versions are set as the converter would write them (:func:`workbench.versioning.op_version`: an
    int8 CONV_2D is version 3), and so is the ``min_runtime_version`` metadata.
 5. **Bias calibration** (iterations 2, 3, ...: TIDL's ``calibration_iterations``).  Rounding weights
@@ -75,25 +84,34 @@ from __future__ import annotations
 
 import html
 import math
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from ..errors import UnsupportedOpError, WorkbenchError
 from ..partition import GraphView
+from ..schema.enums import ActivationFunctionType as Act
 from ..schema.enums import BuiltinOperator as B
 from ..schema.enums import TensorType
 from ..schema.types import NUMPY_DTYPE, tensor_data
 
-__all__ = ["calibrate", "Calibrated", "sqnr", "SCALE_TYPES", "WEIGHTED", "OWN_SCALE", "FIXED", "TIED",
-           "INT_OUTPUT", "QUANTIZABLE", "symmetric_scale", "quantize_per_channel"]
+__all__ = ["calibrate", "Calibrated", "sqnr", "SCALE_TYPES", "QUANTIZATION_SCALE_TYPES", "WEIGHTED", "OWN_SCALE",
+           "FIXED", "TIED", "INT_OUTPUT", "QUANTIZABLE", "symmetric_scale", "unsigned_scale", "quantize_per_channel",
+           "quantize_per_tensor", "QuantizationWarning", "Mode", "mode_of"]
 
 # bias calibration: move a bias by this fraction of the measured mean error, and only where that mean
 # stands out of the frame-to-frame noise by this many standard errors (see step 5 in the module's text)
 BIAS_STEP = 0.5
 SIGNIFICANCE = 2.0
 QMAX = 127                      # symmetric int8: codes −127 … 127 (−128 only where TFLite fixes it)
-SCALE_TYPES = ("symmetric", "power_of_two")   # TIDL's quantization_scale_type 0 and 1
+UQMAX = 255                     # unsigned storage (a tensor after a ReLU): codes 0 … 255
+# the earlier mode's scale types (``scale_type=``): every scale max|x| / 127, or its power of two
+SCALE_TYPES = ("symmetric", "power_of_two")
+# TI's ``advanced_options:quantization_scale_type`` values this module simulates (edgeai-tidl-tools
+# examples/osrt_python/README.md, "Advanced miscellaneous options"): the scales of the *parameters*;
+# feature maps always get power-of-two scales (docs/tidl_fsg_quantization.md, B.1 Simple Calibration)
+QUANTIZATION_SCALE_TYPES = {0: "non-power-of-2 weight scales", 1: "power-of-2 weight scales"}
 
 # -- the rules, one line per op ------------------------------------------------------------------
 # ops with weights: (activation input, weights input, channel axis of the weights, bias input)
@@ -165,6 +183,83 @@ def quantize_per_channel(w: np.ndarray, axis: int, scale_type: str = "symmetric"
     return q.astype(np.int8), scales
 
 
+def quantize_per_tensor(w: np.ndarray, axis: int, scale_type: str = "symmetric") -> tuple[np.ndarray, np.ndarray]:
+    """Symmetric int8 weights with *one* scale for the whole tensor (TIDL's default for parameters), written
+    as that scale repeated once per slice along ``axis``, so the file has the layout of per-channel weights
+    (every TFLite int8 kernel takes it) while the arithmetic is per-tensor.
+
+    >>> q, s = quantize_per_tensor(np.array([[1.27, -0.635], [0.0, 0.254]], np.float32), axis=0)
+    >>> q.tolist(), [round(float(x), 6) for x in s]   # one scale, 1.27 / 127, for both rows
+    ([[127, -64], [0, 25]], [0.01, 0.01])
+    """
+    w = np.asarray(w, np.float32)
+    max_abs = float(np.abs(w).max()) if w.size else 0.0
+    s = symmetric_scale(max_abs, scale_type)
+    scales = np.full(w.shape[axis] if w.ndim else 1, s, np.float32)
+    q = np.clip(round_half_away(w / np.float64(s)), -QMAX, QMAX)
+    return q.astype(np.int8), scales
+
+
+def unsigned_scale(max_value: float) -> float:
+    """TIDL's scale for a tensor that is never negative (after a ReLU): the smallest power of two ≥
+    ``max / 255``, so the 256 codes cover [0, max] (stored here as int8 with zero point −128).
+
+    >>> unsigned_scale(6.0)                            # 6 / 255 = 0.0235 → 2**-5
+    0.03125
+    """
+    s = float(max_value) / UQMAX if max_value > 0 and math.isfinite(max_value) else 1.0 / UQMAX
+    return float(np.float32(2.0 ** math.ceil(math.log2(s))))
+
+
+@dataclass(frozen=True)
+class Mode:
+    """How activations and weights get their int8 parameters.
+
+    ``name``: ``"tidl"`` (TI's post-training quantization, the default) or ``"per_channel"`` (this
+    module's earlier mode: symmetric per-tensor activations, per-channel weights, as TFLite's converter
+    quantizes weights).  ``activations`` / ``weights``: ``"symmetric"`` (max|x| / 127) or
+    ``"power_of_two"``; ``per_channel``: one weight scale per output channel; ``unsigned``: tensors after
+    a ReLU / ReLU6 use the 256 codes for [0, max]; ``quantization_scale_type``: TI's option value.
+    """
+
+    name: str
+    activations: str
+    weights: str
+    per_channel: bool
+    unsigned: bool
+    quantization_scale_type: int | None = None
+
+    def __str__(self) -> str:
+        if self.name == "tidl":
+            weights = "power-of-2" if self.weights == "power_of_two" else "non-power-of-2"
+            return (f"tidl (quantization_scale_type {self.quantization_scale_type}: power-of-2 feature maps, "
+                    f"unsigned after ReLU, per-tensor {weights} weights)")
+        return f"per_channel ({self.activations} scales, per-channel weights)"
+
+
+def mode_of(quantization_scale_type=0, scale_type: str | None = None) -> Mode:
+    """The :class:`Mode` for TI's ``quantization_scale_type`` (0 or 1), or — when ``scale_type`` is given
+    (``"symmetric"`` / ``"power_of_two"``) — the earlier per-channel mode with that scale type."""
+    if scale_type is not None:
+        if scale_type not in SCALE_TYPES:
+            raise ValueError(f"scale_type must be one of {', '.join(SCALE_TYPES)}, got {scale_type!r} (scale_type "
+                             f"selects the per-channel mode; TI's mode takes quantization_scale_type 0 or 1)")
+        return Mode("per_channel", scale_type, scale_type, per_channel=True, unsigned=False)
+    if isinstance(quantization_scale_type, bool) or quantization_scale_type not in QUANTIZATION_SCALE_TYPES:
+        raise ValueError(f"quantization_scale_type must be one of "
+                         f"{', '.join(f'{k} ({v})' for k, v in QUANTIZATION_SCALE_TYPES.items())}, got "
+                         f"{quantization_scale_type!r} (TI's 3, a pre-quantized TFLite model, and 4, asymmetric "
+                         f"per-channel, are not simulated)")
+    q = int(quantization_scale_type)
+    return Mode("tidl", "power_of_two", "power_of_two" if q == 1 else "symmetric", per_channel=False,
+                unsigned=True, quantization_scale_type=q)
+
+
+class QuantizationWarning(UserWarning):
+    """An int8 choice that will change what the model computes (e.g. a tensor that is never 0 in float,
+    of which int8 makes 0)."""
+
+
 def quantize_bias(b: np.ndarray, input_scale: float, weight_scales: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """int32 bias with ``scale[c] = input_scale · weight_scale[c]``: (int32 array, float32 scales)."""
     scales = (np.float64(input_scale) * weight_scales.astype(np.float64)).astype(np.float32)
@@ -217,7 +312,8 @@ class Calibrated:
     its per-channel scales; ``bias_corrections``: the same weight names → the int32 steps bias
     calibration moved the op's bias by, per channel, summed over the iterations; ``notes``: name → why
     its parameters are not the plain symmetric ones (fixed by the op, tied to other tensors,
-    requantized).
+    requantized, unsigned); ``mode``: the :class:`Mode`; ``warnings``: tensor name → a
+    :class:`QuantizationWarning`'s text (a tensor int8 turns into 0 where float never is).
     """
 
     model: object
@@ -230,11 +326,16 @@ class Calibrated:
     bias_corrections: dict = field(default_factory=dict)
     notes: dict = field(default_factory=dict)
     float_model: object = field(default=None, repr=False)
+    mode: Mode | None = None
+    warnings: dict = field(default_factory=dict)
 
     def compare(self, frames) -> dict:
         """Run the float and the int8 model on ``frames``; float activation name → :func:`sqnr` of the
         int8 values (dequantized) against the float ones, over all frames."""
-        fl, q8 = _interpreter(self.float_model), _interpreter(self.model)
+        inputs = _input_specs(self.float_model)
+        frames = [_frame(f, inputs) for f in frames]
+        first = frames[0] if frames else None
+        fl, q8 = _interpreter(self.float_model, first), _interpreter(self.model, first)
         fl_idx = {t.name: k for k, t in enumerate(self.float_model.subgraphs[0].tensors)}
         q_tensors = self.model.subgraphs[0].tensors
         q_idx = {t.name: k for k, t in enumerate(q_tensors)}
@@ -246,9 +347,7 @@ class Calibrated:
                     pairs[name] = (fl_idx[name], k)
         xs: dict = {n: [] for n in pairs}
         ys: dict = {n: [] for n in pairs}
-        inputs = _input_specs(self.float_model)
         for frame in frames:
-            frame = _frame(frame, inputs)
             _run(fl, frame)
             _run(q8, frame)
             for name, (a, b) in pairs.items():
@@ -268,9 +367,12 @@ class Calibrated:
 
     def _title(self) -> str:
         n_ops = len(self.model.subgraphs[0].operators or ())
+        mode = self.mode or mode_of(scale_type=self.scale_type)
+        kind = "per-channel" if mode.per_channel else "per-tensor"
+        scales = f"{self.scale_type} scales" if mode.name != "tidl" else str(mode)
         return (f"Calibrated int8 model: {n_ops} ops, {len(self.scales)} activations, {len(self.weight_scales)} "
-                f"per-channel weights; {self.frames} frames, {self.iterations} iteration"
-                f"{'s' if self.iterations != 1 else ''}, {self.scale_type} scales")
+                f"{kind} weights; {self.frames} frames, {self.iterations} iteration"
+                f"{'s' if self.iterations != 1 else ''}, {scales}")
 
     def __repr__(self) -> str:
         lines = [self._title()]
@@ -312,17 +414,26 @@ def _short(name: str, width: int) -> str:
 # ================================================================================================
 # calibrate
 # ================================================================================================
-def calibrate(model, frames, *, iterations: int = 1, scale_type: str = "symmetric", progress=None) -> Calibrated:
+def calibrate(model, frames, *, iterations: int = 1, quantization_scale_type: int = 0, scale_type: str | None = None,
+              progress=None, node_names=None) -> Calibrated:
     """Quantize the float ``model`` to int8 from calibration ``frames`` (see the module's text).
 
     ``frames``: a sequence of frames, each a list of arrays, one per model input in input order (a
-    bare array is accepted for a one-input model).  ``iterations``: TIDL's ``calibration_iterations``
-    (1 = ranges only; each further one is a bias-calibration pass).  ``scale_type``: ``"symmetric"``
-    or ``"power_of_two"``.  ``progress``: None (silent), True (a tqdm bar: a widget in Jupyter, text on
-    a terminal) or a callable ``progress(done, total, what)`` called after every frame.
+    bare array is accepted for a one-input model); TI's ``calibration_frames`` is how many you pass.
+    ``iterations``: TIDL's ``calibration_iterations`` (1 = ranges only; each further one is a
+    bias-calibration pass).  ``quantization_scale_type``: TI's option, 0 (the default: per-tensor
+    weights with non-power-of-2 scales) or 1 (power-of-2 weight scales); feature maps get power-of-two
+    scales and tensors after a ReLU are stored unsigned in both.  ``scale_type``: ``"symmetric"`` or
+    ``"power_of_two"`` selects the earlier per-channel mode instead (see :class:`Mode`).
+    ``progress``: None (silent), True (a tqdm bar: a widget in Jupyter, text on a terminal) or a
+    callable ``progress(done, total, what)`` called after every frame.  ``node_names``: how warnings
+    and errors name the model's nodes (the delegate passes the partition's node numbers).
+
+    A tensor the calibration gives no range (0 on every frame, never reached) raises
+    :class:`~workbench.errors.UnsupportedOpError`; a tensor of which int8 makes 0 where float never is
+    gives a :class:`QuantizationWarning` naming the node (kept in ``Calibrated.warnings``).
     """
-    if scale_type not in SCALE_TYPES:
-        raise ValueError(f"scale_type must be one of {', '.join(SCALE_TYPES)}, got {scale_type!r}")
+    mode = mode_of(quantization_scale_type, scale_type)
     if isinstance(iterations, bool) or int(iterations) != iterations or iterations < 1:
         raise ValueError(f"iterations must be an integer >= 1, got {iterations!r}")
     iterations = int(iterations)
@@ -332,7 +443,7 @@ def calibrate(model, frames, *, iterations: int = 1, scale_type: str = "symmetri
     if len(model.subgraphs or ()) != 1:
         raise UnsupportedOpError(f"calibrate quantizes models of one subgraph; this one has "
                                  f"{len(model.subgraphs or ())} (control flow is not supported)")
-    graph = _Graph(model)                         # which op gets which rule; fails early on unknown ops
+    graph = _Graph(model, node_names)             # which op gets which rule; fails early on unknown ops
     inputs = _input_specs(model)
     frames = [_frame(f, inputs) for f in frames]
     report = _Progress(progress, total=len(frames) * iterations)
@@ -340,7 +451,10 @@ def calibrate(model, frames, *, iterations: int = 1, scale_type: str = "symmetri
         # 1. ranges, from the float model
         stats = _collect_float(graph, frames, lambda: report.tick("calibration 1: float ranges"))
         # 2.-4. parameters, constants, the int8 graph
-        plan = _Plan(graph, stats, scale_type)
+        plan = _Plan(graph, stats, mode)
+        zeros = plan.zero_rounding()
+        for _, text in zeros:
+            warnings.warn(text, QuantizationWarning, stacklevel=2)
         qmodel = plan.write()
         # 5. bias calibration
         for it in range(2, iterations + 1):
@@ -351,9 +465,11 @@ def calibrate(model, frames, *, iterations: int = 1, scale_type: str = "symmetri
     finally:
         report.close()
     return Calibrated(model=qmodel, scales=plan.activation_params(), ranges=plan.named_ranges(),
-                      frames=len(frames), iterations=iterations, scale_type=scale_type,
+                      frames=len(frames), iterations=iterations,
+                      scale_type=scale_type if scale_type is not None else f"tidl-{mode.quantization_scale_type}",
                       weight_scales=plan.named_weight_scales(), bias_corrections=plan.named_corrections(),
-                      notes=plan.named_notes(), float_model=model)
+                      notes=plan.named_notes(), float_model=model, mode=mode,
+                      warnings={graph.tensors[t].name: text for t, text in zeros})
 
 
 # -- frames, runs, progress ------------------------------------------------------------------------
@@ -373,11 +489,17 @@ def _frame(frame, inputs) -> list:
     return [np.asarray(x, dtype) for x, (_, dtype) in zip(frame, inputs)]
 
 
-def _interpreter(model):
-    """A workbench.Interpreter that keeps every tensor readable after invoke."""
+def _interpreter(model, frame=None):
+    """A workbench.Interpreter that keeps every tensor readable after invoke, sized for ``frame`` (the
+    first calibration frame) when given: an input stored with -1 dimensions gets its run-time shape
+    before anything is prepared, not its stored placeholder (which may hold a 0)."""
     from ..interpreter import Interpreter
 
     interp = Interpreter(model=model, keep_intermediates=True)
+    if frame is not None:
+        for d, x in zip(interp.get_input_details(), frame):
+            if tuple(d["shape"]) != np.shape(x):
+                interp.resize_tensor_input(d["index"], list(np.shape(x)))
     interp.allocate_tensors()
     return interp
 
@@ -431,8 +553,9 @@ class _Graph:
     (reads int8, writes integers), ``copy`` (no float tensor: int32 shape arithmetic …) or ``fold``
     (unpacks constants)."""
 
-    def __init__(self, model):
+    def __init__(self, model, node_names=None):
         self.model = model
+        self.node_names = node_names
         self.g = g = GraphView(model)
         self.sg = model.subgraphs[0]
         self.tensors = self.sg.tensors
@@ -448,7 +571,8 @@ class _Graph:
         return t >= 0 and self.tensors[t].type == _F32
 
     def where(self, nd) -> str:
-        return f"{nd.name} (node {nd.index})"
+        k = self.node_names[nd.index] if self.node_names is not None and nd.index < len(self.node_names) else nd.index
+        return f"{nd.name} (node {k})"
 
     def _rule(self, nd) -> str:
         g = self.g
@@ -481,6 +605,15 @@ class _Graph:
                                  f"(known: {', '.join(known)})")
 
 
+def _relu_output(graph: "_Graph", nd) -> bool:
+    """The node's output is a ReLU's or a ReLU6's (the op itself, or a fused activation)."""
+    if nd.op in (B.RELU, B.RELU6):
+        return True
+    from ..partition.target import _opt
+
+    return _opt(graph.g, nd, "fused_activation_function") in (Act.RELU, Act.RELU6)
+
+
 # ================================================================================================
 # Step 1: run the float model
 # ================================================================================================
@@ -488,12 +621,13 @@ class _Graph:
 class _FloatStats:
     ranges: dict            # activation tensor → [min, max]
     static: dict            # unpacked constant (fp16 DEQUANTIZE output …) → its value
+    unreached: set = field(default_factory=set)     # activations empty on every frame
 
 
 def _collect_float(graph: _Graph, frames, tick) -> _FloatStats:
     """Run the float model on every frame: the range of every activation, the values of unpacked
     constants (an fp16 DEQUANTIZE's output ...)."""
-    interp = _interpreter(graph.model)
+    interp = _interpreter(graph.model, frames[0] if frames else None)
     acts = graph.activations
     lo = {t: math.inf for t in acts}
     hi = {t: -math.inf for t in acts}
@@ -511,7 +645,7 @@ def _collect_float(graph: _Graph, frames, tick) -> _FloatStats:
                 static[t] = interp.get_tensor(t)
         tick()
     ranges = {t: (lo[t], hi[t]) if lo[t] <= hi[t] else (0.0, 0.0) for t in acts}
-    return _FloatStats(ranges, static)
+    return _FloatStats(ranges, static, {t for t in acts if not lo[t] <= hi[t]})
 
 
 # ================================================================================================
@@ -538,10 +672,11 @@ class _Groups:
 class _Plan:
     """Every decision of steps 2-4, kept so that bias calibration can change biases and write again."""
 
-    def __init__(self, graph: _Graph, stats: _FloatStats, scale_type: str):
+    def __init__(self, graph: _Graph, stats: _FloatStats, mode: Mode):
         self.graph = graph
         self.stats = stats
-        self.scale_type = scale_type
+        self.mode = mode
+        self.scale_type = mode.weights      # constants of their own (an ADD's operand …) are parameters
         self.params: dict = {}          # float tensor (activation or tied constant) → (scale, zero point)
         self.notes: dict = {}           # tensor → why its parameters are what they are
         self.requantize: dict = {}      # (node, input slot) → (scale, zero point) the op needs there
@@ -563,6 +698,7 @@ class _Plan:
         groups = _Groups()
         fixed: dict = {}                                    # tensor → fixed (scale, zero point)
         requantize_to: dict = {}                            # (node, input slot) → tensor whose parameters it needs
+        tied_outputs = {t for nd, rule in zip(g.nodes, graph.rule) if rule == "tied" for t in nd.outputs}
         for nd, rule in zip(g.nodes, graph.rule):
             if rule == "fixed":
                 fixed[nd.outputs[0]] = FIXED[nd.op]
@@ -591,16 +727,84 @@ class _Plan:
                 p = fixed_here.pop()
             else:
                 m = max(max(abs(lo), abs(hi)) for lo, hi in (self._value_range(t) for t in ts))
-                p = (symmetric_scale(m, self.scale_type), 0)
+                if not (m > 0 and math.isfinite(m)):
+                    self._refuse(ts, m)
+                if self.mode.unsigned and self._never_negative(ts, tied_outputs):
+                    p = (unsigned_scale(m), -128)
+                    for t in ts:
+                        self.notes.setdefault(t, "unsigned: never negative (after a ReLU)")
+                else:
+                    p = (symmetric_scale(m, self.mode.activations), 0)
             for t in ts:
                 self.params[t] = p
             if len(ts) > 1:
                 for t in ts:
                     if t not in fixed:
-                        self.notes[t] = f"tied: one scale for {len(ts)} tensors"
+                        unsigned = "unsigned, " if p[1] == -128 and t not in fixed else ""
+                        self.notes[t] = f"{unsigned}tied: one scale for {len(ts)} tensors"
         for (i, k), anchor in requantize_to.items():
             self.requantize[(i, k)] = self.params[anchor]
             self.notes[g.nodes[i].inputs[k]] = f"requantized before {g.nodes[i].name} (node {i})"
+
+    def _never_negative(self, ts: list, tied_outputs: set) -> bool:
+        """True when no tensor of the group can be negative: each is written by a ReLU / ReLU6 (an op of
+        its own or fused), is a constant ≥ 0, or is the output of an op that only moves values (its values
+        come from the others).  TIDL stores such tensors unsigned (docs/tidl_fsg_quantization.md)."""
+        g, producer = self.graph.g, self.graph.g.producer
+        sources = 0
+        for t in ts:
+            if t in tied_outputs:
+                continue
+            if g.static[t]:
+                v = self._const(t)
+                if v.size and float(v.min()) < 0:
+                    return False
+                continue
+            i = producer[t]
+            if i < 0 or not _relu_output(self.graph, g.nodes[i]):
+                return False
+            sources += 1
+        return sources > 0 and min(self._value_range(t)[0] for t in ts) >= 0
+
+    def _refuse(self, ts: list, m: float) -> None:
+        """No scale can be chosen: the calibration frames never gave these tensors a value other than 0
+        (or never reached them, or gave inf / nan)."""
+        graph, g = self.graph, self.graph.g
+        t = next((t for t in ts if not g.static[t]), ts[0])
+        i = g.producer[t]
+        who = f"{graph.where(g.nodes[i])}: its output" if i >= 0 else "graph input"
+        if t in self.stats.unreached:
+            why = "the calibration frames never reached it (it was empty on every frame)"
+        elif not math.isfinite(m):
+            why = f"the calibration frames gave it {m} (not a finite range)"
+        else:
+            why = "it was 0 on every calibration frame (range 0 … 0)"
+        raise UnsupportedOpError(f"{who} '{graph.tensors[t].name}' has no range to quantize: {why}, so no int8 scale "
+                                 f"can be chosen and the int8 copy would compute garbage; calibrate with frames that "
+                                 f"exercise it, or keep this node on the CPU (e.g. deny it)")
+
+    def zero_rounding(self) -> list:
+        """(tensor, message) for each activation that is never 0 on the calibration frames but of which
+        int8 makes 0: its values nearest 0 are below half its scale (e.g. exp(x) + 1 with a range 1 … 1809
+        and a scale of 16: every value below 8 becomes 0, and a DIV after it divides by zero)."""
+        graph, g, out = self.graph, self.graph.g, []
+        for t in graph.activations:
+            if t not in self.params or t not in self.stats.ranges:
+                continue
+            lo, hi = self.stats.ranges[t]
+            if not (lo > 0 or hi < 0):
+                continue
+            s, _ = self.params[t]
+            nearest = min(abs(lo), abs(hi))
+            i = g.producer[t]
+            if nearest >= s / 2 or (i >= 0 and graph.rule[i] == "fixed"):   # a tiny probability may become 0
+                continue
+            who = f"{graph.where(g.nodes[i])}: output" if i >= 0 else "input"
+            out.append((t, f"{who} '{graph.tensors[t].name}' is never 0 in float (range {lo:.4g} … {hi:.4g} "
+                           f"on the calibration frames), but its int8 scale {s:g} makes every value nearer 0 than "
+                           f"{s / 2:g} exactly 0; an op after it that divides by it (DIV) or takes its log or "
+                           f"reciprocal gets 0 — keep this node on the CPU or give the values a smaller range"))
+        return out
 
     # -- step 3 --------------------------------------------------------------------------------
     def _const(self, t: int) -> np.ndarray:
@@ -617,7 +821,8 @@ class _Plan:
             if rule != "weighted":
                 continue
             a, w, axis, b = WEIGHTED[nd.op]
-            qw, ws = quantize_per_channel(self._const(nd.inputs[w]), axis, self.scale_type)
+            quantize = quantize_per_channel if self.mode.per_channel else quantize_per_tensor
+            qw, ws = quantize(self._const(nd.inputs[w]), axis, self.mode.weights)
             self.weights[nd.index] = (qw, ws, axis)
             in_scale = self.params[nd.inputs[a]][0]
             has_bias = len(nd.inputs) > b and nd.inputs[b] >= 0
@@ -676,7 +881,7 @@ class _ChannelErrors:
 def _channel_errors(qmodel, plan: _Plan, frames, tick) -> _ChannelErrors:
     """Run the float and the int8 model side by side on every frame; per weighted op and output channel,
     the mean error of each frame (over positions), then their mean and standard error over frames."""
-    fl, q8 = _interpreter(plan.graph.model), _interpreter(qmodel)
+    fl, q8 = _interpreter(plan.graph.model, frames[0]), _interpreter(qmodel, frames[0])
     nodes = plan.graph.g.nodes
     names = {t.name: k for k, t in enumerate(qmodel.subgraphs[0].tensors)}
     where = {}                        # node → (its output in the float model, the same in the int8 model)

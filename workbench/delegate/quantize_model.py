@@ -40,6 +40,7 @@ class Writer:
         self.consts: dict = {}                  # (float tensor, how) → int8 model tensor
         self.q_of: dict = {}                    # float activation → the tensor holding its int8 values
         self.ops: list = []                     # (op code, Operator)
+        self.written = {t for nd, rule in zip(graph.g.nodes, graph.rule) if rule != "fold" for t in nd.outputs}
         sg = graph.sg
         for t in graph.activations:
             self.q_of[t] = t
@@ -91,7 +92,9 @@ class Writer:
         key = (t, how)
         if key not in self.consts:
             meta, array, qp = make()
-            taken = any(k[0] == t for k in self.consts)
+            # a constant an op of the copy still writes (an fp16 DEQUANTIZE the partition hands on in
+            # float) keeps its tensor: the quantized data goes to a new one, or the op would write a constant
+            taken = t in self.written or any(k[0] == t for k in self.consts)
             tensor = Tensor(shape=tuple(array.shape), type=_TYPE[array.dtype], buffer=0,
                             name=f"{meta.name}/{how[0]}" if taken else meta.name, quantization=qp,
                             shape_signature=meta.shape_signature, has_rank=meta.has_rank)
@@ -201,7 +204,7 @@ class Writer:
                 sig, inputs=tuple(dataclasses.replace(m, tensor_index=new[m.tensor_index]) for m in sig.inputs or ()),
                 outputs=tuple(dataclasses.replace(m, tensor_index=new[m.tensor_index]) for m in sig.outputs or ()))
                 for sig in src_model.signature_defs)
-        desc = f"int8 (TIDL-style {self.plan.scale_type} scales) from: {src_model.description or 'a float model'}"
+        desc = f"int8 ({self.plan.mode}) from: {src_model.description or 'a float model'}"
         model = dataclasses.replace(src_model, operator_codes=tuple(_opcode(c, 1) for c in codes),
                                     subgraphs=(subgraph,), buffers=tuple(buffers), description=desc, metadata=None,
                                     signature_defs=signatures)

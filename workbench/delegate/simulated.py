@@ -22,7 +22,7 @@ from ..partition.plan import Reason
 from ..partition.target import OpRule
 from .device import DeviceKernel
 from .interface import FAIL_POINTS, Delegate, NodeSignature
-from .quantize import QUANTIZABLE, SCALE_TYPES, calibrate
+from .quantize import QUANTIZABLE, calibrate, mode_of
 
 __all__ = ["SimulatedAccelerator", "SimulatedKernel", "load_delegate", "PRECISIONS"]
 
@@ -58,13 +58,16 @@ class SimulatedAccelerator(Delegate):
     ``precision``: ``"float"`` — the device runs the model's own kernels, outputs bit-identical to the
     CPU-only run; ``"int8"`` — the TIDL way: each partition of the main subgraph is calibrated on
     ``calibration`` (frames of the model's inputs: training data only) into an int8 copy
-    (:func:`workbench.delegate.quantize.calibrate`, ``calibration_iterations``, ``scale_type``,
-    ``progress``) and the device runs that, so the accuracy change is real.
+    (:func:`workbench.delegate.quantize.calibrate`, ``calibration_iterations``, TI's
+    ``quantization_scale_type`` 0 / 1 — or ``scale_type`` for the earlier per-channel mode —, ``progress``;
+    ``calibration_frames``: use only the first N frames, TI's ``calibration_frames``) and the device runs
+    that, so the accuracy change is real.
     """
 
     def __init__(self, target="xnnpack", *, name: str | None = None, max_versions=None, fail: str | None = None,
                  precision: str = "float", calibration=None, calibration_iterations: int = 1,
-                 scale_type: str = "symmetric", progress=None, allow_dynamic_tensors: bool | None = None, **knobs):
+                 quantization_scale_type: int = 0, scale_type: str | None = None, calibration_frames=None,
+                 progress=None, allow_dynamic_tensors: bool | None = None, **knobs):
         super().__init__(allow_dynamic_tensors=allow_dynamic_tensors, **knobs)
         if precision not in PRECISIONS:
             raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}, got {precision!r}")
@@ -72,14 +75,15 @@ class SimulatedAccelerator(Delegate):
             if calibration is None or len(calibration) == 0:
                 raise ValueError("precision int8 needs calibration frames: a list of input frames from the "
                                  "training data (each a list of arrays, one per model input, or one array)")
-            if scale_type not in SCALE_TYPES:
-                raise ValueError(f"scale_type must be one of {', '.join(SCALE_TYPES)}, got {scale_type!r}")
+            mode_of(quantization_scale_type, scale_type)          # a bad value: ValueError, now
             if int(calibration_iterations) < 1:
                 raise ValueError(f"calibration_iterations must be >= 1, got {calibration_iterations!r}")
         self.precision = precision
         self.calibration = calibration
         self.calibration_iterations = int(calibration_iterations)
         self.scale_type = scale_type
+        self.quantization_scale_type = quantization_scale_type
+        self.calibration_frames = calibration_frames
         self.progress = progress
         self.calibrated: dict = {}         # (subgraph, partition) → Calibrated (precision int8)
         self._target = load_target(target)
@@ -110,7 +114,7 @@ class SimulatedAccelerator(Delegate):
     def supports(self, sig: NodeSignature) -> str | None:
         # the version was checked already (with the GPU delegate's words); the rest is the target's, in its words
         why = self._unversioned.check(sig.graph, sig.index)
-        if why is None and self.precision == "int8" and not sig.is_custom and sig.op not in QUANTIZABLE:
+        if why is None and self.precision == "int8" and (sig.is_custom or sig.op not in QUANTIZABLE):
             return Reason("unsupported-op", f"{sig.name}: no int8 rule for it (precision int8: the device runs a "
                                             f"calibrated int8 copy of each partition)")
         return why
@@ -137,24 +141,29 @@ class SimulatedAccelerator(Delegate):
         the whole model on the calibration frames; then each is calibrated into an int8 copy."""
         from ..interpreter import Interpreter
 
-        cpu = Interpreter(model=model, keep_intermediates=True)
-        cpu.allocate_tensors()
+        cpu = Interpreter(model=model, keep_intermediates=True)     # allocated at the frames' shapes, below
         details = cpu.get_input_details()
+        shapes = None
         frames = {p.index: [] for p in plan.partitions}
-        for frame in self.calibration:
+        for frame in list(self.calibration)[:self.calibration_frames]:
             arrays = [frame] if isinstance(frame, np.ndarray) else list(frame)
             if len(arrays) != len(details):
                 raise DelegateError(f"{self.name}: a calibration frame has {len(arrays)} array(s); the model has "
                                     f"{len(details)} input(s)")
+            arrays = [_sized(cpu, d, a) for d, a in zip(details, arrays)]     # -1 dims: the frame's size
+            if shapes != [a.shape for a in arrays]:
+                cpu.allocate_tensors()
+                shapes = [a.shape for a in arrays]
             for d, a in zip(details, arrays):
-                cpu.set_tensor(d["index"], np.asarray(a, d["dtype"]).reshape(d["shape"]))
+                cpu.set_tensor(d["index"], a)
             cpu.invoke()
             for p in plan.partitions:
                 frames[p.index].append([cpu.get_tensor(t) for t in p.runtime_inputs])
         for p in plan.partitions:
             self.calibrated[(plan.subgraph, p.index)] = calibrate(
                 submodel(plan, p.index), frames[p.index], iterations=self.calibration_iterations,
-                scale_type=self.scale_type, progress=self.progress)
+                quantization_scale_type=self.quantization_scale_type, scale_type=self.scale_type,
+                progress=self.progress, node_names=list(p.nodes))
 
     def create_kernel(self, partition: Partition) -> SimulatedKernel:
         return SimulatedKernel(self, partition)
@@ -179,6 +188,19 @@ class SimulatedAccelerator(Delegate):
     def _maybe_fail(self, point: str, where: str) -> None:
         if self.fail == point:
             raise DelegateError(f"{self.name}: failing on purpose in {point} ({where})")
+
+
+def _sized(interp, detail, array) -> np.ndarray:
+    """A calibration frame for one input: reshaped to the stored shape, or — when the input's shape
+    signature has -1 dimensions and the frame has the same rank — the input is resized to the frame."""
+    a = np.asarray(array, detail["dtype"])
+    sig = tuple(detail.get("shape_signature", detail["shape"]))
+    if -1 in sig and a.ndim == len(sig):
+        now = next(d for d in interp.get_input_details() if d["index"] == detail["index"])["shape"]
+        if tuple(a.shape) != tuple(now):
+            interp.resize_tensor_input(detail["index"], list(a.shape))
+        return a
+    return a.reshape(detail["shape"])
 
 
 # -- load_delegate ------------------------------------------------------------------------------------

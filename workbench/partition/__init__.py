@@ -14,7 +14,7 @@ the rules in :mod:`workbench.partition.target` ("calls subgraph 1 which the dele
 "shares resource variable 'x' with node 0 (CALL_ONCE), which stays on the CPU").
 """
 
-from .compiler import OFFLOAD_OP, compile, submodel
+from .compiler import OFFLOAD_OP, boundary_config, boundary_entries, compile, submodel
 from .graph import GraphView
 from .plan import REASON_CODES, Partition, Placement, Plan, PlanDiff, PlanError, Reason, execution_order, node_macs
 from .strategies import STRATEGIES, boundary, partition
@@ -25,4 +25,5 @@ __all__ = ["GraphView", "Plan", "Placement", "Partition", "PlanDiff", "PlanError
            "STRATEGIES", "boundary",
            "NodeSubset", "partition_graph", "partition_graph_by_sweeps", "Target", "TargetError", "load_target",
            "list_targets", "parse_target",
-           "node_macs", "compile", "submodel", "OFFLOAD_OP", "Reason", "REASON_CODES"]
+           "node_macs", "compile", "submodel", "OFFLOAD_OP", "Reason", "REASON_CODES", "boundary_config",
+           "boundary_entries"]

@@ -18,8 +18,14 @@ Custom options (FlexBuffer map)::
                    "scale": [...], "zero_point": [...], "calibrated": bool}, ...]}
 
 Float boundary tensors carry the quantization parameters the accelerator would use to convert them
-to fixed point when the model has them (``calibrated`` true); otherwise ``calibrated`` is false and
-a calibration pass would have to fill them in.
+to fixed point when the model has them (``calibrated`` true).  Otherwise ``compile(plan, ranges=...)``
+takes each boundary tensor's range over calibration runs and fills in a power-of-two scale, as TIDL
+quantizes feature maps (``min``, ``max``, ``signed`` and ``power_of_two`` are added to the entry);
+without ranges ``calibrated`` stays false.
+
+:func:`boundary_config` gives the same as text: one block per offloaded subgraph, the file the TI paper's
+import tool writes beside the model as ``subgraph0.cfg`` (the subgraph's inputs and outputs, their
+shapes, and their scale and zero point for the fixed-point conversion at the boundary).
 """
 
 from __future__ import annotations
@@ -34,7 +40,7 @@ from ..schema.types import PLACEHOLDER_FOR_GREATER_OP_CODES
 from ..versioning.runtime import min_runtime, write_min_runtime_metadata
 from .plan import execution_order
 
-__all__ = ["compile", "submodel", "OFFLOAD_OP", "FORMAT"]
+__all__ = ["compile", "submodel", "boundary_config", "boundary_entries", "OFFLOAD_OP", "FORMAT"]
 
 OFFLOAD_OP = "workbench-offload"
 FORMAT = "workbench-offload/1"
@@ -150,12 +156,31 @@ def _boundary_entry(meta, role: str) -> dict:
             "scale": scale, "zero_point": zp, "calibrated": bool(scale)}
 
 
-def _options(plan, k: int) -> bytes:
+def power_of_two_scale(lo: float, hi: float) -> tuple[float, int, bool]:
+    """(scale, zero point, signed) for a feature map whose values lie in [lo, hi], the TIDL way: a
+    power-of-two scale, symmetric (zero point 0), unsigned when nothing is negative."""
+    import math
+
+    signed = lo < 0
+    levels = 127 if signed else 255
+    peak = max(abs(lo), abs(hi))
+    if peak == 0 or not math.isfinite(peak):
+        return 1.0, 0, signed
+    return 2.0 ** math.ceil(math.log2(peak / levels)), 0, signed
+
+
+def _options(plan, k: int, ranges: dict | None = None) -> bytes:
     sg = plan.model.subgraphs[plan.subgraph]
     part = plan.partitions[k]
     blob = dump(submodel(plan, k))
     boundary = ([_boundary_entry(sg.tensors[t], "input") for t in part.runtime_inputs]
                 + [_boundary_entry(sg.tensors[t], "output") for t in part.outputs])
+    for t, entry in zip((*part.runtime_inputs, *part.outputs), boundary):
+        if not entry["calibrated"] and ranges and t in ranges and entry["dtype"] == "FLOAT32":
+            lo, hi = ranges[t]
+            scale, zp, signed = power_of_two_scale(lo, hi)
+            entry.update(scale=[scale], zero_point=[zp], calibrated=True, min=lo, max=hi, power_of_two=True,
+                         signed=signed)
     doc = {"format": FORMAT, "target": plan.target.name, "strategy": plan.strategy, "partition": k,
            "nodes": [int(i) for i in part.nodes], "model": blob, "boundary": boundary,
            "variables": getattr(plan.target, "variables", "private")}
@@ -173,8 +198,11 @@ def _order(plan) -> list:
     return execution_order(plan.graph, where, extra, f"plan {plan.name}")
 
 
-def compile(plan, custom_op_name: str = OFFLOAD_OP):
-    """A new Model: every partition of ``plan`` replaced by one CUSTOM ``custom_op_name`` operator."""
+def compile(plan, custom_op_name: str = OFFLOAD_OP, ranges: dict | None = None):
+    """A new Model: every partition of ``plan`` replaced by one CUSTOM ``custom_op_name`` operator.
+    ``ranges``: {tensor: (min, max)} of boundary tensors over calibration runs
+    (:func:`workbench.delegate.boundary.calibration_ranges`), to fill in the float boundary tensors'
+    power-of-two scales (see the module's docstring)."""
     model, s = plan.model, plan.subgraph
     sg = model.subgraphs[s]
     order = _order(plan)
@@ -186,7 +214,7 @@ def compile(plan, custom_op_name: str = OFFLOAD_OP):
         else:
             p = plan.partitions[x]
             staged.append((None, Operator(opcode_index=0, inputs=tuple(p.runtime_inputs), outputs=tuple(p.outputs),
-                                          custom_options=memoryview(_options(plan, x)),
+                                          custom_options=memoryview(_options(plan, x, ranges)),
                                           custom_options_format=CustomOptionsFormat.FLEXBUFFERS)))
     # unpacking nodes (DEQUANTIZE / DENSIFY of constants) whose every reader moved into a partition
     g = plan.graph
@@ -277,3 +305,53 @@ def compile(plan, custom_op_name: str = OFFLOAD_OP):
     # the converter's UpdateMinimumRuntimeVersionForModel would for this file.  "" when no CPU-side op is
     # in the runtime table (everything offloaded): the converter writes an all-zero buffer then.
     return write_min_runtime_metadata(out, min_runtime(out))
+
+
+def boundary_entries(compiled) -> list[dict]:
+    """The offload ops of a compiled model: ``[{"partition", "target", "nodes", "boundary": [...]}]``, read
+    back from their custom options (subgraph 0)."""
+    sg = compiled.subgraphs[0]
+    out = []
+    for op in sg.operators or ():
+        code = compiled.operator_codes[op.opcode_index]
+        if code.custom_code != OFFLOAD_OP or op.custom_options is None:
+            continue
+        doc = flexbuffers.Loads(bytes(op.custom_options))
+        if isinstance(doc, dict) and doc.get("format") == FORMAT:
+            out.append({"partition": doc["partition"], "target": doc["target"], "nodes": list(doc["nodes"]),
+                        "boundary": list(doc["boundary"])})
+    return out
+
+
+def boundary_config(compiled, partition: int = 0) -> str:
+    """The boundary parameters of one offloaded subgraph as text (``subgraph<k>.cfg``): for each input and
+    output, its name, type, shape, and the scale / zero point that convert it to and from fixed point."""
+    entries = {e["partition"]: e for e in boundary_entries(compiled)}
+    if partition not in entries:
+        from ..errors import WorkbenchError
+
+        raise WorkbenchError(f"the model has no offloaded subgraph {partition} (it has: "
+                             f"{', '.join(map(str, sorted(entries))) or 'none'})")
+    e = entries[partition]
+    lines = [f"# subgraph {partition} boundary parameters, target {e['target']}: {len(e['nodes'])} node(s) "
+             f"offloaded (original nodes {e['nodes'][0]}-{e['nodes'][-1]})" if e["nodes"] else
+             f"# subgraph {partition} boundary parameters, target {e['target']}",
+             "# each boundary tensor: its name, type and shape; scale and zero point convert it to fixed",
+             "# point on the way in and back on the way out (real = scale * (q - zero_point))"]
+    for role in ("input", "output"):
+        group = [b for b in e["boundary"] if b["role"] == role]
+        lines.append(f"num{role.capitalize()}s = {len(group)}")
+        for j, b in enumerate(group):
+            key = f"{role}{j}"
+            lines.append(f"{key}.name = {b['name']}")
+            lines.append(f"{key}.type = {b['dtype']}")
+            lines.append(f"{key}.shape = {' '.join(str(d) for d in b['shape'])}")
+            if b["calibrated"]:
+                lines.append(f"{key}.scale = {' '.join(f'{x:.9g}' for x in b['scale'])}")
+                lines.append(f"{key}.zeroPoint = {' '.join(str(z) for z in b['zero_point'])}")
+                if "min" in b:
+                    lines.append(f"{key}.range = {b['min']:.6g} {b['max']:.6g}")
+                    lines.append(f"{key}.signed = {int(b.get('signed', True))}")
+            else:
+                lines.append(f"{key}.scale = (not calibrated: compile with calibration inputs)")
+    return "\n".join(lines) + "\n"

@@ -31,6 +31,7 @@ REASON_CODES = {
     "resource": "it shares a resource variable with a node that stays on the CPU",
     "delegated": "another delegate already has it",
     "other": "a reason of the delegate's own",
+    "after-cut": "it comes after the tensors the user cut at (cut_after): only their ancestors go to the device",
 }
 
 

@@ -244,33 +244,39 @@ def _edgetpu(g, target, why, max_partitions, min_nodes):
     return result, reason
 
 
+def tidl_left_behind(nodes, reset_at: int, limit: int) -> str:
+    """Why a supported node stays on the CPU after the TIDL walk's ``limit`` passes."""
+    return (f"supported, but the walk reset the subgraph's output at node {reset_at} ({nodes[reset_at].name}), "
+            f"leaving it between that node and the graph output, and max_num_subgraphs={limit} passes were made")
+
+
 def _tidl(g, target, why, max_partitions, min_nodes):
-    """The output-upward walk, repeated up to ``limit`` times — computed in ONE sweep.
+    """The TIDL import tool's walk, as the TI paper describes it ("TensorFlow Lite Heterogeneous
+    Execution with TI Deep Learning Offload", section on partitioning).
 
-    Pass k of the walk visits the still-undecided nodes from the last to the first.  A node is
-    *walked* when it produces a graph output or feeds a walked node (that set never changes after
-    the first pass).  A walked, supported, undecided node joins subgraph k unless one of its
-    consumers outside subgraph k leads back into it — it is then cut, and tried again in pass k + 1.
+    The walk starts at the graph output and takes producers upward.  A supported node joins the TIDL
+    subgraph.  At an unsupported node the import "continues but uses the input of this unsupported node
+    as the output of the updated TIDL subgraph": the subgraph's output is *reset* to that node's input,
+    so the nodes walked so far (between it and the graph output) stay on the Arm, and the walk goes on
+    upward "until no producer node can be found".  One pass therefore keeps the INPUT side of the graph:
+    on DeepLab v3 the backbone above the 33x33 AVERAGE_POOL_2D, on MobileNet v1 everything before the
+    head.  "This pattern can be repeated": pass k + 1 walks what pass k left behind, the nodes between
+    the unsupported node that ended pass k and the graph output, and so on up to ``max_partitions``
+    (TIDL's ``max_num_subgraphs``, 16 by default).
 
-    "Consumers" here include control successors (``g.control_edges``): a path that leaves subgraph k
-    through a tensor and comes back through a side-effect ordering edge (ASSIGN_VARIABLE before the
-    next READ_VARIABLE) makes a cycle just as well.  Only tensors carry the walk itself.
-
-    Pass k's decision at node i needs only pass k's decisions at the nodes after i and the earlier
-    passes' decisions at i, so all passes run together, last node to first, one bit per pass:
-    ``reach[i]`` has bit k when i belongs to subgraph k or has a path to it; a consumer c "leads
-    back" in pass k when bit k is in ``reach[c]`` but c is not in subgraph k.  Node i joins the first
-    pass whose bit is not in the OR of its consumers' "leads back" masks.  Every edge is looked at
-    once, whatever the number of subgraphs: O(nodes + edges).  (Passes only ever see nodes after i
-    as consumers — the file order is an execution order; ``naive_tidl`` in the tests is the literal
-    pass-by-pass walk it is checked against.)
+    The walk visits nodes in reverse file order (the file order is an execution order, so every
+    consumer comes before its producer).  A node is *walked* when it produces a graph output or feeds
+    a walked node.  A reset happens at every walked unsupported node, and also at a node the walk never
+    reaches (it feeds no output) that leads into the subgraph being collected through a control edge
+    (ASSIGN_VARIABLE before the next READ_VARIABLE): leaving it out would leave a path that exits the
+    subgraph and comes back.  Each stretch between two resets is one pass's subgraph; the stretch next
+    to the graph input is pass 0.  Every edge is looked at once: O(nodes + edges).
     """
     n = g.num_nodes
     limit = max_partitions if max_partitions > 0 else TIDL_DEFAULT_MAX_SUBGRAPHS
-    full = (1 << limit) - 1
     producer, consumers, nodes = g.producer, g.consumers, g.nodes
     nt = g.num_tensors
-    after: dict[int, list] = {}      # control successors: a path through them leads back just as well
+    after: dict[int, list] = {}      # control successors
     for a, b in g.control_edges:
         after.setdefault(a, []).append(b)
     is_output = [False] * n
@@ -278,68 +284,46 @@ def _tidl(g, target, why, max_partitions, min_nodes):
         if 0 <= t < nt and producer[t] >= 0:
             is_output[producer[t]] = True
     walked = [False] * n
-    reach = [0] * n        # bit k: in subgraph k, or a path to it
-    back = [0] * n         # bit k: reach in pass k while not in subgraph k (a way back into it)
-    group = [-1] * n
-    members: list[list[int]] = []
+    stretch = [-1] * n               # which stretch (counted from the graph output) a node joined
+    stretches: list[list[int]] = [[]]
+    closed_at: list[int | None] = [None]   # the node whose reset ended each stretch, at its input end
     for i in range(n - 1, -1, -1):
-        w = is_output[i]
-        r = 0
-        cut = 0
-        for t in nodes[i].outputs:
-            if 0 <= t < nt:
-                for c in consumers[t]:
-                    if c > i:
-                        if walked[c]:
-                            w = True
-                        r |= reach[c]
-                        cut |= back[c]
-        for c in after.get(i, ()):
-            r |= reach[c]
-            cut |= back[c]
-        if not w:
-            reach[i] = back[i] = r
+        succ = [c for t in nodes[i].outputs if 0 <= t < nt for c in consumers[t] if c > i]
+        w = is_output[i] or any(walked[c] for c in succ)
+        walked[i] = w
+        if w and why[i] is None:
+            stretch[i] = len(stretches) - 1
+            stretches[-1].append(i)
             continue
-        walked[i] = True
-        if why[i] is not None:
-            reach[i] = back[i] = r
-            continue
-        free = ~cut & full          # passes in which no consumer leads back into the subgraph
-        if free:
-            bit = free & -free      # the first of them
-            k = bit.bit_length() - 1
-            group[i] = k
-            if k == len(members):
-                members.append([])
-            members[k].append(i)
-            reach[i] = r | bit
-            back[i] = r & ~bit
-        else:
-            reach[i] = back[i] = r
-    hit_limit = len(members) >= limit
+        into = any(stretch[c] == len(stretches) - 1 for c in (*succ, *after.get(i, ())))
+        if (w or into) and stretches[-1]:          # reset: the subgraph's output becomes this node's input
+            closed_at[-1] = i
+            stretches.append([])
+            closed_at.append(None)
+    passes = [(sorted(s), u) for s, u in zip(reversed(stretches), reversed(closed_at)) if s]
     reason = list(why)
     for i in range(n):
-        if group[i] < 0 and why[i] is None:
-            if not walked[i]:
-                reason[i] = Reason("not-reached", "supported, but not reached by the output-upward walk (no path to "
-                                                  "a graph output)")
-            elif hit_limit:
-                reason[i] = Reason("partition-limit", f"supported, but max_num_subgraphs={limit} was reached")
+        if why[i] is None and not walked[i]:
+            reason[i] = Reason("not-reached", "supported, but not reached by the output-upward walk (no path to "
+                                              "a graph output)")
     result = []
-    for nodes_k in members:
-        nodes_k.reverse()
-        if min_nodes > 0 and len(nodes_k) < min_nodes:
-            for i in nodes_k:
-                reason[i] = Reason("too-small", f"supported, but its subgraph has {len(nodes_k)} node(s) < "
+    for k, (members, u) in enumerate(passes):
+        if k >= limit:
+            for i in members:
+                reason[i] = Reason("partition-limit", tidl_left_behind(nodes, u, limit))
+            continue
+        if min_nodes > 0 and len(members) < min_nodes:
+            for i in members:
+                reason[i] = Reason("too-small", f"supported, but its subgraph has {len(members)} node(s) < "
                                                 f"min_nodes_per_partition {min_nodes}")
             continue
-        result.append((nodes_k, None, None))
+        result.append((members, None, None))
     return result, reason
 
 
 def partition(model, target="xnnpack", strategy: str = "tflite", *, subgraph: int = 0, deny=(),
               max_partitions: int = 0, min_nodes: int = 0, greedy: bool = True, control_edges=None,
-              graph: GraphView | None = None, check=None) -> Plan:
+              graph: GraphView | None = None, check=None, cut_after=()) -> Plan:
     """Cut ``model.subgraphs[subgraph]`` between ``target`` and the CPU with ``strategy``.
 
     ``deny``: node indices and/or op names forced onto the CPU; ``max_partitions`` (≤ 0: unlimited;
@@ -347,12 +331,77 @@ def partition(model, target="xnnpack", strategy: str = "tflite", *, subgraph: in
     default, K > 1 → up to K as with its ``-a``, < 0 → every one); ``min_nodes`` per partition;
     ``greedy`` / ``control_edges`` (tflite only: TFLite's clustering flag and extra "b after a" edges);
     ``check(graph, node)``: the predicate deciding support (None or the reason), ``target.check`` by
-    default — a delegate's IsNodeSupported.
+    default — a delegate's IsNodeSupported.  ``cut_after``: tensor names (or indices) where the device
+    part ends, as the TIDL import tool's output-tensor option names them: only their ancestors may go to
+    the device, every later node stays on the CPU (reason ``after-cut``).
     """
     target = load_target(target)
     with gc_paused():   # plain lists and ints only: no cycles to collect, and no full-heap walks on big graphs
         return _partition(model, target, strategy, subgraph, deny, max_partitions, min_nodes, greedy,
-                          control_edges, graph, check)
+                          control_edges, graph, check, tuple(cut_after or ()))
+
+
+def cut_tensors(g: GraphView, cut_after) -> list[int]:
+    """The tensor indices ``cut_after`` names (names or indices); an unknown name is an error that lists
+    the closest names of the subgraph."""
+    import difflib
+
+    from ..errors import WorkbenchError
+
+    by_name: dict[str, int] = {}
+    order = sorted(range(g.num_tensors), key=lambda t: g.producer[t] < 0)   # computed tensors before constants
+    for t in order:
+        by_name.setdefault(g.tensors[t].name, t)
+    for t in order:   # the converter joins fused ops' names with ";": each part names the tensor too
+        for part in (g.tensors[t].name or "").split(";"):
+            by_name.setdefault(part, t)
+    out = []
+    for item in cut_after:
+        if isinstance(item, int) and not isinstance(item, bool):
+            if not 0 <= item < g.num_tensors:
+                raise WorkbenchError(f"cut_after: tensor {item} is out of range (the subgraph has {g.num_tensors})")
+            out.append(item)
+            continue
+        name = str(item)
+        if name not in by_name:
+            close = difflib.get_close_matches(name, list(by_name), n=5, cutoff=0.4)
+            if not close:   # long slim-style names: names that contain the last part of the one given
+                last = name.rsplit("/", 1)[-1]
+                close = [k for k in by_name if last and last in k][:5]
+            hint = ("; the closest names: " + ", ".join(close)) if close else ""
+            raise WorkbenchError(f"cut_after: no tensor named {name!r} in subgraph {g.subgraph}{hint}")
+        out.append(by_name[name])
+    return out
+
+
+def _static_shapes(g: GraphView, target, why: list) -> list:
+    """A target whose tensor sizes are fixed at compile time refuses a graph with a -1 in any tensor's
+    shape signature (a size known only at run time): every node, with the target's own words."""
+    for t, tensor in enumerate(g.tensors):
+        sig = tensor.shape_signature
+        if sig is not None and any(int(d) < 0 for d in sig):
+            text = (f"{target.static_shapes} (tensor {t} '{tensor.name}' has shape signature "
+                    f"{[int(d) for d in sig]}: tensor sizes must be constant at compile time)")
+            return [Reason("constraint", text) for _ in why]
+    return why
+
+
+def _cut(g: GraphView, why: list, cut_after) -> list:
+    """Every node that is not an ancestor of a cut tensor stays on the CPU (reason ``after-cut``)."""
+    tensors = cut_tensors(g, cut_after)
+    keep = [False] * g.num_nodes
+    todo = [g.producer[t] for t in tensors if g.producer[t] >= 0]
+    while todo:
+        i = todo.pop()
+        if keep[i]:
+            continue
+        keep[i] = True
+        todo += [g.producer[t] for t in g.nodes[i].inputs if 0 <= t < g.num_tensors and g.producer[t] >= 0]
+    names = ", ".join(repr(g.tensors[t].name) for t in tensors)
+    return [r if keep[i] or r is not None else
+            Reason("after-cut", f"{g.nodes[i].name}: after the cut at {names} (cut_after): it does not compute "
+                                f"{'that tensor' if len(tensors) == 1 else 'those tensors'}")
+            for i, r in enumerate(why)]
 
 
 def _couple_refused(g: GraphView, links, why: list) -> list:
@@ -411,13 +460,17 @@ def _split_resources(g: GraphView, links, where: list, why: list, strategy: str)
 
 
 def _partition(model, target, strategy, subgraph, deny, max_partitions, min_nodes, greedy, control_edges, graph,
-               check):
+               check, cut_after=()):
     g = graph if graph is not None else GraphView(model, subgraph)
     if strategy not in STRATEGIES:
         from ..errors import WorkbenchError
 
         raise WorkbenchError(f"no strategy {strategy!r} (there are: {', '.join(STRATEGIES)})")
     why = _support(g, target, deny, check)
+    if target.static_shapes:
+        why = _static_shapes(g, target, why)
+    if cut_after:
+        why = _cut(g, why, cut_after)
     links = g.resource_links()
     private = target.variables != "shared"
     why = _couple_refused(g, links, why) if private else _shared_handles(g, links, why)
@@ -455,6 +508,8 @@ def _partition(model, target, strategy, subgraph, deny, max_partitions, min_node
             r = reason[i] or Reason("other", "kept on the CPU")
         placements.append(Placement(i, nd.name, nd.version, where[i], r))
     knobs = {"deny": tuple(deny or ()), "max_partitions": max_partitions, "min_nodes": min_nodes}
+    if cut_after:
+        knobs["cut_after"] = tuple(cut_after)
     if strategy == "tflite":
         knobs["greedy"] = greedy
         if control_edges:

@@ -19,6 +19,11 @@ fused_activations      allowed ``fused_activation_function`` values
 max_filter             [h, w]: pool window, or the spatial size of a convolution's weights
 max_stride             largest stride (either direction)
 max_dilation           largest dilation factor (either direction)
+stride_filters         {"1": [[3, 3], [5, 5]], "2": [[3, 3]]}: the filter sizes taken at each stride (the larger
+                       of the two strides); a stride not listed is not taken (TIDL: "Depthwise Separable
+                       Convolution only supports 3x3, 5x5, 7x7 with stride 1 and 3x3 with stride 2")
+dilation_stride_1      true: a dilated convolution must have stride 1 (TIDL: "Dilated Convolution is only
+                       supported for non-strided convolution")
 max_rank               highest rank of any tensor of the node
 max_tensor_bytes       largest tensor (bytes) the node reads or writes
 max_nonunit_dims       only the N innermost dimensions of the node's runtime tensors (activations) may be
@@ -63,6 +68,15 @@ subgraphs              (per op) true: the target also runs the subgraphs the op 
   assigned).  As in XNNPACK, a VAR_HANDLE is taken only when a READ/ASSIGN_VARIABLE of its variable
   is; the compiled partition's sub-model runs on the outer interpreter's variables.
 
+``"sources"`` (top level) names where the facts come from, by a short label (``{"paper": "Gou & Varis,
+…", "ti-doc": "TI edgeai-tidl-tools docs/supported_ops_rts_versions.md …", "simulated": "…"}``), and an
+op's ``"sources"`` gives the label of each of its rules (``{"op": "paper", "max_filter": "paper",
+"stride_filters": "ti-doc"}``; ``"op"``: that the op is taken at all).  :meth:`Target.source_of` reads
+them back, so a view can say where a rule comes from.
+
+``"static_shapes"`` (top level, optional): the target takes only tensor sizes fixed at compile time; its
+value is what it says when a tensor's ``shape_signature`` holds a -1 (the whole graph is refused).
+
 ``"status"`` (top level, optional) puts a compiler's own status words before each reason, by the kind
 of failing check: ``unsupported_op`` (the op is not in ``ops``), ``version`` (max_version), ``dtype``
 (dtypes, dtype_pairs, input_dtypes), ``rank`` (max_rank, max_nonunit_dims) and ``limitation`` (every
@@ -102,16 +116,17 @@ CONSTRAINT_KEYS = {
     "max_version", "dtypes", "fused_activations", "max_filter", "max_stride", "max_dilation", "max_rank",
     "max_tensor_bytes", "max_nonunit_dims", "const_inputs", "reduce_axes", "min_inputs", "max_inputs",
     "dtype_pairs", "input_dtypes", "no_batch_axis", "z_reduction_multiple", "equal_dilation", "power_of_two_resize",
-    "one_dimensional", "zero_constant_pair", "option_values",
+    "one_dimensional", "zero_constant_pair", "option_values", "stride_filters", "dilation_stride_1",
 }
 STATUS_KINDS = ("unsupported_op", "version", "dtype", "rank", "limitation")
 _KIND_CODES = {"unsupported_op": "unsupported-op", "version": "version", "dtype": "dtype", "rank": "constraint",
                "limitation": "constraint"}
-OP_KEYS = CONSTRAINT_KEYS | {"custom", "note", "subgraphs", "unpack_with_consumers", "status_of"}
+OP_KEYS = CONSTRAINT_KEYS | {"custom", "note", "subgraphs", "unpack_with_consumers", "status_of", "sources"}
 COST_KEYS = {"macs_per_cycle": True, "clock_mhz": True, "bandwidth_mb_s": True, "op_overhead_us": False,
              "memory_mb": False, "max_partition_mb": False,
              "transfer_overhead_us": False, "cpu_macs_per_cycle": False, "cpu_clock_mhz": False}
-TOP_KEYS = {"name", "description", "source", "defaults", "ops", "cost", "dtype_note", "variables", "status"}
+TOP_KEYS = {"name", "description", "source", "defaults", "ops", "cost", "dtype_note", "variables", "status",
+            "sources", "static_shapes"}
 VARIABLES = ("private", "shared")
 
 _FILTER_OPS = {BuiltinOperator.AVERAGE_POOL_2D, BuiltinOperator.MAX_POOL_2D, BuiltinOperator.L2_POOL_2D}
@@ -124,6 +139,7 @@ class OpRule:
     op: str
     constraints: dict
     custom: bool = False
+    sources: dict = field(default_factory=dict)    # rule ("op" or a constraint key) → source label
 
 
 @dataclass(frozen=True)
@@ -137,6 +153,8 @@ class Target:
     path: str = ""
     variables: str = "private"   # "shared": the delegate reads and writes the interpreter's own resource variables
     status: dict = field(default_factory=dict)   # kind of failing check → the compiler's status words
+    sources: dict = field(default_factory=dict)  # source label → citation
+    static_shapes: str = ""  # non-empty: the words refusing a graph with a -1 in a shape signature (Edge TPU)
     _cache: dict = field(default_factory=dict, repr=False, compare=False, hash=False)
 
     # -- lookup --------------------------------------------------------------------------------
@@ -158,6 +176,12 @@ class Target:
     @property
     def op_names(self) -> list[str]:
         return sorted(self.ops)
+
+    def source_of(self, op_name: str, rule: str = "op") -> str:
+        """Where a rule of ``op_name`` comes from (the citation of its source label), or ""."""
+        r = self.ops.get(op_name)
+        label = r.sources.get(rule, r.sources.get("op", "")) if r is not None else ""
+        return self.sources.get(label, label)
 
     def check(self, graph, i: int) -> str | None:
         """None if the target takes node ``i`` of ``graph`` (a GraphView), else the failing constraint."""
@@ -354,6 +378,18 @@ def _slot_tensor(n, spec: str):
     return seq[k] if k < len(seq) else -1
 
 
+def _filter_hw(graph, n) -> tuple | None:
+    """(height, width) of a pool's window or of a convolution's weights (None if unknown)."""
+    if n.op in _FILTER_OPS:
+        return (_opt(graph, n, "filter_height", 0), _opt(graph, n, "filter_width", 0))
+    if n.op in _WEIGHT_OPS or n.name == "Convolution2DTransposeBias":
+        wt = n.inputs[1] if len(n.inputs) > 1 else -1
+        shape = graph.shape(wt) if wt >= 0 else ()
+        if len(shape) == 4:
+            return (shape[1], shape[2])
+    return None
+
+
 def _check_kind(graph, n, c: dict, target=None):
     """None if the constraints ``c`` take node ``n``, else (kind, failing constraint); kind is one of
     ``STATUS_KINDS`` (what a compiler's status words are chosen by)."""
@@ -438,16 +474,24 @@ def _check_kind(graph, n, c: dict, target=None):
     op = n.op
     mf = c.get("max_filter")
     if mf is not None:
-        hw = None
-        if op in _FILTER_OPS:
-            hw = (_opt(graph, n, "filter_height", 0), _opt(graph, n, "filter_width", 0))
-        elif op in _WEIGHT_OPS or n.name == "Convolution2DTransposeBias":
-            wt = n.inputs[1] if len(n.inputs) > 1 else -1
-            shape = graph.shape(wt) if wt >= 0 else ()
-            if len(shape) == 4:
-                hw = (shape[1], shape[2])
+        hw = _filter_hw(graph, n)
         if hw is not None and (hw[0] > mf[0] or hw[1] > mf[1]):
             return "limitation", f"{name}: filter {hw[0]}x{hw[1]} > {mf[0]}x{mf[1]} limit"
+    sf = c.get("stride_filters")
+    if sf is not None and (op in _WEIGHT_OPS or op in _FILTER_OPS):
+        sh, sw = _opt(graph, n, "stride_h", 1), _opt(graph, n, "stride_w", 1)
+        s = max(sh, sw)
+        if s not in sf:
+            return "limitation", f"{name}: stride {sh}x{sw} not taken (strides: {', '.join(map(str, sorted(sf)))})"
+        hw = _filter_hw(graph, n)
+        if hw is not None and tuple(hw) not in sf[s]:
+            sizes = ", ".join(f"{h}x{w}" for h, w in sf[s])
+            return "limitation", f"{name}: filter {hw[0]}x{hw[1]} at stride {s} not among {sizes}"
+    if c.get("dilation_stride_1"):
+        dh, dw = _opt(graph, n, "dilation_h_factor", 1), _opt(graph, n, "dilation_w_factor", 1)
+        sh, sw = _opt(graph, n, "stride_h", 1), _opt(graph, n, "stride_w", 1)
+        if max(dh, dw) > 1 and max(sh, sw) > 1:
+            return "limitation", f"{name}: dilation {dh}x{dw} with stride {sh}x{sw} (dilated only at stride 1)"
     ms = c.get("max_stride")
     if ms is not None:
         sh, sw = _opt(graph, n, "stride_h"), _opt(graph, n, "stride_w")
@@ -607,8 +651,23 @@ def _validate_constraints(where: str, prefix: str, raw: dict, allowed: set) -> d
             if not isinstance(v, dict) or not all(isinstance(a, list) and a for a in v.values()):
                 _fail(where, key, f"expected a table options field → non-empty list of allowed values, got {v!r}")
             v = {f: tuple(a) for f, a in v.items()}
+        elif k == "stride_filters":
+            if not isinstance(v, dict) or not v or not all(str(s).isdigit() and int(s) >= 1 for s in v):
+                _fail(where, key, f"expected a table stride → list of [height, width], got {v!r}")
+            table = {}
+            for stride, sizes in v.items():
+                if (not isinstance(sizes, list) or not sizes or not all(
+                        isinstance(hw, list) and len(hw) == 2 and all(isinstance(x, int) and x >= 1 for x in hw)
+                        for hw in sizes)):
+                    _fail(where, f"{key}.{stride}", f"expected a list of [height, width], got {sizes!r}")
+                table[int(stride)] = tuple(tuple(hw) for hw in sizes)
+            v = table
+        elif k == "sources":
+            if not isinstance(v, dict) or not all(isinstance(a, str) and isinstance(b, str) for a, b in v.items()):
+                _fail(where, key, f"expected a table rule → source label, got {v!r}")
+            v = dict(v)
         elif k in ("custom", "subgraphs", "unpack_with_consumers", "no_batch_axis", "equal_dilation",
-                   "power_of_two_resize", "zero_constant_pair"):
+                   "power_of_two_resize", "zero_constant_pair", "dilation_stride_1"):
             if not isinstance(v, bool):
                 _fail(where, key, f"expected true or false, got {v!r}")
         elif k == "note":
@@ -635,16 +694,27 @@ def parse_target(doc, where: str = "<target>") -> Target:
     ops_raw = doc["ops"]
     if not isinstance(ops_raw, dict) or not ops_raw:
         _fail(where, "ops", "expected a non-empty table op name → constraints")
+    sources = doc.get("sources", {})
+    if not isinstance(sources, dict) or not all(isinstance(a, str) and isinstance(b, str) and b
+                                                for a, b in sources.items()):
+        _fail(where, "sources", f"expected a table label → citation, got {sources!r}")
     ops = {}
     for op, raw in ops_raw.items():
         cons = _validate_constraints(where, f"ops.{op}", raw, OP_KEYS)
         custom = bool(cons.pop("custom", False))
         cons.pop("note", None)
+        op_sources = cons.pop("sources", {})
+        for rule, label in op_sources.items():
+            if rule != "op" and rule not in cons:
+                _fail(where, f"ops.{op}.sources.{rule}", "names no rule of this op")
+            if label not in sources:
+                _fail(where, f"ops.{op}.sources.{rule}", f"unknown source {label!r} (top-level sources: "
+                                                          f"{', '.join(sources) or 'none'})")
         if not custom and op != "*" and op not in BuiltinOperator.__members__:
             close = difflib.get_close_matches(op, list(BuiltinOperator.__members__), 1)
             _fail(where, f"ops.{op}", "not a builtin operator" + (f" (did you mean {close[0]!r}?" if close else " (")
                   + "; a custom op needs \"custom\": true)")
-        ops[op] = OpRule(op, cons, custom)
+        ops[op] = OpRule(op, cons, custom, op_sources)
     cost_raw = doc["cost"]
     if not isinstance(cost_raw, dict):
         _fail(where, "cost", f"expected a table, got {type(cost_raw).__name__}")
@@ -671,8 +741,11 @@ def parse_target(doc, where: str = "<target>") -> Target:
             _fail(where, f"status.{k}", f"unknown kind (known: {', '.join(STATUS_KINDS)})")
         if not isinstance(v, str) or not v:
             _fail(where, f"status.{k}", f"expected a non-empty string, got {v!r}")
+    static = doc.get("static_shapes", "")
+    if not isinstance(static, str):
+        _fail(where, "static_shapes", f"expected the words refusing a dynamic-shaped graph, got {static!r}")
     return Target(name, str(doc.get("description", "")), str(doc.get("source", "")), ops, defaults, cost, where,
-                  variables, dict(status))
+                  variables, dict(status), dict(sources), static)
 
 
 def load_target(spec) -> Target:

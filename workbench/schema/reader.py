@@ -12,6 +12,7 @@ which keeps the work linear in the file size even for adversarial files.
 
 from __future__ import annotations
 
+import errno
 import mmap
 import os
 import struct
@@ -482,10 +483,36 @@ class Reader:
         values[attr] = self.table(member, target, f"{path}.{attr}")
 
 
+class ModelFileNotFoundError(ModelError, FileNotFoundError):
+    """``load`` of a path where no file is: a ModelError, and still the builtin FileNotFoundError."""
+
+    def __init__(self, message: str, filename: str):
+        ModelError.__init__(self, message)
+        self.errno, self.strerror, self.filename = errno.ENOENT, message, filename
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class ModelIsADirectoryError(ModelError, IsADirectoryError):
+    """``load`` of a directory: a ModelError, and still the builtin IsADirectoryError."""
+
+    def __init__(self, message: str, filename: str):
+        ModelError.__init__(self, message)
+        self.errno, self.strerror, self.filename = errno.EISDIR, message, filename
+
+    def __str__(self) -> str:
+        return self.message
+
+
 def _read_source(source) -> bytes | mmap.mmap | memoryview:
     if isinstance(source, (bytes, bytearray, memoryview, mmap.mmap)):
         return bytes(source) if isinstance(source, bytearray) else source
     path = os.fspath(source)
+    if os.path.isdir(path):
+        raise ModelIsADirectoryError(f"{path} is a directory, not a .tflite file", path)
+    if not os.path.exists(path):
+        raise ModelFileNotFoundError(f"no file at {path} (a .tflite model was expected there)", path)
     with open(path, "rb") as fh:
         size = os.fstat(fh.fileno()).st_size
         if size == 0:

@@ -11,6 +11,7 @@ Nothing in the library imports ``viz``; notebooks and the CLI do::
     viz.op_graph(plan)                        # ops as nodes: placement, partitions, reasons, bytes crossing
     viz.op_graph(model).collapse(4)           # big graphs: chains as one node; .focus(node, radius=2)
     viz.offload_view(compiled, plan)          # offload ops opened into their sub-models, beside the cut
+    viz.boundary_view(compiled)               # each offloaded subgraph's boundary: shapes, scales, zero points
     viz.op_graph(plan).save_html("plan.html") # one self-contained file; .save_explorer_node_data(dir)
     viz.XRayExplorer(model)                   # pick an operator: options, bytes, tensors
     viz.VersionExplorer()                     # turn an op's knobs: version, reason, minimum runtime
@@ -21,6 +22,7 @@ Nothing in the library imports ``viz``; notebooks and the CLI do::
 Every view has a text ``repr`` as well as HTML/SVG, so notebooks read correctly anywhere.
 """
 
+from .boundary import BoundaryView, boundary_view
 from .graph import TensorGraph, graph_view
 from .render import SideBySide, offload_view, side_by_side
 from .summary import ModelSummary, Walk, model_summary, walk
@@ -34,4 +36,5 @@ __all__ = [
     "VersionExplorer", "RuntimeExplorer", "version_diff", "compatibility_table", "VersionDiff", "CompatibilityTable",
     "ModelSummary", "Walk", "FileHeader", "ByteMap", "SlotEntry", "TensorGraph",
     "op_graph", "OpGraph", "Node", "Edge", "Group", "Reason", "Overlay", "offload_view", "side_by_side", "SideBySide",
+    "boundary_view", "BoundaryView",
 ]

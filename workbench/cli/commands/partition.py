@@ -5,6 +5,7 @@ the plan, and with ``-o`` write the compiled model (each device partition one CU
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 from ...errors import WorkbenchError
 from ...schema import load, op_name
@@ -27,7 +28,17 @@ def _register_partition(sub) -> None:
                         "K = up to K regions (the compiler's -a)")
     p.add_argument("--min-nodes", type=_nonnegative, default=0, metavar="N")
     p.add_argument("--deny", nargs="*", default=[], metavar="NODE|OP", help="node indices or op names kept on the CPU")
-    p.add_argument("-o", "--output", metavar="OUT.tflite", help="write the compiled model here")
+    p.add_argument("--cut-after", action="append", default=[], metavar="TENSOR",
+                   help="end the device part at this tensor (repeatable): only its ancestors are offloaded, as the "
+                        "TIDL import tool's output-tensor option does")
+    p.add_argument("-o", "--output", metavar="OUT.tflite",
+                   help="write the compiled model here, and beside it OUT.subgraph<k>.cfg: each offloaded "
+                        "subgraph's boundary tensors, shapes, scales and zero points (the TI paper's subgraph0.cfg)")
+    p.add_argument("--calibration", metavar="SAMPLES.npz[:KEY]",
+                   help="with -o: frames to run the float model on, to set the boundary tensors' power-of-two "
+                        "scales in the .cfg files")
+    p.add_argument("--calibration-frames", type=_nonnegative, default=20, metavar="N",
+                   help="how many calibration frames to use (default 20, TIDL's default)")
     p.add_argument("--json", action="store_true", help="print one JSON document instead of text")
     p.add_argument("--list-targets", action="store_true", help="list the shipped targets and exit")
     p.set_defaults(run=_cmd_partition)
@@ -60,8 +71,8 @@ def _check_deny(model, deny: list[str]) -> list[str]:
 
 
 def _cmd_partition(args) -> int:
+    from ...partition import boundary_config, list_targets, load_target, partition
     from ...partition import compile as compile_plan
-    from ...partition import list_targets, load_target, partition
     from ...schema import dump
 
     if args.list_targets:
@@ -77,14 +88,29 @@ def _cmd_partition(args) -> int:
     model = load(args.model)
     deny = _check_deny(model, args.deny)
     plan = partition(model, args.target, args.strategy, deny=deny, max_partitions=args.max_partitions,
-                     min_nodes=args.min_nodes)
+                     min_nodes=args.min_nodes, cut_after=args.cut_after)
     doc = plan.to_dict()
     doc["file"] = str(args.model)
+    if args.calibration and not args.output:
+        raise WorkbenchError("--calibration sets the scales of the compiled model's boundary: it needs -o OUT.tflite")
     if args.output:
-        compiled = compile_plan(plan)
+        ranges = None
+        if args.calibration:
+            from ...delegate.boundary import calibration_ranges
+            from ..inputs import _calibration_frames
+
+            frames = _calibration_frames(args.calibration, args.model, args.calibration_frames or 20)
+            ranges = calibration_ranges(plan, frames)
+        compiled = compile_plan(plan, ranges=ranges)
         _write(args.output, "-o", _write_bytes(dump(compiled)))
+        configs = []
+        for p in plan.partitions:
+            cfg = Path(args.output).with_suffix(f".subgraph{p.index}.cfg")
+            _write(cfg, "-o", _write_bytes(boundary_config(compiled, p.index).encode("utf-8")))
+            configs.append(str(cfg))
         doc["output"] = {"path": str(args.output), "tensors": len(compiled.subgraphs[0].tensors),
-                         "operators": len(compiled.subgraphs[0].operators)}
+                         "operators": len(compiled.subgraphs[0].operators), "boundary_configs": configs,
+                         "calibrated": bool(ranges)}
     if args.json:
         sys.stdout.write(to_json(doc) + "\n")
     else:
@@ -95,6 +121,9 @@ def _cmd_partition(args) -> int:
         if args.output:
             o = doc["output"]
             text += f"\n  wrote {o['path']}: {o['operators']} operators, {o['tensors']} tensors"
+            for cfg in o["boundary_configs"]:
+                text += f"\n  wrote {cfg}: the boundary parameters" + ("" if o["calibrated"] else
+                                                                      " (not calibrated: add --calibration)")
         sys.stdout.write(text + "\n")
     sys.stdout.flush()
     return EXIT_OK

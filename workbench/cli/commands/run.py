@@ -6,14 +6,18 @@ from __future__ import annotations
 
 import json
 import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
 
+from ...delegate.quantize import QuantizationWarning
 from ...errors import WorkbenchError
 from .._common import EXIT_OK, _check_writable, _nonnegative, _positive, _write
 from ..inputs import SHAPE_HELP, _allocate_and_feed, _calibration_frames
 from ..text import render_profile
+
+CALIBRATION_ITERATIONS = 50     # TI's default (edgeai-tidl-tools examples/osrt_python/README.md)
 
 
 def _register_run(sub) -> None:
@@ -45,8 +49,15 @@ def _register_run(sub) -> None:
                    help="with --precision int8: calibration frames from the training data, one array per model "
                         "input (by tensor name or arr_0, arr_1, ...) with the frames stacked on a first axis; "
                         ":KEY picks one array for a one-input model (e.g. digits_split.npz:x_train)")
-    p.add_argument("--calibration-frames", type=_positive, default=64, metavar="N",
-                   help="use the first N calibration frames (default 64)")
+    p.add_argument("--calibration-frames", type=_positive, default=20, metavar="N",
+                   help="use the first N calibration frames (default 20, TI's advanced_options:calibration_frames)")
+    p.add_argument("--calibration-iterations", type=_positive, default=CALIBRATION_ITERATIONS, metavar="N",
+                   help=f"with --precision int8: 1 = ranges only, each further one a bias-calibration pass (default "
+                        f"{CALIBRATION_ITERATIONS}; TI's advanced_options:calibration_iterations defaults to 50)")
+    p.add_argument("--quantization-scale-type", type=int, choices=[0, 1], default=0,
+                   help="with --precision int8: TI's advanced_options:quantization_scale_type: 0 (default) "
+                        "non-power-of-2 weight scales, 1 power-of-2; feature maps always get power-of-2 scales "
+                        "and tensors after a ReLU are stored unsigned")
     p.add_argument("--trace", metavar="TRACE.json",
                    help="write the run as Chrome trace / Perfetto JSON (a host lane and, with --delegate, a "
                         "device lane)")
@@ -99,6 +110,8 @@ def _run_delegate(args):
 
         frames = _calibration_frames(args.calibration, args.model, args.calibration_frames)
         d = SimulatedAccelerator(d.target, strategy=d.strategy, precision="int8", calibration=frames,
+                                 calibration_iterations=args.calibration_iterations,
+                                 quantization_scale_type=args.quantization_scale_type,
                                  progress=not args.json and sys.stderr.isatty())
     return d
 
@@ -148,7 +161,13 @@ def _cmd_run(args) -> int:
     if args.trace:
         _check_writable(args.trace, "--trace")
     delegate = _run_delegate(args)
-    it = Interpreter(model_path=args.model, experimental_delegates=[delegate] if delegate else None)
+    with warnings.catch_warnings(record=True) as caught:      # int8: what the calibration flags, named by node
+        warnings.simplefilter("always", QuantizationWarning)
+        it = Interpreter(model_path=args.model, experimental_delegates=[delegate] if delegate else None)
+    flagged = [str(w.message) for w in caught if issubclass(w.category, QuantizationWarning)]
+    for w in caught:
+        if not issubclass(w.category, QuantizationWarning):
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     untaken = _untaken_note(args.delegate, it.placements()) if delegate is not None else None
     _allocate_and_feed(it, args.input, args.shape, args.seed)
     steps = []
@@ -177,6 +196,8 @@ def _cmd_run(args) -> int:
         doc["delegation"] = _delegation_summary(it, delegate, events, host_ms)
         if untaken:
             doc["delegation"]["note"] = untaken
+        if flagged:
+            doc["delegation"]["warnings"] = flagged
     if args.steps:
         doc["steps"] = steps
     profile = it.profile(runs=args.profile) if args.profile else None
@@ -204,6 +225,7 @@ def _cmd_run(args) -> int:
             out.append(f"  cpu: {n} × {r}")
         if "note" in s:
             out.append(f"note: {s['note']}")
+        out += [f"warning: {w}" for w in s.get("warnings", ())]
         out.append(f"  copied: {s['bytes_copied']['in']:,} bytes in, {s['bytes_copied']['out']:,} bytes out")
         out.append(f"  device: {s['device_ms_modeled']:.3f} ms (modeled from {s['target']}'s cost figures); "
                    f"host: {s['host_ms_measured']:.3f} ms (measured)")
