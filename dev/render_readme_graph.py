@@ -1,6 +1,7 @@
 """Regenerate docs/images/digits_cnn_tidl.png, the README's picture.
 
-The digits CNN delegated to the simulated `tidl` target, drawn by `workbench.viz.op_graph` (nodes coloured
+The digits CNN delegated to the simulated `tidl` target (its MEAN kept on the CPU by a deny list, so the
+picture shows both devices), drawn by `workbench.viz.op_graph` (nodes coloured
 by placement) and rendered to PNG by graphviz's `dot`.  Run from the repository root:
     .venv/bin/python dev/render_readme_graph.py
 """
@@ -16,7 +17,7 @@ OUT = ROOT / "docs" / "images" / "digits_cnn_tidl.png"
 
 
 def main() -> Path:
-    delegate = load_delegate("tidl", {"strategy": "tidl"})
+    delegate = load_delegate("tidl", {"strategy": "tidl", "deny": "MEAN"})
     interpreter = workbench.Interpreter(model_path=str(ROOT / "sample_models" / "digits_cnn_float.tflite"),
                                         experimental_delegates=[delegate])
     graph = to_dot(op_graph(interpreter, title="digits CNN on the tidl target"))
