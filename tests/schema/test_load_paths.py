@@ -11,7 +11,7 @@ from workbench.errors import ModelError
 
 def test_missing_path_is_a_model_error_and_a_file_not_found_error(tmp_path):
     missing = tmp_path / "nowhere.tflite"
-    with pytest.raises(ModelError, match=f"no file at {missing}") as exc:
+    with pytest.raises(ModelError, match=f"cannot read {missing}: No such file or directory") as exc:
         workbench.load(missing)
     assert isinstance(exc.value, FileNotFoundError) and exc.value.filename == str(missing)
     with pytest.raises(FileNotFoundError):
@@ -19,6 +19,6 @@ def test_missing_path_is_a_model_error_and_a_file_not_found_error(tmp_path):
 
 
 def test_directory_is_a_model_error_and_an_is_a_directory_error(tmp_path):
-    with pytest.raises(ModelError, match=f"{tmp_path} is a directory, not a .tflite file") as exc:
+    with pytest.raises(ModelError, match=f"cannot read {tmp_path}: Is a directory") as exc:
         workbench.load(tmp_path)
     assert isinstance(exc.value, IsADirectoryError)

@@ -308,8 +308,10 @@ class Calibrated:
 
     ``scales``: float activation name → (scale, zero point) of its int8 tensor (a graph input or
     output is the float tensor; its int8 twin inside is named ``NAME/int8``); ``ranges``: the same
-    names → (min, max) seen in float on the calibration frames; ``weight_scales``: weight tensor name →
-    its per-channel scales; ``bias_corrections``: the same weight names → the int32 steps bias
+    names → (min, max) seen in float on the calibration frames; ``scale_type``: ``"tidl-0"`` /
+    ``"tidl-1"`` (TI's mode and its ``quantization_scale_type``) or the earlier mode's ``"symmetric"`` /
+    ``"power_of_two"``; ``weight_scales``: weight tensor name → its scales, one per output channel (all
+    equal in TI's per-tensor mode); ``bias_corrections``: the same weight names → the int32 steps bias
     calibration moved the op's bias by, per channel, summed over the iterations; ``notes``: name → why
     its parameters are not the plain symmetric ones (fixed by the op, tied to other tensors,
     requantized, unsigned); ``mode``: the :class:`Mode`; ``warnings``: tensor name → a

@@ -510,9 +510,9 @@ def _read_source(source) -> bytes | mmap.mmap | memoryview:
         return bytes(source) if isinstance(source, bytearray) else source
     path = os.fspath(source)
     if os.path.isdir(path):
-        raise ModelIsADirectoryError(f"{path} is a directory, not a .tflite file", path)
+        raise ModelIsADirectoryError(f"cannot read {path}: Is a directory (a .tflite file was expected)", path)
     if not os.path.exists(path):
-        raise ModelFileNotFoundError(f"no file at {path} (a .tflite model was expected there)", path)
+        raise ModelFileNotFoundError(f"cannot read {path}: No such file or directory", path)
     with open(path, "rb") as fh:
         size = os.fstat(fh.fileno()).st_size
         if size == 0:
