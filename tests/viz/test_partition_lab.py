@@ -239,3 +239,21 @@ def test_several_knobs_in_one_go_recut_once(effnet, monkeypatch):
     assert [p.partition for p in lab.plan.placements] == \
            [p.partition for p in partition(effnet, "tidl", "tflite", deny=(1, 7), max_partitions=2,
                                            min_nodes=2).placements]
+
+
+def test_cut_after_ends_the_device_part_at_the_named_tensor_and_says_so():
+    from workbench import corpus
+
+    deeplab = workbench.load(corpus.path("aitoolkit_deeplab_v3"))
+    lab = PartitionLab(deeplab, target="tidl", strategy="tidl")
+    name = "MobilenetV2/expanded_conv_16/project/BatchNorm/FusedBatchNorm"
+    lab.cut_after.value = name
+    want = partition(deeplab, "tidl", "tidl", cut_after=[name])
+    assert [p.nodes for p in lab.plan.partitions] == [p.nodes for p in want.partitions] == [tuple(range(61))]
+    assert "cut after " + name in lab.summary_html.value or "cut after" in lab.graph_html.value
+    lab.cut_after.value = "MobilenetV2/no_such_tensor"
+    import html
+
+    assert lab.error and "no tensor named 'MobilenetV2/no_such_tensor'" in html.unescape(lab.summary_html.value)
+    lab.cut_after.value = ""
+    assert lab.error is None and len(lab.plan.partitions) > 1

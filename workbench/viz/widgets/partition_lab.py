@@ -20,6 +20,7 @@ A plain class holding ipywidgets, so tests drive it without a browser::
     lab.op_toggles["CONV_2D"].value = False   # the target without CONV_2D
     lab.deny.value = (12,)                     # node 12 stays on the CPU
     lab.max_partitions.value = 2; lab.min_nodes.value = 3
+    lab.cut_after.value = "AvgPool2D/AvgPool"  # only this tensor's ancestors may go (names, comma-separated)
     lab.pin_button.click()                     # keep this plan; the next one shows below it
     with lab.changes(): ...                    # several knobs, one recut
     lab.plan, lab.pinned, lab.diff             # the Plan objects behind the view, and their placement changes
@@ -162,6 +163,10 @@ class PartitionLab:
                                    tooltip="keep this plan; the next one is drawn below it with the changes")
         self.unpin_button = W.Button(description="unpin", disabled=True)
         self.deny = W.SelectMultiple(options=[], rows=8, description="deny", layout=W.Layout(width="300px"))
+        self.cut_after = W.Text(value="", description="cut after", placeholder="tensor name(s), comma-separated",
+                                continuous_update=False, style={"description_width": "initial"},
+                                layout=W.Layout(width="420px"),
+                                tooltip="the device part ends at these tensors: only their ancestors are offloaded")
         self.op_toggles: dict = {}
         self.ops_box = W.Box(layout=W.Layout(display="flex", flex_flow="row wrap", width="100%"))
         self.ops_note = W.HTML()
@@ -180,6 +185,7 @@ class PartitionLab:
         self.widget = W.VBox([
             W.HBox([self.model_name, self.target, self.strategy]),
             W.HBox([self.max_partitions, self.min_nodes, self.zoom, self.pin_button, self.unpin_button]),
+            self.cut_after,
             knobs, self.summary_html, self.changes_html,
             # one above the other: side by side, two natural-size pictures are twice a screen wide
             W.VBox([self.pinned_html, self.graph_html], layout=W.Layout(width="100%")), self.diff_html, self.tabs])
@@ -187,7 +193,8 @@ class PartitionLab:
         # stable hooks for tests driving the lab in a browser (tests/browser)
         for w, hook in ((self.model_name, "model"), (self.target, "target"), (self.strategy, "strategy"),
                         (self.max_partitions, "max-partitions"), (self.min_nodes, "min-nodes"),
-                        (self.deny, "deny"), (self.ops_box, "op-toggles"), (self.summary_html, "summary"),
+                        (self.deny, "deny"), (self.cut_after, "cut-after"), (self.ops_box, "op-toggles"),
+                        (self.summary_html, "summary"),
                         (self.graph_html, "graph"), (self.pinned_html, "pinned"), (self.diff_html, "diff"),
                         (self.changes_html, "changes")):
             w.add_class(f"wb-pl-{hook}")
@@ -201,7 +208,7 @@ class PartitionLab:
         self._targets: dict = {}
         self.model_name.observe(lambda _c: self._load_model(), names="value")
         self.target.observe(lambda _c: self._new_target(), names="value")
-        for w in (self.strategy, self.max_partitions, self.min_nodes, self.deny):
+        for w in (self.strategy, self.max_partitions, self.min_nodes, self.deny, self.cut_after):
             w.observe(lambda _c: self.update(), names="value")
         self.zoom.observe(lambda _c: self._redraw(), names="value")
         self.pin_button.on_click(lambda _b: self.pin())
@@ -243,6 +250,7 @@ class PartitionLab:
         self._hold = True
         d = self.data()
         self.deny.value = ()
+        self.cut_after.value = ""
         self.deny.options = [(f"{nd.index}: {nd.name}", nd.index) for nd in d.graph.nodes]
         self.zoom.value = 1.0       # natural size: the text is legible, the picture scrolls
         self.pinned = None
@@ -318,7 +326,7 @@ class PartitionLab:
         try:
             plan = partition(d.model, self.current_target(), self.strategy.value, deny=tuple(self.deny.value),
                              max_partitions=int(self.max_partitions.value), min_nodes=int(self.min_nodes.value),
-                             graph=d.graph)
+                             graph=d.graph, cut_after=self.cut_tensors())
         except WorkbenchError as exc:
             self.error = str(exc)
             self.summary_html.value = (f"<div style='{H.BOX};background:#ffebee'><b>no plan:</b> "
@@ -457,6 +465,10 @@ class PartitionLab:
                         "total_ms": (t2 - t0) * 1000.0}
         self.summary_html.value = self._summary(plan, len(ring))
 
+    def cut_tensors(self) -> tuple:
+        """The tensor names typed into "cut after" (comma-separated)."""
+        return tuple(x.strip() for x in self.cut_after.value.split(",") if x.strip())
+
     def _knobs_text(self) -> str:
         parts = [f"strategy {self.strategy.value}"]
         if self.disabled_ops:
@@ -467,6 +479,8 @@ class PartitionLab:
             parts.append(f"max partitions {self.max_partitions.value}")
         if self.min_nodes.value:
             parts.append(f"min nodes {self.min_nodes.value}")
+        if self.cut_tensors():
+            parts.append("cut after " + ", ".join(self.cut_tensors()))
         return "; ".join(parts)
 
     # -- numbers --------------------------------------------------------------------------------------
