@@ -180,6 +180,8 @@ class DeviceKernel(Offload):
             out = tensors[t]
             np.copyto(out, inner.get_tensor(k))        # copy out
             moved_out += out.nbytes
+        if data.cost.get("shared_memory"):   # the simulation copies; a device in the host's memory would not
+            moved_in = moved_out = 0
         self._count(data, moved_in, moved_out)
 
     def _count(self, data, moved_in: int, moved_out: int) -> None:
@@ -206,12 +208,14 @@ class DeviceKernel(Offload):
                                   modeled_ms=transfer_us(cost, nbytes) / 1000.0, bytes=nbytes))
 
         moved_in = moved_out = 0
+        shared = bool(cost.get("shared_memory"))       # the device reads the host's tensors: nothing is copied
         for k, t in zip(data.inputs, node.inputs):
             value = tensors[t]
             t0 = clock()
             inner.set_tensor(k, value)
-            copy("copy in", t, value.nbytes, clock() - t0, np.array(value))
-            moved_in += value.nbytes
+            if not shared:
+                copy("copy in", t, value.nbytes, clock() - t0, np.array(value))
+                moved_in += value.nbytes
         if data.streamed_bytes:
             emit(StepEvent(sg, node.index, "stream", 1, "weights from host memory", None, (), (), (), (),
                                   0.0, callers, lane="device", kind="stream",
@@ -231,6 +235,7 @@ class DeviceKernel(Offload):
             out = tensors[t]
             t0 = clock()
             np.copyto(out, inner.get_tensor(k))
-            copy("copy out", t, out.nbytes, clock() - t0, np.array(out))
-            moved_out += out.nbytes
+            if not shared:
+                copy("copy out", t, out.nbytes, clock() - t0, np.array(out))
+                moved_out += out.nbytes
         self._count(data, moved_in, moved_out)

@@ -11,6 +11,10 @@ A target's ``cost`` figures (its .json file) describe a device by a few numbers:
                                    not fit are read from host memory on every run, at bandwidth_mb_s
     max_partition_mb               a hard limit: a partition whose weights and boundary tensors need
                                    more is refused (0 or absent: none)
+    shared_memory                  1: the device works in the host's own tensor memory, so nothing is
+                                   copied and no transfer is paid (XNNPACK binds TFLite's tensors directly:
+                                   ``tensorflow/lite/delegates/xnnpack/xnnpack_delegate.cc``, the external
+                                   values it sets to the tensors' data); 0 or absent: copies in and out
 
 Every figure the workbench shows as *modeled* comes from these functions: a partition's estimate is the
 sum of its nodes' device times and its tensors' copy times, exactly what the simulated device adds up
@@ -33,7 +37,10 @@ def device_node_us(cost: dict, macs: int) -> float:
 
 
 def transfer_us(cost: dict, nbytes: int) -> float:
-    """Modeled time of copying one tensor of ``nbytes`` between host and device memory."""
+    """Modeled time of copying one tensor of ``nbytes`` between host and device memory (0 for a device that
+    works in the host's memory: ``shared_memory``)."""
+    if cost.get("shared_memory"):
+        return 0.0
     return nbytes / cost["bandwidth_mb_s"] + cost.get("transfer_overhead_us", 0.0)
 
 

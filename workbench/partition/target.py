@@ -123,7 +123,7 @@ _KIND_CODES = {"unsupported_op": "unsupported-op", "version": "version", "dtype"
                "limitation": "constraint"}
 OP_KEYS = CONSTRAINT_KEYS | {"custom", "note", "subgraphs", "unpack_with_consumers", "status_of", "sources"}
 COST_KEYS = {"macs_per_cycle": True, "clock_mhz": True, "bandwidth_mb_s": True, "op_overhead_us": False,
-             "memory_mb": False, "max_partition_mb": False,
+             "memory_mb": False, "max_partition_mb": False, "shared_memory": False,
              "transfer_overhead_us": False, "cpu_macs_per_cycle": False, "cpu_clock_mhz": False}
 TOP_KEYS = {"name", "description", "source", "defaults", "ops", "cost", "dtype_note", "variables", "status",
             "sources", "static_shapes"}
