@@ -271,7 +271,8 @@ def digits(frames: int = 64, test_size: int | None = None, progress: bool = True
     return {
         "model": "digits CNN (sample_models/digits_cnn_float.tflite)",
         "held_out": len(x_test), "calibration_frames": frames,
-        "calibration": f"first {frames} images of x_train (training split only), symmetric scales, 1 iteration",
+        "calibration": (f"first {frames} images of x_train (training split only), TI's int8 mode (power-of-two "
+                        "feature maps, per-tensor weights), 1 iteration"),
         "cut": f"{plan.offloaded}/{len(plan.placements)} nodes offloaded in {len(plan.partitions)} partition(s)",
         "accuracy_float": float(np.mean(p_float == y_test)), "accuracy_int8": float(np.mean(p_int8 == y_test)),
         "agreement": float(np.mean(p_float == p_int8)),
