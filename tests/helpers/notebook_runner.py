@@ -31,9 +31,11 @@ def pin_python3_kernel(spec_root: Path, monkeypatch) -> str:
     return "python3"
 
 
-def run_notebook(path: Path, kernel: str, out_dir: Path):
+def run_notebook(path: Path, kernel: str, out_dir: Path, extra=()):
+    """Execute a copy of the notebook with a probe cell (and the ``extra`` cells) at its end."""
     nb = nbformat.read(path, as_version=4)
     nb.cells.append(new_code_cell(f"import sys; print({PROBE!r}, sys.prefix)"))
+    nb.cells.extend(extra)
     client = NotebookClient(nb, kernel_name=kernel, timeout=CELL_TIMEOUT, allow_errors=False,
                             resources={"metadata": {"path": str(NOTEBOOK_DIR)}})
     try:

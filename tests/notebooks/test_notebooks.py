@@ -14,8 +14,13 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from nbformat.v4 import new_code_cell
 
+from helpers.exercise_audit import AUDIT, audit_report
 from helpers.notebook_runner import NOTEBOOK_DIR, NOTEBOOKS, PROBE, outputs, pin_python3_kernel, run_notebook, texts
+from workbench.viz.exercise import NONE, RIGHT, WRONG, Bank
+
+audits: dict = {}   # notebook → the exercise audit's report, from the same run
 
 
 @pytest.fixture(scope="module")
@@ -29,7 +34,10 @@ def executed(tmp_path_factory):
         def get(path: Path):
             if path not in cache:
                 try:
-                    cache[path] = run_notebook(path, kernel, root)
+                    nb = run_notebook(path, kernel, root, extra=[new_code_cell(AUDIT)])
+                    audits[path] = audit_report(nb)
+                    nb.cells.pop()              # the audit's cell: not part of what the learner sees
+                    cache[path] = nb
                 except Exception as exc:  # remember the failure: report it for every test that asks
                     cache[path] = exc
             if isinstance(cache[path], Exception):
@@ -89,3 +97,30 @@ def test_anatomy_notebook_shows_header_xray_graph_and_explorer(executed):
     assert "raw struct" in text
     # outputs stay small: nothing close to a full dump of the model
     assert max(len(str(d.get("text/plain", ""))) for d in data) < 5000
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_every_exercise_checks_its_bank_answer_reveals_and_lands_in_the_record(path, executed):
+    """The exercise audit ran as the notebook's last cell (tests/helpers/exercise_audit.py)."""
+    executed(path)
+    audit = audits[path]
+    report = audit["report"]
+    bank = Bank(path.parent / "solutions" / f"{path.stem}.md")
+    assert sorted(r["key"] for r in report) == sorted(bank.specs)
+    for r in report:
+        q = r["question"]
+        assert (r["none"], r["wrong"], r["right"]) == (NONE, WRONG, RIGHT), q
+        assert "✗" in r["widget_wrong"] and "✓" in r["widget_right"], q
+        assert ("Answer first" in r["widget_none"]) if r["task"] is None else ("Write" in r["widget_none"]), q
+        assert r["hidden_after_wrong"] and r["revealed"], q
+        assert len(r["reveal"]) > 40, f"{q}: the reveal says next to nothing"
+        assert "{{" not in r["reveal"], q
+        assert q in r["static"] and r["reveal"][:40] not in r["static"], q
+    # the record of the last notebook cell's kind: right, wrong (then right), revealed, not answered
+    statuses = [row["status"] for row in audit["record"]["exercises"]]
+    expected = ["right", "wrong", "revealed", "not answered"][:len(statuses)]
+    assert statuses == expected, statuses
+    counts = audit["record"]["counts"]
+    assert counts["right"] == 1 and counts["wrong"] == 1
+    assert audit["record"]["exercises"][1]["right_at_try"] == 2
+    assert "wb-exercise-summary" in audit["html"] and "revealed" in audit["html"]
