@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 
+AUDITS: dict = {}     # notebook path → the audit's report of its last headless run
+
 AUDIT = r'''
 import enum, json
 from workbench.viz import exercise as _exercise

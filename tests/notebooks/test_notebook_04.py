@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import workbench
-from helpers.notebook_runner import NOTEBOOK_DIR, outputs, pin_python3_kernel, run_notebook, texts
+from helpers.notebook_runner import NOTEBOOK_DIR, outputs, texts
 from workbench.interpreter import Interpreter
 from workbench.interpreter import quant as Q
 from workbench.schema import tensor_data
@@ -22,12 +22,10 @@ BANK = NOTEBOOK_DIR / "solutions" / "04_integer_arithmetic.md"
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_models"
 
 
-@pytest.fixture(scope="module")
-def nb04(tmp_path_factory):
-    root = tmp_path_factory.mktemp("nb04")
-    with pytest.MonkeyPatch.context() as mp:
-        kernel = pin_python3_kernel(root / "jupyter", mp)
-        return run_notebook(PATH, kernel, root)
+@pytest.fixture
+def nb04(executed):
+    """Notebook 04, run headless once per process (tests/notebooks/conftest.py)."""
+    return executed(PATH)
 
 
 def test_notebook_04_code_cells_are_short_and_need_no_shared_models():

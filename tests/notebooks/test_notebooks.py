@@ -3,48 +3,21 @@
 Each notebook is executed from an in-memory copy (nothing is written back into notebooks/) with
 nbclient, in the notebooks/ directory, on a ``python3`` kernel pinned to the interpreter running
 the tests (so the kernel sees this venv's workbench, whatever other kernelspecs the machine has).
-Each notebook runs once per test session (the tests share the executed copy), which is saved
-under pytest's temporary directory for inspection when a test fails.
+Each notebook runs once per test process (the ``executed`` fixture of tests/notebooks/conftest.py, shared
+with notebook 04's own tests), with the exercise audit as its last cell; the executed copy is saved under
+pytest's temporary directory for inspection when a test fails.
 """
 
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 import nbformat
 import pytest
-from nbformat.v4 import new_code_cell
 
-from helpers.exercise_audit import AUDIT, audit_report
-from helpers.notebook_runner import NOTEBOOK_DIR, NOTEBOOKS, PROBE, outputs, pin_python3_kernel, run_notebook, texts
+from helpers.exercise_audit import AUDITS
+from helpers.notebook_runner import NOTEBOOK_DIR, NOTEBOOKS, PROBE, outputs, texts
 from workbench.viz.exercise import NONE, RIGHT, WRONG, Bank
-
-audits: dict = {}   # notebook → the exercise audit's report, from the same run
-
-
-@pytest.fixture(scope="module")
-def executed(tmp_path_factory):
-    """``executed(path)`` → the executed copy of a notebook (each notebook runs once per module)."""
-    cache: dict = {}
-    root = tmp_path_factory.mktemp("notebooks")
-    with pytest.MonkeyPatch.context() as mp:
-        kernel = pin_python3_kernel(root / "jupyter", mp)
-
-        def get(path: Path):
-            if path not in cache:
-                try:
-                    nb = run_notebook(path, kernel, root, extra=[new_code_cell(AUDIT)])
-                    audits[path] = audit_report(nb)
-                    nb.cells.pop()              # the audit's cell: not part of what the learner sees
-                    cache[path] = nb
-                except Exception as exc:  # remember the failure: report it for every test that asks
-                    cache[path] = exc
-            if isinstance(cache[path], Exception):
-                raise cache[path]
-            return cache[path]
-
-        yield get
 
 
 def test_there_are_notebooks():
@@ -103,7 +76,7 @@ def test_anatomy_notebook_shows_header_xray_graph_and_explorer(executed):
 def test_every_exercise_checks_its_bank_answer_reveals_and_lands_in_the_record(path, executed):
     """The exercise audit ran as the notebook's last cell (tests/helpers/exercise_audit.py)."""
     executed(path)
-    audit = audits[path]
+    audit = AUDITS[path]
     report = audit["report"]
     bank = Bank(path.parent / "solutions" / f"{path.stem}.md")
     assert sorted(r["key"] for r in report) == sorted(bank.specs)
