@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from helpers.random_inputs import random_inputs
 from workbench import Interpreter, WorkbenchError, corpus, load
 from workbench.delegate import RESTORED, Delegate, SimulatedAccelerator, load_delegate
 from workbench.delegate.device import DeviceKernel
@@ -28,15 +29,7 @@ def _model(path):
 
 
 def _inputs(it, seed=3):
-    rng = np.random.default_rng(seed)
-    out = []
-    for d in it.get_input_details():
-        if np.issubdtype(d["dtype"], np.integer):
-            info = np.iinfo(d["dtype"])
-            out.append(rng.integers(max(info.min, -100), min(info.max, 100), size=d["shape"]).astype(d["dtype"]))
-        else:
-            out.append(rng.uniform(-1, 1, size=d["shape"]).astype(d["dtype"]))
-    return out
+    return random_inputs(it.get_input_details(), seed)
 
 
 def _run(it, xs, times=1):

@@ -13,6 +13,7 @@ from functools import lru_cache
 import numpy as np
 import pytest
 
+from helpers.random_inputs import random_inputs
 from workbench import Interpreter, WorkbenchError, load
 from workbench.delegate import SimulatedAccelerator
 from workbench.interpreter.delegation import first_dynamic_tensor
@@ -29,16 +30,7 @@ def _model(path):
 
 
 def _feed(model, seed=7):
-    it = Interpreter(model=model)
-    rng = np.random.default_rng(seed)
-    out = []
-    for d in it.get_input_details():
-        if np.issubdtype(d["dtype"], np.integer):
-            info = np.iinfo(d["dtype"])
-            out.append(rng.integers(max(info.min, -100), min(info.max, 100), size=d["shape"]).astype(d["dtype"]))
-        else:
-            out.append(rng.uniform(-1, 1, size=d["shape"]).astype(d["dtype"]))
-    return out
+    return random_inputs(Interpreter(model=model).get_input_details(), seed)
 
 
 def _run(it, xs, times=1):
