@@ -118,24 +118,35 @@ def run(model: Path, inputs: Path, outputs: Path, seed: int | None = None,
 
 def run_built(root: Path, names, build, workers: int = 4, resolver: str = "BUILTIN_WITHOUT_DEFAULT_DELEGATES") -> dict:
     """Run models built in code: ``build(name)`` gives (Model, {input name: array}); each is written
-    under ``root``, its inputs ordered as our interpreter lists them, and run in its own child
-    (``workers`` at a time).  Returns {name: RunResult}."""
-    from concurrent.futures import ThreadPoolExecutor
-
+    under ``root`` (to look at when a case fails), its inputs ordered as our interpreter lists them, and
+    all of them run in one child process (``helpers.litert_batch``: a model that aborts LiteRT costs one
+    restart of the child, not the batch).  Returns {name: RunResult}; an abort reads as a negative exit
+    status, a Python-level error as status 1, as :func:`run` reports them.  ``workers`` is kept for
+    callers written when each model had a child of its own."""
+    from helpers.litert_batch import run_many
     from workbench import dump
     from workbench.interpreter import Interpreter
 
-    def one(name):
+    names = sorted(names)
+    jobs, paths = [], []
+    for name in names:
         model, feed = build(name)
+        data = dump(model)
         path = Path(root) / f"{name}.tflite"
-        path.write_bytes(dump(model))
+        path.write_bytes(data)
         details = Interpreter(model=model).get_input_details()
-        np.savez(Path(root) / f"{name}_in.npz", **{f"input_{k}": feed[d["name"]] for k, d in enumerate(details)})
-        out = Path(root) / f"{name}_{resolver.lower()}_out.npz"
-        return name, run(path, Path(root) / f"{name}_in.npz", out, resolver=resolver)
-
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        return dict(pool.map(one, sorted(names)))
+        jobs.append((data, [feed[d["name"]] for d in details]))
+        paths.append(path)
+    results = {}
+    for name, path, (kind, value) in zip(names, paths, run_many(jobs, resolver=resolver)):
+        if kind == "ok":
+            results[name] = RunResult(path, 0, "", {f"output_{k}": v for k, v in enumerate(value)})
+        elif kind == "error":
+            results[name] = RunResult(path, 1, value)
+        else:   # "exit status N: stderr"
+            status = value.removeprefix("exit status ").split(":", 1)[0]
+            results[name] = RunResult(path, int(status) if status.lstrip("-").isdigit() else -1, value)
+    return results
 
 
 if __name__ == "__main__":
