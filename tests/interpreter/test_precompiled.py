@@ -1,7 +1,8 @@
 """The precompiled kernel library (workbench.perf.precompiled).
 
-Each test builds its own library in a temporary directory: from the probe functions of
-tests/helpers/precompiled_probe.py (one part of the C entries each), or from a workload of sample models.
+Each test builds its own library in a temporary directory, from the probe functions of
+tests/helpers/precompiled_probe.py (one part of the C entries each); the sample-model test uses the
+library ``make kernels`` built for these sources, or builds one from the sample models when there is none.
 The library must give bit-for-bit what numba gives, raise numba's exceptions, hand anything it lacks
 to numba, be ignored when it was built for other sources, and let a model run with no numba in
 the process at all.
@@ -25,6 +26,7 @@ from workbench.perf.jit import run_rows
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "sample_models"
+DEFAULT_DIR = precompiled.library_dir()      # read before any test here points the process elsewhere
 
 
 def _use(directory):
@@ -324,8 +326,13 @@ NO_NUMBA = ["mobilenet_v3_block_float", "mobilenet_v3_block_int8", "resnet_block
             "resnet_block_int16x8", "ssd_head_int16x8", "transformer_tiny_dynamic", "unet_tiny_float"]
 
 
-def test_sample_models_run_without_numba_and_equal_numba(tmp_path):
-    models = [p for p in sorted(SAMPLES.glob("*.tflite")) if p.stem not in ("string_ops", "strided_slice_masks")]
+def _sample_library(tmp_path, models) -> dict:
+    """Environment for children that use a library holding the sample models' kernels: the one ``make
+    kernels`` built (``workbench precompile --if-needed --models sample_models …``) when it is there for
+    these sources, else one built here, in ``tmp_path``, from the sample models alone."""
+    so, man = precompiled.library_paths(DEFAULT_DIR)
+    if so.exists() and man.exists() and not json.loads(man.read_text()).get("skipped"):
+        return {"WORKBENCH_KERNELS_DIR": str(DEFAULT_DIR)}
     env = {"WORKBENCH_KERNELS_DIR": str(tmp_path)}
     proc = subprocess.run([sys.executable, "-m", "workbench.cli", "precompile", "--only", "--json",
                            *map(str, models)], capture_output=True, text=True, env={**os.environ, **env},
@@ -334,11 +341,17 @@ def test_sample_models_run_without_numba_and_equal_numba(tmp_path):
     status = json.loads(proc.stdout)
     assert status["built"] and status["in_use"] and status["entries"] >= 15, status
     assert status["left_to_numba"] == []
+    return env
+
+
+def test_sample_models_run_without_numba_and_equal_numba(tmp_path):
+    models = [p for p in sorted(SAMPLES.glob("*.tflite")) if p.stem not in ("string_ops", "strided_slice_masks")]
+    env = _sample_library(tmp_path, models)
     with_library = _child(models, env)
     assert with_library["library"]
     without = _child(models, {**env, "WORKBENCH_PRECOMPILED": "0"})
     assert without["numba"] and not without["library"]
     assert with_library["outputs"] == without["outputs"]
-    for name in NO_NUMBA:
-        alone = _child([SAMPLES / f"{name}.tflite"], env)
-        assert not alone["numba"] and not alone["llvmlite"], name
+    # all of them in one process: numba is imported there when any one of them needs it
+    alone = _child([SAMPLES / f"{name}.tflite" for name in NO_NUMBA], env)
+    assert alone["library"] and not alone["numba"] and not alone["llvmlite"], alone
