@@ -49,6 +49,21 @@ def _same(a, b) -> bool:
                for ra, rb in zip(a, b) for x, y in zip(ra, rb))
 
 
+@lru_cache(maxsize=None)
+def _cpu_only(path):
+    """(inputs, outputs of two invokes, whether the graph has dynamic-sized tensors) of the CPU-only run,
+    once per model for every case; None for a model the CPU interpreter cannot run (Flex, an unregistered
+    custom op, …)."""
+    m = _model(path)
+    xs = _feed(m)
+    cpu = Interpreter(model=m)
+    try:
+        want = _run(cpu, xs, times=2)
+    except WorkbenchError:
+        return None
+    return xs, want, first_dynamic_tensor(cpu._sg(0)) is not None
+
+
 def _corpus(corpus_paths):
     return sorted(corpus_paths.items())
 
@@ -58,15 +73,12 @@ def test_delegated_compiled_and_cpu_only_runs_are_identical(corpus_paths, target
     checked = 0
     for name, path in _corpus(corpus_paths):
         m = _model(str(path))
-        xs = _feed(m)
-        cpu = Interpreter(model=m)
-        try:
-            want = _run(cpu, xs, times=2)
-        except WorkbenchError:
-            continue                     # a model the CPU interpreter cannot run (Flex, unregistered custom op, …)
+        cpu = _cpu_only(str(path))
+        if cpu is None:
+            continue
         # a delegate needing static shapes is refused on a graph with dynamic-sized tensors (subgraph.cc
         # ModifyGraphWithDelegateImpl; tests/delegate/test_delegates_applied_as_litert.py): here it says it can
-        dynamic = first_dynamic_tensor(cpu._sg(0)) is not None
+        xs, want, dynamic = cpu
         d = SimulatedAccelerator(target, strategy=strategy, **({"allow_dynamic_tensors": True} if dynamic else {}))
         it = Interpreter(model=m, experimental_delegates=[d])
         plan = partition(m, target, strategy)
