@@ -10,6 +10,7 @@ shows both rather than hiding the difference.
 
 from __future__ import annotations
 
+import functools
 import html
 from dataclasses import dataclass
 from typing import Any
@@ -82,8 +83,10 @@ TFLITE_TYPE = {
 }
 
 
+@functools.cache
 def _table_index() -> dict[str, tuple[str, str]]:
-    """lower-cased table name → (union name, table name) over both options unions."""
+    """lower-cased table name → (union name, table name) over both options unions (built once: the
+    unions are fixed by the schema)."""
     out = {}
     for uname in ("BuiltinOptions", "BuiltinOptions2"):
         for table in UNIONS[uname].members.values():

@@ -46,6 +46,7 @@ from .runtime import (
     check_delegate,
     compare_runtime_version,
     min_runtime,
+    one_look_each,
     read_min_runtime_metadata,
     runtime_for,
     write_min_runtime_metadata,
@@ -58,7 +59,7 @@ __all__ = [
     "Pred", "Trap", "RULES", "TRAPS",
     "RUNTIME_TABLE", "REGISTERED", "RuntimeVersion", "compare_runtime_version", "runtime_for", "min_runtime",
     "MinRuntime", "RuntimeEntry", "read_min_runtime_metadata", "write_min_runtime_metadata", "RuntimeProfile",
-    "Finding", "FINDING_KINDS", "CANNOT_RUN_KINDS", "check", "check_delegate",
+    "Finding", "FINDING_KINDS", "CANNOT_RUN_KINDS", "check", "check_delegate", "one_look_each",
     "KERNEL_TYPES", "KernelTypes", "TypeVerdict", "type_verdict", "STOCK_CUSTOM_OPS", "StockCustomOp", "is_flex_op",
     "SemVer", "VersionDef", "Verdict", "accepts", "tflite_accepts",
 ]

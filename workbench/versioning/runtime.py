@@ -20,8 +20,10 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import html
 import re
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Iterable, Mapping
 
@@ -506,6 +508,15 @@ def write_min_runtime_metadata(model, version: str | MinRuntime | None = None):
 # --------------------------------------------------------------------------------------------
 # Runtime profiles and forward-compatibility findings
 # --------------------------------------------------------------------------------------------
+@functools.lru_cache(maxsize=None)
+def _release_profile(cls, rel: str) -> "RuntimeProfile":
+    """The profile of release ``rel``, derived once (the runtime table is fixed; the profile is frozen)."""
+    supported = frozenset(k for k, r in RUNTIME_TABLE.items() if not compare_runtime_version(rel, r))
+    max_code = max((int(op) for op, _ in supported), default=None)
+    return cls(f"TFLite {rel}", supported, frozenset(op for op, _ in RUNTIME_TABLE), rel, max_code,
+               "runtime_version.cc @03f49db5")
+
+
 def op_not_found_text(op: str, version: int) -> str:
     """What TFLite's GetRegistrationFromOpCode prints for an unregistered (op, version)."""
     return (f"Didn't find op for builtin opcode '{op}' version '{version}'. An older version of this "
@@ -538,11 +549,7 @@ class RuntimeProfile:
 
     @classmethod
     def for_release(cls, release: str) -> "RuntimeProfile":
-        rel = _text(release)
-        supported = frozenset(k for k, r in RUNTIME_TABLE.items() if not compare_runtime_version(rel, r))
-        max_code = max((int(op) for op, _ in supported), default=None)
-        return cls(f"TFLite {rel}", supported, frozenset(op for op, _ in RUNTIME_TABLE), rel, max_code,
-                   "runtime_version.cc @03f49db5")
+        return _release_profile(cls, _text(release))
 
     @classmethod
     def registered_kernels(cls) -> "RuntimeProfile":
@@ -650,6 +657,33 @@ def _why(v: Version) -> str:
     return v.reason
 
 
+_SEEN: dict | None = None     # (id(model), what, subgraph, operator) → (model, answer), inside one_look_each
+
+
+@contextmanager
+def one_look_each():
+    """Inside the block, :func:`check` works out each operator's computed version and type verdict once
+    per model object, however many runtimes the model is checked against (a release × model table).
+    Neither depends on the runtime; the models must not change inside the block."""
+    global _SEEN
+    outer = _SEEN
+    _SEEN = {} if outer is None else outer
+    try:
+        yield
+    finally:
+        _SEEN = outer
+
+
+def _once(what: str, model, s: int, i: int, work):
+    """``work()``, remembered inside :func:`one_look_each` (the model is kept so its id stays its own)."""
+    if _SEEN is None:
+        return work()
+    key = (id(model), what, s, i)
+    if key not in _SEEN:
+        _SEEN[key] = (model, work())
+    return _SEEN[key][1]
+
+
 def check(model, runtime: str | RuntimeProfile = "2.3.0") -> list[Finding]:
     """What would stop ``runtime`` from running ``model``, with the error text it would print.
 
@@ -694,11 +728,11 @@ def check(model, runtime: str | RuntimeProfile = "2.3.0") -> list[Finding]:
                 continue
             ok = profile.supports(code, stored)
             if ok:
-                f = _types_finding(model, s, i, name, stored)
+                f = _once("types", model, s, i, lambda: _types_finding(model, s, i, name, stored))
                 if f is not None:
                     findings.append(f)
                 continue
-            v = op_version(model, s, i) if known_code else None
+            v = _once("version", model, s, i, lambda: op_version(model, s, i)) if known_code else None
             computed = v.number if v is not None else None
             reason = _why(v) if v is not None else ""
             if ok is None:

@@ -28,6 +28,7 @@ from ..versioning import (
     compare_runtime_version,
     computed_versions,
     min_runtime,
+    one_look_each,
     read_min_runtime_metadata,
     runtime_for,
     update_versions,
@@ -318,9 +319,10 @@ def compatibility_table(models: dict, release_list=None) -> CompatibilityTable:
     """``models``: name → Model.  ``release_list`` defaults to a spread of releases from 1.5.0 to 2.5.0."""
     rel = tuple(release_list or ("1.5.0", "1.12.0", "1.14.0", "1.15.0", "2.1.0", "2.2.0", "2.3.0", "2.5.0"))
     cells, minimum = {}, {}
-    for name, model in models.items():
-        updated = update_versions(model)
-        minimum[name] = (min_runtime(model).version, min_runtime(updated).version)
-        for r in rel:
-            cells[(name, r)] = _cell(model, updated, r)
+    with one_look_each():        # each operator's version and types worked out once, not once per release
+        for name, model in models.items():
+            updated = update_versions(model)
+            minimum[name] = (min_runtime(model).version, min_runtime(updated).version)
+            for r in rel:
+                cells[(name, r)] = _cell(model, updated, r)
     return CompatibilityTable(tuple(models), rel, cells, minimum)
