@@ -355,3 +355,18 @@ def test_error_text_matches_litert():
     with pytest.raises(Exception) as info:
         interp.Interpreter(model_content=dump(m))
     assert op_not_found_text("MUL", 99) in str(info.value)
+
+
+def test_one_look_each_gives_the_findings_check_gives_alone(corpus_paths):
+    """Inside one_look_each check() reuses each operator's version and type verdict across releases;
+    the findings are the ones it gives without, for stored and updated models alike."""
+    from workbench.versioning import check, one_look_each, update_versions
+
+    models = [load(corpus_paths[n].read_bytes()) for n in ("aitoolkit_object_detector", "microwakeword_alexa",
+                                                           "mltk_keyword_spotting_on_off_v3")]
+    models += [update_versions(m) for m in models]
+    releases = ("1.5.0", "1.14.0", "2.3.0", "2.13.0")
+    alone = [check(m, r) for m in models for r in releases]
+    with one_look_each():
+        together = [check(m, r) for m in models for r in releases]
+    assert together == alone and any(alone)
