@@ -32,6 +32,7 @@ one line saying what is missing (``make test`` installs them when it can).
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import re
@@ -74,9 +75,7 @@ def _missing() -> str | None:
     if not (CHROMIUM.is_file() and os.access(CHROMIUM, os.X_OK)):
         return (f"no Chromium at {CHROMIUM} (as root with apt, `make test` installs Debian's chromium; "
                 f"otherwise: apt-get install chromium, or point WORKBENCH_CHROMIUM at one)")
-    try:
-        import jupyterlab  # noqa: F401
-    except ImportError:
+    if importlib.util.find_spec("jupyterlab") is None:      # found, not imported: collection stays quick
         return "JupyterLab is not installed (it is in the lab extras: pip install -e '.[lab]')"
     return None
 
