@@ -17,8 +17,10 @@ status is the signal that killed the interpreter (e.g. -6 for an abort).
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -114,6 +116,57 @@ def run(model: Path, inputs: Path, outputs: Path, seed: int | None = None,
         with np.load(outputs) as z:
             result.outputs = {key: z[key] for key in z.files}
     return result
+
+
+BATCH_CHILD = r"""
+import contextlib, importlib.util, io, json, sys, traceback
+spec = importlib.util.spec_from_file_location("litert_runner_child", sys.argv[3])
+runner = sys.modules[spec.name] = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(runner)
+items = json.load(open(sys.argv[1]))
+for k in range(int(sys.argv[2]), len(items)):
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        try:
+            code = runner._main(items[k])
+        except Exception:
+            traceback.print_exc()
+            code = 1
+    with open(sys.argv[1] + "." + str(k), "w") as f:
+        json.dump({"returncode": code, "stderr": err.getvalue()}, f)
+"""
+
+
+def run_batch(items, timeout: float = 600.0) -> list[RunResult]:
+    """:func:`run` for many files in one child process: ``items`` are ``(model, inputs, outputs, seed)``
+    tuples (``seed`` None: read the inputs), run in order, so a later item may read the inputs an earlier
+    one made.  A Python error gives that item status 1 with its traceback; an abort ends the child, gives
+    that item the child's (negative) status and its stderr, and a new child goes on with the next item."""
+    argvs = [[str(m), str(i), str(o)] + (["--seed", str(seed)] if seed is not None else [])
+             for m, i, o, seed in items]
+    results: list[RunResult] = []
+    with tempfile.TemporaryDirectory() as d:
+        jobs = Path(d) / "items.json"
+        jobs.write_text(json.dumps(argvs))
+        while len(results) < len(argvs):
+            start = len(results)
+            proc = subprocess.run([sys.executable, "-c", BATCH_CHILD, str(jobs), str(start), str(RUNNER)],
+                                  capture_output=True, text=True, timeout=timeout)
+            for k in range(start, len(argvs)):
+                done = Path(f"{jobs}.{k}")
+                if not done.exists():
+                    break
+                status = json.loads(done.read_text())
+                results.append(RunResult(Path(argvs[k][0]), status["returncode"], status["stderr"]))
+            if len(results) < len(argvs):
+                if proc.returncode == 0:
+                    raise RuntimeError(f"litert child stopped early without an error:\n{proc.stderr[-2000:]}")
+                results.append(RunResult(Path(argvs[len(results)][0]), proc.returncode, proc.stderr))
+    for r, argv in zip(results, argvs):
+        if r.ok:
+            with np.load(argv[2]) as z:
+                r.outputs = {key: z[key] for key in z.files}
+    return results
 
 
 def run_built(root: Path, names, build, workers: int = 4, resolver: str = "BUILTIN_WITHOUT_DEFAULT_DELEGATES") -> dict:

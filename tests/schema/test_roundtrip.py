@@ -204,7 +204,28 @@ def _stepped_inputs(model_path: Path, name: str, count: int) -> list:
             for _ in range(count)]
 
 
-def test_rewritten_model_runs_identically_in_litert(corpus_model, model_path, tmp_path):
+@pytest.fixture(scope="module")
+def litert_pairs(corpus_paths, tmp_path_factory) -> dict:
+    """name → (original's result, re-written's result, inputs file) in LiteRT for every corpus model run on
+    one input as stored (the others: ``_stepped_inputs``), all in one child process."""
+    root = tmp_path_factory.mktemp("litert_pairs")
+    names, items = [], []
+    for name, path in sorted(corpus_paths.items()):
+        if name in corpus.INPUT_SHAPES or name in corpus.STATEFUL:
+            continue
+        rewritten = root / f"{name}.rewritten.tflite"
+        rewritten.write_bytes(workbench.dump(workbench.load(path)))
+        inputs = root / f"{name}.inputs.npz"
+        # a model LiteRT cannot run fails at allocation, before any input is made: the copy gets a seed too
+        again = _seed(name) if name in LITERT_CANNOT_RUN else None
+        items += [(path, inputs, root / f"{name}.original_out.npz", _seed(name)),
+                  (rewritten, inputs, root / f"{name}.rewritten_out.npz", again)]
+        names.append(name)
+    results = litert_runner.run_batch(items)
+    return {name: (results[2 * k], results[2 * k + 1], root / f"{name}.inputs.npz") for k, name in enumerate(names)}
+
+
+def test_rewritten_model_runs_identically_in_litert(corpus_model, model_path, tmp_path, litert_pairs):
     rewritten = tmp_path / f"{corpus_model}.rewritten.tflite"
     rewritten.write_bytes(workbench.dump(workbench.load(model_path)))
     if corpus_model in corpus.INPUT_SHAPES or corpus_model in corpus.STATEFUL:
@@ -219,22 +240,19 @@ def test_rewritten_model_runs_identically_in_litert(corpus_model, model_path, tm
             assert_bitwise_equal({f"output_{k}": v for k, v in enumerate(x)},
                                  {f"output_{k}": v for k, v in enumerate(y)})
         return
-    inputs = tmp_path / "inputs.npz"
-    a = litert_runner.run(model_path, inputs, tmp_path / "original_out.npz", seed=_seed(corpus_model))
+    a, b, inputs = litert_pairs[corpus_model]
     if corpus_model in LITERT_CANNOT_RUN:
         custom_op, message = LITERT_CANNOT_RUN[corpus_model]
         ops = {op_name(oc) for oc in workbench.load(model_path).operator_codes}
         assert custom_op in ops
         assert a.returncode == 1 and message in a.stderr, a.describe()
         # the re-written file fails the same way (inputs are never made: allocation fails first)
-        b = litert_runner.run(rewritten, inputs, tmp_path / "rewritten_out.npz", seed=_seed(corpus_model))
         assert b.returncode == 1 and message in b.stderr, b.describe()
         return
     assert a.ok, f"LiteRT could not run the original (add it to LITERT_CANNOT_RUN?):\n{a.describe()}"
     assert a.outputs
     with np.load(inputs) as z:
         assert z.files, "no inputs were made"
-    b = litert_runner.run(rewritten, inputs, tmp_path / "rewritten_out.npz")
     assert b.ok, f"LiteRT could not run the re-written model:\n{b.describe()}"
     assert_bitwise_equal(a.outputs, b.outputs)
 
