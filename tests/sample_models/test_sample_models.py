@@ -468,33 +468,38 @@ def test_models_left_out_of_the_litert_comparison_have_an_input_of_unknown_rank(
 
 
 @pytest.fixture(scope="module")
-def litert_original(tmp_path_factory):
-    """name → (inputs .npz, LiteRT's run of the committed file on them); each file runs once per module.
-    Seeded inputs (crc32 of the name) made by the runner, or CUSTOM_INPUTS."""
-    root = tmp_path_factory.mktemp("litert_original")
-    done: dict = {}
+def litert_runs(tmp_path_factory) -> dict:
+    """name → (inputs .npz, LiteRT's run of the committed file, LiteRT's run of our re-written copy) for every
+    sample model LiteRT is compared on, all in one child process.  Seeded inputs (crc32 of the name) made
+    by the runner for the original, read by the copy; or CUSTOM_INPUTS."""
+    root = tmp_path_factory.mktemp("litert_runs")
+    names = [n for n in NAMES if n not in LITERT_NOT_COMPARED]
+    items = []
+    for name in names:
+        inputs, rewritten = root / f"{name}.inputs.npz", root / f"{name}.rewritten.tflite"
+        rewritten.write_bytes(workbench.dump(_load(name)))
+        seed = None
+        if name in CUSTOM_INPUTS:
+            np.savez(inputs, **CUSTOM_INPUTS[name])
+        else:
+            seed = zlib.crc32(name.encode())
+        items += [(_path(name), inputs, root / f"{name}.out.npz", seed),
+                  (rewritten, inputs, root / f"{name}.rewritten_out.npz", None)]
+    results = litert_runner.run_batch(items)
+    return {name: (root / f"{name}.inputs.npz", results[2 * k], results[2 * k + 1]) for k, name in enumerate(names)}
 
-    def run(name: str):
-        if name not in done:
-            inputs, out = root / f"{name}.inputs.npz", root / f"{name}.out.npz"
-            if name in CUSTOM_INPUTS:
-                np.savez(inputs, **CUSTOM_INPUTS[name])
-                done[name] = (inputs, litert_runner.run(_path(name), inputs, out))
-            else:
-                done[name] = (inputs, litert_runner.run(_path(name), inputs, out, seed=zlib.crc32(name.encode())))
-        return done[name]
 
-    return run
+@pytest.fixture(scope="module")
+def litert_original(litert_runs):
+    """name → (inputs .npz, LiteRT's run of the committed file on them)."""
+    return lambda name: litert_runs[name][:2]
 
 
 @pytest.mark.parametrize("name", [n for n in NAMES if n not in LITERT_NOT_COMPARED])
-def test_rewritten_model_runs_identically_in_litert(name, tmp_path, litert_original):
-    rewritten = tmp_path / f"{name}.rewritten.tflite"
-    rewritten.write_bytes(workbench.dump(_load(name)))
-    inputs, a = litert_original(name)
+def test_rewritten_model_runs_identically_in_litert(name, litert_runs):
+    _, a, b = litert_runs[name]
     assert a.ok, f"LiteRT could not run the original:\n{a.describe()}"
     assert a.outputs
-    b = litert_runner.run(rewritten, inputs, tmp_path / "rewritten_out.npz")
     assert b.ok, f"LiteRT could not run the re-written model:\n{b.describe()}"
     assert sorted(a.outputs) == sorted(b.outputs)
     for key in a.outputs:
