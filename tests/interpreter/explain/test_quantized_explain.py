@@ -8,6 +8,7 @@ thousand per case; then every node of the sample models is walked at seeded posi
 
 from __future__ import annotations
 
+import functools
 import importlib
 from pathlib import Path
 
@@ -50,7 +51,10 @@ def case_table(module: str) -> dict:
     return {**mod.CASES, **EXTRA_CASES.get(module, {})}
 
 
+@functools.lru_cache(maxsize=None)
 def build_case(module: str, case: str):
+    """The case's (model, inputs), built once in this module (the coverage test below builds every case
+    again; some builders search for inputs that meet exact ties)."""
     return quantized_cases.build(case_table(module), case)
 
 
