@@ -13,7 +13,11 @@ device's memory and are read from host memory on every run.  They add up to the 
 the host spends simulating the device is *measured*, and kept apart.
 
 While the interpreter runs ``steps()``, the kernel reports each copy and each node inside the partition
-as events on the "device" lane (:class:`workbench.interpreter.StepEvent`), with the inner tensors.
+as events on the "device" lane (:class:`DeviceEvent`, a :class:`workbench.interpreter.StepEvent` that also
+names its core in ``unit``), with the inner tensors.  A target that lists several cores (its ``devices``
+table: :mod:`workbench.delegate.devices`) runs each node on its core — ``unit`` "eve:0", "dsp:0" — with that
+core's rates, and a tensor one core made and another reads is copied between them (kind "copy"); a target
+without that table has one core, ``unit`` "device".
 """
 
 from __future__ import annotations
@@ -27,9 +31,17 @@ from ..interpreter import StepEvent
 from ..partition import Partition, node_macs, submodel
 from ..partition.cost import device_node_us, transfer_us
 from ..schema import dump
+from .devices import devices_of, schedule
 from .offload import Offload, OffloadData
 
-__all__ = ["Device", "DeviceKernel", "DeviceData", "PartitionStats"]
+__all__ = ["Device", "DeviceKernel", "DeviceData", "PartitionStats", "DeviceEvent"]
+
+
+@dataclass(frozen=True)
+class DeviceEvent(StepEvent):
+    """A step on the device, with the core that ran it (``unit``: "device", or "eve:0", "dsp:0" …)."""
+
+    unit: str = "device"
 
 
 @dataclass
@@ -99,6 +111,7 @@ class DeviceData(OffloadData):
     stats: PartitionStats | None = field(default=None, repr=False)
     precision: str = "float"
     calibrated: object = field(default=None, repr=False)   # the Calibrated int8 copy (precision int8)
+    steps: tuple = field(default=(), repr=False)   # the run on several cores (devices.schedule; () for one core)
 
     @property
     def last_modeled_ms(self) -> float:
@@ -156,12 +169,19 @@ class DeviceKernel(Offload):
                     break
             inner_nodes.append(found)
         inner_nodes = tuple(inner_nodes)
+        devices = devices_of(plan.target)
+        steps = schedule(plan, part, devices, getattr(self.delegate, "cores", None)) if devices else ()
+        if steps:
+            on = {st.node: st.us for st in steps if st.kind == "node"}
+            node_us = tuple(on[i] for i in part.nodes)
+        else:
+            node_us = tuple(device_node_us(cost, node_macs(plan.graph, i)) for i in part.nodes)
         stats = PartitionStats(part.index, len(part), part.est_us, len(blob), part.streamed_bytes)
         self.delegate.device.stats[(node.subgraph, part.index)] = stats
-        node_us = tuple(device_node_us(cost, node_macs(plan.graph, i)) for i in part.nodes)
         return DeviceData(base.inner, base.inputs, base.outputs, base.partition, base.target, tuple(part.nodes),
                           len(blob), part.est_us, node_us, inner_nodes, outer_tensor, dict(cost),
-                          part.streamed_bytes, stats, "int8" if calibrated is not None else "float", calibrated)
+                          part.streamed_bytes, stats, "int8" if calibrated is not None else "float", calibrated,
+                          steps)
 
     # -- running ------------------------------------------------------------------------------------
     def invoke(self, context, node, data) -> None:
@@ -200,12 +220,23 @@ class DeviceKernel(Offload):
         clock = time.perf_counter
         sg, cost = node.subgraph, data.cost
 
+        steps = data.steps
+        unit = {st.node: st.unit for st in steps if st.kind == "node"}
+        first = next(iter(unit.values()), "device")      # nodes of a subgraph the partition calls run there
+        copies: dict = {}           # (kind, tensor) → the schedule's copies of it; ("copy", node) → into that node
+        for st in steps:
+            if st.kind != "node":
+                copies.setdefault((st.kind, st.node if st.kind == "copy" else st.tensor), []).append(st)
+
         def copy(kind, t, nbytes, elapsed, value):
-            emit(StepEvent(sg, node.index, kind, 1, context.name(t), None,
-                                  (value,) if kind == "copy in" else (), (value,) if kind == "copy out" else (),
-                                  (t,) if kind == "copy in" else (), (t,) if kind == "copy out" else (),
-                                  elapsed * 1000.0, callers, lane="device", kind=kind,
-                                  modeled_ms=transfer_us(cost, nbytes) / 1000.0, bytes=nbytes))
+            planned = copies.get((kind, t)) or [None]
+            for k, st in enumerate(planned):
+                emit(DeviceEvent(sg, node.index, kind, 1, context.name(t), None,
+                                 (value,) if kind == "copy in" else (), (value,) if kind == "copy out" else (),
+                                 (t,) if kind == "copy in" else (), (t,) if kind == "copy out" else (),
+                                 elapsed * 1000.0 if k == 0 else 0.0, callers, lane="device", kind=kind,
+                                 modeled_ms=(transfer_us(cost, nbytes) if st is None else st.us) / 1000.0,
+                                 bytes=nbytes, unit="device" if st is None else st.unit))
 
         moved_in = moved_out = 0
         shared = bool(cost.get("shared_memory"))       # the device reads the host's tensors: nothing is copied
@@ -217,20 +248,26 @@ class DeviceKernel(Offload):
                 copy("copy in", t, value.nbytes, clock() - t0, np.array(value))
                 moved_in += value.nbytes
         if data.streamed_bytes:
-            emit(StepEvent(sg, node.index, "stream", 1, "weights from host memory", None, (), (), (), (),
-                                  0.0, callers, lane="device", kind="stream",
-                                  modeled_ms=data.streamed_bytes / cost["bandwidth_mb_s"] / 1000.0,
-                                  bytes=data.streamed_bytes))
+            st = (copies.get(("stream", -1)) or [None])[0]
+            emit(DeviceEvent(sg, node.index, "stream", 1, "weights from host memory", None, (), (), (), (),
+                             0.0, callers, lane="device", kind="stream",
+                             modeled_ms=data.streamed_bytes / cost["bandwidth_mb_s"] / 1000.0,
+                             bytes=data.streamed_bytes, unit="device" if st is None else st.unit))
         modeled = dict(zip(data.nodes, data.node_us))
         outer = data.outer_tensor
         for ev in inner.steps():
             orig = data.inner_nodes[ev.node] if ev.subgraph == 0 and ev.node < len(data.inner_nodes) else -1
-            emit(StepEvent(sg if ev.subgraph == 0 else ev.subgraph, orig, ev.op, ev.version, ev.kernel,
-                                  ev.data, ev.inputs, ev.outputs,
-                                  tuple(outer.get(t, -1) if t >= 0 else t for t in ev.input_ids),
-                                  tuple(outer.get(t, -1) if t >= 0 else t for t in ev.output_ids),
-                                  ev.elapsed_ms, callers + tuple(ev.callers), lane="device",
-                                  modeled_ms=modeled.get(orig, 0.0) / 1000.0 if ev.subgraph == 0 else None))
+            for st in copies.pop(("copy", orig), ()) if ev.subgraph == 0 and orig >= 0 else ():
+                emit(DeviceEvent(sg, orig, "copy", 1, f"{context.name(st.tensor)} ({st.source} → {st.unit})", None,
+                                 (), (), (st.tensor,), (st.tensor,), 0.0, callers, lane="device", kind="copy",
+                                 modeled_ms=st.us / 1000.0, bytes=st.bytes, unit=st.unit))
+            emit(DeviceEvent(sg if ev.subgraph == 0 else ev.subgraph, orig, ev.op, ev.version, ev.kernel,
+                             ev.data, ev.inputs, ev.outputs,
+                             tuple(outer.get(t, -1) if t >= 0 else t for t in ev.input_ids),
+                             tuple(outer.get(t, -1) if t >= 0 else t for t in ev.output_ids),
+                             ev.elapsed_ms, callers + tuple(ev.callers), lane="device",
+                             modeled_ms=modeled.get(orig, 0.0) / 1000.0 if ev.subgraph == 0 else None,
+                             unit=unit.get(orig, first) if steps else "device"))
         for k, t in zip(data.outputs, node.outputs):
             out = tensors[t]
             t0 = clock()

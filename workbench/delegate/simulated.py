@@ -126,7 +126,10 @@ class SimulatedAccelerator(Delegate):
             kw["refused"] = {**kw.get("refused", {}),
                              **{i: ("constraint", "precision int8 calibrates the main subgraph (0) only: its "
                                                   "calibration frames are the model's inputs") for i in range(n)}}
-        return super().prepare(model, subgraph, **kw)
+        # a target with several cores (a "devices" table): each partition's time is its run on them
+        from .devices import with_devices
+
+        return with_devices(super().prepare(model, subgraph, **kw), getattr(self, "cores", None))
 
     def delegate_prepare(self, interpreter):
         delegation = super().delegate_prepare(interpreter)

@@ -126,7 +126,7 @@ COST_KEYS = {"macs_per_cycle": True, "clock_mhz": True, "bandwidth_mb_s": True, 
              "memory_mb": False, "max_partition_mb": False, "shared_memory": False,
              "transfer_overhead_us": False, "cpu_macs_per_cycle": False, "cpu_clock_mhz": False}
 TOP_KEYS = {"name", "description", "source", "defaults", "ops", "cost", "dtype_note", "variables", "status",
-            "sources", "static_shapes"}
+            "sources", "static_shapes", "devices"}
 VARIABLES = ("private", "shared")
 
 _FILTER_OPS = {BuiltinOperator.AVERAGE_POOL_2D, BuiltinOperator.MAX_POOL_2D, BuiltinOperator.L2_POOL_2D}
@@ -155,6 +155,7 @@ class Target:
     status: dict = field(default_factory=dict)   # kind of failing check → the compiler's status words
     sources: dict = field(default_factory=dict)  # source label → citation
     static_shapes: str = ""  # non-empty: the words refusing a graph with a -1 in a shape signature (Edge TPU)
+    devices: dict = field(default_factory=dict)  # the chip's compute cores, as written (workbench.delegate.devices)
     _cache: dict = field(default_factory=dict, repr=False, compare=False, hash=False)
 
     # -- lookup --------------------------------------------------------------------------------
@@ -745,7 +746,14 @@ def parse_target(doc, where: str = "<target>") -> Target:
     if not isinstance(static, str):
         _fail(where, "static_shapes", f"expected the words refusing a dynamic-shaped graph, got {static!r}")
     return Target(name, str(doc.get("description", "")), str(doc.get("source", "")), ops, defaults, cost, where,
-                  variables, dict(status), dict(sources), static)
+                  variables, dict(status), dict(sources), static, _devices(where, doc.get("devices", {})))
+
+
+def _devices(where: str, raw) -> dict:
+    """The ``devices`` table as written (its figures are checked by ``workbench.delegate.devices``)."""
+    if not isinstance(raw, dict):
+        _fail(where, "devices", f"expected a table, got {type(raw).__name__}")
+    return dict(raw)
 
 
 def load_target(spec) -> Target:
