@@ -16,11 +16,14 @@ registered with the interpreter through the ``workbench.kernels`` entry-point gr
 
 from ..errors import DelegateError
 from .device import Device, DeviceData, DeviceKernel, PartitionStats
+from .devices import Devices, core_times, devices_of
 from .error import NodeError, node_errors
 from .interface import FAIL_POINTS, RESTORED, Delegate, Delegation, NodeSignature, apply, plan_subsets, version_error
 from .offload import Offload, read_options
+from .pipeline import PipelineRun, pipeline
 from .simulated import SimulatedAccelerator, SimulatedKernel, load_delegate
 
 __all__ = ["Delegate", "DelegateError", "Delegation", "NodeSignature", "SimulatedAccelerator", "SimulatedKernel",
            "Device", "DeviceKernel", "DeviceData", "PartitionStats", "Offload", "read_options", "apply",
-           "plan_subsets", "version_error", "load_delegate", "node_errors", "NodeError", "FAIL_POINTS", "RESTORED"]
+           "plan_subsets", "version_error", "load_delegate", "node_errors", "NodeError", "FAIL_POINTS", "RESTORED",
+           "pipeline", "PipelineRun", "Devices", "devices_of", "core_times"]
