@@ -168,8 +168,9 @@ def delegated(selfie):
     return it, d
 
 
-def test_run_view_places_nodes_as_the_interpreter_reports(delegated, plan):
+def test_run_view_places_nodes_as_the_interpreter_reports(delegated, selfie):
     it, d = delegated
+    plan = partition(selfie, "tidl", "tflite")          # a runtime delegate: TFLite's cut of what tidl accepts
     g = viz.op_graph(it)
     assert g.source == "run"
     for p in it.placements():
