@@ -60,7 +60,7 @@ test: $(VENV)/.installed-test $(VENV)/.installed-lab graphviz chromium corpus ke
 lint: $(VENV)/.installed-test
 	$(VENV)/bin/ruff check workbench tests benchmarks dev notebooks
 
-bench: $(VENV)/.installed-test corpus
+bench: $(VENV)/.installed-test $(VENV)/.installed-bench corpus
 	$(PY) benchmarks/bench_parse.py
 
 # the static site: the eight notebooks executed and rendered with their outputs, README.md and docs/*.md

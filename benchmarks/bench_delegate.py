@@ -39,7 +39,9 @@ def main(argv=None) -> int:
 
     model = workbench.load(args.model)
     cpu = workbench.Interpreter(model=model)
-    d = SimulatedAccelerator(args.target, strategy=args.strategy)
+    # tflite: a runtime delegate; another strategy is an offline compile (the delegate's compiled mode)
+    d = SimulatedAccelerator(args.target, strategy=args.strategy,
+                             mode="runtime" if args.strategy == "tflite" else "compiled")
     dele = workbench.Interpreter(model=model, experimental_delegates=[d])
     rng = np.random.default_rng(0)
     for it in (cpu, dele):

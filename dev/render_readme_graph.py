@@ -17,7 +17,7 @@ OUT = ROOT / "docs" / "images" / "digits_cnn_tidl.png"
 
 
 def main() -> Path:
-    delegate = load_delegate("tidl", {"strategy": "tidl", "deny": "MEAN"})
+    delegate = load_delegate("tidl", {"deny": "MEAN"})
     interpreter = workbench.Interpreter(model_path=str(ROOT / "sample_models" / "digits_cnn_float.tflite"),
                                         experimental_delegates=[delegate])
     graph = to_dot(op_graph(interpreter, title="digits CNN on the tidl target"))

@@ -27,7 +27,7 @@ def _x():
 
 def test_run_with_a_delegate_summarizes_the_device_and_the_host(capsys, tmp_path):
     inp = _image(tmp_path, arr_0=_x())
-    code, out, err = run_inprocess(capsys, "run", DIGITS, "--delegate", "tidl", "--strategy", "tidl", "--input", inp,
+    code, out, err = run_inprocess(capsys, "run", DIGITS, "--delegate", "tidl", "--input", inp,
                                    "--json", "--save", tmp_path / "out.npz")
     assert code == 0, err
     doc = strict_json(out)
@@ -36,11 +36,12 @@ def test_run_with_a_delegate_summarizes_the_device_and_the_host(capsys, tmp_path
     assert s["nodes"] == {"device": 7, "cpu": 0} and s["cpu_reasons"] == {}
     assert [p["nodes"] for p in s["partitions"]] == [[0, 1, 2, 3, 4, 5, 6]]
     assert s["bytes_copied"] == {"in": 256, "out": 40}
-    plan = workbench.partition.partition(workbench.load(DIGITS), "tidl", "tidl")
+    assert (s["strategy"], s["mode"]) == ("tflite", "runtime")
+    plan = workbench.partition.partition(workbench.load(DIGITS), "tidl", "tflite")
     assert s["device_ms_modeled"] == pytest.approx(plan.estimate()["target_us"] / 1000, abs=1e-5)
     assert s["host_ms_measured"] >= 0 and s["log"][0].startswith("Replacing 7 out of 7 node(s)")
     # the same outputs as a plain run
-    d = SimulatedAccelerator("tidl", strategy="tidl")
+    d = SimulatedAccelerator("tidl")
     it = workbench.Interpreter(model_path=str(DIGITS), experimental_delegates=[d])
     it.allocate_tensors()
     it.set_tensor(it.get_input_details()[0]["index"], _x())
@@ -74,6 +75,11 @@ def test_an_npz_input_by_name_and_by_position(capsys, tmp_path):
 @pytest.mark.parametrize("args, why", [
     (["--delegate", "no-such-target"], "Failed to load delegate from no-such-target"),
     (["--strategy", "tidl"], "--strategy needs --delegate TARGET"),
+    (["--mode", "compiled"], "--mode needs --delegate TARGET"),
+    # a runtime delegate only claims nodes; the walk is an offline compile (tflite/delegates/utils.cc
+    # GraphPartitionHelper makes a runtime delegate's partitions)
+    (["--delegate", "tidl", "--strategy", "tidl"], "strategy 'tidl' is an offline compile"),
+    (["--delegate", "edgetpu", "--strategy", "edgetpu"], "or ask for it here with mode='compiled'"),
 ])
 def test_bad_delegate_arguments_are_usage_errors(capsys, args, why):
     code, out, err = run_inprocess(capsys, "run", DIGITS, *args)
@@ -115,12 +121,13 @@ def test_an_input_given_twice_is_refused(capsys, tmp_path):
 
 
 def test_run_with_int8_offload_calibrated_from_the_training_split(capsys, tmp_path):
-    code, out, err = run_inprocess(capsys, "run", DIGITS, "--delegate", "tidl", "--strategy", "tidl",
-                                   "--precision", "int8", "--calibration", f"{SPLIT}:x_train",
+    code, out, err = run_inprocess(capsys, "run", DIGITS, "--delegate", "tidl", "--mode", "compiled",
+                                   "--strategy", "tidl", "--precision", "int8", "--calibration", f"{SPLIT}:x_train",
                                    "--calibration-frames", "32", "--json")
     assert code == 0, err
     s = strict_json(out)["delegation"]
     assert s["precision"] == "int8" and s["nodes"] == {"device": 7, "cpu": 0}
+    assert (s["strategy"], s["mode"]) == ("tidl", "compiled")
     # frames stacked by input name work too
     name = workbench.Interpreter(model_path=str(DIGITS)).get_input_details()[0]["name"]
     np.savez(tmp_path / "cal.npz", **{name: np.load(SPLIT)["x_train"][:8]})

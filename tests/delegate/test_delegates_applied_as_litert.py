@@ -124,14 +124,14 @@ def test_tidl_then_xnnpack_on_every_corpus_model(corpus_paths):
         times = 3 if name in corpus.STATEFUL else 1
         want = _run(cpu, xs, times)
         dynamic = first_dynamic_tensor(cpu._sg(0))
-        tidl = SimulatedAccelerator("tidl", strategy="tidl")
+        tidl = SimulatedAccelerator("tidl")
         if dynamic is not None:
             # subgraph.cc ModifyGraphWithDelegateImpl step 1: a static-only delegate is refused
             with pytest.raises(DelegateError, match="only supports static-sized tensors") as err:
                 _chain(m, name, tidl, SimulatedAccelerator("xnnpack"))
             assert str(err.value) == STATIC_ONLY.format(dynamic), name
             refused += 1
-            tidl = SimulatedAccelerator("tidl", strategy="tidl", allow_dynamic_tensors=True)
+            tidl = SimulatedAccelerator("tidl", allow_dynamic_tensors=True)
         it = _chain(m, name, tidl, SimulatedAccelerator("xnnpack"))
         assert _close(want, _run(it, xs, times)), f"{name}: tidl + xnnpack differ from the CPU-only run"
         # the log lines count the plan each delegate saw: the original nodes, then what tidl left

@@ -25,9 +25,9 @@ def _split():
     return s["x_train"], s["y_train"], s["x_test"], s["y_test"]
 
 
-def _int8(strategy="tidl", frames=64, **kw):
+def _int8(frames=64, **kw):
     x_train = _split()[0]
-    d = SimulatedAccelerator("tidl", strategy=strategy, precision="int8",
+    d = SimulatedAccelerator("tidl", precision="int8",
                              calibration=[x[None] for x in x_train[:frames]], **kw)
     it = workbench.Interpreter(model_path=str(DIGITS), experimental_delegates=[d])
     it.allocate_tensors()
@@ -82,7 +82,7 @@ def test_every_device_node_has_its_error_against_the_float_run():
     assert [e.node for e in errs] == [0, 1, 2, 3, 4, 5, 6]
     assert all(0 < e.max_abs < 5 and 20 < e.snr_db < 80 and e.frames == 8 for e in errs)
     assert it.delegations[0][1].errors[3] == errs[3]
-    f = SimulatedAccelerator("tidl", strategy="tidl")
+    f = SimulatedAccelerator("tidl")
     fit = workbench.Interpreter(model_path=str(DIGITS), experimental_delegates=[f])
     fit.allocate_tensors()
     assert all(e.max_abs == 0 and e.snr_db == float("inf") for e in node_errors(fit, frames[:2]))

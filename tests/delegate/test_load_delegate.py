@@ -19,11 +19,12 @@ def _run(it, x):
 
 
 def test_load_delegate_takes_a_target_name_and_string_options():
-    d = load_delegate("tidl", {"strategy": "tidl", "max_partitions": "2", "min_nodes": 1, "deny": "3,SOFTMAX",
-                               "max_versions": "CONV_2D:3", "fallback_to_cpu": "true", "name": "am57"})
+    d = load_delegate("tidl", {"mode": "compiled", "strategy": "tidl", "max_partitions": "2", "min_nodes": 1,
+                               "deny": "3,SOFTMAX", "max_versions": "CONV_2D:3", "fallback_to_cpu": "true",
+                               "name": "am57"})
     assert isinstance(d, SimulatedAccelerator)
-    assert (d.strategy, d.max_partitions, d.min_nodes, d.deny, d.max_versions, d.fallback_to_cpu, d.name) == \
-        ("tidl", 2, 1, (3, "SOFTMAX"), {"CONV_2D": 3}, True, "am57")
+    assert (d.mode, d.strategy, d.max_partitions, d.min_nodes, d.deny, d.max_versions, d.fallback_to_cpu, d.name) == \
+        ("compiled", "tidl", 2, 1, (3, "SOFTMAX"), {"CONV_2D": 3}, True, "am57")
 
 
 def test_load_delegate_takes_a_target_file(tmp_path):
@@ -38,6 +39,8 @@ def test_load_delegate_takes_a_target_file(tmp_path):
     ("no-such-target", None, "no-such-target"),
     ("tidl", {"colour": "red"}, "unknown option colour"),
     ("tidl", {"strategy": "best"}, "strategy='best'"),
+    ("tidl", {"mode": "later"}, "mode='later'"),
+    ("tidl", {"strategy": "tidl"}, "strategy 'tidl' is an offline compile"),
     ("tidl", {"max_partitions": "many"}, "expected an integer"),
     ("tidl", {"fallback_to_cpu": "perhaps"}, "expected true or false"),
     ("tidl", {"max_versions": "CONV_2D"}, "is not OP:N"),

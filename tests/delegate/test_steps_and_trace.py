@@ -17,11 +17,11 @@ from workbench.partition.cost import cpu_node_us
 DIGITS = Path(__file__).resolve().parents[2] / "sample_models" / "digits_cnn_float.tflite"
 
 
-def _delegated(strategy="tidl"):
+def _delegated():
     # the tidl target takes every op of the digits CNN (its MEAN as a pooling layer); denying the MEAN keeps
     # one node on the CPU between two device partitions, so the run crosses the boundary twice
     m = workbench.load(DIGITS)
-    d = SimulatedAccelerator("tidl", strategy=strategy, deny=("MEAN",))
+    d = SimulatedAccelerator("tidl", deny=("MEAN",))
     it = workbench.Interpreter(model=m, experimental_delegates=[d])
     it.allocate_tensors()
     x = np.random.default_rng(0).random((1, 8, 8, 1), np.float32)

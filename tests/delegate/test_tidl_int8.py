@@ -95,7 +95,7 @@ def test_the_earlier_per_channel_mode_stays_under_scale_type():
 def test_calibration_frames_takes_the_first_n_frames_like_tidl():
     with np.load(SPLIT) as z:
         x_train = z["x_train"][:30]
-    d = SimulatedAccelerator("tidl", strategy="tidl", precision="int8", calibration=[x[None] for x in x_train],
+    d = SimulatedAccelerator("tidl", precision="int8", calibration=[x[None] for x in x_train],
                              calibration_frames=20)
     it = workbench.Interpreter(model_path=str(DIGITS), experimental_delegates=[d])
     it.allocate_tensors()
@@ -254,7 +254,7 @@ def test_refusal_is_typed():
 def test_cli_int8_takes_tis_options_and_says_what_a_calibration_file_must_hold(capsys, tmp_path):
     from helpers.cli_helpers import run_inprocess, strict_json
 
-    code, out, err = run_inprocess(capsys, "run", DIGITS, "--delegate", "tidl", "--strategy", "tidl",
+    code, out, err = run_inprocess(capsys, "run", DIGITS, "--delegate", "tidl",
                                    "--precision", "int8", "--calibration", f"{SPLIT}:x_train",
                                    "--calibration-frames", "8", "--calibration-iterations", "2",
                                    "--quantization-scale-type", "1", "--json")

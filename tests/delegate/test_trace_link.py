@@ -18,7 +18,7 @@ SAMPLES = Path(__file__).resolve().parents[2] / "sample_models"
 
 def _events():
     it = workbench.Interpreter(model_path=str(SAMPLES / "digits_cnn_float.tflite"),
-                               experimental_delegates=[SimulatedAccelerator("tidl", strategy="tidl")])
+                               experimental_delegates=[SimulatedAccelerator("tidl")])
     it.allocate_tensors()
     it.set_tensor(it.get_input_details()[0]["index"], np.ones((1, 8, 8, 1), np.float32))
     return list(it.steps())

@@ -20,7 +20,8 @@ from workbench.interpreter.delegation import first_dynamic_tensor
 from workbench.partition import compile as compile_plan
 from workbench.partition import list_targets, partition
 
-# every shipped target with TFLite's partitioning, and the two targets whose own strategies differ from it
+# every shipped target as a runtime delegate (TFLite's partitioning), and the two targets whose offline
+# compilers cut otherwise, as compiled-mode delegates (the partitions `workbench partition -o` writes)
 CASES = [(t, "tflite") for t in list_targets()] + [("tidl", "tidl"), ("edgetpu", "edgetpu")]
 
 
@@ -79,7 +80,9 @@ def test_delegated_compiled_and_cpu_only_runs_are_identical(corpus_paths, target
         # a delegate needing static shapes is refused on a graph with dynamic-sized tensors (subgraph.cc
         # ModifyGraphWithDelegateImpl; tests/delegate/test_delegates_applied_as_litert.py): here it says it can
         xs, want, dynamic = cpu
-        d = SimulatedAccelerator(target, strategy=strategy, **({"allow_dynamic_tensors": True} if dynamic else {}))
+        mode = "runtime" if strategy == "tflite" else "compiled"
+        d = SimulatedAccelerator(target, strategy=strategy, mode=mode,
+                                 **({"allow_dynamic_tensors": True} if dynamic else {}))
         it = Interpreter(model=m, experimental_delegates=[d])
         plan = partition(m, target, strategy)
         got = _run(it, xs, times=2)

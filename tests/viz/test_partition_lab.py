@@ -257,3 +257,17 @@ def test_cut_after_ends_the_device_part_at_the_named_tensor_and_says_so():
     assert lab.error and "no tensor named 'MobilenetV2/no_such_tensor'" in html.unescape(lab.summary_html.value)
     lab.cut_after.value = ""
     assert lab.error is None and len(lab.plan.partitions) > 1
+
+
+def test_the_strategy_menu_says_which_cut_a_runtime_delegate_gets_and_which_is_an_offline_compile(digits):
+    # a LiteRT runtime delegate only claims nodes; TFLite cuts them (tflite/delegates/utils.cc
+    # GraphPartitionHelper): the walk and the Edge TPU cut are offline compiles
+    lab = PartitionLab(digits, target="tidl", strategy="tidl")
+    assert lab.strategy.label == "tidl (compiled offline)"
+    note = lab.strategy_note.value
+    assert "an offline compile" in note and "--strategy tidl -o OUT.tflite" in note
+    lab.strategy.value = "tflite"
+    assert lab.strategy.label == "tflite (runtime)"
+    assert "runtime delegate" in lab.strategy_note.value and "offline" not in lab.strategy_note.value
+    lab.strategy.value = "edgetpu"
+    assert "--strategy edgetpu -o OUT.tflite" in lab.strategy_note.value

@@ -125,7 +125,8 @@ def test_the_slider_and_the_header_count_the_same_step(digits):
 
 
 def test_a_given_interpreter_shows_its_own_target_and_strategy_in_fixed_menus(digits):
-    it = workbench.Interpreter(model=digits, experimental_delegates=[SimulatedAccelerator("tidl", strategy="tidl")])
+    it = workbench.Interpreter(model=digits, experimental_delegates=[
+        SimulatedAccelerator("tidl", mode="compiled", strategy="tidl")])
     it.allocate_tensors()
     dbg = StepDebugger(it)
     assert (dbg.run_on.value, dbg.strategy.value) == ("tidl", "tidl")
@@ -138,12 +139,16 @@ def test_a_given_interpreter_shows_its_own_target_and_strategy_in_fixed_menus(di
     free = StepDebugger(digits, target="tidl", strategy="edgetpu")
     assert not free.run_on.disabled and free.menus_note.value == ""
     assert (free.run_on.value, free.strategy.value) == ("tidl", "edgetpu")
+    # a strategy other than TFLite's is an offline compile: the menu says so, the run uses compiled mode
+    assert free.strategy.label == "edgetpu (compiled offline)" and "the offline edgetpu compile" in free.run_html.value
+    free.strategy.value = "tflite"
+    assert free.strategy.label == "tflite (runtime)" and "a runtime delegate, TFLite&#x27;s" in free.run_html.value
 
 
 def test_the_timeline_has_a_legend_of_its_colours_and_lanes(digits):
     # the MEAN denied, so the run has a host node between two device partitions (tidl takes the whole CNN)
     it = workbench.Interpreter(model=digits, experimental_delegates=[
-        SimulatedAccelerator("tidl", strategy="tidl", deny=("MEAN",))])
+        SimulatedAccelerator("tidl", deny=("MEAN",))])
     dbg = StepDebugger(it)
     legend = re.search(r"<div class='wb-timeline-legend'.*", dbg.timeline_html.value, re.S).group(0)
     for kind in ("node", "wait", "copy in", "copy out"):
@@ -181,7 +186,7 @@ def test_a_cpu_run_has_only_the_host_lane(digits):
 
 
 def test_a_delegated_run_shows_the_device_lane_and_the_partition_at_work(digits):
-    dbg = StepDebugger(digits, target="tidl", strategy="tidl")
+    dbg = StepDebugger(digits, target="tidl")
     assert "device (modeled)" in dbg.timeline_html.value
     kinds = [(s.event.lane, s.event.kind) for s in dbg.steps]
     assert ("device", "copy in") in kinds and ("host", "delegate") in kinds
@@ -205,7 +210,7 @@ def test_a_delegated_run_shows_the_device_lane_and_the_partition_at_work(digits)
 
 
 def test_every_step_has_the_timeline_box_of_its_event(digits):
-    it = workbench.Interpreter(model=digits, experimental_delegates=[SimulatedAccelerator("tidl", strategy="tidl")])
+    it = workbench.Interpreter(model=digits, experimental_delegates=[SimulatedAccelerator("tidl")])
     it.allocate_tensors()
     it.set_tensor(it.get_input_details()[0]["index"], np.ones((1, 8, 8, 1), np.float32))
     dbg = StepDebugger(it)

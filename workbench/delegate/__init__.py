@@ -1,7 +1,7 @@
 """Delegation: running part of a model on a (simulated) accelerator, as TFLite delegates do.
 
     from workbench.delegate import load_delegate
-    d = load_delegate("tidl", {"strategy": "tidl"})  # as ai_edge_litert's load_delegate, a target for a library
+    d = load_delegate("tidl")                        # as ai_edge_litert's load_delegate, a target for a library
     it = workbench.Interpreter(model_path=..., experimental_delegates=[d])   # prepare + partitioning
     it.placements()                                  # every node: device or CPU, partition, reason
     it.allocate_tensors(); it.invoke(); d.device     # partitions ran on the simulated device
@@ -15,15 +15,19 @@ registered with the interpreter through the ``workbench.kernels`` entry-point gr
 """
 
 from ..errors import DelegateError
+from . import interface
 from .device import Device, DeviceData, DeviceKernel, PartitionStats
 from .devices import Devices, core_times, devices_of
 from .error import NodeError, node_errors
-from .interface import FAIL_POINTS, RESTORED, Delegate, Delegation, NodeSignature, apply, plan_subsets, version_error
+from .interface import Delegate, Delegation, NodeSignature, apply, plan_subsets, version_error
 from .offload import Offload, read_options
 from .pipeline import PipelineRun, pipeline
 from .simulated import SimulatedAccelerator, SimulatedKernel, load_delegate
 
+FAIL_POINTS, MODES, RESTORED = interface.FAIL_POINTS, interface.MODES, interface.RESTORED
+OfflineStrategyError = interface.OfflineStrategyError
+
 __all__ = ["Delegate", "DelegateError", "Delegation", "NodeSignature", "SimulatedAccelerator", "SimulatedKernel",
            "Device", "DeviceKernel", "DeviceData", "PartitionStats", "Offload", "read_options", "apply",
            "plan_subsets", "version_error", "load_delegate", "node_errors", "NodeError", "FAIL_POINTS", "RESTORED",
-           "pipeline", "PipelineRun", "Devices", "devices_of", "core_times"]
+           "MODES", "OfflineStrategyError", "pipeline", "PipelineRun", "Devices", "devices_of", "core_times"]

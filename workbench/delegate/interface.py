@@ -19,9 +19,14 @@ What happens, step by step, as in TFLite (``tflite/core/subgraph.cc`` ModifyGrap
 2. ``delegate_prepare(interpreter)`` looks at the *current* execution plan of every subgraph (a
    delegate applied after another sees the other's DELEGATE nodes, and does not take them): for each
    node the version check first (a stored version above ``max_version`` is refused in the GPU
-   delegate's words, "Max version supported: N. Requested version M."), then ``supports``; then the
-   partitioner cuts the graph (``strategy``: TFLite's own by default) and keeps the largest partitions
-   (``max_partitions``, ``min_nodes``).
+   delegate's words, "Max version supported: N. Requested version M."), then ``supports``.  That is
+   all a runtime delegate decides: which nodes it claims (GetSupportedNodes).  TFLite's own partitioner
+   cuts the claimed nodes into partitions (``tflite/delegates/utils.cc`` GraphPartitionHelper, over
+   ``tflite/graph_info.cc`` PartitionGraphIntoIndependentNodeSubsets) and keeps the largest ones
+   (``max_partitions``, ``min_nodes``).  Another way of cutting — the TI paper's walk, the Edge TPU
+   compiler's — belongs to an offline compiler: ``workbench partition --strategy tidl -o OUT.tflite``
+   writes the compiled model (one custom op per partition), or ``mode="compiled"`` here runs a delegate
+   whose partitions are those of that compile (see :data:`MODES`).
 3. The interpreter replaces each partition by one DELEGATE node whose kernel comes from
    ``create_kernel``, and runs the kernel's init (ReplaceNodeSubsetsWithDelegateKernels →
    AddNodeWithParameters); it logs "Replacing N out of M node(s) …" (M: the current plan's size).
@@ -48,9 +53,25 @@ from ..partition.plan import Reason
 from ..schema.enums import BuiltinOperator
 
 __all__ = ["Delegate", "DelegateError", "Delegation", "NodeSignature", "version_error", "FAIL_POINTS", "RESTORED",
-           "replacing_line"]
+           "replacing_line", "MODES", "OfflineStrategyError"]
 
 FAIL_POINTS = ("prepare", "init", "invoke")
+#: ``runtime``: the delegate claims nodes, TFLite's partitioner cuts them (LiteRT's runtime delegates);
+#: ``compiled``: the partitions of an offline compile with the delegate's ``strategy`` (what running the
+#: model written by ``workbench partition --strategy S -o OUT.tflite`` runs, the paper's custom op).
+MODES = ("runtime", "compiled")
+
+
+class OfflineStrategyError(DelegateError, ValueError):
+    """A runtime delegate was given a strategy that only an offline compiler has."""
+
+
+def offline_strategy_message(name: str, strategy: str) -> str:
+    return (f"{name}: strategy {strategy!r} is an offline compile, not a runtime delegate's partitioning. "
+            f"A LiteRT runtime delegate only claims nodes (GetSupportedNodes) and TFLite's partitioner cuts "
+            f"them (tflite/delegates/utils.cc GraphPartitionHelper), so a runtime delegate uses strategy "
+            f"'tflite'. To run the {strategy} compile: `workbench partition MODEL --target T --strategy "
+            f"{strategy} -o OUT.tflite`, then run OUT.tflite; or ask for it here with mode='compiled'.")
 # subgraph.cc, when ModifyGraphWithDelegate fails and the delegation is undone
 RESTORED = "Restored original execution plan after delegate application failure."
 
@@ -127,8 +148,11 @@ class Delegate:
     """Base class: override ``supports`` and ``create_kernel`` (and ``max_version`` for the version check).
 
     Knobs as SimpleDelegateInterface::Options: ``max_partitions`` (≤ 0: all), ``min_nodes`` per partition
-    (≤ 0: no minimum); ``deny``: node indices / op names kept on the CPU; ``strategy``: how the graph is
-    cut (``tflite``, ``tidl``, ``edgetpu``: see :mod:`workbench.partition.strategies`);
+    (≤ 0: no minimum); ``deny``: node indices / op names kept on the CPU; ``mode`` (:data:`MODES`) and
+    ``strategy``: a ``runtime`` delegate (the default) claims nodes and TFLite's partitioner
+    (``strategy="tflite"``) cuts them — any other strategy raises :class:`OfflineStrategyError`;
+    ``mode="compiled"`` cuts with ``strategy`` (``tflite``, ``tidl``, ``edgetpu``: see
+    :mod:`workbench.partition.strategies`) as the offline compiler does, and runs those partitions;
     ``fallback_to_cpu``: a teaching aid — when applying the delegate fails, log what LiteRT would raise
     and go on with the original plan (every delegate removed, as LiteRT's RemoveAllDelegates) instead of
     raising; ``allow_dynamic_tensors``: see the class attribute.
@@ -142,13 +166,23 @@ class Delegate:
     allow_dynamic_tensors: bool = False
 
     def __init__(self, *, max_partitions: int = 0, min_nodes: int = 0, deny=(), strategy: str = "tflite",
-                 fallback_to_cpu: bool = False, allow_dynamic_tensors: bool | None = None):
+                 mode: str = "runtime", fallback_to_cpu: bool = False, allow_dynamic_tensors: bool | None = None):
+        from ..partition import STRATEGIES
+
         if allow_dynamic_tensors is not None:
             self.allow_dynamic_tensors = bool(allow_dynamic_tensors)
+        if mode not in MODES:
+            raise ValueError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
+        if strategy not in STRATEGIES:
+            raise ValueError(f"strategy must be one of {', '.join(STRATEGIES)}, got {strategy!r}")
+        if mode == "runtime" and strategy != "tflite":
+            raise OfflineStrategyError(offline_strategy_message(getattr(self, "name", type(self).__name__),
+                                                                strategy))
         self.max_partitions = max_partitions
         self.min_nodes = min_nodes
         self.deny = tuple(deny)
         self.strategy = strategy
+        self.mode = mode
         self.fallback_to_cpu = bool(fallback_to_cpu)
         self.log: list[str] = []
         self._plans: dict[int, Plan] = {}        # id(partition) → its plan

@@ -8,6 +8,19 @@
 It refuses op versions above the target's ``max_version`` at prepare (in the GPU delegate's words) and
 can be told to fail on purpose (``fail="prepare"``, ``"init"`` or ``"invoke"``) to show what TFLite
 does then.
+
+Two modes, as the two ways a model reaches an accelerator:
+
+    SimulatedAccelerator("tidl")                     # runtime: claims the nodes the target's rules accept;
+                                                     # TFLite's partitioner makes the partitions
+    SimulatedAccelerator("tidl", mode="compiled", strategy="tidl")
+                                                     # compiled: the partitions of the offline compile,
+                                                     # `workbench partition --strategy tidl -o OUT.tflite`
+
+``SimulatedAccelerator("tidl", strategy="tidl")`` (runtime mode, another strategy) raises
+:class:`~workbench.delegate.interface.OfflineStrategyError`: a LiteRT runtime delegate only claims nodes
+(GetSupportedNodes); the cut belongs to TFLite (``tflite/delegates/utils.cc`` GraphPartitionHelper,
+``tflite/core/subgraph.cc`` ReplaceNodeSubsetsWithDelegateKernels).
 """
 
 from __future__ import annotations
@@ -68,6 +81,8 @@ class SimulatedAccelerator(Delegate):
                  precision: str = "float", calibration=None, calibration_iterations: int = 1,
                  quantization_scale_type: int = 0, scale_type: str | None = None, calibration_frames=None,
                  progress=None, allow_dynamic_tensors: bool | None = None, **knobs):
+        self._target = load_target(target)
+        self.name = name or f"simulated-{self._target.name}"      # before the knobs: errors name the delegate
         super().__init__(allow_dynamic_tensors=allow_dynamic_tensors, **knobs)
         if precision not in PRECISIONS:
             raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}, got {precision!r}")
@@ -86,7 +101,6 @@ class SimulatedAccelerator(Delegate):
         self.calibration_frames = calibration_frames
         self.progress = progress
         self.calibrated: dict = {}         # (subgraph, partition) → Calibrated (precision int8)
-        self._target = load_target(target)
         if allow_dynamic_tensors is None:
             self.allow_dynamic_tensors = self._target.name == "xnnpack"
         # the same target without its version limits: the delegate checks versions itself, first, in the
@@ -95,7 +109,6 @@ class SimulatedAccelerator(Delegate):
             self._target, defaults={k: v for k, v in self._target.defaults.items() if k != "max_version"},
             ops={k: OpRule(r.op, {c: v for c, v in r.constraints.items() if c != "max_version"}, r.custom)
                  for k, r in self._target.ops.items()}, _cache={})
-        self.name = name or f"simulated-{self._target.name}"
         self.max_versions = dict(max_versions or {})
         if fail is not None and fail not in FAIL_POINTS:
             raise ValueError(f"fail must be one of {', '.join(FAIL_POINTS)} (or None), got {fail!r}")
@@ -209,7 +222,9 @@ def _sized(interp, detail, array) -> np.ndarray:
 # -- load_delegate ------------------------------------------------------------------------------------
 
 _OPTIONS = {
-    "strategy": "how the graph is cut: tflite (default), tidl or edgetpu",
+    "mode": "runtime (default: the delegate claims nodes, TFLite partitions them) or compiled (the partitions "
+            "of an offline compile with the strategy)",
+    "strategy": "how the graph is cut: tflite (default); tidl or edgetpu only with mode=compiled",
     "max_partitions": "keep at most this many partitions, largest first (0: all)",
     "min_nodes": "drop partitions with fewer nodes (0: no minimum)",
     "deny": "comma-separated node indices and/or op names kept on the CPU",
@@ -260,6 +275,12 @@ def load_delegate(library, options=None) -> SimulatedAccelerator:
             if raw["strategy"] not in STRATEGIES:
                 raise ValueError(f"option strategy={raw['strategy']!r}: expected one of {', '.join(STRATEGIES)}")
             kw["strategy"] = raw["strategy"]
+        if "mode" in raw:
+            from .interface import MODES
+
+            if raw["mode"] not in MODES:
+                raise ValueError(f"option mode={raw['mode']!r}: expected one of {', '.join(MODES)}")
+            kw["mode"] = raw["mode"]
         for key in ("max_partitions", "min_nodes"):
             if key in raw:
                 kw[key] = _int_option(key, raw[key])

@@ -99,7 +99,19 @@ class Partition:
 
 def node_macs(g, i: int) -> int:
     """Multiply-accumulates of node ``i`` (conv / depthwise / deconv / FC / pools; 1 per output element
-    for element-wise ops; 0 for data movement)."""
+    for element-wise ops; 0 for data movement), as a :class:`~workbench.partition.cost.NodeWork`: an int
+    that also carries the op and the node's bytes (input activations, output activations, weights), which
+    the cost model reads (``partition/cost.py``)."""
+    from .cost import NodeWork
+
+    n = g.nodes[i]
+    ins = [t for t in n.inputs if t >= 0]
+    return NodeWork(_macs(g, i), n.name,
+                    sum(g.nbytes(t) for t in ins if not g.static[t]),
+                    sum(g.nbytes(t) for t in n.outputs if t >= 0), sum(g.nbytes(t) for t in ins if g.static[t]))
+
+
+def _macs(g, i: int) -> int:
     from ..schema.enums import BuiltinOperator as B
 
     n = g.nodes[i]

@@ -124,7 +124,10 @@ _KIND_CODES = {"unsupported_op": "unsupported-op", "version": "version", "dtype"
 OP_KEYS = CONSTRAINT_KEYS | {"custom", "note", "subgraphs", "unpack_with_consumers", "status_of", "sources"}
 COST_KEYS = {"macs_per_cycle": True, "clock_mhz": True, "bandwidth_mb_s": True, "op_overhead_us": False,
              "memory_mb": False, "max_partition_mb": False, "shared_memory": False,
-             "transfer_overhead_us": False, "cpu_macs_per_cycle": False, "cpu_clock_mhz": False}
+             "transfer_overhead_us": False, "cpu_macs_per_cycle": False, "cpu_clock_mhz": False,
+             "conv_efficiency": False, "depthwise_efficiency": False, "other_efficiency": False,
+             "memory_bandwidth_mb_s": False}
+_POSITIVE_IF_GIVEN = {"conv_efficiency", "depthwise_efficiency", "other_efficiency"}   # divisors (cost.py)
 TOP_KEYS = {"name", "description", "source", "defaults", "ops", "cost", "dtype_note", "variables", "status",
             "sources", "static_shapes", "devices"}
 VARIABLES = ("private", "shared")
@@ -723,8 +726,9 @@ def parse_target(doc, where: str = "<target>") -> Target:
     for k, v in cost_raw.items():
         if k not in COST_KEYS:
             _fail(where, f"cost.{k}", f"unknown cost figure (known: {', '.join(COST_KEYS)})")
-        if not isinstance(v, (int, float)) or isinstance(v, bool) or v < 0 or (COST_KEYS[k] and v == 0):
-            _fail(where, f"cost.{k}", f"expected a {'positive' if COST_KEYS[k] else 'non-negative'} number, got {v!r}")
+        positive = COST_KEYS[k] or k in _POSITIVE_IF_GIVEN
+        if not isinstance(v, (int, float)) or isinstance(v, bool) or v < 0 or (positive and v == 0):
+            _fail(where, f"cost.{k}", f"expected a {'positive' if positive else 'non-negative'} number, got {v!r}")
         cost[k] = float(v)
     for k, required in COST_KEYS.items():
         if required and k not in cost:

@@ -40,8 +40,14 @@ def _register_run(sub) -> None:
     p.add_argument("--delegate", metavar="TARGET",
                    help="apply a simulated accelerator for TARGET (a name from `workbench partition "
                         "--list-targets` or a target file)")
+    p.add_argument("--mode", choices=["runtime", "compiled"], default=None,
+                   help="with --delegate: runtime (default; the delegate claims the nodes its target's rules "
+                        "accept and TFLite's partitioner cuts them, as a LiteRT delegate) or compiled (the "
+                        "partitions of an offline compile with --strategy, what `workbench partition --strategy "
+                        "S -o OUT.tflite` writes)")
     p.add_argument("--strategy", choices=["tflite", "tidl", "edgetpu"], default=None,
-                   help="with --delegate: how the graph is cut (default tflite, TFLite's own partitioning)")
+                   help="with --delegate: how the graph is cut (default tflite, TFLite's own partitioning); "
+                        "tidl and edgetpu are offline compiles: only with --mode compiled")
     p.add_argument("--precision", choices=["float", "int8"], default=None,
                    help="with --delegate: float (the device runs the model's own kernels) or int8 (each partition "
                         "is calibrated into an int8 copy, the TIDL way; needs --calibration)")
@@ -91,7 +97,7 @@ def _run_delegate(args):
     from ...delegate import load_delegate
 
     if args.delegate is None:
-        for flag, value in (("--strategy", args.strategy), ("--precision", args.precision),
+        for flag, value in (("--strategy", args.strategy), ("--mode", args.mode), ("--precision", args.precision),
                             ("--calibration", args.calibration)):
             if value is not None:
                 raise WorkbenchError(f"{flag} needs --delegate TARGET")
@@ -101,6 +107,8 @@ def _run_delegate(args):
     if args.calibration is not None and args.precision != "int8":
         raise WorkbenchError("--calibration is for --precision int8")
     options = {"strategy": args.strategy} if args.strategy else {}
+    if args.mode:
+        options["mode"] = args.mode
     try:
         d = load_delegate(args.delegate, options)
     except ValueError as exc:
@@ -109,7 +117,7 @@ def _run_delegate(args):
         from ...delegate import SimulatedAccelerator
 
         frames = _calibration_frames(args.calibration, args.model, args.calibration_frames)
-        d = SimulatedAccelerator(d.target, strategy=d.strategy, precision="int8", calibration=frames,
+        d = SimulatedAccelerator(d.target, strategy=d.strategy, mode=d.mode, precision="int8", calibration=frames,
                                  calibration_iterations=args.calibration_iterations,
                                  quantization_scale_type=args.quantization_scale_type,
                                  progress=not args.json and sys.stderr.isatty())
@@ -130,6 +138,7 @@ def _delegation_summary(it, delegate, events, host_ms: float) -> dict:
     copies = [e for e in events if e.kind in ("copy in", "copy out")]
     device_ms = sum(e.modeled_ms or 0.0 for e in events if e.kind == "delegate")
     return {"delegate": delegate.name, "target": delegate.target.name, "strategy": delegate.strategy,
+            "mode": getattr(delegate, "mode", "runtime"),
             "precision": getattr(delegate, "precision", "float"),
             "nodes": lanes, "cpu_reasons": dict(sorted(reasons.items(), key=lambda kv: -kv[1])),
             "partitions": parts, "bytes_copied": {"in": sum(e.bytes for e in copies if e.kind == "copy in"),
@@ -218,7 +227,8 @@ def _cmd_run(args) -> int:
     if "delegation" in doc:
         s = doc["delegation"]
         out += s["log"]
-        out.append(f"{s['delegate']} ({s['target']}/{s['strategy']}, {s['precision']}): {s['nodes']['device']} node(s) "
+        how = f"{s['target']}/{s['strategy']}" + (" compiled" if s["mode"] == "compiled" else "")
+        out.append(f"{s['delegate']} ({how}, {s['precision']}): {s['nodes']['device']} node(s) "
                    f"on the device in "
                    f"{len(s['partitions'])} partition(s), {s['nodes']['cpu']} on the CPU")
         for r, n in s["cpu_reasons"].items():

@@ -14,6 +14,13 @@ copies in and out, weights streamed), from :mod:`workbench.partition.cost`.
 **Pin** keeps the current plan: the next one is drawn below it on the same layout (one above the other,
 so both fit a 1280 px screen), the nodes that differ ringed in both, with the changes listed below.
 
+The strategy menu is a planning view of two different things, and a note beside it says which.
+``tflite`` is the cut a runtime delegate gets: it claims the nodes the target accepts and TFLite's
+partitioner cuts them (``tflite/delegates/utils.cc`` GraphPartitionHelper).  ``tidl`` (the TI paper's
+walk) and ``edgetpu`` (the Edge TPU compiler's cut) are offline compiles: ``workbench partition
+--strategy tidl -o OUT.tflite`` writes that cut into a model, and a delegate runs it only in
+``mode="compiled"``.
+
 A plain class holding ipywidgets, so tests drive it without a browser::
 
     lab = PartitionLab(model, target="tidl", strategy="tidl")
@@ -55,7 +62,7 @@ from ..view_model import DTYPE_SHORT, REASON_NUMBER, op_graph
 from ._layout import EdgeStyle, Layout, outline_for, placement_style
 from .runtime_explorer import available_models
 
-__all__ = ["PartitionLab", "without_ops", "REASON_NUMBER", "placement_changes"]
+__all__ = ["PartitionLab", "without_ops", "REASON_NUMBER", "placement_changes", "strategy_label", "strategy_note"]
 
 # a CPU node's badge: the number of its reason's code (REASON_NUMBER, shared with viz.op_graph), the same
 # in every cut and every view
@@ -102,6 +109,24 @@ def without_ops(target: Target, off, present=None) -> Target:
         ops.pop(name, None)
     label = ", ".join(sorted(off)) if len(off) <= 2 else f"{len(off)} ops"
     return dataclasses.replace(target, name=f"{target.name} without {label}", ops=ops, _cache={})
+
+
+def strategy_label(strategy: str) -> str:
+    """The strategy menu's text: which of the two ways a cut reaches a device it is."""
+    return f"{strategy} (runtime)" if strategy == "tflite" else f"{strategy} (compiled offline)"
+
+
+def strategy_note(strategy: str) -> str:
+    """One line under the strategy menu: who makes this cut, and how to run it."""
+    if strategy == "tflite":
+        text = ("<b>tflite</b>: the cut a runtime delegate gets, as in LiteRT. The delegate claims the nodes the "
+                "target accepts; TFLite's partitioner cuts them into partitions.")
+    else:
+        text = (f"<b>{H.esc(strategy)}</b>: an offline compile, not a runtime delegate's cut. "
+                f"<code>workbench partition MODEL --target T --strategy {H.esc(strategy)} -o OUT.tflite</code> "
+                f"writes this cut into a model (one custom op per partition); a delegate runs it only with "
+                f"<code>mode=\"compiled\"</code>.")
+    return f"<small style='color:#555'>{text}</small>"
 
 
 class _ModelData:
@@ -151,8 +176,9 @@ class PartitionLab:
         self.model_name = W.Dropdown(options=names, value=model, description="model", layout=W.Layout(width="360px"))
         self.target = W.Dropdown(options=list_targets(), value=target, description="target",
                                  layout=W.Layout(width="220px"))
-        self.strategy = W.Dropdown(options=list(STRATEGIES), value=strategy, description="strategy",
-                                   layout=W.Layout(width="220px"))
+        self.strategy = W.Dropdown(options=[(strategy_label(s), s) for s in STRATEGIES], value=strategy,
+                                   description="strategy", layout=W.Layout(width="280px"))
+        self.strategy_note = W.HTML(strategy_note(strategy))
         self.max_partitions = W.BoundedIntText(value=0, min=-1, max=10_000, description="max partitions",
                                                style={"description_width": "initial"}, layout=W.Layout(width="170px"))
         self.min_nodes = W.BoundedIntText(value=0, min=0, max=100_000, description="min nodes",
@@ -183,7 +209,7 @@ class PartitionLab:
         knobs = W.HBox([W.VBox([W.HTML("<b>ops the target takes</b> (untick to take one away)"), self.ops_box,
                                 self.ops_note], layout=W.Layout(flex="1 1 auto")), self.deny])
         self.widget = W.VBox([
-            W.HBox([self.model_name, self.target, self.strategy]),
+            W.HBox([self.model_name, self.target, self.strategy]), self.strategy_note,
             W.HBox([self.max_partitions, self.min_nodes, self.zoom, self.pin_button, self.unpin_button]),
             self.cut_after,
             knobs, self.summary_html, self.changes_html,
@@ -192,6 +218,7 @@ class PartitionLab:
         self.widget.add_class("wb-partition-lab")
         # stable hooks for tests driving the lab in a browser (tests/browser)
         for w, hook in ((self.model_name, "model"), (self.target, "target"), (self.strategy, "strategy"),
+                        (self.strategy_note, "strategy-note"),
                         (self.max_partitions, "max-partitions"), (self.min_nodes, "min-nodes"),
                         (self.deny, "deny"), (self.cut_after, "cut-after"), (self.ops_box, "op-toggles"),
                         (self.summary_html, "summary"),
@@ -208,6 +235,7 @@ class PartitionLab:
         self._targets: dict = {}
         self.model_name.observe(lambda _c: self._load_model(), names="value")
         self.target.observe(lambda _c: self._new_target(), names="value")
+        self.strategy.observe(lambda c: setattr(self.strategy_note, "value", strategy_note(c["new"])), names="value")
         for w in (self.strategy, self.max_partitions, self.min_nodes, self.deny, self.cut_after):
             w.observe(lambda _c: self.update(), names="value")
         self.zoom.observe(lambda _c: self._redraw(), names="value")

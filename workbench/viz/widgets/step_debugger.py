@@ -17,12 +17,16 @@ debugger then moves a cursor over those steps:
 
 The slider counts steps from 1, as the header does ("step 1 / 13" is the slider at 1).  Given an
 interpreter you set up, the debugger shows that run: its target and strategy menus show what its
-delegate uses and are disabled (the interpreter fixes them; pass the model instead to choose).
+delegate uses and are disabled (the interpreter fixes them; pass the model instead to choose).  The
+strategy ``tflite`` runs a runtime delegate (it claims the nodes the target's rules accept, TFLite's
+partitioner cuts them, as in LiteRT); ``tidl`` and ``edgetpu`` run the partitions of an offline compile
+(the delegate's ``mode="compiled"``, what ``workbench partition --strategy S -o OUT.tflite`` writes).
 
 A plain class holding ipywidgets, so tests drive it without a browser::
 
     dbg = StepDebugger(model)                          # a CPU run (random inputs, seed 0)
-    dbg = StepDebugger(model, target="tidl", strategy="tidl")   # delegated to a simulated accelerator
+    dbg = StepDebugger(model, target="tidl")           # delegated to a simulated accelerator (runtime)
+    dbg = StepDebugger(model, target="tidl", strategy="tidl")   # the offline tidl compile, run
     dbg = StepDebugger(interpreter)                    # a run you set up (inputs set, delegates applied)
     dbg.step_button.click(); dbg.back_button.click()   # or dbg.go(4) (= dbg.slider.value = 5); dbg.play drives it
     dbg.current                                        # the Step: its event, the nodes and tensors in focus
@@ -382,6 +386,7 @@ class StepDebugger:
         fixed = self._given is not None
         targets = [("CPU only", "")] + [(t, t) for t in list_targets()]
         strategies = list(STRATEGIES)
+        label = {s: f"{s} (runtime)" if s == "tflite" else f"{s} (compiled offline)" for s in STRATEGIES}
         why = "the target and strategy you choose for the run"
         if fixed:           # the menus show the run given: what its delegate uses, and cannot change it
             target, strategy = _setup_of(source)
@@ -393,8 +398,9 @@ class StepDebugger:
                    "StepDebugger(model, target=..., strategy=...), to choose here")
         self.run_on = W.Dropdown(options=targets, value=target or "", description="run on", disabled=fixed,
                                  tooltip=why, layout=W.Layout(width="200px"))
-        self.strategy = W.Dropdown(options=strategies, value=strategy, description="strategy", disabled=fixed,
-                                   tooltip=why, layout=W.Layout(width="200px"))
+        self.strategy = W.Dropdown(options=[(label.get(s, s), s) for s in strategies], value=strategy,
+                                   description="strategy", disabled=fixed, tooltip=why,
+                                   layout=W.Layout(width="280px"))
         self.menus_note = W.HTML(f"<small style='color:#555'>menus fixed: {H.esc(why)}</small>" if fixed else "")
         # the slider counts steps from 1, as the header does; ``cursor`` is the step's index (from 0)
         self.play = W.Play(value=1, min=1, max=1, step=1, interval=700, description="play")
@@ -444,7 +450,9 @@ class StepDebugger:
         if self.run_on.value:
             from ...delegate import SimulatedAccelerator
 
-            delegates.append(SimulatedAccelerator(self.run_on.value, strategy=self.strategy.value))
+            s = self.strategy.value          # tflite: a runtime delegate; tidl / edgetpu: an offline compile
+            delegates.append(SimulatedAccelerator(self.run_on.value, strategy=s,
+                                                  mode="runtime" if s == "tflite" else "compiled"))
         it = Interpreter(model=self.model)
         for k, shape in enumerate(corpus.INPUT_SHAPES.get(self.source_name, ())):
             it.resize_tensor_input(k, list(shape))
@@ -783,7 +791,10 @@ class StepDebugger:
         host = sum(1 for e in self.events if e.lane == "host" and e.kind == "node" and not e.callers)
         device = sum(1 for e in self.events if e.lane == "device" and e.kind == "node")
         copies = [e for e in self.events if e.kind in ("copy in", "copy out")]
-        how = f"delegated to {self.run_on.value} ({self.strategy.value})" if self.run_on.value else "on the CPU"
+        s = self.strategy.value
+        how = ("on the CPU" if not self.run_on.value else
+               f"delegated to {self.run_on.value} (a runtime delegate, TFLite's partitioning)" if s == "tflite" else
+               f"delegated to {self.run_on.value} (the offline {s} compile)")
         if self._given is not None:
             how = "with " + (", ".join(getattr(d, "name", str(d)) for d, _ in it.delegations) or "no delegate")
         log = "".join(f"<div><small>{H.esc(line)}</small></div>" for line in getattr(it, "delegate_log", [])[:2])
