@@ -21,7 +21,7 @@ TARGETS = Path(workbench.__file__).parent / "partition" / "targets"
 
 @pytest.fixture(scope="module")
 def am5729_run():
-    d = SimulatedAccelerator("am5729", strategy="tidl")
+    d = SimulatedAccelerator("am5729")
     it = workbench.Interpreter(model_path=str(DIGITS), experimental_delegates=[d])
     it.allocate_tensors()
     it.set_tensor(it.get_input_details()[0]["index"], np.random.default_rng(1).random((1, 8, 8, 1), np.float32))
@@ -80,7 +80,7 @@ def test_copies_between_cores_are_counted_and_the_plan_equals_the_device_count(a
     (wait,) = [s for s in slices if s.kind == "wait"]
     assert wait.dur_us == pytest.approx(part.est_us)
     # the standalone plan keeps the one-device figures of the target's cost table
-    assert partition(workbench.load(DIGITS), "am5729", "tidl").partitions[0].est_us != pytest.approx(part.est_us)
+    assert partition(workbench.load(DIGITS), "am5729").partitions[0].est_us != pytest.approx(part.est_us)
 
 
 def test_eve_only_dsp_only_and_both_are_modeled_and_printed(capsys):

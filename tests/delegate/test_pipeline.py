@@ -17,7 +17,7 @@ MOBILENET = Path("/work/shared/models/mobilenet_v1_a10_224_float32.tflite")
 
 def _interp(path=DIGITS, target="am5729", **kw):
     it = workbench.Interpreter(model_path=str(path),
-                               experimental_delegates=[SimulatedAccelerator(target, strategy="tidl", **kw)])
+                               experimental_delegates=[SimulatedAccelerator(target, **kw)])
     it.allocate_tensors()
     return it
 

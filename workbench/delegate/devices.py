@@ -208,8 +208,8 @@ class CoreTimes:
     published: dict      # label → published ms, or None (not known)
 
     def __str__(self) -> str:
-        out = [f"{self.model} on {self.target} (modeled; 'published' from TI's TIDL 'Performance data' "
-               f"table where known — an empty cell: not filled in)",
+        out = [f"{self.model} on {self.target}: modeled; 'published ms' where a published time was given "
+               f"(an empty cell: none)",
                f"{'cores':<10} {'device ms':>10} {'host ms':>9} {'total ms':>9} {'published ms':>13}"]
         for label, dev, host, total in self.rows:
             pub = self.published.get(label)
