@@ -700,7 +700,8 @@ class StepDebugger:
         out = []
         for j, lane in enumerate(lanes):
             y = 14 + j * 30
-            label = "host (CPU, measured)" if lane == "host" else "device (modeled)"
+            host_clock = next((sl.clock for sl in self.slices if sl.lane == "host" and sl.kind != "wait"), "modeled")
+            label = f"host (CPU, {host_clock})" if lane == "host" else "device (modeled)"
             out.append(f'<text x="4" y="{y + 14}" font-size="10" fill="#111">{label}</text>'
                        f'<line x1="{self.TL_LEFT}" x2="{self.TL_WIDTH - 8}" y1="{y + 22}" y2="{y + 22}" '
                        f'stroke="#ddd"/>')
@@ -752,7 +753,10 @@ class StepDebugger:
             if gid not in shown:
                 shown.add(gid)
                 items.append(swatch(PALETTE[k % len(PALETTE)][0], f"a node of {gid} run on the device, modeled"))
-        lanes = "host: the CPU, its time measured"
+        lanes = ("host: the CPU, its time measured" if all(sl.clock == "measured" for sl in self.slices
+                                                           if sl.lane == "host" and sl.kind != "wait")
+                 else "host: the CPU, its time modeled from the target's figures (what this machine measured: "
+                      "workbench.delegate.trace.measured_table)")
         if len(self._lanes()) > 1:
             lanes += " · device: the accelerator, its time modeled (simulated, not measured)"
         return (f"<div class='wb-timeline-legend' style='font-size:11px;color:{H.INK};margin:2px 0 6px'>"
