@@ -164,6 +164,147 @@ def depthwise_int8_rows(x, w, bias, mult, shift, out_zp, lo, hi, half_up, n_vec,
                 out[ob, oy, ox, k] = min(max(t, lo), hi)
 
 
+@njit(nogil=True)
+def depthwise3x3_rows(x, w, bias, out, sh, sw, dh, dw, pt, pl, lo, hi, r0, r1):
+    """:func:`depthwise_rows` for a 3x3 filter with depth multiplier 1, output rows r0..r1.
+
+    An output pixel whose nine taps all fall inside the image is one pass over the channels: each
+    channel's sum stays in a register (a vector register of 16 channels) from the bias through the
+    nine taps, in :func:`depthwise_rows`' order (row, then column), so the bits are the same; the
+    pixels near the padded edges take :func:`depthwise_rows`' loop."""
+    _, h, wd, c = x.shape
+    _, oh, ow, _ = out.shape
+    for r in range(r0, r1):
+        b = r // oh
+        oy = r % oh
+        y0 = oy * sh - pt
+        if y0 < 0 or y0 + 2 * dh >= h:
+            depthwise_rows(x, w, bias, out, sh, sw, dh, dw, pt, pl, lo, hi, r, r + 1)
+            continue
+        xa = min(ow, max(0, -(-pl // sw)))                       # first ox with x0 >= 0
+        xb = max(xa, min(ow, (wd - 1 - 2 * dw + pl) // sw + 1))  # past the last ox with x0 + 2·dw < W
+        y1, y2 = y0 + dh, y0 + 2 * dh
+        for ox in range(ow):
+            if ox < xa or ox >= xb:
+                _depthwise_pixel(x, w, bias, out, b, oy, ox, y0, ox * sw - pl, dh, dw, lo, hi)
+                continue
+            x0 = ox * sw - pl
+            x1, x2 = x0 + dw, x0 + 2 * dw
+            for k in range(c):
+                v = bias[k]
+                v += x[b, y0, x0, k] * w[0, 0, k]
+                v += x[b, y0, x1, k] * w[0, 1, k]
+                v += x[b, y0, x2, k] * w[0, 2, k]
+                v += x[b, y1, x0, k] * w[1, 0, k]
+                v += x[b, y1, x1, k] * w[1, 1, k]
+                v += x[b, y1, x2, k] * w[1, 2, k]
+                v += x[b, y2, x0, k] * w[2, 0, k]
+                v += x[b, y2, x1, k] * w[2, 1, k]
+                v += x[b, y2, x2, k] * w[2, 2, k]
+                if v < lo:
+                    v = lo
+                if v > hi:
+                    v = hi
+                out[b, oy, ox, k] = v
+
+
+@njit(nogil=True)
+def _depthwise_pixel(x, w, bias, out, b, oy, ox, y0, x0, dh, dw, lo, hi):
+    """One output pixel of a 3x3, multiplier-1 depthwise conv at the padded edge: the in-image taps
+    only, each channel's sum from the bias, taps in row-then-column order (:func:`depthwise_rows`)."""
+    _, h, wd, c = x.shape
+    for k in range(c):
+        v = bias[k]
+        for ky in range(3):
+            iy = y0 + ky * dh
+            if iy < 0 or iy >= h:
+                continue
+            for kx in range(3):
+                ix = x0 + kx * dw
+                if ix >= 0 and ix < wd:
+                    v += x[b, iy, ix, k] * w[ky, kx, k]
+        if v < lo:
+            v = lo
+        if v > hi:
+            v = hi
+        out[b, oy, ox, k] = v
+
+
+@njit(nogil=True)
+def depthwise3x3_int8_rows(x, w, bias, mult, shift, out_zp, lo, hi, half_up, n_vec, out, sh, sw, dh, dw, pt,
+                           pl, in_zp, r0, r1):
+    """:func:`depthwise_int8_rows` for a 3x3 filter with depth multiplier 1, output rows r0..r1.
+
+    The per-channel requantization constants are made once per call; then each output pixel is one
+    pass over the channels: the int32 sum of the in-image taps of (x − in_zp)·w in a register (nine
+    taps unrolled inside the image, a tap loop at its padded edges), + bias, requantized and clamped
+    as :func:`depthwise_int8_rows` does, and stored: no sums array between the two."""
+    _, h, wd, c = x.shape
+    _, oh, ow, _ = out.shape
+    left = np.empty(c, np.int64)
+    right = np.empty(c, np.int64)
+    mask = np.empty(c, np.int64)
+    nudge = np.empty(c, np.int64)
+    up = np.empty(c, np.int64)
+    for k in range(c):
+        up[k] = 1 if (half_up and k < n_vec) else 0
+        s = shift[k]
+        left[k] = s if s > 0 else 0
+        right[k] = -s if s < 0 else 0
+        mask[k] = (np.int64(1) << right[k]) - 1
+        nudge[k] = mask[k] - (mask[k] >> 1)
+    zp = np.int32(in_zp)
+    xa = min(ow, max(0, -(-pl // sw)))
+    xb = max(xa, min(ow, (wd - 1 - 2 * dw + pl) // sw + 1))
+    for r in range(r0, r1):
+        b = r // oh
+        oy = r % oh
+        y0 = oy * sh - pt
+        inside_y = y0 >= 0 and y0 + 2 * dh < h
+        y1, y2 = y0 + dh, y0 + 2 * dh
+        for ox in range(ow):
+            x0 = ox * sw - pl
+            x1, x2 = x0 + dw, x0 + 2 * dw
+            if inside_y and ox >= xa and ox < xb:
+                for k in range(c):
+                    a = (x[b, y0, x0, k] - zp) * w[0, 0, k]
+                    a += (x[b, y0, x1, k] - zp) * w[0, 1, k]
+                    a += (x[b, y0, x2, k] - zp) * w[0, 2, k]
+                    a += (x[b, y1, x0, k] - zp) * w[1, 0, k]
+                    a += (x[b, y1, x1, k] - zp) * w[1, 1, k]
+                    a += (x[b, y1, x2, k] - zp) * w[1, 2, k]
+                    a += (x[b, y2, x0, k] - zp) * w[2, 0, k]
+                    a += (x[b, y2, x1, k] - zp) * w[2, 1, k]
+                    a += (x[b, y2, x2, k] - zp) * w[2, 2, k]
+                    out[b, oy, ox, k] = _requantize(a, bias[k], mult[k], left[k], right[k], mask[k], nudge[k],
+                                                    up[k], out_zp, lo, hi)
+            else:
+                for k in range(c):
+                    a = np.int32(0)
+                    for ky in range(3):
+                        iy = y0 + ky * dh
+                        if iy < 0 or iy >= h:
+                            continue
+                        for kx in range(3):
+                            ix = x0 + kx * dw
+                            if ix >= 0 and ix < wd:
+                                a += (x[b, iy, ix, k] - zp) * w[ky, kx, k]
+                    out[b, oy, ox, k] = _requantize(a, bias[k], mult[k], left[k], right[k], mask[k], nudge[k],
+                                                    up[k], out_zp, lo, hi)
+
+
+@njit(nogil=True, inline="always")
+def _requantize(a, bias, mult, left, right, mask, nudge, up, out_zp, lo, hi):
+    """One int32 sum + bias, MultiplyByQuantizedMultiplier, + out_zp, clamped: :func:`depthwise_int8_rows`'
+    arithmetic, with the tie rule as a select (``up``: 1 rounds ties up, 0 away from zero)."""
+    t = (np.int64(a) + bias) << left
+    t = (t * mult + 1073741824) >> 31
+    t_up = (t + nudge) >> right
+    t_away = (t >> right) + ((t & mask) > ((mask >> 1) + (t < 0)))
+    t = (t_up if up else t_away) + out_zp
+    return min(max(t, lo), hi)
+
+
 @njit
 def depthwise_offsets_numba(x, w, out, sh, sw, dh, dw, pt, pl, in_offsets, w_zp):
     """Σ (x − in_offsets[b])·(w − w_zp) over in-image taps into ``out``, channels innermost, in
@@ -265,25 +406,51 @@ class _Depthwise(FastPath):
         return t[node.inputs[0]], w, bias, t[node.outputs[0]]
 
 
+def is_3x3_multiplier_1(context, node) -> bool:
+    """The filter is 3x3 and each input channel makes one output channel: the unrolled kernels apply."""
+    _, kh, kw, co = context.shape(node.input(1))
+    return kh == 3 and kw == 3 and co == context.shape(node.input(0))[3]
+
+
 class FloatRows(_Depthwise):
-    __slots__ = ()
+    """Rows over threads; ``kernel`` is :func:`depthwise3x3_rows` for a 3x3 multiplier-1 filter, chosen at
+    bind, else :func:`depthwise_rows`."""
+
+    __slots__ = ("kernel",)
     weights_dtype = np.float32
     bias_dtype = np.float32
 
+    def __init__(self, context, node):
+        super().__init__(context, node)
+        self.kernel = depthwise3x3_rows if is_3x3_multiplier_1(context, node) else depthwise_rows
+
+    def __repr__(self) -> str:
+        return f"<fast path {self.name}: {self.kernel.__name__}>"
+
     def __call__(self, context, node, d):
         x, w, bias, out = self.operands(context, node)
-        run_rows(depthwise_rows, out.shape[0] * out.shape[1], context.num_threads, x, w, bias, out, d.stride_h,
+        run_rows(self.kernel, out.shape[0] * out.shape[1], context.num_threads, x, w, bias, out, d.stride_h,
                  d.stride_w, d.dilation_h, d.dilation_w, d.pad_top, d.pad_left, np.float32(d.output_activation_min),
                  np.float32(d.output_activation_max), work=out.size * w.shape[0] * w.shape[1])
 
 
 class Int8Rows(_Depthwise):
-    __slots__ = ()
+    """Rows over threads; ``kernel`` is :func:`depthwise3x3_int8_rows` for a 3x3 multiplier-1 filter,
+    chosen at bind, else :func:`depthwise_int8_rows`."""
+
+    __slots__ = ("kernel",)
     weights_dtype = np.int16
+
+    def __init__(self, context, node):
+        super().__init__(context, node)
+        self.kernel = depthwise3x3_int8_rows if is_3x3_multiplier_1(context, node) else depthwise_int8_rows
+
+    def __repr__(self) -> str:
+        return f"<fast path {self.name}: {self.kernel.__name__}>"
 
     def __call__(self, context, node, d):
         x, w, bias, out = self.operands(context, node)
-        run_rows(depthwise_int8_rows, out.shape[0] * out.shape[1], context.num_threads, x, w, bias,
+        run_rows(self.kernel, out.shape[0] * out.shape[1], context.num_threads, x, w, bias,
                  d.output_multiplier, d.output_shift, d.output_zero_point, d.output_activation_min,
                  d.output_activation_max, True, d.vector_channels, out, d.stride_h, d.stride_w, d.dilation_h,
                  d.dilation_w, d.pad_top, d.pad_left, d.input_zero_point, work=out.size * w.shape[0] * w.shape[1])
