@@ -12,7 +12,7 @@ from helpers.quantized_ops_cases import depthwise_i8
 from workbench.interpreter import Interpreter
 from workbench.interpreter.fast import depthwise_conv_2d as fast_dw
 from workbench.interpreter.kernels import depthwise_conv_2d as dw
-from workbench.interpreter.kernels._common import FLOAT_MAX, out_size, pad_before
+from workbench.interpreter.kernels._common import out_size, pad_before
 from workbench.schema import ActivationFunctionType as Act
 
 # (N, H, W, C), stride, dilation, padding
@@ -63,7 +63,7 @@ def test_int8_3x3_is_the_teaching_layer(shape, stride, dilation, padding):
         output_activation_min=-128, output_activation_max=127, per_channel=True, vector_channels=c - c % 8)
     want = dw.depthwise_int8(x, filt, bias, d)
     out = np.zeros_like(want)
-    fast_dw.depthwise3x3_int8_rows(x, np.ascontiguousarray(filt[0], np.int16), bias.astype(np.int64), mult, shift,
+    fast_dw.depthwise3x3_int8_rows(x, np.ascontiguousarray(filt[0], np.float32), bias.astype(np.int64), mult, shift,
                                    out_zp, -128, 127, True, d.vector_channels, out, *stride, *dilation, pt, pl,
                                    in_zp, 0, n * oh)
     np.testing.assert_array_equal(out, want)
@@ -86,3 +86,25 @@ def test_bind_picks_the_3x3_kernel_only_for_3x3_multiplier_1(case, kernel):
     fn = it._sg(0).plan[0][0]
     assert fn.kernel.__name__ == kernel
     LAYERS.check_layers(case)
+
+
+def test_int8_3x3_float_sums_are_exact_at_the_extremes():
+    """The int8 kernel sums in float32: at the largest products (x − zp = −255, w = −128, nine taps) the
+    sums are still exact integers, so the bits are the teaching layer's."""
+    c, shape = 19, (1, 5, 5, 19)
+    x = np.full(shape, -128, np.int8)
+    filt = np.full((1, 3, 3, c), -128, np.int8)
+    bias = np.zeros(c, np.int32)
+    mult, shift = np.full(c, (1 << 31) - 1, np.int64), np.full(c, -12, np.int64)
+    d = dw.DepthwiseConv2DInt8Data(
+        padding="SAME", stride_h=1, stride_w=1, dilation_h=1, dilation_w=1, pad_top=1, pad_left=1,
+        depth_multiplier=1, output_shape=shape, activation="NONE", input_scale=1.0, input_zero_point=127,
+        filter_scale=np.ones(c, np.float32), output_scale=1.0, output_zero_point=0, effective_scale=np.ones(c),
+        output_multiplier=mult, output_shift=shift, output_activation_min=-128, output_activation_max=127,
+        per_channel=True, vector_channels=16)
+    want = dw.depthwise_int8(x, filt, bias, d)
+    out = np.zeros_like(want)
+    fast_dw.depthwise3x3_int8_rows(x, filt[0].astype(np.float32), bias.astype(np.int64), mult, shift, 0, -128, 127,
+                                   True, 16, out, 1, 1, 1, 1, 1, 1, 127, 0, 5)
+    np.testing.assert_array_equal(out, want)
+    assert len(np.unique(want)) > 1

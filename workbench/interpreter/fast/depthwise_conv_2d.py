@@ -235,27 +235,30 @@ def depthwise3x3_int8_rows(x, w, bias, mult, shift, out_zp, lo, hi, half_up, n_v
                            pl, in_zp, r0, r1):
     """:func:`depthwise_int8_rows` for a 3x3 filter with depth multiplier 1, output rows r0..r1.
 
-    The per-channel requantization constants are made once per call; then each output pixel is one
-    pass over the channels: the int32 sum of the in-image taps of (x − in_zp)·w in a register (nine
-    taps unrolled inside the image, a tap loop at its padded edges), + bias, requantized and clamped
-    as :func:`depthwise_int8_rows` does, and stored: no sums array between the two."""
+    ``w`` is the filter as float32 [3, 3, C].  Per output row, first the sums of (x − in_zp)·w over the
+    in-image taps, channels innermost: nine taps unrolled inside the image, a tap loop at its padded
+    edges.  They are summed in float32, 16 channels to a vector register, and are exact: every
+    product and partial sum is an integer below 255·128·9 < 2^24, which float32 holds exactly, so
+    they equal the int32 sums of the teaching layer.  Then the row, still in the cache, is
+    requantized as :func:`depthwise_int8_rows` does, in two loops without a branch: the first
+    ``n_vec`` channels round ties up (when ``half_up``), the others away from zero."""
     _, h, wd, c = x.shape
     _, oh, ow, _ = out.shape
     left = np.empty(c, np.int64)
     right = np.empty(c, np.int64)
     mask = np.empty(c, np.int64)
     nudge = np.empty(c, np.int64)
-    up = np.empty(c, np.int64)
     for k in range(c):
-        up[k] = 1 if (half_up and k < n_vec) else 0
         s = shift[k]
         left[k] = s if s > 0 else 0
         right[k] = -s if s < 0 else 0
         mask[k] = (np.int64(1) << right[k]) - 1
-        nudge[k] = mask[k] - (mask[k] >> 1)
-    zp = np.int32(in_zp)
-    xa = min(ow, max(0, -(-pl // sw)))
-    xb = max(xa, min(ow, (wd - 1 - 2 * dw + pl) // sw + 1))
+        nudge[k] = mask[k] - (mask[k] >> 1)        # 2^(right-1), or 0 when right == 0
+    nv = n_vec if half_up else 0
+    zp = np.float32(in_zp)
+    acc = np.empty((ow, c), np.float32)
+    xa = min(ow, max(0, -(-pl // sw)))                       # first ox with x0 >= 0
+    xb = max(xa, min(ow, (wd - 1 - 2 * dw + pl) // sw + 1))  # past the last ox with x0 + 2·dw < W
     for r in range(r0, r1):
         b = r // oh
         oy = r % oh
@@ -267,42 +270,40 @@ def depthwise3x3_int8_rows(x, w, bias, mult, shift, out_zp, lo, hi, half_up, n_v
             x1, x2 = x0 + dw, x0 + 2 * dw
             if inside_y and ox >= xa and ox < xb:
                 for k in range(c):
-                    a = (x[b, y0, x0, k] - zp) * w[0, 0, k]
-                    a += (x[b, y0, x1, k] - zp) * w[0, 1, k]
-                    a += (x[b, y0, x2, k] - zp) * w[0, 2, k]
-                    a += (x[b, y1, x0, k] - zp) * w[1, 0, k]
-                    a += (x[b, y1, x1, k] - zp) * w[1, 1, k]
-                    a += (x[b, y1, x2, k] - zp) * w[1, 2, k]
-                    a += (x[b, y2, x0, k] - zp) * w[2, 0, k]
-                    a += (x[b, y2, x1, k] - zp) * w[2, 1, k]
-                    a += (x[b, y2, x2, k] - zp) * w[2, 2, k]
-                    out[b, oy, ox, k] = _requantize(a, bias[k], mult[k], left[k], right[k], mask[k], nudge[k],
-                                                    up[k], out_zp, lo, hi)
+                    a = (np.float32(x[b, y0, x0, k]) - zp) * w[0, 0, k]
+                    a += (np.float32(x[b, y0, x1, k]) - zp) * w[0, 1, k]
+                    a += (np.float32(x[b, y0, x2, k]) - zp) * w[0, 2, k]
+                    a += (np.float32(x[b, y1, x0, k]) - zp) * w[1, 0, k]
+                    a += (np.float32(x[b, y1, x1, k]) - zp) * w[1, 1, k]
+                    a += (np.float32(x[b, y1, x2, k]) - zp) * w[1, 2, k]
+                    a += (np.float32(x[b, y2, x0, k]) - zp) * w[2, 0, k]
+                    a += (np.float32(x[b, y2, x1, k]) - zp) * w[2, 1, k]
+                    a += (np.float32(x[b, y2, x2, k]) - zp) * w[2, 2, k]
+                    acc[ox, k] = a
             else:
                 for k in range(c):
-                    a = np.int32(0)
-                    for ky in range(3):
-                        iy = y0 + ky * dh
-                        if iy < 0 or iy >= h:
+                    acc[ox, k] = 0
+                for ky in range(3):
+                    iy = y0 + ky * dh
+                    if iy < 0 or iy >= h:
+                        continue
+                    for kx in range(3):
+                        ix = x0 + kx * dw
+                        if ix < 0 or ix >= wd:
                             continue
-                        for kx in range(3):
-                            ix = x0 + kx * dw
-                            if ix >= 0 and ix < wd:
-                                a += (x[b, iy, ix, k] - zp) * w[ky, kx, k]
-                    out[b, oy, ox, k] = _requantize(a, bias[k], mult[k], left[k], right[k], mask[k], nudge[k],
-                                                    up[k], out_zp, lo, hi)
-
-
-@njit(nogil=True, inline="always")
-def _requantize(a, bias, mult, left, right, mask, nudge, up, out_zp, lo, hi):
-    """One int32 sum + bias, MultiplyByQuantizedMultiplier, + out_zp, clamped: :func:`depthwise_int8_rows`'
-    arithmetic, with the tie rule as a select (``up``: 1 rounds ties up, 0 away from zero)."""
-    t = (np.int64(a) + bias) << left
-    t = (t * mult + 1073741824) >> 31
-    t_up = (t + nudge) >> right
-    t_away = (t >> right) + ((t & mask) > ((mask >> 1) + (t < 0)))
-    t = (t_up if up else t_away) + out_zp
-    return min(max(t, lo), hi)
+                        for k in range(c):
+                            acc[ox, k] += (np.float32(x[b, iy, ix, k]) - zp) * w[ky, kx, k]
+        for ox in range(ow):
+            for k in range(nv):
+                t = (np.int64(acc[ox, k]) + bias[k]) << left[k]
+                t = (t * mult[k] + 1073741824) >> 31
+                t = ((t + nudge[k]) >> right[k]) + out_zp
+                out[b, oy, ox, k] = min(max(t, lo), hi)
+            for k in range(nv, c):
+                t = (np.int64(acc[ox, k]) + bias[k]) << left[k]
+                t = (t * mult[k] + 1073741824) >> 31
+                t = (t >> right[k]) + ((t & mask[k]) > ((mask[k] >> 1) + (t < 0))) + out_zp
+                out[b, oy, ox, k] = min(max(t, lo), hi)
 
 
 @njit
@@ -443,13 +444,19 @@ class Int8Rows(_Depthwise):
 
     def __init__(self, context, node):
         super().__init__(context, node)
-        self.kernel = depthwise3x3_int8_rows if is_3x3_multiplier_1(context, node) else depthwise_int8_rows
+        self.kernel = depthwise_int8_rows
+        if is_3x3_multiplier_1(context, node):
+            self.kernel = depthwise3x3_int8_rows
+            if self.weights is not None:
+                self.weights = self.weights.astype(np.float32)      # its float32 sums are exact (see there)
 
     def __repr__(self) -> str:
         return f"<fast path {self.name}: {self.kernel.__name__}>"
 
     def __call__(self, context, node, d):
         x, w, bias, out = self.operands(context, node)
+        if self.kernel is depthwise3x3_int8_rows and w.dtype != np.float32:
+            w = w.astype(np.float32)                                 # a filter that is not constant
         run_rows(self.kernel, out.shape[0] * out.shape[1], context.num_threads, x, w, bias,
                  d.output_multiplier, d.output_shift, d.output_zero_point, d.output_activation_min,
                  d.output_activation_max, True, d.vector_channels, out, d.stride_h, d.stride_w, d.dilation_h,
