@@ -400,6 +400,27 @@ def amx_tile(cfg, a, r0, packed, nb0, kg, out, blocks):
 
 
 @njit(nogil=True)
+def narrow_requantize(bias, mult, left, bound):
+    """(narrow, bias as int32, multipliers as int32) for the requantization's fast form.
+
+    ``narrow`` is True when no left shift is used and every |sum + bias| stays below 2^31 (``bound``:
+    the largest |sum| the product can make): then sum + bias computed in int32 is exact, and its
+    product with an int32 multiplier is a 32 × 32 → 64-bit multiply (``vpmuldq``), which the compiler
+    can put in vectors, where int64 × int64 cannot be.  The bits are the same either way."""
+    o = bias.shape[0]
+    bias32 = np.zeros(o, np.int32)
+    mult32 = np.zeros(o, np.int32)
+    narrow = True
+    for n in range(o):
+        if left[n] != 0 or abs(bias[n]) + bound >= 2147483647 or mult[n] > 2147483647 or mult[n] < 0:
+            narrow = False
+        else:
+            bias32[n] = bias[n]
+            mult32[n] = mult[n]
+    return narrow, bias32, mult32
+
+
+@njit(nogil=True)
 def conv_rows(x, packed, bias, mult, shift, out_zp, lo, hi, half_up, out, pad, oh, ow, kh, kw, sh, sw, dh, dw,
               pt, pl, m0, m1):
     """Output rows m0..m1 (pixels in N·OH·OW order) of an int8 convolution into ``out`` int8 [M, O].
@@ -492,6 +513,7 @@ def conv_rows_amx(x, packed, bias, mult, shift, out_zp, lo, hi, half_up, out, pa
         nudge[n] = mask[n] - (mask[n] >> 1)        # 2^(right-1), or 0 when right == 0
     a = np.zeros((CHUNK, 4 * kg), np.uint8)
     acc = np.empty((AMX_ROWS, 16 * BLOCKS), np.int32)
+    narrow, bias32, mult32 = narrow_requantize(bias, mult, left, 255 * 128 * 4 * kg)
     amx_begin(cfg)
     per_image = oh * ow
     for start in range(m0, m1, CHUNK):
@@ -526,7 +548,13 @@ def conv_rows_amx(x, packed, bias, mult, shift, out_zp, lo, hi, half_up, out, pa
                 for r in range(count):
                     sums = acc[r]
                     dst = out[start + r0 + r, first:end]
-                    if half_up:
+                    if narrow and half_up:
+                        b32, m32 = bias32[first:end], mult32[first:end]
+                        for j in range(end - first):
+                            v = np.int64(np.int32(sums[j] + b32[j])) * np.int64(m32[j])
+                            v = ((v + 1073741824) >> 31) + nudge_[j]
+                            dst[j] = min(max((v >> right_[j]) + out_zp, lo), hi)
+                    elif half_up:
                         for j in range(end - first):
                             v = (np.int64(sums[j]) + bias_[j]) << left_[j]
                             v = (v * mult_[j] + 1073741824) >> 31

@@ -44,8 +44,10 @@ def test_float_3x3_is_the_teaching_layer_bias_first(shape, stride, dilation, pad
     np.testing.assert_array_equal(out.view(np.uint32), want.view(np.uint32))
 
 
+@pytest.mark.parametrize("top_shift", [0, 1])
 @pytest.mark.parametrize("shape,stride,dilation,padding", SHAPES)
-def test_int8_3x3_is_the_teaching_layer(shape, stride, dilation, padding):
+def test_int8_3x3_is_the_teaching_layer(shape, stride, dilation, padding, top_shift):
+    """Shifts up to 0: the narrow requantization (vnni.narrow_requantize); a left shift of 1: the general one."""
     n, h, w, c = shape
     rng = np.random.default_rng(100 + c)
     oh, ow, pt, pl = geometry(h, w, stride, dilation, padding)
@@ -53,7 +55,7 @@ def test_int8_3x3_is_the_teaching_layer(shape, stride, dilation, padding):
     filt = rng.integers(-127, 128, (1, 3, 3, c)).astype(np.int8)
     bias = rng.integers(-5000, 5000, c).astype(np.int32)
     mult = rng.integers(1 << 30, 1 << 31, c).astype(np.int64)
-    shift = rng.integers(-9, 2, c).astype(np.int64)
+    shift = rng.integers(-9, top_shift + 1, c).astype(np.int64)
     in_zp, out_zp = int(rng.integers(-20, 20)), int(rng.integers(-10, 10))
     d = dw.DepthwiseConv2DInt8Data(
         padding=padding, stride_h=stride[0], stride_w=stride[1], dilation_h=dilation[0], dilation_w=dilation[1],

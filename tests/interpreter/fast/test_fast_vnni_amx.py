@@ -26,11 +26,13 @@ def teaching(x, f, bias, stride, dilation, pad, out_hw, zp, mult, shift, out_zp,
     return conv_2d.conv_int8(x, f, bias, d)
 
 
+@pytest.mark.parametrize("top_shift", [0, 1])
 @pytest.mark.parametrize("half_up", [True, False])
 @pytest.mark.parametrize("compiled", [True, False])
 @pytest.mark.parametrize("shape", SHAPES)
-def test_amx_rows_are_the_teaching_layer(shape, compiled, half_up):
-    """conv_rows_amx compiled (where AMX is granted) and as Python (numpy twin of the AMX block)."""
+def test_amx_rows_are_the_teaching_layer(shape, compiled, half_up, top_shift):
+    """conv_rows_amx compiled (where AMX is granted) and as Python (numpy twin of the AMX block); shifts up
+    to 0 take the narrow requantization (vnni.narrow_requantize), a left shift of 1 the general one."""
     n, h, w, c, o, kh, kw, (sh, sw), (dh, dw), (pt, pl), (oh, ow) = shape
     if compiled and not vnni.amx_available():
         assert not vnni.amx_available()        # nothing compiled to check on this CPU: the VNNI block runs
@@ -41,7 +43,7 @@ def test_amx_rows_are_the_teaching_layer(shape, compiled, half_up):
     f = rng.integers(-128, 128, (o, kh, kw, c)).astype(np.int8)
     bias = rng.integers(-20000, 20000, o).astype(np.int32)
     mult = rng.integers(2 ** 30, 2 ** 31, o).astype(np.int64)
-    shift = rng.integers(-9, 2, o).astype(np.int64)
+    shift = rng.integers(-9, top_shift + 1, o).astype(np.int64)
     w2d = f.reshape(o, -1)
     k = w2d.shape[1]
     n16, k64 = -(-o // 16) * 16, -(-k // 64) * 64       # the AMX packing, whatever this CPU has
@@ -55,6 +57,14 @@ def test_amx_rows_are_the_teaching_layer(shape, compiled, half_up):
         fn(x, packed, vnni.folded_bias(bias, w2d, zp), mult, shift, out_zp, lo, hi, half_up, out, np.uint8(zp + 128),
            oh, ow, kh, kw, sh, sw, dh, dw, pt, pl, vnni.amx_config(), 0, n * oh * ow)
         assert (out.reshape(want.shape) == want).all(), (zp, int((out.reshape(want.shape) != want).sum()))
+
+
+def test_narrow_requantize_only_where_int32_is_exact():
+    bias, mult, left = np.array([5, -7], np.int64), np.array([1 << 30, (1 << 31) - 1], np.int64), np.zeros(2, np.int64)
+    assert vnni.narrow_requantize(bias, mult, left, 1000)[0]
+    assert not vnni.narrow_requantize(bias, mult, np.array([0, 1], np.int64), 1000)[0]       # a left shift
+    assert not vnni.narrow_requantize(bias, mult, left, (1 << 31) - 8)[0]                     # sums near 2^31
+    assert not vnni.narrow_requantize(np.array([5, 1 << 31], np.int64), mult, left, 1000)[0]  # a wide bias
 
 
 def test_conv_takes_the_amx_block_only_from_16_rows(monkeypatch):

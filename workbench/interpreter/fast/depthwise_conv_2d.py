@@ -19,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...perf.jit import njit, run_rows
+from ...perf.vnni import narrow_requantize
 from ...schema.enums import BuiltinOperator
 from ..kernels.depthwise_conv_2d import (
     DepthwiseConv2DData,
@@ -255,6 +256,7 @@ def depthwise3x3_int8_rows(x, w, bias, mult, shift, out_zp, lo, hi, half_up, n_v
         mask[k] = (np.int64(1) << right[k]) - 1
         nudge[k] = mask[k] - (mask[k] >> 1)        # 2^(right-1), or 0 when right == 0
     nv = n_vec if half_up else 0
+    narrow, bias32, mult32 = narrow_requantize(bias, mult, left, 255 * 128 * 9)
     zp = np.float32(in_zp)
     acc = np.empty((ow, c), np.float32)
     xa = min(ow, max(0, -(-pl // sw)))                       # first ox with x0 >= 0
@@ -294,6 +296,17 @@ def depthwise3x3_int8_rows(x, w, bias, mult, shift, out_zp, lo, hi, half_up, n_v
                         for k in range(c):
                             acc[ox, k] += (np.float32(x[b, iy, ix, k]) - zp) * w[ky, kx, k]
         for ox in range(ow):
+            if narrow:          # the same arithmetic with an int32 sum and multiplier (narrow_requantize)
+                for k in range(nv):
+                    t = np.int64(np.int32(np.int32(acc[ox, k]) + bias32[k])) * np.int64(mult32[k])
+                    t = ((t + 1073741824) >> 31) + nudge[k]
+                    out[b, oy, ox, k] = min(max((t >> right[k]) + out_zp, lo), hi)
+                for k in range(nv, c):
+                    t = np.int64(np.int32(np.int32(acc[ox, k]) + bias32[k])) * np.int64(mult32[k])
+                    t = (t + 1073741824) >> 31
+                    t = (t >> right[k]) + ((t & mask[k]) > ((mask[k] >> 1) + (t < 0))) + out_zp
+                    out[b, oy, ox, k] = min(max(t, lo), hi)
+                continue
             for k in range(nv):
                 t = (np.int64(acc[ox, k]) + bias[k]) << left[k]
                 t = (t * mult[k] + 1073741824) >> 31
