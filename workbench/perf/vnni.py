@@ -136,6 +136,11 @@ def _request_amx() -> bool:
         return False
 
 
+def k_align() -> int:
+    """The k padding :func:`pack_filter` needs for :func:`conv` to take the AMX block: 64 with AMX, else 4."""
+    return 64 if amx_available() else 4
+
+
 def amx_config() -> np.ndarray:
     """The 64-byte tile configuration :func:`conv_rows_amx` loads (``ldtilecfg``): palette 1, tiles
     0-3 the int32 sums (16 rows × 64 bytes), 4 the unsigned rows (16 × 64), 5-6 filter tiles (16 × 64)."""
@@ -156,11 +161,12 @@ def worth_it(m: int, k: int, n: int) -> bool:
     return available() and fits(k) and m * k * n >= MIN_MACS
 
 
-def pack_filter(w2d: np.ndarray) -> np.ndarray:
-    """[N, K] int8 filter → [ceil(N/16), ceil(K/4), 64] int8 (see the module docstring); where
-    :func:`amx_available`, K is padded with zeros to a multiple of 64 (whole AMX tiles)."""
+def pack_filter(w2d: np.ndarray, k_align: int = 4) -> np.ndarray:
+    """[N, K] int8 filter → [ceil(N/16), ceil(K/k_align)·k_align/4, 64] int8 (see the module docstring):
+    K padded with zeros to a multiple of ``k_align`` (4; :func:`k_align` gives 64, whole AMX tiles,
+    where :func:`amx_available`)."""
     n, k = w2d.shape
-    n16, k4 = -(-n // 16) * 16, -(-k // (64 if amx_available() else 4)) * (64 if amx_available() else 4)
+    n16, k4 = -(-n // 16) * 16, -(-k // k_align) * k_align
     padded = np.zeros((n16, k4), np.int8)
     padded[:n, :k] = w2d
     return np.ascontiguousarray(padded.reshape(n16 // 16, 16, k4 // 4, 4).transpose(0, 2, 1, 3)).reshape(

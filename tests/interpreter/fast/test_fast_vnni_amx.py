@@ -72,8 +72,8 @@ def test_conv_takes_the_amx_block_only_from_16_rows(monkeypatch):
     fewer rows (a batch-1 FULLY_CONNECTED) or without AMX; both write the same bytes."""
     rng = np.random.default_rng(5)
     w2d = rng.integers(-128, 128, (20, 24)).astype(np.int8)
-    args = (vnni.pack_filter(w2d), vnni.folded_bias(rng.integers(-99, 99, 20), w2d, 4), np.full(20, 1 << 30, np.int64),
-            np.full(20, -5, np.int64), 1, -128, 127, True)
+    args = (vnni.pack_filter(w2d, vnni.k_align()), vnni.folded_bias(rng.integers(-99, 99, 20), w2d, 4),
+            np.full(20, 1 << 30, np.int64), np.full(20, -5, np.int64), 1, -128, 127, True)
     calls = []
     real = vnni.conv_rows_amx
     monkeypatch.setattr(vnni, "conv_rows_amx", lambda *a: (calls.append(a[-2] - a[-1]), real(*a)))
@@ -88,3 +88,14 @@ def test_conv_takes_the_amx_block_only_from_16_rows(monkeypatch):
         vnni.conv_rows(x, *args, want, 132, rows, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, rows)
         assert (out == want).all(), rows
     assert outs == {15: False, 16: vnni.amx_available(), 40: vnni.amx_available()}
+    calls.clear()                                   # a filter packed for VNNI only (k in fours): the VNNI block
+    out = np.zeros((40, 20), np.int8)
+    vnni.conv(x, vnni.pack_filter(w2d), *args[1:], out, (40, 1, 1, 1, 1, 1, 1, 1, 0, 0, 132))
+    assert not calls
+
+
+def test_pack_filter_pads_k_for_amx():
+    w2d = np.arange(-50, 55, dtype=np.int8).reshape(3, 35)
+    for align, groups in ((4, 9), (64, 16)):
+        p = vnni.pack_filter(w2d, align)
+        assert p.shape == (1, groups, 64) and (vnni.unpack_filter(p, 3, 35) == w2d).all()
