@@ -36,5 +36,7 @@ def test_im2col_rows_is_numpy_im2col(shape, k, stride, dilation, pad, out_hw):
     x = np.random.default_rng(shape[3]).standard_normal(shape).astype(np.float32) + 1
     want = numpy_im2col(x, *k, stride, dilation, pad, out_hw)
     got = np.full_like(want, np.nan)
-    fast_conv.im2col_rows(x, got, *stride, *dilation, *pad, 0, shape[0] * out_hw[0])
+    n, h, w, c = shape
+    fast_conv.im2col_rows(x.reshape(n, h, w * c), got.reshape(n * out_hw[0] * out_hw[1], -1), c, *k, *out_hw, *stride,
+                          *dilation, *pad, 0, n * out_hw[0])
     np.testing.assert_array_equal(got, want)
