@@ -57,6 +57,8 @@ ROWS = 4            # rows of the micro-kernel's block (4 × 4 accumulators of 1
 BLOCKS = 4          # 16-channel blocks of the micro-kernel's block
 CHUNK = 32          # input rows converted at a time (stay in the L1/L2 cache while they are used)
 AMX_ROWS = 16       # rows of the AMX block (one tile of sums holds 16 rows × 16 int32); CHUNK is a multiple
+AMX_MIN_K = 512     # shorter sums stay on the VNNI block: measured no faster on AMX (K 64-256) or slower
+                    # (K 27 and 32, padded to 64), as the im2col copy and the requantization dominate there
 MIN_MACS = 1 << 18  # smaller products stay on the plain BLAS path (nothing to win there)
 
 _available: bool | None = None
@@ -136,9 +138,10 @@ def _request_amx() -> bool:
         return False
 
 
-def k_align() -> int:
-    """The k padding :func:`pack_filter` needs for :func:`conv` to take the AMX block: 64 with AMX, else 4."""
-    return 64 if amx_available() else 4
+def k_align(k: int) -> int:
+    """The k padding :func:`pack_filter` needs for :func:`conv` to take the AMX block for a product over
+    ``k``: 64 with AMX and k ≥ ``AMX_MIN_K``, else 4 (the VNNI block)."""
+    return 64 if k >= AMX_MIN_K and amx_available() else 4
 
 
 def amx_config() -> np.ndarray:
@@ -582,7 +585,8 @@ def conv(x, packed, bias, mult, shift, out_zp, lo, hi, half_up, out2d, geometry,
     ``geometry`` = (oh, ow, kh, kw, sh, sw, dh, dw, pad_top, pad_left, pad byte).
     """
     oh, ow, kh, kw, sh, sw, dh, dw, pt, pl, pad = geometry
-    if out2d.shape[0] >= AMX_ROWS and packed.shape[1] % 16 == 0 and amx_available():
+    kg = packed.shape[1]
+    if out2d.shape[0] >= AMX_ROWS and kg % 16 == 0 and 4 * kg >= AMX_MIN_K and amx_available():
         run_rows(conv_rows_amx, out2d.shape[0], threads, x, packed, bias, mult, shift, out_zp, lo, hi, half_up, out2d,
                  pad, oh, ow, kh, kw, sh, sw, dh, dw, pt, pl, _AMX_CONFIG, align=AMX_ROWS,
                  work=out2d.size * kh * kw * x.shape[3])

@@ -67,31 +67,31 @@ def test_narrow_requantize_only_where_int32_is_exact():
     assert not vnni.narrow_requantize(np.array([5, 1 << 31], np.int64), mult, left, 1000)[0]  # a wide bias
 
 
-def test_conv_takes_the_amx_block_only_from_16_rows(monkeypatch):
-    """vnni.conv runs conv_rows_amx for 16 output rows or more where AMX is granted, the VNNI block for
-    fewer rows (a batch-1 FULLY_CONNECTED) or without AMX; both write the same bytes."""
+def test_conv_takes_the_amx_block_only_from_16_rows_and_long_sums(monkeypatch):
+    """vnni.conv runs conv_rows_amx for 16 output rows or more and sums over k ≥ AMX_MIN_K where AMX is
+    granted; the VNNI block for fewer rows (a batch-1 FULLY_CONNECTED), shorter sums, a filter packed
+    in fours, or without AMX.  Both write the same bytes."""
     rng = np.random.default_rng(5)
-    w2d = rng.integers(-128, 128, (20, 24)).astype(np.int8)
-    args = (vnni.pack_filter(w2d, vnni.k_align()), vnni.folded_bias(rng.integers(-99, 99, 20), w2d, 4),
-            np.full(20, 1 << 30, np.int64), np.full(20, -5, np.int64), 1, -128, 127, True)
     calls = []
     real = vnni.conv_rows_amx
     monkeypatch.setattr(vnni, "conv_rows_amx", lambda *a: (calls.append(a[-2] - a[-1]), real(*a)))
-    outs = {}
-    for rows in (15, 16, 40):
-        x = rng.integers(-128, 128, (1, rows, 1, 24)).astype(np.int8)
+    took = {}
+    for k, rows, align in ((520, 15, None), (520, 16, None), (520, 40, None), (520, 40, 4), (100, 40, None)):
+        w2d = rng.integers(-128, 128, (20, k)).astype(np.int8)
+        args = (vnni.folded_bias(rng.integers(-99, 99, 20), w2d, 4), np.full(20, 1 << 30, np.int64),
+                np.full(20, -5, np.int64), 1, -128, 127, True)
+        x = rng.integers(-128, 128, (1, rows, 1, k)).astype(np.int8)
         out = np.zeros((rows, 20), np.int8)
         calls.clear()
-        vnni.conv(x, *args, out, (rows, 1, 1, 1, 1, 1, 1, 1, 0, 0, 132))
-        outs[rows] = bool(calls)
+        packed = vnni.pack_filter(w2d, align or vnni.k_align(k))
+        vnni.conv(x, packed, *args, out, (rows, 1, 1, 1, 1, 1, 1, 1, 0, 0, 132))
+        took[k, rows, align] = bool(calls)
         want = np.zeros_like(out)
-        vnni.conv_rows(x, *args, want, 132, rows, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, rows)
-        assert (out == want).all(), rows
-    assert outs == {15: False, 16: vnni.amx_available(), 40: vnni.amx_available()}
-    calls.clear()                                   # a filter packed for VNNI only (k in fours): the VNNI block
-    out = np.zeros((40, 20), np.int8)
-    vnni.conv(x, vnni.pack_filter(w2d), *args[1:], out, (40, 1, 1, 1, 1, 1, 1, 1, 0, 0, 132))
-    assert not calls
+        vnni.conv_rows(x, vnni.pack_filter(w2d), *args, want, 132, rows, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, rows)
+        assert (out == want).all(), (k, rows, align)
+    amx = vnni.amx_available()
+    assert took == {(520, 15, None): False, (520, 16, None): amx, (520, 40, None): amx, (520, 40, 4): False,
+                    (100, 40, None): False}
 
 
 def test_pack_filter_pads_k_for_amx():
@@ -99,3 +99,4 @@ def test_pack_filter_pads_k_for_amx():
     for align, groups in ((4, 9), (64, 16)):
         p = vnni.pack_filter(w2d, align)
         assert p.shape == (1, groups, 64) and (vnni.unpack_filter(p, 3, 35) == w2d).all()
+    assert vnni.k_align(100) == 4 and vnni.k_align(vnni.AMX_MIN_K) == (64 if vnni.amx_available() else 4)

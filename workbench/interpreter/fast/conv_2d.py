@@ -419,7 +419,7 @@ def bind_int8(context, node, d):
     k = d.filter_h * d.filter_w * x_shape[3]
     w2d = filt.reshape(o, -1)                                # [O, K]
     if _vnni.worth_it(n * oh * ow, k, o):
-        return Int8Vnni(_vnni.pack_filter(w2d, _vnni.k_align()), _vnni.folded_bias(bias, w2d, d.input_zero_point),
+        return Int8Vnni(_vnni.pack_filter(w2d, _vnni.k_align(k)), _vnni.folded_bias(bias, w2d, d.input_zero_point),
                         half_up)
     wmat = w2d.T.astype(np.int64)                            # [K, O]
     fdt = quant.exact_float_dtype(float(np.abs(wmat).sum(axis=0).max(initial=0)))
