@@ -98,7 +98,7 @@ from ..schema.types import NUMPY_DTYPE, tensor_data
 
 __all__ = ["calibrate", "Calibrated", "sqnr", "SCALE_TYPES", "QUANTIZATION_SCALE_TYPES", "WEIGHTED", "OWN_SCALE",
            "FIXED", "TIED", "INT_OUTPUT", "QUANTIZABLE", "symmetric_scale", "unsigned_scale", "quantize_per_channel",
-           "quantize_per_tensor", "QuantizationWarning", "Mode", "mode_of"]
+           "quantize_per_tensor", "QuantizationWarning", "Mode", "mode_of", "feature_map_params"]
 
 # bias calibration: move a bias by this fraction of the measured mean error, and only where that mean
 # stands out of the frame-to-frame noise by this many standard errors (see step 5 in the module's text)
@@ -209,6 +209,24 @@ def unsigned_scale(max_value: float) -> float:
     """
     s = float(max_value) / UQMAX if max_value > 0 and math.isfinite(max_value) else 1.0 / UQMAX
     return float(np.float32(2.0 ** math.ceil(math.log2(s))))
+
+
+def feature_map_params(lo: float, hi: float) -> tuple[float, int, bool]:
+    """(scale, zero point, signed) of a feature map whose values lie in [lo, hi], as TIDL quantizes
+    feature maps at a subgraph's boundary: a power-of-two scale, zero point 0 — :func:`symmetric_scale`
+    (power of two) when a value is negative, :func:`unsigned_scale` otherwise (stored unsigned, 256 codes
+    for [0, max]).  No range (all 0, or not finite): scale 1.
+
+    >>> feature_map_params(-1.0, 1.0)                  # 1/127 → 2**-6, signed
+    (0.015625, 0, True)
+    >>> feature_map_params(0.0, 6.0)                   # 6/255 → 2**-5, unsigned after a ReLU6
+    (0.03125, 0, False)
+    """
+    signed = lo < 0
+    peak = max(abs(lo), abs(hi))
+    if peak == 0 or not math.isfinite(peak):
+        return 1.0, 0, signed
+    return (symmetric_scale(peak, "power_of_two") if signed else unsigned_scale(peak)), 0, signed
 
 
 @dataclass(frozen=True)
