@@ -41,27 +41,40 @@ RESULTS = ROOT / "benchmarks" / "results"
 
 
 def float_models(paths: dict) -> list[str]:
-    """Corpus models whose inputs are all float32 and whose main subgraph computes in float."""
+    """Corpus models whose inputs are all float32 and whose main subgraph computes in float (no int8 or
+    uint8 tensor other than constants: the mltk int8 models with a float input are left out)."""
     from workbench import load
+    from workbench.partition import GraphView
     from workbench.schema.enums import TensorType
 
     out = []
     for name in sorted(paths):
         m = load(paths[name])
-        sg = m.subgraphs[0]
+        sg, g = m.subgraphs[0], GraphView(m)
         inputs = [sg.tensors[t].type for t in sg.inputs or ()]
         if inputs and all(t == TensorType.FLOAT32 for t in inputs) and not any(
-                t.type in (TensorType.INT8, TensorType.UINT8) and not t.buffer for t in sg.tensors or ()):
+                t.type in (TensorType.INT8, TensorType.UINT8) and not g.static[k] for k, t in enumerate(sg.tensors)):
             out.append(name)
     return out
 
 
 def _frames(model_path, n: int) -> list:
+    """``n`` seeded random frames, ``workbench run``'s generator at the inputs' stored shapes (an input
+    stored with a -1 dimension keeps its placeholder, as ``workbench run`` without ``--shape`` does)."""
     from workbench import Interpreter
     from workbench.bench import random_inputs
 
     details = Interpreter(model_path=str(model_path)).get_input_details()
     return [random_inputs(details, seed=k) for k in range(n)]
+
+
+def _sized(it, frame):
+    """``it`` with its inputs resized to the frame's shapes (a -1 dimension), then allocated."""
+    for d, a in zip(it.get_input_details(), frame):
+        if tuple(d["shape"]) != a.shape:
+            it.resize_tensor_input(d["index"], list(a.shape))
+    it.allocate_tensors()
+    return it
 
 
 def _outputs(it, frame) -> list:
@@ -97,14 +110,12 @@ def study_pair(model_path, target: str, frames: list, iterations: int, explain_b
     row: dict = {"target": target}
     t0 = time.perf_counter()
     try:
-        cpu = Interpreter(model_path=str(model_path))
-        cpu.allocate_tensors()
+        cpu = _sized(Interpreter(model_path=str(model_path)), frames[0])
         refs = [_outputs(cpu, f) for f in frames]
         d = SimulatedAccelerator(target, precision="int8", calibration=frames, calibration_iterations=iterations)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", QuantizationWarning)
-            it = Interpreter(model_path=str(model_path), experimental_delegates=[d])
-            it.allocate_tensors()
+            it = _sized(Interpreter(model_path=str(model_path), experimental_delegates=[d]), frames[0])
         row["warnings"] = [str(w.message) for w in caught if issubclass(w.category, QuantizationWarning)]
         places = it.placements()
         row["device_nodes"] = sum(p.lane == "device" for p in places)
@@ -120,6 +131,15 @@ def study_pair(model_path, target: str, frames: list, iterations: int, explain_b
             row["first_explosion"] = None if first is None else {
                 "node": first.node, "op": first.op, "tensor": first.name, "snr_db": first.snr_db,
                 "max_abs": first.max_abs, "note": first.note}
+            # the same pair with per-channel weights (the earlier mode): does the cause lie in the weights?
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", QuantizationWarning)
+                pc = SimulatedAccelerator(target, precision="int8", calibration=frames,
+                                          calibration_iterations=iterations, scale_type="symmetric")
+                it2 = _sized(Interpreter(model_path=str(model_path), experimental_delegates=[pc]), frames[0])
+            got2 = [_outputs(it2, f) for f in frames]
+            row["worst_snr_db_per_channel"] = min(_snr([r[k] for r in refs], [g[k] for g in got2])
+                                                  for k in range(len(refs[0])))
     except Exception as exc:       # a study: every failure is a result (its type says whose it is)
         row["ran"] = False
         row["error"] = f"{type(exc).__name__}: {' '.join(str(exc).split())}"
@@ -148,6 +168,8 @@ def render(doc: dict) -> str:
         if r["ran"]:
             fe = r.get("first_explosion")
             what = (f"node {fe['node']} {fe['op']} ({fe['snr_db']:.1f} dB) {fe['tensor'][:40]}" if fe else "")
+            if "worst_snr_db_per_channel" in r:
+                what += f"; per-channel weights: {_fmt_db(r['worst_snr_db_per_channel'])} dB"
             if r.get("warnings"):
                 what += f" [{len(r['warnings'])} warning(s)]"
             lines.append(f"{r['model']:<40} {r['target']:<13} {'yes':<4} {r['device_nodes']:>3}/{r['nodes']:<3} "
@@ -156,6 +178,11 @@ def render(doc: dict) -> str:
             lines.append(f"{r['model']:<40} {r['target']:<13} {'no':<4} {'':>7} {'':>13}  {r['error'][:160]}")
     s = doc["summary"]
     lines += ["", f"pairs: {s['pairs']}; ran: {s['ran']}; with a device node: {s['offloaded']}; errors: {s['errors']}",
+              f"pairs below {doc['explain_below']:g} dB: {s['explained']}; the first exploding node is a "
+              f"DEPTHWISE_CONV_2D / CONV_2D / FULLY_CONNECTED in {s['explained_weighted']}; with per-channel weights "
+              f"the worst output SNR rises in {s['per_channel_better']} of them (median "
+              f"{_fmt_db(s['median_worst_snr_db_per_channel'])} dB instead of "
+              f"{_fmt_db(s['median_worst_snr_db_explained'])})",
               f"median worst-output SNR over the pairs that offloaded: {_fmt_db(s['median_worst_snr_db'])} dB; "
               f"below 0 dB: {s['below_0_db']}",
               "errors by type: " + ", ".join(f"{k} {v}" for k, v in s["errors_by_type"].items())]
@@ -171,7 +198,16 @@ def summarize(pairs: list) -> dict:
         if not r["ran"]:
             k = r["error"].split(":", 1)[0]
             by_type[k] = by_type.get(k, 0) + 1
-    return {"pairs": len(pairs), "ran": len(ran), "offloaded": len(off), "errors": len(pairs) - len(ran),
+    explained = [r for r in off if "worst_snr_db_per_channel" in r]
+    weighted = [r for r in explained if (r.get("first_explosion") or {}).get("op") in
+                ("DEPTHWISE_CONV_2D", "CONV_2D", "FULLY_CONNECTED", "TRANSPOSE_CONV")]
+    return {"explained": len(explained), "explained_weighted": len(weighted),
+            "per_channel_better": sum(1 for r in explained if r["worst_snr_db_per_channel"] > r["worst_snr_db"]),
+            "median_worst_snr_db_explained": float(np.median([r["worst_snr_db"] for r in explained]))
+            if explained else None,
+            "median_worst_snr_db_per_channel": float(np.median([r["worst_snr_db_per_channel"] for r in explained]))
+            if explained else None,
+            "pairs": len(pairs), "ran": len(ran), "offloaded": len(off), "errors": len(pairs) - len(ran),
             "median_worst_snr_db": float(np.median(snrs)) if snrs else None,
             "below_0_db": sum(1 for v in snrs if v < 0), "errors_by_type": by_type}
 
@@ -214,7 +250,8 @@ def main(argv=None) -> int:
     doc = {"machine": f"{platform.processor() or platform.machine()}, Python {platform.python_version()}, "
                       f"numpy {np.__version__}",
            "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-           "frames": args.frames, "iterations": args.iterations, "models": models, "targets": targets,
+           "frames": args.frames, "iterations": args.iterations, "explain_below": args.explain_below,
+           "models": models, "targets": targets,
            "pairs": pairs, "summary": summarize(pairs)}
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)

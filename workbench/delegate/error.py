@@ -18,12 +18,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import WorkbenchError
-from .quantize import sqnr
+from .quantize import EXPLODED_DB, sqnr
 
 __all__ = ["NodeError", "node_errors", "first_explosion", "EXPLODED_DB"]
-
-# below this output SNR a device node's int8 result is mostly error (noise power over a tenth of the signal's)
-EXPLODED_DB = 10.0
 
 
 @dataclass(frozen=True)
