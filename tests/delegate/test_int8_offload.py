@@ -210,3 +210,51 @@ def test_first_explosion_is_none_when_every_node_keeps_its_snr():
     assert first_explosion(good) is None
     bad = good + [NodeError(0, 5, "ADD", 9, "t9", 3.0, 4.0, 4), NodeError(0, 4, "MUL", 8, "t8", 2.0, 6.0, 4)]
     assert first_explosion(bad).node == 4
+
+
+def sparse_fp16_handed_on():
+    """x → FC (dense float weights) → h; a sparse fp16 weight → DENSIFY → DEQUANTIZE (v3, fp16) → FC(h) → y.
+    The old-delegate target (every op at version 1) takes DENSIFY and the FCs but not the fp16 DEQUANTIZE,
+    so the first partition hands DENSIFY's fp16 result on to the CPU, as in MediaPipe's sparse models."""
+    import dataclasses
+
+    from helpers.version_gaps_cases import sparse_levels
+    from workbench.schema import BuiltinOperator as B
+    from workbench.schema import FullyConnectedOptions, ModelBuilder
+
+    rng = np.random.default_rng(5)
+    dense = np.where(rng.random((8, 8)) < 0.5, rng.normal(0, 0.5, (8, 8)), 0).astype(np.float16)
+    stored, sparsity = sparse_levels(dense, 1)
+    b = ModelBuilder("sparse fp16 weight handed on")
+    x = b.input("x", [1, 8])
+    h = b.tensor("h", [1, 8])
+    b.op(B.FULLY_CONNECTED, [x, b.constant("w1", rng.normal(0, 0.5, (8, 8)).astype(np.float32)),
+                             b.constant("b1", np.zeros(8, np.float32))], [h], FullyConnectedOptions())
+    w = b.constant("w2_sparse", stored)
+    b.tensors[w] = dataclasses.replace(b.tensors[w], shape=(8, 8), sparsity=sparsity)
+    w16 = b.tensor("w2_dense", [8, 8], np.float16)
+    b.op(B.DENSIFY, [w], [w16])
+    w32 = b.tensor("w2_dequantize", [8, 8])
+    b.op(B.DEQUANTIZE, [w16], [w32], version=3)
+    y = b.tensor("y", [1, 8])
+    b.op(B.FULLY_CONNECTED, [h, w32, b.constant("b2", np.zeros(8, np.float32))], [y], FullyConnectedOptions())
+    b.output(y)
+    return b.build()
+
+
+def test_a_densified_fp16_weight_the_partition_hands_on_is_written_by_its_op_not_stored():
+    model = sparse_fp16_handed_on()
+    frames = [np.random.default_rng(k).uniform(-1, 1, (1, 8)).astype(np.float32) for k in range(4)]
+    d = SimulatedAccelerator("old-delegate", precision="int8", calibration=frames)
+    it = workbench.Interpreter(model=model, experimental_delegates=[d])    # was: "output 0 is tensor N
+    it.allocate_tensors()                                                   # ('w2_dense'), a constant"
+    places = {p.node: p for p in it.placements()}
+    assert places[2].lane == "cpu" and places[1].lane == "device" and places[3].lane == "device"
+    cpu = workbench.Interpreter(model=model)
+    cpu.allocate_tensors()
+    for run in (it, cpu):
+        run.set_tensor(run.get_input_details()[0]["index"], frames[0])
+        run.invoke()
+    out = cpu.get_output_details()[0]["index"]
+    ref = cpu.get_tensor(out)
+    assert np.abs(it.get_tensor(out) - ref).max() < 0.05 * np.abs(ref).max()
