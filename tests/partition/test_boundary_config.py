@@ -9,19 +9,29 @@ import numpy as np
 import pytest
 
 from workbench import corpus, dump, load
-from workbench.delegate.boundary import calibration_ranges
+from workbench.delegate.boundary import boundary_params, calibration_ranges, params_from_ranges
+from workbench.delegate.quantize import feature_map_params, symmetric_scale, unsigned_scale
 from workbench.errors import WorkbenchError
 from workbench.partition import boundary_config, boundary_entries, compile, partition
-from workbench.partition.compiler import power_of_two_scale
 
 
 def test_power_of_two_scales_cover_the_range_and_say_unsigned_after_a_relu():
-    assert power_of_two_scale(-1.0, 1.0) == (2.0 ** -6, 0, True)       # 1/127 rounded up to a power of two
-    assert power_of_two_scale(0.0, 6.0) == (2.0 ** -5, 0, False)       # 6/255 → 1/32, stored unsigned
+    assert feature_map_params(-1.0, 1.0) == (2.0 ** -6, 0, True)       # 1/127 rounded up to a power of two
+    assert feature_map_params(0.0, 6.0) == (2.0 ** -5, 0, False)       # 6/255 → 1/32, stored unsigned
+    assert feature_map_params(0.0, 0.0) == (1.0, 0, False)             # no range: scale 1
     for lo, hi in ((-3.7, 0.2), (0.0, 100.0), (-1e-3, 1e-3)):
-        scale, zp, signed = power_of_two_scale(lo, hi)
+        scale, zp, signed = feature_map_params(lo, hi)
         assert np.log2(scale) == int(np.log2(scale)) and zp == 0
         assert max(abs(lo), abs(hi)) <= scale * (127 if signed else 255)
+        # the same arithmetic as the int8 copy's activations (one place: workbench.delegate.quantize)
+        peak = max(abs(lo), abs(hi))
+        assert scale == (symmetric_scale(peak, "power_of_two") if signed else unsigned_scale(peak))
+
+
+def test_params_from_ranges_are_what_compile_writes():
+    (t, p), = params_from_ranges({7: (-0.5, 3.0)}).items()
+    assert t == 7 and p == {"scale": [2.0 ** -5], "zero_point": [0], "min": -0.5, "max": 3.0, "power_of_two": True,
+                            "signed": True}
 
 
 @pytest.fixture(scope="module")
@@ -31,7 +41,9 @@ def deeplab_compiled():
     rng = np.random.default_rng(0)
     frames = [rng.uniform(-1, 1, (1, 257, 257, 3)).astype(np.float32) for _ in range(2)]
     ranges = calibration_ranges(plan, frames)
-    return plan, compile(plan, ranges=ranges), ranges
+    params = boundary_params(plan, frames)
+    assert params == params_from_ranges(ranges)
+    return plan, compile(plan, params=params), ranges
 
 
 def test_calibrated_boundary_of_deeplabs_backbone(deeplab_compiled):

@@ -6,7 +6,8 @@ pass keeps the input side.  DeepLab v3: "the algorithm traverses from the graph 
 AveragePool2D node, and then does the partitioning right up to this unsupported node" (Fig. 4: the
 backbone).  MobileNet v1 (Fig. 8): the tool offloads "all nodes before" the tensor named on its command
 line.  Real models: DeepLab v3 from the corpus, MobileNet v1 1.0/224 converted by Google's converter
-(../shared/models; skipped with a message without it).
+(../shared/models, Keras names; skipped with a message without it), and the paper's own Fig. 8 network:
+MobileNet v1 1.0/224 with TF-slim's tensor names, built in code (tests/helpers/slim_mobilenet.py).
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from helpers.slim_mobilenet import RELU6_13 as SLIM_RELU6_13
+from helpers.slim_mobilenet import slim_mobilenet_v1
 from workbench import Interpreter, corpus, dump, load
 from workbench.errors import WorkbenchError
 from workbench.partition import compile, partition
@@ -78,6 +81,36 @@ def test_mobilenet_cut_after_relu6_of_conv_13_offloads_everything_before_it_and_
     x = np.random.default_rng(0).uniform(-1, 1, (1, 224, 224, 3)).astype(np.float32)
     (want,), (got,) = run(m, x), run(compile(plan), x)
     np.testing.assert_array_equal(got, want)
+
+
+@pytest.fixture(scope="module")
+def slim():
+    return slim_mobilenet_v1()
+
+
+def test_fig8_cut_after_slims_conv_13_relu6_leaves_the_head_on_the_cpu_and_outputs_equal_the_cpu_run(slim):
+    plan = partition(slim, "tidl", "tidl", cut_after=[SLIM_RELU6_13])
+    g = plan.graph
+    assert [p.nodes for p in plan.partitions] == [tuple(range(27))]           # conv 0 + 13 blocks: one subgraph
+    head = plan.placements[27:]
+    assert [pl.op for pl in head] == ["AVERAGE_POOL_2D", "CONV_2D", "RESHAPE", "SOFTMAX"]
+    assert all(pl.partition is None and pl.reason.code == "after-cut" and SLIM_RELU6_13 in pl.reason for pl in head)
+    (p,) = plan.partitions
+    assert [g.tensors[t].name for t in p.outputs] == [SLIM_RELU6_13]
+    compiled = compile(plan)      # the offload op first, then the head's four ops on the CPU
+    ops = [compiled.operator_codes[op.opcode_index] for op in compiled.subgraphs[0].operators]
+    assert ops[0].custom_code and [o.builtin_code.name for o in ops[1:]] == [pl.op for pl in head]
+    x = np.random.default_rng(1).uniform(-1, 1, (1, 224, 224, 3)).astype(np.float32)
+    (want,), (got,) = run(slim, x), run(compiled, x)
+    assert want.shape == (1, 1001) and 0 < want.max() < 1
+    np.testing.assert_array_equal(got, want)
+
+
+def test_fig8_without_a_cut_the_walk_takes_the_whole_slim_network(slim):
+    """The tidl target takes the slim head too (a 7x7 pool is within its 9x9 limit): the demo's cut is the
+    user's choice, not a refusal."""
+    plan = partition(slim, "tidl", "tidl", max_partitions=1)
+    assert [p.nodes for p in plan.partitions] == [tuple(range(31))]
 
 
 def test_cut_after_takes_a_tensor_index_and_applies_to_every_strategy():

@@ -4,11 +4,12 @@ The TI paper's import tool writes, beside the compiled model, a per-subgraph con
 with the quantization parameters used to convert float tensors at the subgraph's boundary to the
 accelerator's fixed point and back.  Those parameters come from the tensors' ranges over calibration
 inputs: :func:`calibration_ranges` runs the float model on the CPU and records them;
-``workbench.partition.compile(plan, ranges=...)`` turns them into power-of-two scales, and
-``workbench.partition.boundary_config(compiled)`` writes the config as text::
+:func:`boundary_params` turns them into power-of-two scales (:func:`workbench.delegate.quantize.feature_map_params`,
+the one place this arithmetic lives), ``workbench.partition.compile(plan, params=...)`` writes them into
+the compiled model, and ``workbench.partition.boundary_config(compiled)`` writes the config as text::
 
     plan = partition(model, "tidl", "tidl", max_partitions=1)
-    compiled = compile(plan, ranges=calibration_ranges(plan, samples))
+    compiled = compile(plan, params=boundary_params(plan, samples))
     print(boundary_config(compiled, 0))
 """
 
@@ -18,8 +19,9 @@ import numpy as np
 
 from ..errors import WorkbenchError
 from ..interpreter import Interpreter
+from .quantize import feature_map_params
 
-__all__ = ["calibration_ranges"]
+__all__ = ["calibration_ranges", "boundary_params", "params_from_ranges"]
 
 
 def calibration_ranges(plan, calibration) -> dict:
@@ -50,3 +52,21 @@ def calibration_ranges(plan, calibration) -> dict:
     if not count:
         raise WorkbenchError("calibration: no samples")
     return ranges
+
+
+def params_from_ranges(ranges: dict) -> dict:
+    """{tensor: (min, max)} → {tensor: the boundary entry's fixed-point fields}: a power-of-two scale and
+    zero point 0 per tensor, as TIDL quantizes feature maps, with the range and whether it is signed."""
+    out = {}
+    for t, (lo, hi) in ranges.items():
+        scale, zero_point, signed = feature_map_params(lo, hi)
+        out[t] = {"scale": [scale], "zero_point": [zero_point], "min": lo, "max": hi, "power_of_two": True,
+                  "signed": signed}
+    return out
+
+
+def boundary_params(plan, calibration) -> dict:
+    """The finished fixed-point parameters of every tensor crossing a partition boundary of ``plan``,
+    for ``workbench.partition.compile(plan, params=...)``: :func:`params_from_ranges` of
+    :func:`calibration_ranges` over ``calibration``."""
+    return params_from_ranges(calibration_ranges(plan, calibration))

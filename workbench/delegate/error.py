@@ -18,9 +18,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import WorkbenchError
-from .quantize import sqnr
+from .quantize import EXPLODED_DB, sqnr
 
-__all__ = ["NodeError", "node_errors"]
+__all__ = ["NodeError", "node_errors", "first_explosion", "EXPLODED_DB"]
 
 
 @dataclass(frozen=True)
@@ -119,3 +119,14 @@ def node_errors(interpreter, frames, subgraph: int = 0) -> list[NodeError]:
         if delegation is not None:
             delegation.errors = {e.node: e for e in out}
     return out
+
+
+def first_explosion(errors, below_db: float = EXPLODED_DB):
+    """The first device node, in node order, whose int8 output SNR falls below ``below_db`` (the
+    :class:`NodeError` of :func:`node_errors`), or a node whose output int8 made 0 where float is not
+    (a calibration warning), whichever comes first; None when no node does.  Errors add up from layer
+    to layer, so the first such node is where to look: its own range, its scale, the warning beside it."""
+    for e in sorted(errors, key=lambda e: (e.subgraph, e.node)):
+        if e.snr_db < below_db or e.note:
+            return e
+    return None

@@ -41,6 +41,14 @@ How a float graph becomes an int8 one
    it is refused (:class:`~workbench.errors.UnsupportedOpError` naming the node), not guessed.  A
    tensor that is never 0 in float but whose values nearest 0 are below half its scale becomes 0 in
    int8 (``exp(x) + 1`` over 1 … 1809 gets the scale 16): a :class:`QuantizationWarning` names the node.
+   A bias too large for int32 in its units (``input_scale · weight_scale``) would be clipped: refused too.
+   Once written, the copy runs beside the float model on the calibration frames, and the first node
+   whose output falls below :data:`EXPLODED_DB` (10 dB) gets a :class:`QuantizationWarning`: where the
+   int8 copy stops computing the model.  Errors add up from layer to layer, so that node is where to
+   look.  When it is a weighted op with per-tensor weights, the warning says how few of the 127 levels
+   its typical channel uses: after batch-norm folding the channels of a depthwise convolution can
+   differ by a factor of 100 or more, and one scale for all of them leaves the small ones a few levels
+   (or none: a channel whose largest |w| is below half the scale becomes all 0).
 3. **Quantize constants.**  TIDL's weights are symmetric and *per tensor* (its quantization proto
    defaults to ``SYMMETRIC`` / ``PERTENSOR``, ``docs/tidl_quantParams.md``): one ``scale = max|w| / 127``
    (``quantization_scale_type`` 0) or its power of two (type 1), in [−127, 127], written once per output
@@ -98,13 +106,16 @@ from ..schema.types import NUMPY_DTYPE, tensor_data
 
 __all__ = ["calibrate", "Calibrated", "sqnr", "SCALE_TYPES", "QUANTIZATION_SCALE_TYPES", "WEIGHTED", "OWN_SCALE",
            "FIXED", "TIED", "INT_OUTPUT", "QUANTIZABLE", "symmetric_scale", "unsigned_scale", "quantize_per_channel",
-           "quantize_per_tensor", "QuantizationWarning", "Mode", "mode_of"]
+           "quantize_per_tensor", "QuantizationWarning", "Mode", "mode_of", "feature_map_params", "EXPLODED_DB"]
 
 # bias calibration: move a bias by this fraction of the measured mean error, and only where that mean
 # stands out of the frame-to-frame noise by this many standard errors (see step 5 in the module's text)
 BIAS_STEP = 0.5
 SIGNIFICANCE = 2.0
 QMAX = 127                      # symmetric int8: codes −127 … 127 (−128 only where TFLite fixes it)
+# below this SNR (dB) against float an int8 activation is mostly error: noise power above a tenth of the
+# signal's.  The first node of the copy to fall below it on the calibration frames gets a warning.
+EXPLODED_DB = 10.0
 UQMAX = 255                     # unsigned storage (a tensor after a ReLU): codes 0 … 255
 # the earlier mode's scale types (``scale_type=``): every scale max|x| / 127, or its power of two
 SCALE_TYPES = ("symmetric", "power_of_two")
@@ -209,6 +220,24 @@ def unsigned_scale(max_value: float) -> float:
     """
     s = float(max_value) / UQMAX if max_value > 0 and math.isfinite(max_value) else 1.0 / UQMAX
     return float(np.float32(2.0 ** math.ceil(math.log2(s))))
+
+
+def feature_map_params(lo: float, hi: float) -> tuple[float, int, bool]:
+    """(scale, zero point, signed) of a feature map whose values lie in [lo, hi], as TIDL quantizes
+    feature maps at a subgraph's boundary: a power-of-two scale, zero point 0 — :func:`symmetric_scale`
+    (power of two) when a value is negative, :func:`unsigned_scale` otherwise (stored unsigned, 256 codes
+    for [0, max]).  No range (all 0, or not finite): scale 1.
+
+    >>> feature_map_params(-1.0, 1.0)                  # 1/127 → 2**-6, signed
+    (0.015625, 0, True)
+    >>> feature_map_params(0.0, 6.0)                   # 6/255 → 2**-5, unsigned after a ReLU6
+    (0.03125, 0, False)
+    """
+    signed = lo < 0
+    peak = max(abs(lo), abs(hi))
+    if peak == 0 or not math.isfinite(peak):
+        return 1.0, 0, signed
+    return (symmetric_scale(peak, "power_of_two") if signed else unsigned_scale(peak)), 0, signed
 
 
 @dataclass(frozen=True)
@@ -433,7 +462,9 @@ def calibrate(model, frames, *, iterations: int = 1, quantization_scale_type: in
 
     A tensor the calibration gives no range (0 on every frame, never reached) raises
     :class:`~workbench.errors.UnsupportedOpError`; a tensor of which int8 makes 0 where float never is
-    gives a :class:`QuantizationWarning` naming the node (kept in ``Calibrated.warnings``).
+    gives a :class:`QuantizationWarning` naming the node (kept in ``Calibrated.warnings``), and so does the
+    first node whose int8 output falls below :data:`EXPLODED_DB` against float on the calibration frames.
+    A bias int32 cannot hold in its units raises :class:`~workbench.errors.UnsupportedOpError`.
     """
     mode = mode_of(quantization_scale_type, scale_type)
     if isinstance(iterations, bool) or int(iterations) != iterations or iterations < 1:
@@ -466,12 +497,20 @@ def calibrate(model, frames, *, iterations: int = 1, quantization_scale_type: in
             qmodel = plan.write()
     finally:
         report.close()
-    return Calibrated(model=qmodel, scales=plan.activation_params(), ranges=plan.named_ranges(),
-                      frames=len(frames), iterations=iterations,
-                      scale_type=scale_type if scale_type is not None else f"tidl-{mode.quantization_scale_type}",
-                      weight_scales=plan.named_weight_scales(), bias_corrections=plan.named_corrections(),
-                      notes=plan.named_notes(), float_model=model, mode=mode,
-                      warnings={graph.tensors[t].name: text for t, text in zeros})
+    found = {graph.tensors[t].name: text for t, text in zeros}
+    cal = Calibrated(model=qmodel, scales=plan.activation_params(), ranges=plan.named_ranges(),
+                     frames=len(frames), iterations=iterations,
+                     scale_type=scale_type if scale_type is not None else f"tidl-{mode.quantization_scale_type}",
+                     weight_scales=plan.named_weight_scales(), bias_corrections=plan.named_corrections(),
+                     notes=plan.named_notes(), float_model=model, mode=mode, warnings=found)
+    # where the copy stops computing the model: the first node below EXPLODED_DB on the calibration frames
+    exploded = plan.explosion(cal.compare(frames))
+    if exploded is not None:
+        t, text = exploded
+        warnings.warn(text, QuantizationWarning, stacklevel=2)
+        name = graph.tensors[t].name
+        found[name] = f"{found[name]}; {text}" if name in found else text
+    return cal
 
 
 # -- frames, runs, progress ------------------------------------------------------------------------
@@ -830,7 +869,57 @@ class _Plan:
             has_bias = len(nd.inputs) > b and nd.inputs[b] >= 0
             fb = self._const(nd.inputs[b]) if has_bias else np.zeros(len(ws), np.float32)
             self.bias[nd.index] = quantize_bias(fb, in_scale, ws)
+            self._check_bias(nd, fb, self.bias[nd.index][1])
             self.corrections[nd.index] = np.zeros(len(ws), np.int64)
+
+    def _check_bias(self, nd, fb: np.ndarray, scales: np.ndarray) -> None:
+        """A bias is added in the int32 accumulator, in units of ``input_scale · weight_scale``; one too
+        large for int32 in those units cannot be held (it would be clipped): refuse the node."""
+        steps = np.abs(np.asarray(fb, np.float64)) / scales.astype(np.float64)
+        limit = float(np.iinfo(np.int32).max)
+        if steps.size and not np.all(steps <= limit):
+            c = int(np.argmax(np.where(np.isfinite(steps), steps, np.inf)))
+            raise UnsupportedOpError(
+                f"{self.graph.where(nd)}: its bias cannot be calibrated: channel {c}'s bias {float(fb[c]):.6g} is "
+                f"{steps[c]:.3g} steps of input_scale x weight_scale ({float(scales[c]):.3g}), beyond int32's "
+                f"{np.iinfo(np.int32).max}, so the int8 copy would clip it and compute garbage; keep this node on the "
+                f"CPU (e.g. deny it) or calibrate with frames that give its input a wider range")
+
+    def channel_levels(self, i: int) -> tuple[float, int, int]:
+        """(median over output channels of the int8 levels a channel's largest |w| reaches, channels whose
+        float weights are not all 0 but whose int8 weights are, channels) of weighted node ``i``.  With one
+        scale for the whole tensor a small channel reaches few of the 127 levels, or none (it becomes all 0
+        and its output is the bias alone)."""
+        qw, _, axis = self.weights[i]
+        nd = self.graph.g.nodes[i]
+        w = np.asarray(self._const(nd.inputs[WEIGHTED[nd.op][1]]))
+        other = tuple(k for k in range(qw.ndim) if k != axis)
+        levels = np.abs(qw.astype(np.int32)).max(axis=other) if qw.size else np.zeros(0)
+        lost = np.all(qw == 0, axis=other) & ~np.all(w == 0, axis=other)
+        return float(np.median(levels)) if levels.size else 0.0, int(np.count_nonzero(lost)), int(qw.shape[axis])
+
+    def explosion(self, snr: dict) -> tuple | None:
+        """(tensor, message) for the first node, in node order, whose int8 output falls below EXPLODED_DB
+        against float (``snr``: activation name → :func:`sqnr`, from :meth:`Calibrated.compare`), with the
+        likely cause when it is a weighted op whose per-tensor weights lose whole channels."""
+        graph, g = self.graph, self.graph.g
+        for nd in g.nodes:
+            for t in nd.outputs:
+                name = graph.tensors[t].name
+                if t < 0 or name not in snr or snr[name]["snr_db"] >= EXPLODED_DB:
+                    continue
+                cause = ""
+                if nd.index in self.weights and not self.mode.per_channel:
+                    median, lost, n = self.channel_levels(nd.index)
+                    cause = (f"; its per-tensor weights (one scale, {float(self.weights[nd.index][1][0]):.4g}, for "
+                             f"{n} output channels) leave the median channel ±{median:g} of the 127 levels"
+                             + (f" and {lost} channel(s) all 0" if lost else "")
+                             + " — per-channel weights (scale_type='symmetric') give each channel all 127")
+                return t, (f"{graph.where(nd)}: the int8 error explodes here: output '{name}' has an SNR of "
+                           f"{snr[name]['snr_db']:.1f} dB against float on the calibration frames, the first node "
+                           f"below {EXPLODED_DB:g} dB (max |error| {snr[name]['max_abs']:.4g}){cause}; node_errors() "
+                           f"shows every device node")
+        return None
 
     # -- step 5 (called by calibrate) ----------------------------------------------------------
     def correct_biases(self, errors: "_ChannelErrors") -> None:

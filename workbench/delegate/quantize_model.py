@@ -49,7 +49,10 @@ class Writer:
         for t, meta in enumerate(src):
             if graph.g.constant[t] and meta.type != _F32:
                 self.data[t] = bytes(buffer_bytes(graph.model, meta.buffer))
-            elif t in plan.stats.static and meta.type != _F32:
+            elif t in plan.stats.static and meta.type != _F32 and t not in self.written:
+                # an unpacked constant whose op is folded away (a DENSIFY feeding int8 weights) keeps its
+                # value; one an op of the copy still writes (a DENSIFY whose fp16 result the partition hands
+                # on to the CPU's DEQUANTIZE) stays that op's output, with no data of its own
                 self.data[t] = np.ascontiguousarray(plan.stats.static[t]).tobytes()
         # the boundary: float in, QUANTIZE; DEQUANTIZE, float out
         acts = set(graph.activations)

@@ -18,10 +18,11 @@ Custom options (FlexBuffer map)::
                    "scale": [...], "zero_point": [...], "calibrated": bool}, ...]}
 
 Float boundary tensors carry the quantization parameters the accelerator would use to convert them
-to fixed point when the model has them (``calibrated`` true).  Otherwise ``compile(plan, ranges=...)``
-takes each boundary tensor's range over calibration runs and fills in a power-of-two scale, as TIDL
-quantizes feature maps (``min``, ``max``, ``signed`` and ``power_of_two`` are added to the entry);
-without ranges ``calibrated`` stays false.
+to fixed point when the model has them (``calibrated`` true).  Otherwise ``compile(plan, params=...)``
+writes the parameters it is given for each boundary tensor: finished ones, computed from the tensors'
+ranges over calibration runs by :func:`workbench.delegate.boundary.boundary_params` (a power-of-two
+scale, as TIDL quantizes feature maps; ``min``, ``max``, ``signed`` and ``power_of_two`` are added to
+the entry).  The compiler does no scale arithmetic of its own.  Without params ``calibrated`` stays false.
 
 :func:`boundary_config` gives the same as text: one block per offloaded subgraph, the file the TI paper's
 import tool writes beside the model as ``subgraph0.cfg`` (the subgraph's inputs and outputs, their
@@ -156,31 +157,19 @@ def _boundary_entry(meta, role: str) -> dict:
             "scale": scale, "zero_point": zp, "calibrated": bool(scale)}
 
 
-def power_of_two_scale(lo: float, hi: float) -> tuple[float, int, bool]:
-    """(scale, zero point, signed) for a feature map whose values lie in [lo, hi], the TIDL way: a
-    power-of-two scale, symmetric (zero point 0), unsigned when nothing is negative."""
-    import math
-
-    signed = lo < 0
-    levels = 127 if signed else 255
-    peak = max(abs(lo), abs(hi))
-    if peak == 0 or not math.isfinite(peak):
-        return 1.0, 0, signed
-    return 2.0 ** math.ceil(math.log2(peak / levels)), 0, signed
+_PARAM_KEYS = ("scale", "zero_point", "min", "max", "signed", "power_of_two")
 
 
-def _options(plan, k: int, ranges: dict | None = None) -> bytes:
+def _options(plan, k: int, params: dict | None = None) -> bytes:
     sg = plan.model.subgraphs[plan.subgraph]
     part = plan.partitions[k]
     blob = dump(submodel(plan, k))
     boundary = ([_boundary_entry(sg.tensors[t], "input") for t in part.runtime_inputs]
                 + [_boundary_entry(sg.tensors[t], "output") for t in part.outputs])
     for t, entry in zip((*part.runtime_inputs, *part.outputs), boundary):
-        if not entry["calibrated"] and ranges and t in ranges and entry["dtype"] == "FLOAT32":
-            lo, hi = ranges[t]
-            scale, zp, signed = power_of_two_scale(lo, hi)
-            entry.update(scale=[scale], zero_point=[zp], calibrated=True, min=lo, max=hi, power_of_two=True,
-                         signed=signed)
+        if not entry["calibrated"] and params and t in params and entry["dtype"] == "FLOAT32":
+            given = params[t]
+            entry.update({key: given[key] for key in _PARAM_KEYS if key in given}, calibrated=True)
     doc = {"format": FORMAT, "target": plan.target.name, "strategy": plan.strategy, "partition": k,
            "nodes": [int(i) for i in part.nodes], "model": blob, "boundary": boundary,
            "variables": getattr(plan.target, "variables", "private")}
@@ -198,11 +187,12 @@ def _order(plan) -> list:
     return execution_order(plan.graph, where, extra, f"plan {plan.name}")
 
 
-def compile(plan, custom_op_name: str = OFFLOAD_OP, ranges: dict | None = None):
+def compile(plan, custom_op_name: str = OFFLOAD_OP, params: dict | None = None):
     """A new Model: every partition of ``plan`` replaced by one CUSTOM ``custom_op_name`` operator.
-    ``ranges``: {tensor: (min, max)} of boundary tensors over calibration runs
-    (:func:`workbench.delegate.boundary.calibration_ranges`), to fill in the float boundary tensors'
-    power-of-two scales (see the module's docstring)."""
+    ``params``: {tensor: {"scale": [s], "zero_point": [z], "min", "max", "signed", "power_of_two"}}, the
+    finished fixed-point parameters of float boundary tensors
+    (:func:`workbench.delegate.boundary.boundary_params`), written into the offload ops' boundary entries
+    (see the module's docstring)."""
     model, s = plan.model, plan.subgraph
     sg = model.subgraphs[s]
     order = _order(plan)
@@ -214,7 +204,7 @@ def compile(plan, custom_op_name: str = OFFLOAD_OP, ranges: dict | None = None):
         else:
             p = plan.partitions[x]
             staged.append((None, Operator(opcode_index=0, inputs=tuple(p.runtime_inputs), outputs=tuple(p.outputs),
-                                          custom_options=memoryview(_options(plan, x, ranges)),
+                                          custom_options=memoryview(_options(plan, x, params)),
                                           custom_options_format=CustomOptionsFormat.FLEXBUFFERS)))
     # unpacking nodes (DEQUANTIZE / DENSIFY of constants) whose every reader moved into a partition
     g = plan.graph

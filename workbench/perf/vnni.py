@@ -26,6 +26,17 @@ its Python twin :func:`tile` computes the same block with numpy.  :func:`conv_ro
 unsigned input rows (im2col with the zero-point border), calls the micro-kernel and requantizes
 each block straight away (the same arithmetic as :func:`workbench.interpreter.requantize.requantize_rows_jit`).
 
+AMX (Advanced Matrix Extensions, on Sapphire Rapids and later Xeons): where the CPU has ``amx_tile``
+and ``amx_int8`` and Linux grants the process the tile state (``arch_prctl(ARCH_REQ_XCOMP_PERM,
+XFEATURE_XTILEDATA)``, see the kernel's ``Documentation/arch/x86/xstate.rst``), :func:`conv` runs
+:func:`conv_rows_amx` instead: the same unsigned rows, the same packed filter (padded to a multiple of
+64 in k), the same requantization, but the sums of a 16-row × 64-channel block come from
+``tdpbusd``, which multiplies a 16×64 tile of unsigned bytes by a 64×16 tile of signed bytes into a
+16×16 tile of int32 sums in one instruction (Intel's Architecture Instruction Set Extensions
+Programming Reference, chapter 3, "Intel AMX").  The packed filter's layout, 16 output channels × 4
+consecutive k per 64 bytes, is exactly the layout ``tdpbusd`` wants for its second operand, so
+16 consecutive k-groups of one block are one tile.  The sums are integers: exact, the same bits.
+
 Overflow: |Σ u·w| ≤ 255·128·K < 2^31 needs K ≤ 65 000 (checked by :func:`fits`).
 Used only where the CPU has AVX-512 VNNI and numba compiles for this CPU (:func:`available`),
 for products of at least ``MIN_MACS`` multiply-adds; elsewhere, and with ``WORKBENCH_VNNI=0`` in the
@@ -34,6 +45,7 @@ environment (:func:`workbench.config.vnni`), the kernels keep their float BLAS p
 
 from __future__ import annotations
 
+import functools
 import os
 
 import numpy as np
@@ -44,6 +56,9 @@ from .jit import native, njit, run_rows
 ROWS = 4            # rows of the micro-kernel's block (4 × 4 accumulators of 16 lanes = 16 registers)
 BLOCKS = 4          # 16-channel blocks of the micro-kernel's block
 CHUNK = 32          # input rows converted at a time (stay in the L1/L2 cache while they are used)
+AMX_ROWS = 16       # rows of the AMX block (one tile of sums holds 16 rows × 16 int32); CHUNK is a multiple
+AMX_MIN_K = 512     # shorter sums stay on the VNNI block: measured no faster on AMX (K 64-256) or slower
+                    # (K 27 and 32, padded to 64), as the im2col copy and the requantization dominate there
 MIN_MACS = 1 << 18  # smaller products stay on the plain BLAS path (nothing to win there)
 
 _available: bool | None = None
@@ -93,6 +108,53 @@ def _cpuinfo_flags() -> set | None:
     return None
 
 
+_amx: bool | None = None
+_AMX_CONFIG = np.zeros(64, np.uint8)    # filled by amx_available()
+ARCH_REQ_XCOMP_PERM = 0x1023    # arch_prctl code: ask for an extended state component (linux/arch/x86 uapi prctl.h)
+XFEATURE_XTILEDATA = 18         # the AMX tile data component
+SYS_ARCH_PRCTL = 158            # x86-64 system call number of arch_prctl
+
+
+def amx_available() -> bool:
+    """True when :func:`available` and the CPU has AMX int8 tiles that Linux lets this process use
+    (asked once: the permission is for the whole process, every thread)."""
+    global _amx
+    if _amx is None:
+        _amx = available() and _request_amx()
+        _AMX_CONFIG[:] = amx_config()
+    return _amx
+
+
+def _request_amx() -> bool:
+    flags = _cpuinfo_flags()
+    if flags is None or not {"amx_tile", "amx_int8"} <= flags:
+        return False
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.syscall(SYS_ARCH_PRCTL, ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def k_align(k: int) -> int:
+    """The k padding :func:`pack_filter` needs for :func:`conv` to take the AMX block for a product over
+    ``k``: 64 with AMX and k ≥ ``AMX_MIN_K``, else 4 (the VNNI block)."""
+    return 64 if k >= AMX_MIN_K and amx_available() else 4
+
+
+def amx_config() -> np.ndarray:
+    """The 64-byte tile configuration :func:`conv_rows_amx` loads (``ldtilecfg``): palette 1, tiles
+    0-3 the int32 sums (16 rows × 64 bytes), 4 the unsigned rows (16 × 64), 5-6 filter tiles (16 × 64)."""
+    cfg = np.zeros(64, np.uint8)
+    cfg[0] = 1
+    colsb, rows = cfg[16:48].view(np.uint16), cfg[48:64]
+    colsb[:7] = 64
+    rows[:7] = 16
+    return cfg
+
+
 def fits(k: int) -> bool:
     """int32 sums cannot overflow: 255 · 128 · K < 2^31."""
     return 0 < k and 255 * 128 * k < 2 ** 31
@@ -102,10 +164,12 @@ def worth_it(m: int, k: int, n: int) -> bool:
     return available() and fits(k) and m * k * n >= MIN_MACS
 
 
-def pack_filter(w2d: np.ndarray) -> np.ndarray:
-    """[N, K] int8 filter → [ceil(N/16), ceil(K/4), 64] int8 (see the module docstring)."""
+def pack_filter(w2d: np.ndarray, k_align: int = 4) -> np.ndarray:
+    """[N, K] int8 filter → [ceil(N/16), ceil(K/k_align)·k_align/4, 64] int8 (see the module docstring):
+    K padded with zeros to a multiple of ``k_align`` (4; :func:`k_align` gives 64, whole AMX tiles,
+    where :func:`amx_available`)."""
     n, k = w2d.shape
-    n16, k4 = -(-n // 16) * 16, -(-k // 4) * 4
+    n16, k4 = -(-n // 16) * 16, -(-k // k_align) * k_align
     padded = np.zeros((n16, k4), np.int8)
     padded[:n, :k] = w2d
     return np.ascontiguousarray(padded.reshape(n16 // 16, 16, k4 // 4, 4).transpose(0, 2, 1, 3)).reshape(
@@ -214,8 +278,155 @@ def tile(a, r0, packed, nb0, kg, out, rows, blocks):
         out[:rows, 16 * c:16 * c + 16] = x @ w.T
 
 
+@functools.cache
+def _build_amx():
+    from llvmlite import ir
+    from numba import types
+    from numba.core import cgutils
+    from numba.extending import intrinsic
+
+    i8, i64 = ir.IntType(8), ir.IntType(64)
+    ptr = i8.as_pointer()
+
+    def function(builder, name, args):
+        return cgutils.get_or_insert_function(builder.module, ir.FunctionType(ir.VoidType(), args), name)
+
+    @intrinsic
+    def amx_tile_native(typingctx, cfg, a, r0, packed, nb0, kg, out, blocks):
+        ok = (isinstance(a, types.Array) and a.ndim == 2 and a.layout == "C" and a.dtype == types.uint8
+              and isinstance(cfg, types.Array) and cfg.layout == "C" and cfg.dtype == types.uint8
+              and isinstance(packed, types.Array) and packed.ndim == 3 and packed.layout == "C"
+              and packed.dtype == types.int8 and isinstance(out, types.Array) and out.ndim == 2
+              and out.layout == "C" and out.dtype == types.int32)
+        if not ok:
+            return None
+        sig = types.void(cfg, a, r0, packed, nb0, kg, out, blocks)
+
+        def codegen(context, builder, signature, args):
+            tys = signature.args
+            cfg_v, a_v, r0_v, p_v, nb0_v, kg_v, o_v, blocks_v = args
+
+            def as_i64(v, ty):
+                return context.cast(builder, v, ty, types.int64)
+
+            def data(v, ty):
+                return builder.ptrtoint(context.make_array(ty)(context, builder, v).data, i64)
+
+            def const(v, ty=i64):
+                return ir.Constant(ty, v)
+
+            r0_, nb0_, kg_ = as_i64(r0_v, tys[2]), as_i64(nb0_v, tys[4]), as_i64(kg_v, tys[5])
+            blocks_ = as_i64(blocks_v, tys[7])
+            lda = builder.mul(kg_, const(4))
+            wstride = builder.mul(kg_, const(64))
+            a0 = builder.add(data(a_v, tys[1]), builder.mul(r0_, lda))
+            w0 = builder.add(data(p_v, tys[3]), builder.mul(nb0_, wstride))
+            o0 = data(o_v, tys[6])
+            load = function(builder, "llvm.x86.tileloadd64", [i8, ptr, i64])
+            dp = function(builder, "llvm.x86.tdpbusd", [i8, i8, i8])
+            for c in range(BLOCKS):
+                builder.call(function(builder, "llvm.x86.tilezero", [i8]), [const(c, i8)])
+            with cgutils.for_range(builder, builder.udiv(kg_, const(16))) as loop:
+                step = loop.index
+                builder.call(load, [const(4, i8), builder.inttoptr(builder.add(a0, builder.mul(step, const(64))), ptr),
+                                    lda])
+                for c in range(BLOCKS):
+                    with builder.if_then(builder.icmp_signed("<", const(c), blocks_), likely=True):
+                        at = builder.add(builder.add(w0, builder.mul(const(c), wstride)),
+                                         builder.mul(step, const(1024)))
+                        builder.call(load, [const(5 + c % 2, i8), builder.inttoptr(at, ptr), const(64)])
+                        builder.call(dp, [const(c, i8), const(4, i8), const(5 + c % 2, i8)])
+            for c in range(BLOCKS):
+                builder.call(function(builder, "llvm.x86.tilestored64", [i8, ptr, i64]),
+                             [const(c, i8), builder.inttoptr(builder.add(o0, const(64 * c)), ptr),
+                              const(4 * 16 * BLOCKS)])
+            return context.get_dummy_value()
+
+        return sig, codegen
+
+    @intrinsic
+    def amx_begin_native(typingctx, cfg):
+        if not (isinstance(cfg, types.Array) and cfg.layout == "C" and cfg.dtype == types.uint8):
+            return None
+
+        def codegen(context, builder, signature, args):
+            data = context.make_array(signature.args[0])(context, builder, args[0]).data
+            builder.call(function(builder, "llvm.x86.ldtilecfg", [ptr]), [builder.bitcast(data, ptr)])
+            return context.get_dummy_value()
+
+        return types.void(cfg), codegen
+
+    @intrinsic
+    def amx_end_native(typingctx):
+        def codegen(context, builder, signature, args):
+            builder.call(function(builder, "llvm.x86.tilerelease", []), [])
+            return context.get_dummy_value()
+
+        return types.void(), codegen
+
+    return amx_tile_native, amx_begin_native, amx_end_native
+
+
+def _amx_tile_ir():
+    return _build_amx()[0]
+
+
+def _amx_begin_ir():
+    return _build_amx()[1]
+
+
+def _amx_end_ir():
+    return _build_amx()[2]
+
+
+@native(_amx_begin_ir)
+def amx_begin(cfg):
+    """Compiled: ``ldtilecfg`` with ``cfg`` (:func:`amx_config`) on this thread; here, nothing."""
+
+
+@native(_amx_end_ir)
+def amx_end():
+    """Compiled: ``tilerelease`` (the thread's tiles back to their initial state); here, nothing."""
+
+
+@native(_amx_tile_ir)
+def amx_tile(cfg, a, r0, packed, nb0, kg, out, blocks):
+    """out[r, 16·c + j] = Σ_k a[r0 + r, k] · w[16·(nb0 + c) + j, k] for r < 16, c < blocks.
+
+    Like :func:`tile` with 16 rows (``a`` must hold rows r0..r0+15, read whatever they hold) and
+    ``kg`` a multiple of 16, between :func:`amx_begin` and :func:`amx_end` on the same thread.
+    Compiled: zeroed sum tiles, per 64 k one ``tileloadd`` of 16 unsigned rows and per block one of
+    the filter tile and one ``tdpbusd``, the sum tiles stored.  Here, numpy (``cfg`` unused).
+    """
+    x = a[r0:r0 + 16, :4 * kg].astype(np.int64)
+    for c in range(blocks):
+        w = packed[nb0 + c].reshape(kg, 16, 4).transpose(1, 0, 2).reshape(16, 4 * kg).astype(np.int64)
+        out[:, 16 * c:16 * c + 16] = x @ w.T
+
+
 # ----------------------------------------------------------------------------------------------
 # the whole int8 convolution, rows m0..m1 of the output
+
+
+@njit(nogil=True)
+def narrow_requantize(bias, mult, left, bound):
+    """(narrow, bias as int32, multipliers as int32) for the requantization's fast form.
+
+    ``narrow`` is True when no left shift is used and every |sum + bias| stays below 2^31 (``bound``:
+    the largest |sum| the product can make): then sum + bias computed in int32 is exact, and its
+    product with an int32 multiplier is a 32 × 32 → 64-bit multiply (``vpmuldq``), which the compiler
+    can put in vectors, where int64 × int64 cannot be.  The bits are the same either way."""
+    o = bias.shape[0]
+    bias32 = np.zeros(o, np.int32)
+    mult32 = np.zeros(o, np.int32)
+    narrow = True
+    for n in range(o):
+        if left[n] != 0 or abs(bias[n]) + bound >= 2147483647 or mult[n] > 2147483647 or mult[n] < 0:
+            narrow = False
+        else:
+            bias32[n] = bias[n]
+            mult32[n] = mult[n]
+    return narrow, bias32, mult32
 
 
 @njit(nogil=True)
@@ -291,6 +502,82 @@ def conv_rows(x, packed, bias, mult, shift, out_zp, lo, hi, half_up, out, pad, o
                             dst[j] = min(max(v, lo), hi)
 
 
+@njit(nogil=True)
+def conv_rows_amx(x, packed, bias, mult, shift, out_zp, lo, hi, half_up, out, pad, oh, ow, kh, kw, sh, sw, dh,
+                  dw, pt, pl, cfg, m0, m1):
+    """:func:`conv_rows` with the 16-row AMX block :func:`amx_tile` (``cfg``: :func:`amx_config`) in place of
+    the 4-row VNNI block; ``packed`` with its k-groups a multiple of 16 (:func:`pack_filter` pads them)."""
+    _, h, w, c = x.shape
+    nblocks, kg, _ = packed.shape
+    o = out.shape[1]
+    left = np.empty(o, np.int64)
+    right = np.empty(o, np.int64)
+    mask = np.empty(o, np.int64)
+    nudge = np.empty(o, np.int64)
+    for n in range(o):
+        s = shift[n]
+        left[n] = s if s > 0 else 0
+        right[n] = -s if s < 0 else 0
+        mask[n] = (np.int64(1) << right[n]) - 1
+        nudge[n] = mask[n] - (mask[n] >> 1)        # 2^(right-1), or 0 when right == 0
+    a = np.zeros((CHUNK, 4 * kg), np.uint8)
+    acc = np.empty((AMX_ROWS, 16 * BLOCKS), np.int32)
+    narrow, bias32, mult32 = narrow_requantize(bias, mult, left, 255 * 128 * 4 * kg)
+    amx_begin(cfg)
+    per_image = oh * ow
+    for start in range(m0, m1, CHUNK):
+        rows = min(CHUNK, m1 - start)
+        for i in range(rows):
+            m = start + i
+            b = m // per_image
+            oy = (m % per_image) // ow
+            ox = m % ow
+            k = 0
+            for ky in range(kh):
+                iy = oy * sh - pt + ky * dh
+                for kx in range(kw):
+                    ix = ox * sw - pl + kx * dw
+                    dst = a[i, k:k + c]
+                    if 0 <= iy < h and 0 <= ix < w:
+                        src = x[b, iy, ix, :]
+                        for ch in range(c):
+                            dst[ch] = np.uint8(np.int32(src[ch]) + 128)
+                    else:
+                        dst[:] = pad
+                    k += c
+        for nb0 in range(0, nblocks, BLOCKS):
+            blocks = min(BLOCKS, nblocks - nb0)
+            first = 16 * nb0
+            end = min(first + 16 * blocks, o)
+            bias_, mult_, left_, right_ = bias[first:end], mult[first:end], left[first:end], right[first:end]
+            mask_, nudge_ = mask[first:end], nudge[first:end]
+            for r0 in range(0, rows, AMX_ROWS):
+                count = min(AMX_ROWS, rows - r0)
+                amx_tile(cfg, a, r0, packed, nb0, kg, acc, blocks)
+                for r in range(count):
+                    sums = acc[r]
+                    dst = out[start + r0 + r, first:end]
+                    if narrow and half_up:
+                        b32, m32 = bias32[first:end], mult32[first:end]
+                        for j in range(end - first):
+                            v = np.int64(np.int32(sums[j] + b32[j])) * np.int64(m32[j])
+                            v = ((v + 1073741824) >> 31) + nudge_[j]
+                            dst[j] = min(max((v >> right_[j]) + out_zp, lo), hi)
+                    elif half_up:
+                        for j in range(end - first):
+                            v = (np.int64(sums[j]) + bias_[j]) << left_[j]
+                            v = (v * mult_[j] + 1073741824) >> 31
+                            v = ((v + nudge_[j]) >> right_[j]) + out_zp
+                            dst[j] = min(max(v, lo), hi)
+                    else:
+                        for j in range(end - first):
+                            v = (np.int64(sums[j]) + bias_[j]) << left_[j]
+                            v = (v * mult_[j] + 1073741824) >> 31
+                            v = (v >> right_[j]) + ((v & mask_[j]) > ((mask_[j] >> 1) + (v < 0))) + out_zp
+                            dst[j] = min(max(v, lo), hi)
+
+    amx_end()
+
 def conv(x, packed, bias, mult, shift, out_zp, lo, hi, half_up, out2d, geometry, threads: int = 1) -> None:
     """Run :func:`conv_rows` over all output rows, split between ``threads`` threads when > 1
     (:func:`workbench.perf.jit.run_rows`).
@@ -298,5 +585,11 @@ def conv(x, packed, bias, mult, shift, out_zp, lo, hi, half_up, out2d, geometry,
     ``geometry`` = (oh, ow, kh, kw, sh, sw, dh, dw, pad_top, pad_left, pad byte).
     """
     oh, ow, kh, kw, sh, sw, dh, dw, pt, pl, pad = geometry
+    kg = packed.shape[1]
+    if out2d.shape[0] >= AMX_ROWS and kg % 16 == 0 and 4 * kg >= AMX_MIN_K and amx_available():
+        run_rows(conv_rows_amx, out2d.shape[0], threads, x, packed, bias, mult, shift, out_zp, lo, hi, half_up, out2d,
+                 pad, oh, ow, kh, kw, sh, sw, dh, dw, pt, pl, _AMX_CONFIG, align=AMX_ROWS,
+                 work=out2d.size * kh * kw * x.shape[3])
+        return
     run_rows(conv_rows, out2d.shape[0], threads, x, packed, bias, mult, shift, out_zp, lo, hi, half_up, out2d, pad,
              oh, ow, kh, kw, sh, sw, dh, dw, pt, pl, align=ROWS, work=out2d.size * kh * kw * x.shape[3])

@@ -4,7 +4,7 @@ the accelerator, and how each tensor is converted to fixed point and back.
 The same facts as the ``OUT.subgraph<k>.cfg`` files ``workbench partition -o OUT`` writes (the TI paper's
 ``subgraph0.cfg``), as a table per subgraph::
 
-    viz.boundary_view(compiled)          # compiled = workbench.partition.compile(plan, ranges=...)
+    viz.boundary_view(compiled)          # compiled = workbench.partition.compile(plan, params=...)
 """
 
 from __future__ import annotations

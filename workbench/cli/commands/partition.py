@@ -94,14 +94,14 @@ def _cmd_partition(args) -> int:
     if args.calibration and not args.output:
         raise WorkbenchError("--calibration sets the scales of the compiled model's boundary: it needs -o OUT.tflite")
     if args.output:
-        ranges = None
+        params = None
         if args.calibration:
-            from ...delegate.boundary import calibration_ranges
+            from ...delegate.boundary import boundary_params
             from ..inputs import _calibration_frames
 
             frames = _calibration_frames(args.calibration, args.model, args.calibration_frames or 20)
-            ranges = calibration_ranges(plan, frames)
-        compiled = compile_plan(plan, ranges=ranges)
+            params = boundary_params(plan, frames)
+        compiled = compile_plan(plan, params=params)
         _write(args.output, "-o", _write_bytes(dump(compiled)))
         configs = []
         for p in plan.partitions:
@@ -110,7 +110,7 @@ def _cmd_partition(args) -> int:
             configs.append(str(cfg))
         doc["output"] = {"path": str(args.output), "tensors": len(compiled.subgraphs[0].tensors),
                          "operators": len(compiled.subgraphs[0].operators), "boundary_configs": configs,
-                         "calibrated": bool(ranges)}
+                         "calibrated": bool(params)}
     if args.json:
         sys.stdout.write(to_json(doc) + "\n")
     else:

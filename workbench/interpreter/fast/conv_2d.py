@@ -188,25 +188,41 @@ def guard_limit(bound: float) -> np.float32:
 
 
 @njit(nogil=True)
-def im2col_rows(x, cols6, sh, sw, dh, dw, pt, pl, r0, r1):
+def im2col_rows(xr, cr, c, kh, kw, oh, ow, sh, sw, dh, dw, pt, pl, r0, r1):
     """The im2col matrix's rows for output image rows r0..r1 (row r = image r // OH, output row
-    r % OH): ``cols6[b, oy, ox, ky, kx, :]`` is the input pixel under tap (ky, kx) of output
-    (oy, ox), or zeros where the tap falls in the padding — no padded copy of the input."""
-    _, h, w, c = x.shape
-    _, oh, ow, kh, kw, _ = cols6.shape
+    r % OH).  ``xr`` is the input as [N, H, W·C], ``cr`` the matrix as [N·OH·OW, KH·KW·C] (both
+    reshaped by the caller: a reshape inside would need numba's runtime, which the precompiled
+    library does not carry): row (b, oy, ox), columns of tap (ky, kx), hold the input pixel under
+    that tap, or zeros where it falls in the padding — no padded copy of the input.
+
+    Where a filter row lies inside the image with no dilation along x, its KW pixels are KW·C
+    consecutive values of the input row and are copied as one run (a network's first layer has
+    C = 3: copying value by value, tap by tap, cost more than the product itself)."""
+    h = xr.shape[1]
+    w = xr.shape[2] // c
+    run = kw * c
     for r in range(r0, r1):
         b, oy = r // oh, r % oh
         for ox in range(ow):
+            m = r * ow + ox
+            ix0 = ox * sw - pl
+            whole = dw == 1 and ix0 >= 0 and ix0 + kw <= w
             for ky in range(kh):
                 iy = oy * sh - pt + ky * dh
+                k0 = ky * run
+                if whole and 0 <= iy < h:
+                    s0 = ix0 * c
+                    for t in range(run):
+                        cr[m, k0 + t] = xr[b, iy, s0 + t]
+                    continue
                 for kx in range(kw):
-                    ix = ox * sw - pl + kx * dw
+                    ix = ix0 + kx * dw
                     if 0 <= iy < h and 0 <= ix < w:
                         for i in range(c):
-                            cols6[b, oy, ox, ky, kx, i] = x[b, iy, ix, i]
+                            cr[m, k0 + kx * c + i] = xr[b, iy, ix * c + i]
                     else:
                         for i in range(c):
-                            cols6[b, oy, ox, ky, kx, i] = 0.0
+                            cr[m, k0 + kx * c + i] = 0.0
 
 
 @njit(nogil=True)
@@ -267,9 +283,9 @@ class FloatBlas(FastPath):
         else:
             (cols,) = context.scratch.views(self.layout)
             n, oh, ow, _ = out.shape
-            run_rows(im2col_rows, n * oh, threads, x, cols.reshape(n, oh, ow, d.filter_h, d.filter_w, x.shape[3]),
-                     d.stride_h, d.stride_w, d.dilation_h, d.dilation_w, d.pad_top, d.pad_left,
-                     work=cols.size * 4)
+            xr = x.reshape(n, x.shape[1], -1)
+            run_rows(im2col_rows, n * oh, threads, xr, cols, x.shape[3], d.filter_h, d.filter_w, oh, ow, d.stride_h,
+                     d.stride_w, d.dilation_h, d.dilation_w, d.pad_top, d.pad_left, work=cols.size * 4)
             np.matmul(cols, weights, out=out2d)
         run_rows(float_epilogue_rows, out2d.shape[0], threads, out2d, bias, np.float32(d.output_activation_min),
                  np.float32(d.output_activation_max), work=out2d.size * 8)
@@ -403,7 +419,8 @@ def bind_int8(context, node, d):
     k = d.filter_h * d.filter_w * x_shape[3]
     w2d = filt.reshape(o, -1)                                # [O, K]
     if _vnni.worth_it(n * oh * ow, k, o):
-        return Int8Vnni(_vnni.pack_filter(w2d), _vnni.folded_bias(bias, w2d, d.input_zero_point), half_up)
+        return Int8Vnni(_vnni.pack_filter(w2d, _vnni.k_align(k)), _vnni.folded_bias(bias, w2d, d.input_zero_point),
+                        half_up)
     wmat = w2d.T.astype(np.int64)                            # [K, O]
     fdt = quant.exact_float_dtype(float(np.abs(wmat).sum(axis=0).max(initial=0)))
     direct, pshape = _product_layout(d, x_shape)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...perf.jit import njit, run_rows
+from ...perf.vnni import narrow_requantize
 from ...schema.enums import BuiltinOperator
 from ..kernels.depthwise_conv_2d import (
     DepthwiseConv2DData,
@@ -164,6 +165,160 @@ def depthwise_int8_rows(x, w, bias, mult, shift, out_zp, lo, hi, half_up, n_vec,
                 out[ob, oy, ox, k] = min(max(t, lo), hi)
 
 
+@njit(nogil=True)
+def depthwise3x3_rows(x, w, bias, out, sh, sw, dh, dw, pt, pl, lo, hi, r0, r1):
+    """:func:`depthwise_rows` for a 3x3 filter with depth multiplier 1, output rows r0..r1.
+
+    An output pixel whose nine taps all fall inside the image is one pass over the channels: each
+    channel's sum stays in a register (a vector register of 16 channels) from the bias through the
+    nine taps, in :func:`depthwise_rows`' order (row, then column), so the bits are the same; the
+    pixels near the padded edges take :func:`depthwise_rows`' loop."""
+    _, h, wd, c = x.shape
+    _, oh, ow, _ = out.shape
+    for r in range(r0, r1):
+        b = r // oh
+        oy = r % oh
+        y0 = oy * sh - pt
+        if y0 < 0 or y0 + 2 * dh >= h:
+            depthwise_rows(x, w, bias, out, sh, sw, dh, dw, pt, pl, lo, hi, r, r + 1)
+            continue
+        xa = min(ow, max(0, -(-pl // sw)))                       # first ox with x0 >= 0
+        xb = max(xa, min(ow, (wd - 1 - 2 * dw + pl) // sw + 1))  # past the last ox with x0 + 2·dw < W
+        y1, y2 = y0 + dh, y0 + 2 * dh
+        for ox in range(ow):
+            if ox < xa or ox >= xb:
+                _depthwise_pixel(x, w, bias, out, b, oy, ox, y0, ox * sw - pl, dh, dw, lo, hi)
+                continue
+            x0 = ox * sw - pl
+            x1, x2 = x0 + dw, x0 + 2 * dw
+            for k in range(c):
+                v = bias[k]
+                v += x[b, y0, x0, k] * w[0, 0, k]
+                v += x[b, y0, x1, k] * w[0, 1, k]
+                v += x[b, y0, x2, k] * w[0, 2, k]
+                v += x[b, y1, x0, k] * w[1, 0, k]
+                v += x[b, y1, x1, k] * w[1, 1, k]
+                v += x[b, y1, x2, k] * w[1, 2, k]
+                v += x[b, y2, x0, k] * w[2, 0, k]
+                v += x[b, y2, x1, k] * w[2, 1, k]
+                v += x[b, y2, x2, k] * w[2, 2, k]
+                if v < lo:
+                    v = lo
+                if v > hi:
+                    v = hi
+                out[b, oy, ox, k] = v
+
+
+@njit(nogil=True)
+def _depthwise_pixel(x, w, bias, out, b, oy, ox, y0, x0, dh, dw, lo, hi):
+    """One output pixel of a 3x3, multiplier-1 depthwise conv at the padded edge: the in-image taps
+    only, each channel's sum from the bias, taps in row-then-column order (:func:`depthwise_rows`)."""
+    _, h, wd, c = x.shape
+    for k in range(c):
+        v = bias[k]
+        for ky in range(3):
+            iy = y0 + ky * dh
+            if iy < 0 or iy >= h:
+                continue
+            for kx in range(3):
+                ix = x0 + kx * dw
+                if ix >= 0 and ix < wd:
+                    v += x[b, iy, ix, k] * w[ky, kx, k]
+        if v < lo:
+            v = lo
+        if v > hi:
+            v = hi
+        out[b, oy, ox, k] = v
+
+
+@njit(nogil=True)
+def depthwise3x3_int8_rows(x, w, bias, mult, shift, out_zp, lo, hi, half_up, n_vec, out, sh, sw, dh, dw, pt,
+                           pl, in_zp, r0, r1):
+    """:func:`depthwise_int8_rows` for a 3x3 filter with depth multiplier 1, output rows r0..r1.
+
+    ``w`` is the filter as float32 [3, 3, C].  Per output row, first the sums of (x − in_zp)·w over the
+    in-image taps, channels innermost: nine taps unrolled inside the image, a tap loop at its padded
+    edges.  They are summed in float32, 16 channels to a vector register, and are exact: every
+    product and partial sum is an integer below 255·128·9 < 2^24, which float32 holds exactly, so
+    they equal the int32 sums of the teaching layer.  Then the row, still in the cache, is
+    requantized as :func:`depthwise_int8_rows` does, in two loops without a branch: the first
+    ``n_vec`` channels round ties up (when ``half_up``), the others away from zero."""
+    _, h, wd, c = x.shape
+    _, oh, ow, _ = out.shape
+    left = np.empty(c, np.int64)
+    right = np.empty(c, np.int64)
+    mask = np.empty(c, np.int64)
+    nudge = np.empty(c, np.int64)
+    for k in range(c):
+        s = shift[k]
+        left[k] = s if s > 0 else 0
+        right[k] = -s if s < 0 else 0
+        mask[k] = (np.int64(1) << right[k]) - 1
+        nudge[k] = mask[k] - (mask[k] >> 1)        # 2^(right-1), or 0 when right == 0
+    nv = n_vec if half_up else 0
+    narrow, bias32, mult32 = narrow_requantize(bias, mult, left, 255 * 128 * 9)
+    zp = np.float32(in_zp)
+    acc = np.empty((ow, c), np.float32)
+    xa = min(ow, max(0, -(-pl // sw)))                       # first ox with x0 >= 0
+    xb = max(xa, min(ow, (wd - 1 - 2 * dw + pl) // sw + 1))  # past the last ox with x0 + 2·dw < W
+    for r in range(r0, r1):
+        b = r // oh
+        oy = r % oh
+        y0 = oy * sh - pt
+        inside_y = y0 >= 0 and y0 + 2 * dh < h
+        y1, y2 = y0 + dh, y0 + 2 * dh
+        for ox in range(ow):
+            x0 = ox * sw - pl
+            x1, x2 = x0 + dw, x0 + 2 * dw
+            if inside_y and ox >= xa and ox < xb:
+                for k in range(c):
+                    a = (np.float32(x[b, y0, x0, k]) - zp) * w[0, 0, k]
+                    a += (np.float32(x[b, y0, x1, k]) - zp) * w[0, 1, k]
+                    a += (np.float32(x[b, y0, x2, k]) - zp) * w[0, 2, k]
+                    a += (np.float32(x[b, y1, x0, k]) - zp) * w[1, 0, k]
+                    a += (np.float32(x[b, y1, x1, k]) - zp) * w[1, 1, k]
+                    a += (np.float32(x[b, y1, x2, k]) - zp) * w[1, 2, k]
+                    a += (np.float32(x[b, y2, x0, k]) - zp) * w[2, 0, k]
+                    a += (np.float32(x[b, y2, x1, k]) - zp) * w[2, 1, k]
+                    a += (np.float32(x[b, y2, x2, k]) - zp) * w[2, 2, k]
+                    acc[ox, k] = a
+            else:
+                for k in range(c):
+                    acc[ox, k] = 0
+                for ky in range(3):
+                    iy = y0 + ky * dh
+                    if iy < 0 or iy >= h:
+                        continue
+                    for kx in range(3):
+                        ix = x0 + kx * dw
+                        if ix < 0 or ix >= wd:
+                            continue
+                        for k in range(c):
+                            acc[ox, k] += (np.float32(x[b, iy, ix, k]) - zp) * w[ky, kx, k]
+        for ox in range(ow):
+            if narrow:          # the same arithmetic with an int32 sum and multiplier (narrow_requantize)
+                for k in range(nv):
+                    t = np.int64(np.int32(np.int32(acc[ox, k]) + bias32[k])) * np.int64(mult32[k])
+                    t = ((t + 1073741824) >> 31) + nudge[k]
+                    out[b, oy, ox, k] = min(max((t >> right[k]) + out_zp, lo), hi)
+                for k in range(nv, c):
+                    t = np.int64(np.int32(np.int32(acc[ox, k]) + bias32[k])) * np.int64(mult32[k])
+                    t = (t + 1073741824) >> 31
+                    t = (t >> right[k]) + ((t & mask[k]) > ((mask[k] >> 1) + (t < 0))) + out_zp
+                    out[b, oy, ox, k] = min(max(t, lo), hi)
+                continue
+            for k in range(nv):
+                t = (np.int64(acc[ox, k]) + bias[k]) << left[k]
+                t = (t * mult[k] + 1073741824) >> 31
+                t = ((t + nudge[k]) >> right[k]) + out_zp
+                out[b, oy, ox, k] = min(max(t, lo), hi)
+            for k in range(nv, c):
+                t = (np.int64(acc[ox, k]) + bias[k]) << left[k]
+                t = (t * mult[k] + 1073741824) >> 31
+                t = (t >> right[k]) + ((t & mask[k]) > ((mask[k] >> 1) + (t < 0))) + out_zp
+                out[b, oy, ox, k] = min(max(t, lo), hi)
+
+
 @njit
 def depthwise_offsets_numba(x, w, out, sh, sw, dh, dw, pt, pl, in_offsets, w_zp):
     """Σ (x − in_offsets[b])·(w − w_zp) over in-image taps into ``out``, channels innermost, in
@@ -265,25 +420,57 @@ class _Depthwise(FastPath):
         return t[node.inputs[0]], w, bias, t[node.outputs[0]]
 
 
+def is_3x3_multiplier_1(context, node) -> bool:
+    """The filter is 3x3 and each input channel makes one output channel: the unrolled kernels apply."""
+    _, kh, kw, co = context.shape(node.input(1))
+    return kh == 3 and kw == 3 and co == context.shape(node.input(0))[3]
+
+
 class FloatRows(_Depthwise):
-    __slots__ = ()
+    """Rows over threads; ``kernel`` is :func:`depthwise3x3_rows` for a 3x3 multiplier-1 filter, chosen at
+    bind, else :func:`depthwise_rows`."""
+
+    __slots__ = ("kernel",)
     weights_dtype = np.float32
     bias_dtype = np.float32
 
+    def __init__(self, context, node):
+        super().__init__(context, node)
+        self.kernel = depthwise3x3_rows if is_3x3_multiplier_1(context, node) else depthwise_rows
+
+    def __repr__(self) -> str:
+        return f"<fast path {self.name}: {self.kernel.__name__}>"
+
     def __call__(self, context, node, d):
         x, w, bias, out = self.operands(context, node)
-        run_rows(depthwise_rows, out.shape[0] * out.shape[1], context.num_threads, x, w, bias, out, d.stride_h,
+        run_rows(self.kernel, out.shape[0] * out.shape[1], context.num_threads, x, w, bias, out, d.stride_h,
                  d.stride_w, d.dilation_h, d.dilation_w, d.pad_top, d.pad_left, np.float32(d.output_activation_min),
                  np.float32(d.output_activation_max), work=out.size * w.shape[0] * w.shape[1])
 
 
 class Int8Rows(_Depthwise):
-    __slots__ = ()
+    """Rows over threads; ``kernel`` is :func:`depthwise3x3_int8_rows` for a 3x3 multiplier-1 filter,
+    chosen at bind, else :func:`depthwise_int8_rows`."""
+
+    __slots__ = ("kernel",)
     weights_dtype = np.int16
+
+    def __init__(self, context, node):
+        super().__init__(context, node)
+        self.kernel = depthwise_int8_rows
+        if is_3x3_multiplier_1(context, node):
+            self.kernel = depthwise3x3_int8_rows
+            if self.weights is not None:
+                self.weights = self.weights.astype(np.float32)      # its float32 sums are exact (see there)
+
+    def __repr__(self) -> str:
+        return f"<fast path {self.name}: {self.kernel.__name__}>"
 
     def __call__(self, context, node, d):
         x, w, bias, out = self.operands(context, node)
-        run_rows(depthwise_int8_rows, out.shape[0] * out.shape[1], context.num_threads, x, w, bias,
+        if self.kernel is depthwise3x3_int8_rows and w.dtype != np.float32:
+            w = w.astype(np.float32)                                 # a filter that is not constant
+        run_rows(self.kernel, out.shape[0] * out.shape[1], context.num_threads, x, w, bias,
                  d.output_multiplier, d.output_shift, d.output_zero_point, d.output_activation_min,
                  d.output_activation_max, True, d.vector_channels, out, d.stride_h, d.stride_w, d.dilation_h,
                  d.dilation_w, d.pad_top, d.pad_left, d.input_zero_point, work=out.size * w.shape[0] * w.shape[1])

@@ -1,0 +1,149 @@
+"""Per-node time, ours vs LiteRT's default interpreter (XNNPACK), on MobileNet v1 float32 and int8.
+
+    python benchmarks/bench_layers.py [--runs 15] [--threads 1] [--top 0] [--model PATH ...]
+
+ai-edge-litert's Python ``Interpreter`` exposes no per-op profile (its ``interpreter.py`` has no
+profiler hook), so every executed node is cut out of the network into a one-op model: the node's
+operator code, its tensors and the buffers of its constant inputs; its other inputs become the model's
+inputs, its outputs the model's outputs.  Both runtimes run each one-op model on the same seeded
+input, the median of ``runs`` invokes after a warm-up, alternating in rounds.  The table is sorted by
+ours - theirs, largest first: where the time goes.  A one-op model pays each runtime's per-invoke
+overhead once per node, which a whole network pays once; the "whole" row shows both, for scale.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+MODELS = ROOT.parent / "shared" / "models"
+DEFAULT_MODELS = ("mobilenet_v1_a10_224_float32.tflite", "mobilenet_v1_a10_224_int8.tflite")
+
+
+def one_op_model(model, index: int):
+    """Operator ``index`` of subgraph 0 as a model of its own (a :class:`workbench.schema.Model`)."""
+    from workbench import schema
+
+    sg = model.subgraphs[0]
+    op = sg.operators[index]
+    used = [t for t in dict.fromkeys((*op.inputs, *op.outputs)) if t >= 0]
+    tmap = {t: j for j, t in enumerate(used)}
+    buffers, tensors, inputs = [schema.Buffer()], [], []
+    for t in used:
+        meta = sg.tensors[t]
+        data = bytes(schema.buffer_bytes(model, meta.buffer)) if meta.buffer else b""
+        if data and t not in op.outputs:
+            buffers.append(schema.Buffer(data=data))
+            meta = dataclasses.replace(meta, buffer=len(buffers) - 1)
+        else:
+            meta = dataclasses.replace(meta, buffer=0)
+            if t not in op.outputs:
+                inputs.append(tmap[t])
+        tensors.append(meta)
+    new_op = dataclasses.replace(op, opcode_index=0, inputs=tuple(tmap[t] if t >= 0 else -1 for t in op.inputs),
+                                 outputs=tuple(tmap[t] for t in op.outputs), intermediates=())
+    sub = schema.SubGraph(tensors=tuple(tensors), inputs=tuple(inputs), outputs=tuple(tmap[t] for t in op.outputs),
+                          operators=(new_op,), name=f"node_{index}")
+    return schema.Model(version=3, operator_codes=(model.operator_codes[op.opcode_index],), subgraphs=(sub,),
+                        description=f"node {index} (workbench bench_layers)", buffers=tuple(buffers))
+
+
+def seed(it) -> None:
+    rng = np.random.default_rng(0)
+    for d in it.get_input_details():
+        if d["dtype"] == np.float32:
+            x = rng.uniform(-1, 1, d["shape"]).astype(np.float32)
+        else:
+            info = np.iinfo(d["dtype"])
+            x = rng.integers(info.min, info.max + 1, d["shape"]).astype(d["dtype"])
+        it.set_tensor(d["index"], x)
+
+
+def pair(content: bytes, threads: int):
+    from ai_edge_litert.interpreter import Interpreter as LiteRT
+
+    from workbench.interpreter import Interpreter
+
+    ours = Interpreter(model_content=content, num_threads=threads)
+    theirs = LiteRT(model_content=content, num_threads=threads)
+    for it in (ours, theirs):
+        it.allocate_tensors()
+        seed(it)
+    return ours, theirs
+
+
+def medians(its, runs: int, rounds: int = 3, warmup: int = 2) -> list[float]:
+    for it in its:
+        for _ in range(warmup):
+            it.invoke()
+    times = [[] for _ in its]
+    for _ in range(rounds):
+        for k, it in enumerate(its):
+            for _ in range(max(1, -(-runs // rounds))):
+                t0 = time.perf_counter()
+                it.invoke()
+                times[k].append(time.perf_counter() - t0)
+    return [1000 * float(np.median(t)) for t in times]
+
+
+def describe(model, index: int, fast: str) -> str:
+    from workbench import schema
+
+    sg = model.subgraphs[0]
+    op = sg.operators[index]
+    name = schema.op_name(model.operator_codes[op.opcode_index])
+    shape = tuple(sg.tensors[op.outputs[0]].shape)
+    extra = ""
+    opts = op.builtin_options
+    if opts is not None and hasattr(opts, "stride_h"):
+        extra = f" s{opts.stride_h}"
+    w = op.inputs[1] if len(op.inputs) > 1 else -1
+    if w >= 0:
+        extra += " w" + "x".join(str(d) for d in sg.tensors[w].shape)
+    return f"{name}{extra} -> {'x'.join(str(d) for d in shape)}  [{fast}]"
+
+
+def main(argv=None) -> int:
+    from workbench import schema
+
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--runs", type=int, default=15)
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--top", type=int, default=0, help="print only the first N rows (0: all)")
+    ap.add_argument("--model", type=Path, action="append")
+    args = ap.parse_args(argv)
+    paths = [m for m in (args.model or [MODELS / m for m in DEFAULT_MODELS]) if m.exists()]
+    for path in paths:
+        model = schema.load(path.read_bytes())
+        rows = []
+        for index in range(len(model.subgraphs[0].operators)):
+            try:
+                ours, theirs = pair(schema.dump(one_op_model(model, index)), args.threads)
+                a, b = medians((ours, theirs), args.runs)
+            except Exception as e:      # a node whose run-time inputs a seeded array cannot stand for
+                print(f"node {index}: skipped ({type(e).__name__}: {str(e)[:100]})")
+                continue
+            fast = ours.prepared()[0][1]
+            rows.append((a - b, index, a, b, describe(model, index, fast)))
+        whole = medians(pair(path.read_bytes(), args.threads), args.runs)
+        rows.sort(reverse=True)
+        print(f"\n{path.name}, {args.threads} thread(s), median of {args.runs} invokes of each one-op model")
+        print(f"{'node':>4s} {'ours ms':>8s} {'xnnpack':>8s} {'diff':>7s} {'ratio':>6s}  op")
+        for diff, index, a, b, text in rows[:args.top or None]:
+            print(f"{index:4d} {a:8.3f} {b:8.3f} {diff:7.3f} {a / b:6.2f}  {text}")
+        print(f"{'sum':>4s} {sum(r[2] for r in rows):8.3f} {sum(r[3] for r in rows):8.3f} "
+              f"{sum(r[0] for r in rows):7.3f}")
+        print(f"{'whole':>5s}{whole[0]:8.3f} {whole[1]:8.3f} {whole[0] - whole[1]:7.3f} {whole[0] / whole[1]:6.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

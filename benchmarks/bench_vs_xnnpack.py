@@ -1,0 +1,117 @@
+"""Ours / LiteRT's default interpreter (XNNPACK) on the MobileNets, 1 and 2 threads, in one run.
+
+    python benchmarks/bench_vs_xnnpack.py [--runs 15] [--rounds 5] [--model PATH ...]
+
+Default models (from ../shared/models): MobileNet v1 1.0/224 float32 and int8 and MobileNet v2
+1.0/224 float32.  A model missing there is named and skipped; the MobileNet v2 1.0/224 file is not
+in the shared folder today, so its stand-in MobileNet v2 0.35/96 float32 is measured instead and
+the table says so.
+
+Method: both interpreters live in this process and get the same seeded input.  After a warm-up,
+the rounds alternate over every (runtime, threads) pair, so a slow phase of a shared machine hurts
+all of them alike; each pair gets ``runs`` invokes in all (at least 15), and the table shows the
+median and the minimum in milliseconds and ours / XNNPACK for both.  LiteRT is
+``ai_edge_litert.interpreter.Interpreter(num_threads=n)`` with the default op resolver, which
+applies the XNNPACK delegate (ai-edge-litert's ``interpreter.py``, ``OpResolverType.AUTO``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+MODELS = ROOT.parent / "shared" / "models"
+DEFAULT_MODELS = (("mobilenet_v1_a10_224_float32.tflite", None),
+                  ("mobilenet_v1_a10_224_int8.tflite", None),
+                  ("mobilenet_v2_a10_224_float32.tflite", "mobilenet_v2_a035_96_float32.tflite"))
+
+
+def seeded_input(d: dict) -> np.ndarray:
+    rng = np.random.default_rng(0)
+    if d["dtype"] == np.float32:
+        return rng.uniform(-1, 1, d["shape"]).astype(np.float32)
+    info = np.iinfo(d["dtype"])
+    return rng.integers(info.min, info.max + 1, d["shape"]).astype(d["dtype"])
+
+
+def interpreters(path: Path, threads: tuple[int, ...]) -> dict:
+    from ai_edge_litert.interpreter import Interpreter as LiteRT
+
+    from workbench.interpreter import Interpreter
+
+    its = {}
+    for n in threads:
+        for name, cls in (("ours", Interpreter), ("xnnpack", LiteRT)):
+            it = cls(model_path=str(path), num_threads=n)
+            it.allocate_tensors()
+            d = it.get_input_details()[0]
+            it.set_tensor(d["index"], seeded_input(d))
+            its[name, n] = it
+    return its
+
+
+def measure(its: dict, runs: int, rounds: int, warmup: int = 3) -> dict:
+    for it in its.values():
+        for _ in range(warmup):
+            it.invoke()
+    times = {key: [] for key in its}
+    per_round = max(1, -(-runs // rounds))
+    for _ in range(rounds):
+        for key, it in its.items():
+            for _ in range(per_round):
+                t0 = time.perf_counter()
+                it.invoke()
+                times[key].append(time.perf_counter() - t0)
+    return {key: (1000 * float(np.median(v)), 1000 * float(np.min(v))) for key, v in times.items()}
+
+
+def agreement(its: dict, n: int) -> str:
+    ours, theirs = its["ours", n], its["xnnpack", n]
+    a = ours.get_tensor(ours.get_output_details()[0]["index"]).astype(np.float64)
+    b = theirs.get_tensor(theirs.get_output_details()[0]["index"]).astype(np.float64)
+    return f"max |ours - xnnpack| on output 0: {np.abs(a - b).max():.3g}"
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--runs", type=int, default=15, help="invokes per runtime and thread count (>= 15)")
+    ap.add_argument("--rounds", type=int, default=5, help="alternating rounds (default 5)")
+    ap.add_argument("--threads", type=int, nargs="+", default=[1, 2])
+    ap.add_argument("--model", type=Path, action="append")
+    args = ap.parse_args(argv)
+    runs = max(15, args.runs)
+    models = []
+    if args.model:
+        models = [(m, "") for m in args.model]
+    else:
+        for name, standin in DEFAULT_MODELS:
+            if (MODELS / name).exists():
+                models.append((MODELS / name, ""))
+            elif standin and (MODELS / standin).exists():
+                models.append((MODELS / standin, f"  (stand-in: {name} is not in {MODELS})"))
+            else:
+                print(f"skipped: {name} is not in {MODELS}")
+    threads = tuple(args.threads)
+    print(f"median (min) ms per invoke, {runs}+ invokes each after 3 warm-up, {args.rounds} alternating rounds")
+    print(f"{'model':38s} {'thr':>3s} {'ours':>15s} {'xnnpack':>15s} {'ours/xnnpack':>13s} {'(min)':>6s}")
+    for path, note in models:
+        its = interpreters(path, threads)
+        res = measure(its, runs, args.rounds)
+        for n in threads:
+            o, x = res["ours", n], res["xnnpack", n]
+            print(f"{path.stem:38s} {n:3d} {o[0]:8.2f} ({o[1]:5.2f}) {x[0]:8.2f} ({x[1]:5.2f}) "
+                  f"{o[0] / x[0]:12.2f}x {o[1] / x[1]:5.2f}x{note if n == threads[0] else ''}")
+        print(f"{'':38s}     {agreement(its, threads[0])}")
+        del its
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
