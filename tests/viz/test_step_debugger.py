@@ -209,6 +209,22 @@ def test_a_delegated_run_shows_the_device_lane_and_the_partition_at_work(digits)
     assert all(st.event.lane == "host" for st in dbg.steps) and "device (modeled)" not in dbg.timeline_html.value
 
 
+def test_a_chip_with_several_cores_gets_one_timeline_row_per_core(digits):
+    """am5729 lists its cores (EVEs and DSPs): each core that works is a row of its own, named as in the
+    Chrome trace, and the cursor's box sits on the row of the core that ran the step."""
+    dbg = StepDebugger(digits, target="am5729")
+    rows = dbg._lanes()
+    assert rows[0] == "host" and "eve:0" in rows and "device" not in rows
+    html = dbg.timeline_html.value
+    assert all(f"{r} (modeled)" in html for r in rows[1:]) and "host (CPU, modeled)" in html
+    assert "one row each" in dbg.timeline_html.value
+    while dbg.current.event.kind != "node" or dbg.current.event.lane != "device":
+        dbg.step_button.click()
+    sl = dbg.slices[dbg.current.slice]
+    y = 14 + rows.index(sl.unit) * 30 - 1
+    assert f'y="{y}"' in dbg.timeline_html.value.split("stroke-width=\"1.5\"/>")[1][:200]
+
+
 def test_every_step_has_the_timeline_box_of_its_event(digits):
     it = workbench.Interpreter(model=digits, experimental_delegates=[SimulatedAccelerator("tidl")])
     it.allocate_tensors()

@@ -11,9 +11,9 @@ debugger then moves a cursor over those steps:
   the scale and zero point (and the real range they stand for), and a picture of the values: a
   vector (one dimension other than 1, such as a [1, 10] row of class scores) as bars, anything else as
   a heatmap (a PNG made here from the array: 2-D as is, channels side by side, long vectors wrapped);
-* the timeline (:func:`workbench.delegate.trace.timeline`): the host lane (measured) and, for a
-  delegated run, the device lane (modeled) on one clock, with the cursor on the current step and a
-  legend of what each colour means.
+* the timeline (:func:`workbench.delegate.trace.timeline`): the host lane and, for a delegated run, one
+  lane per core of the device, on one clock (modeled from the target file; measured for a CPU-only
+  run), with the cursor on the current step and a legend of what each colour means.
 
 The slider counts steps from 1, as the header does ("step 1 / 13" is the slider at 1).  Given an
 interpreter you set up, the debugger shows that run: its target and strategy menus show what its
@@ -66,7 +66,7 @@ FUTURE_OPACITY = 0.35
 KIND_FILL = {"copy in": "#333333", "copy out": "#808080", "stream": "#6a3d9a", "wait": "#f2f2f2",
              "node": "#8c6d3f", "delegate": "#f2f2f2"}
 # the timeline's legend: what a box of each kind is (a device node's colour is its partition's)
-KIND_MEANING = {"node": "a node run on the host (CPU), measured",
+KIND_MEANING = {"node": "a node run on the host (CPU)",
                 "wait": "the host waiting for the device (the device's modeled time)",
                 "copy in": "copy in: a tensor copied from the host to the device",
                 "copy out": "copy out: a tensor copied back to the host",
@@ -687,7 +687,13 @@ class StepDebugger:
     TL_WIDTH, TL_LEFT = 900.0, 118.0
 
     def _lanes(self) -> list:
-        return ["host"] + (["device"] if any(sl.lane == "device" for sl in self.slices) else [])
+        """The timeline's rows: the host, then one per core in the order they first work ("device", or
+        "eve:0", "dsp:0", … for a target that lists its cores)."""
+        return ["host"] + list(dict.fromkeys(self._row(sl) for sl in self.slices if sl.lane == "device"))
+
+    @staticmethod
+    def _row(sl) -> str:
+        return "host" if sl.lane == "host" else (sl.unit or "device")
 
     def _x(self, us: float) -> float:
         total = max((sl.end_us for sl in self.slices), default=1.0) or 1.0
@@ -701,12 +707,12 @@ class StepDebugger:
         for j, lane in enumerate(lanes):
             y = 14 + j * 30
             host_clock = next((sl.clock for sl in self.slices if sl.lane == "host" and sl.kind != "wait"), "modeled")
-            label = f"host (CPU, {host_clock})" if lane == "host" else "device (modeled)"
+            label = f"host (CPU, {host_clock})" if lane == "host" else f"{lane} (modeled)"
             out.append(f'<text x="4" y="{y + 14}" font-size="10" fill="#111">{label}</text>'
                        f'<line x1="{self.TL_LEFT}" x2="{self.TL_WIDTH - 8}" y1="{y + 22}" y2="{y + 22}" '
                        f'stroke="#ddd"/>')
         for sl in self.slices:
-            j = lanes.index(sl.lane)
+            j = lanes.index(self._row(sl))
             y = 14 + j * 30 + (11 if sl.depth else 0)
             h = 11 if sl.depth else 22
             x0 = self._x(sl.start_us)
@@ -757,8 +763,12 @@ class StepDebugger:
                                                            if sl.lane == "host" and sl.kind != "wait")
                  else "host: the CPU, its time modeled from the target's figures (what this machine measured: "
                       "workbench.delegate.trace.measured_table)")
-        if len(self._lanes()) > 1:
+        cores = self._lanes()[1:]
+        if cores == ["device"]:
             lanes += " · device: the accelerator, its time modeled (simulated, not measured)"
+        elif cores:
+            lanes += (f" · {', '.join(cores)}: the accelerator's cores (one row each), their time modeled "
+                      "(simulated, not measured)")
         return (f"<div class='wb-timeline-legend' style='font-size:11px;color:{H.INK};margin:2px 0 6px'>"
                 f"<div><small>lanes — {H.esc(lanes)}; the red line is the current step</small></div>"
                 f"<div style='display:flex;flex-wrap:wrap'>{''.join(items)}</div></div>")
@@ -778,7 +788,7 @@ class StepDebugger:
             sl = self.slices[k]
             x0 = self._x(sl.start_us)
             w = max(self._x(sl.end_us) - x0, 0.6)
-            yl = 14 + lanes.index(sl.lane) * 30 + (11 if sl.depth else 0)
+            yl = 14 + lanes.index(self._row(sl)) * 30 + (11 if sl.depth else 0)
             cursor = (f'<line x1="{x0:.2f}" x2="{x0:.2f}" y1="6" y2="{height - 14}" stroke="{CURRENT}" '
                       f'stroke-width="1.5"/><rect x="{x0 - 1:.2f}" y="{yl - 1}" width="{w + 2:.2f}" '
                       f'height="{(11 if sl.depth else 22) + 2}" fill="none" stroke="{CURRENT}" stroke-width="2"/>'
