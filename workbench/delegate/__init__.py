@@ -15,9 +15,9 @@ registered with the interpreter through the ``workbench.kernels`` entry-point gr
 """
 
 from ..errors import DelegateError
+from ..partition.devices import Devices, core_times, devices_of
 from . import interface
 from .device import Device, DeviceData, DeviceKernel, PartitionStats
-from .devices import Devices, core_times, devices_of
 from .error import NodeError, node_errors
 from .interface import Delegate, Delegation, NodeSignature, apply, plan_subsets, version_error
 from .offload import Offload, read_options

@@ -15,7 +15,7 @@ the host spends simulating the device is *measured*, and kept apart.
 While the interpreter runs ``steps()``, the kernel reports each copy and each node inside the partition
 as events on the "device" lane (:class:`DeviceEvent`, a :class:`workbench.interpreter.StepEvent` that also
 names its core in ``unit``), with the inner tensors.  A target that lists several cores (its ``devices``
-table: :mod:`workbench.delegate.devices`) runs each node on its core — ``unit`` "eve:0", "dsp:0" — with that
+table: :mod:`workbench.partition.devices`) runs each node on its core — ``unit`` "eve:0", "dsp:0" — with that
 core's rates, and a tensor one core made and another reads is copied between them (kind "copy"); a target
 without that table has one core, ``unit`` "device".
 """
@@ -30,8 +30,8 @@ import numpy as np
 from ..interpreter import StepEvent
 from ..partition import Partition, node_macs, submodel
 from ..partition.cost import device_node_us, transfer_us
+from ..partition.devices import devices_of, schedule
 from ..schema import dump
-from .devices import devices_of, schedule
 from .offload import Offload, OffloadData
 
 __all__ = ["Device", "DeviceKernel", "DeviceData", "PartitionStats", "DeviceEvent"]

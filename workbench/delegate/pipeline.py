@@ -209,7 +209,7 @@ def pipeline(interp, frames: int = 32, in_flight: int = 2, *, inputs=None, seed:
 
 def _device_counts(interp) -> dict:
     """kind of core → how many the delegate's target has (its ``devices`` table); {} for one device."""
-    from .devices import devices_of
+    from ..partition.devices import devices_of
 
     out: dict = {}
     for delegate, _ in interp.delegations:

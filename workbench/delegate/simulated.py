@@ -140,7 +140,7 @@ class SimulatedAccelerator(Delegate):
                              **{i: ("constraint", "precision int8 calibrates the main subgraph (0) only: its "
                                                   "calibration frames are the model's inputs") for i in range(n)}}
         # a target with several cores (a "devices" table): each partition's time is its run on them
-        from .devices import with_devices
+        from ..partition.devices import with_devices
 
         return with_devices(super().prepare(model, subgraph, **kw), getattr(self, "cores", None))
 

@@ -15,6 +15,7 @@ the rules in :mod:`workbench.partition.target` ("calls subgraph 1 which the dele
 """
 
 from .compiler import OFFLOAD_OP, boundary_config, boundary_entries, compile, submodel
+from .devices import CoreTimes, Devices, core_times, devices_of, with_devices
 from .graph import GraphView
 from .plan import REASON_CODES, Partition, Placement, Plan, PlanDiff, PlanError, Reason, execution_order, node_macs
 from .strategies import STRATEGIES, boundary, partition
@@ -26,4 +27,4 @@ __all__ = ["GraphView", "Plan", "Placement", "Partition", "PlanDiff", "PlanError
            "NodeSubset", "partition_graph", "partition_graph_by_sweeps", "Target", "TargetError", "load_target",
            "list_targets", "parse_target",
            "node_macs", "compile", "submodel", "OFFLOAD_OP", "Reason", "REASON_CODES", "boundary_config",
-           "boundary_entries"]
+           "boundary_entries", "Devices", "devices_of", "with_devices", "core_times", "CoreTimes"]

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 from ..schema.enums import BuiltinOperator
 from .cost import MB, partition_cost
+from .devices import with_devices
 from .graph import GraphView, gc_paused
 from .plan import Partition, Placement, Plan, Reason, execution_order, node_macs
 from .subsets import partition_graph
@@ -337,8 +338,11 @@ def partition(model, target="xnnpack", strategy: str = "tflite", *, subgraph: in
     """
     target = load_target(target)
     with gc_paused():   # plain lists and ints only: no cycles to collect, and no full-heap walks on big graphs
-        return _partition(model, target, strategy, subgraph, deny, max_partitions, min_nodes, greedy,
+        plan = _partition(model, target, strategy, subgraph, deny, max_partitions, min_nodes, greedy,
                           control_edges, graph, check, tuple(cut_after or ()))
+    # a chip that lists its cores (``devices``): each partition's time is its nodes on their cores, with the
+    # copies between them — the figure a delegated run on that target counts
+    return with_devices(plan)
 
 
 def cut_tensors(g: GraphView, cut_after) -> list[int]:

@@ -158,7 +158,7 @@ class Target:
     status: dict = field(default_factory=dict)   # kind of failing check → the compiler's status words
     sources: dict = field(default_factory=dict)  # source label → citation
     static_shapes: str = ""  # non-empty: the words refusing a graph with a -1 in a shape signature (Edge TPU)
-    devices: dict = field(default_factory=dict)  # the chip's compute cores, as written (workbench.delegate.devices)
+    devices: dict = field(default_factory=dict)  # the chip's compute cores, as written (workbench.partition.devices)
     _cache: dict = field(default_factory=dict, repr=False, compare=False, hash=False)
 
     # -- lookup --------------------------------------------------------------------------------
@@ -754,7 +754,7 @@ def parse_target(doc, where: str = "<target>") -> Target:
 
 
 def _devices(where: str, raw) -> dict:
-    """The ``devices`` table as written (its figures are checked by ``workbench.delegate.devices``)."""
+    """The ``devices`` table as written (its figures are checked by ``workbench.partition.devices``)."""
     if not isinstance(raw, dict):
         _fail(where, "devices", f"expected a table, got {type(raw).__name__}")
     return dict(raw)

@@ -16,7 +16,7 @@ and the copies out.  Their sum is the partition's modeled time: :func:`with_devi
 delegate's plan, so the plan's estimate and the simulated device's count stay one figure.
 
 :func:`core_times` compares the ways of running a network: EVE only, DSP only, EVE + DSP (the policy).
-``python -m workbench.delegate.devices MODEL`` prints them.
+``python -m workbench.partition.devices MODEL`` prints them.
 """
 
 from __future__ import annotations
@@ -24,8 +24,9 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from ..partition import TargetError, load_target, node_macs
-from ..partition.cost import device_node_us
+from .cost import device_node_us
+from .plan import node_macs
+from .target import TargetError, load_target
 
 __all__ = ["CoreKind", "Devices", "Step", "devices_of", "place", "schedule", "with_devices", "core_times",
            "COPY_KINDS"]
@@ -220,8 +221,8 @@ class CoreTimes:
 def core_times(model, target="am5729", strategy: str = "tidl", published=None, **knobs) -> CoreTimes:
     """EVE only, DSP only and EVE + DSP: the offloaded partitions' modeled time on each choice of cores,
     the host's rest (its nodes at the host's rate) and the total.  ``published``: label → TI's measured ms."""
-    from ..partition import partition
     from ..schema import load
+    from .strategies import partition
 
     m = load(model) if not hasattr(model, "subgraphs") else model
     target = load_target(target)
@@ -243,7 +244,7 @@ def core_times(model, target="am5729", strategy: str = "tidl", published=None, *
 def main(argv=None) -> int:
     import argparse
 
-    ap = argparse.ArgumentParser(prog="python -m workbench.delegate.devices",
+    ap = argparse.ArgumentParser(prog="python -m workbench.partition.devices",
                                  description="A network's modeled time on each choice of cores (EVE, DSP, both).")
     ap.add_argument("model")
     ap.add_argument("--target", default="am5729")
