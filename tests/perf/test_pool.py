@@ -61,10 +61,13 @@ def test_every_row_count_and_alignment_gets_every_row_once(rows_kernel):
                 assert out.tobytes() == ref[:total].tobytes(), (total, align, threads)
 
 
-def test_openblas_jobs_between_row_jobs(rows_kernel):
-    """OpenBLAS's jobs (handed to the same pool when its build has the hook) and row pieces, one
-    after the other: both kinds of job complete with the right values."""
+def test_openblas_jobs_between_row_jobs(rows_kernel, monkeypatch):
+    """OpenBLAS's jobs (handed to the same pool when its build has the hook and products are shared)
+    and row pieces, one after the other: both kinds of job complete with the right values."""
     from workbench.perf import blas as _blas
+
+    monkeypatch.setattr(_blas, "SHARE_PRODUCTS", True)
+    monkeypatch.setattr(_blas, "_current", None)
 
     rng = np.random.default_rng(12)
     a = rng.standard_normal((300, 200)).astype(np.float32)
@@ -80,6 +83,23 @@ def test_openblas_jobs_between_row_jobs(rows_kernel):
             assert rows_kernel.rows(2, x.shape[0], 1, x, out, np.float32(0.75), -1.5, True)
             assert out.tobytes() == ref.tobytes()
             np.testing.assert_allclose(a @ w, one, rtol=1e-5, atol=1e-4)
+        if _blas.available():
+            assert _blas.get_threads() == 2
+    finally:
+        _blas.set_threads(1)
+
+
+def test_products_stay_on_one_thread_by_default(monkeypatch):
+    """Without SHARE_PRODUCTS, num_threads = 2 leaves OpenBLAS on one thread (its jobs would wait for
+    each other when the second core is busy)."""
+    from workbench.perf import blas as _blas
+
+    if not _blas.available():
+        pytest.skip("numpy's OpenBLAS was not found")
+    monkeypatch.setattr(_blas, "_current", None)
+    try:
+        _blas.set_threads(2)
+        assert _blas.get_threads() == 1
     finally:
         _blas.set_threads(1)
 

@@ -137,10 +137,13 @@ static int take_scalar(PyObject *o, char letter, slots_t *s)
  *    never for a worker to show up: when the other cores are busy and a worker is not scheduled
  *    in time, the caller simply runs every part itself, so two threads are never much slower than
  *    one.  The job's number, its part count and the next free part share one atomic word, so a
- *    worker that wakes late can only take a part of a job that still has one free.
+ *    worker that wakes late can only take a part of a job that still has one free.  After
+ *    MISSES_TO_SOLO jobs in a row that no worker joined, the next SOLO_JOBS run on the caller alone
+ *    (no wake-up at all), then the pool is asked again.
  *  - OpenBLAS's jobs, which wait for each other: job p must run on its own thread p (thread 0 is
  *    the caller), and the caller waits for every worker. */
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -152,6 +155,9 @@ static int take_scalar(PyObject *o, char letter, slots_t *s)
 #define MAX_THREADS 64
 #define MAX_PARTS 0xffff
 #define SPIN_ROUNDS 4000
+#define YIELD_EVERY 256            /* a spinning worker lets another thread of its core run this often */
+#define MISSES_TO_SOLO 3           /* jobs in a row that no worker joined ... */
+#define SOLO_JOBS 64               /* ... and the caller runs this many jobs alone before it asks again */
 
 typedef void (*part_fn)(void *ctx, int part, int thread);
 
@@ -178,12 +184,15 @@ static struct {
     uint32_t job;                  /* number of the last independent-parts job */
     _Atomic uint64_t word;         /* that job's claim word (WORD) */
     atomic_int finished_parts;     /* its parts run to the end */
+    int misses;                    /* independent-parts jobs in a row whose parts the caller ran alone */
+    atomic_int solo;               /* independent-parts jobs the callers run alone from now on */
 } pool = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER, 0,
            PTHREAD_MUTEX_INITIALIZER};
 
-/* take and run free parts of the current independent-parts job until none is left */
-static void claim_parts(int thread)
+/* take and run free parts of the current independent-parts job until none is left; how many it ran */
+static int claim_parts(int thread)
 {
+    int ran = 0;
     uint64_t w = atomic_load_explicit(&pool.word, memory_order_acquire);
     while (WORD_NEXT(w) < WORD_PARTS(w)) {
         if (!atomic_compare_exchange_weak_explicit(&pool.word, &w, w + 1, memory_order_acq_rel,
@@ -191,6 +200,7 @@ static void claim_parts(int thread)
             continue;              /* w now holds the current word: try again */
         /* the part is ours: the job cannot finish (nor its fn / ctx change) before we are done */
         pool.fn(pool.ctx, WORD_NEXT(w), thread);
+        ran++;
         if (atomic_fetch_add_explicit(&pool.finished_parts, 1, memory_order_acq_rel) + 1 == WORD_PARTS(w)) {
             pthread_mutex_lock(&pool.lock);
             if (pool.caller_waits)
@@ -199,6 +209,7 @@ static void claim_parts(int thread)
         }
         w = atomic_load_explicit(&pool.word, memory_order_acquire);
     }
+    return ran;
 }
 
 static void *worker(void *arg)
@@ -208,8 +219,11 @@ static void *worker(void *arg)
     for (;;) {
         long now;
         int k;
-        for (k = 0; k < SPIN_ROUNDS && (now = atomic_load_explicit(&pool.generation, memory_order_acquire)) == seen; k++)
+        for (k = 0; k < SPIN_ROUNDS && (now = atomic_load_explicit(&pool.generation, memory_order_acquire)) == seen; k++) {
             CPU_RELAX();
+            if (k % YIELD_EVERY == YIELD_EVERY - 1)
+                sched_yield();     /* if it shares a core with the caller, the caller goes first */
+        }
         if (now == seen) {
             pthread_mutex_lock(&pool.lock);
             pool.sleepers++;
@@ -220,7 +234,7 @@ static void *worker(void *arg)
         }
         seen = now;
         if (now & 1) {             /* independent parts: whatever is still free, if anything */
-            claim_parts(thread);
+            (void)claim_parts(thread);
             continue;
         }
         /* an OpenBLAS job: its caller waits for every worker, so its fields stay put until then */
@@ -268,6 +282,11 @@ static void pool_run(part_fn fn, void *ctx, int parts, int threads, int claim)
         threads = MAX_THREADS;
     if (threads > parts)
         threads = parts;
+    if (claim && threads > 1 && atomic_load_explicit(&pool.solo, memory_order_relaxed) > 0) {
+        /* the workers missed the last jobs (their cores are busy): alone for a while, no wake-ups */
+        atomic_fetch_sub_explicit(&pool.solo, 1, memory_order_relaxed);
+        threads = 1;
+    }
     if (threads <= 1 || (claim && (parts > MAX_PARTS || pthread_mutex_trylock(&pool.busy) != 0))) {
         for (k = 0; k < parts; k++)     /* independent parts: the caller can do them all */
             fn(ctx, k, 0);
@@ -284,7 +303,14 @@ static void pool_run(part_fn fn, void *ctx, int parts, int threads, int claim)
         atomic_store_explicit(&pool.finished_parts, 0, memory_order_relaxed);
         atomic_store_explicit(&pool.word, WORD(pool.job, parts, 0), memory_order_release);
         post((g | 1) + 2);              /* odd: independent parts */
-        claim_parts(0);
+        if (claim_parts(0) == parts) {  /* no worker came in time */
+            if (++pool.misses >= MISSES_TO_SOLO) {
+                pool.misses = 0;
+                atomic_store_explicit(&pool.solo, SOLO_JOBS, memory_order_relaxed);
+            }
+        } else {
+            pool.misses = 0;
+        }
         for (k = 0; k < SPIN_ROUNDS && atomic_load_explicit(&pool.finished_parts, memory_order_acquire) < parts; k++)
             CPU_RELAX();
         if (atomic_load_explicit(&pool.finished_parts, memory_order_acquire) < parts) {
