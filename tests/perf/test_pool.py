@@ -94,12 +94,10 @@ def test_products_stay_on_one_thread_by_default(monkeypatch):
     each other when the second core is busy)."""
     from workbench.perf import blas as _blas
 
-    if not _blas.available():
-        pytest.skip("numpy's OpenBLAS was not found")
     monkeypatch.setattr(_blas, "_current", None)
     try:
         _blas.set_threads(2)
-        assert _blas.get_threads() == 1
+        assert _blas.get_threads() == (1 if _blas.available() else None)
     finally:
         _blas.set_threads(1)
 
