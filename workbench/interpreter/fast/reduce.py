@@ -164,21 +164,20 @@ def mean_hw_numba(x3, mult, shift, bias, lo, hi, up, acc, out2):
 
 
 class QuantizedMeanHW(FastPath):
-    """The "optimized 4-D HW" quantized MEAN as :func:`mean_hw_numba`."""
+    """The "optimized 4-D HW" quantized MEAN as :func:`mean_hw_numba` (its scalars made once, at bind)."""
 
-    __slots__ = ("name", "lo", "hi", "up", "acc")
+    __slots__ = ("name", "scalars", "acc")
 
-    def __init__(self, lo, hi, up, channels):
-        self.name, self.lo, self.hi, self.up = "numba", lo, hi, up
+    def __init__(self, d, lo, hi, up, channels):
+        self.name = "numba"
+        self.scalars = tuple(np.int64(v) for v in (d.output_multiplier, d.output_shift, d.bias, lo, hi, up))
         self.acc = np.zeros(channels, np.int64)
 
     def __call__(self, context, node, d):
         x = context.tensors[node.inputs[0]]
         out = context.tensors[node.outputs[0]]
         n, h, w, c = x.shape
-        mean_hw_numba(x.reshape(n, h * w, c), np.int64(d.output_multiplier), np.int64(d.output_shift),
-                      np.int64(d.bias), np.int64(self.lo), np.int64(self.hi), np.int64(self.up), self.acc,
-                      out.reshape(n, c))
+        mean_hw_numba(x.reshape(n, h * w, c), *self.scalars, self.acc, out.reshape(n, c))
 
 
 @fast_path(BuiltinOperator.MEAN, MeanQuantizedData, variants=tuple(VARIANTS))
@@ -191,7 +190,7 @@ def bind_mean_quantized(context, node, d):
             or tuple(d.axes) != (1, 2) or 0 in shape or d.output_multiplier < 0):
         return None
     lo, hi = quant.quantized_range(np.dtype(dt))
-    return QuantizedMeanHW(lo, hi, shape[3] // 16 * 16, shape[3])
+    return QuantizedMeanHW(d, lo, hi, shape[3] // 16 * 16, shape[3])
 
 
 @njit
