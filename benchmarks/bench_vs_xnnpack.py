@@ -18,6 +18,7 @@ applies the XNNPACK delegate (ai-edge-litert's ``interpreter.py``, ``OpResolverT
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
@@ -31,6 +32,14 @@ MODELS = ROOT.parent / "shared" / "models"
 DEFAULT_MODELS = (("mobilenet_v1_a10_224_float32.tflite", None),
                   ("mobilenet_v1_a10_224_int8.tflite", None),
                   ("mobilenet_v2_a10_224_float32.tflite", "mobilenet_v2_a035_96_float32.tflite"))
+
+
+def load_average() -> str:
+    """The 1, 5 and 15 minute load averages (on a shared machine they say how busy the other cores were)."""
+    try:
+        return "{:.2f} {:.2f} {:.2f}".format(*os.getloadavg())
+    except (AttributeError, OSError):
+        return "unknown"
 
 
 def seeded_input(d: dict) -> np.ndarray:
@@ -99,7 +108,8 @@ def main(argv=None) -> int:
             else:
                 print(f"skipped: {name} is not in {MODELS}")
     threads = tuple(args.threads)
-    print(f"median (min) ms per invoke, {runs}+ invokes each after 3 warm-up, {args.rounds} alternating rounds")
+    print(f"median (min) ms per invoke, {runs}+ invokes each after 3 warm-up, {args.rounds} alternating rounds; "
+          f"load average {load_average()}")
     print(f"{'model':38s} {'thr':>3s} {'ours':>15s} {'xnnpack':>15s} {'ours/xnnpack':>13s} {'(min)':>6s}")
     for path, note in models:
         its = interpreters(path, threads)
@@ -110,6 +120,7 @@ def main(argv=None) -> int:
                   f"{o[0] / x[0]:12.2f}x {o[1] / x[1]:5.2f}x{note if n == threads[0] else ''}")
         print(f"{'':38s}     {agreement(its, threads[0])}")
         del its
+    print(f"load average at the end {load_average()}")
     return 0
 
 

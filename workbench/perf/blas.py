@@ -17,6 +17,14 @@ _searched = False
 _current: int | None = None
 _handed_over: int | None = None     # OpenBLAS's jobs go to the kernel library's pool (since n threads)
 
+SHARE_PRODUCTS = False
+"""Whether ``set_threads(n)`` lets OpenBLAS cut one product among n threads.  Off: each product runs
+on the calling thread, and ``num_threads`` shares only the kernel library's row pieces.  Why: OpenBLAS's
+jobs of one product wait for each other, so when another process holds the second core the first job
+spins until the second is scheduled (measured on MobileNet v1 float32, 2 threads on a loaded 2-core
+machine: 136 ms a frame against 18 ms on one thread); the row pieces instead go to whichever thread
+is there (``pool_run`` in ``native/shim_head.c``)."""
+
 
 def _find():
     global _setter, _getter, _library, _searched
@@ -57,13 +65,14 @@ def get_threads() -> int | None:
 
 
 def set_threads(n: int) -> None:
-    """Ask OpenBLAS for ``n`` threads (a no-op if already so, or if OpenBLAS was not found); with
-    more than one, its jobs go to the precompiled kernel library's thread pool when it can."""
+    """Ask OpenBLAS for ``n`` threads when :data:`SHARE_PRODUCTS`, else for one (a no-op if already
+    asked for ``n``, or if OpenBLAS was not found); with more than one, its jobs go to the precompiled
+    kernel library's thread pool when it can."""
     global _current
     if _current == n:
         return
     if available():
-        _setter(int(n))
+        _setter(int(n) if SHARE_PRODUCTS else 1)
         if n > 1:
             hand_over(n)
     _current = n

@@ -227,12 +227,42 @@ def im2col_rows(xr, cr, c, kh, kw, oh, ow, sh, sw, dh, dw, pt, pl, r0, r1):
 
 @njit(nogil=True)
 def float_epilogue_rows(out2d, bias, lo, hi, r0, r1):
-    """Rows r0..r1 of the float fast path after its BLAS product: + bias, then the clamp to [lo, hi],
-    in one pass (shared among the threads by :func:`workbench.perf.jit.run_rows`)."""
+    """Rows r0..r1 of a float fast path after its BLAS product: + bias, then the clamp to [lo, hi],
+    in one pass (shared among the threads by :func:`workbench.perf.jit.run_rows`).  NaN stays NaN,
+    as with ``np.clip`` (both comparisons are false)."""
     n = out2d.shape[1]
     for r in range(r0, r1):
         for j in range(n):
-            out2d[r, j] = min(max(out2d[r, j] + bias[j], lo), hi)
+            v = out2d[r, j] + bias[j]
+            if v < lo:
+                v = lo
+            elif v > hi:
+                v = hi
+            out2d[r, j] = v
+
+
+@njit(nogil=True)
+def float_guard_epilogue_rows(src2d, limit, flags, out2d, bias, lo, hi, r0, r1):
+    """The guard and the epilogue of rows r0..r1 in one pass after the BLAS product: ``flags[0]`` = 1
+    when a value of rows r0..r1 of ``src2d`` (the product's left matrix: row r holds every value that
+    enters output row r) is not below ``limit`` in magnitude, or is NaN (see :func:`float_guard_rows`);
+    then + bias and the clamp on rows r0..r1 of ``out2d`` (:func:`float_epilogue_rows`).  When a flag
+    is raised the caller overwrites the whole output with the teaching layer's sums."""
+    k = src2d.shape[1]
+    n = out2d.shape[1]
+    for r in range(r0, r1):
+        bad = False
+        for j in range(k):
+            bad |= not abs(src2d[r, j]) < limit    # no early exit: the loop vectorises
+        if bad:
+            flags[0] = 1
+        for j in range(n):
+            v = out2d[r, j] + bias[j]
+            if v < lo:
+                v = lo
+            elif v > hi:
+                v = hi
+            out2d[r, j] = v
 
 
 class FloatNumba(FastPath):
@@ -252,8 +282,8 @@ class FloatNumba(FastPath):
 
 
 class FloatBlas(FastPath):
-    """``matmul`` (1x1, stride 1, no padding) or ``im2col+blas``: the guard, one BLAS product, then
-    bias and clamp in row pieces on ``num_threads`` threads."""
+    """``matmul`` (1x1, stride 1, no padding) or ``im2col+blas``: one BLAS product, then the guard,
+    bias and clamp in one pass of row pieces on ``num_threads`` threads."""
 
     __slots__ = ("name", "weights", "bound", "bias", "layout")
 
@@ -270,25 +300,24 @@ class FloatBlas(FastPath):
         weights = self.weights if self.weights is not None else filter_matrix(tensors[node.inputs[1]])
         bound = self.bound if self.bound is not None else weight_bound(weights)
         threads = context.num_threads
-        flags = np.zeros(1, np.int8)
-        if x.size:                          # inf / NaN inputs are caught whatever the limit
-            run_rows(float_guard_rows, -(-x.size // GUARD_CHUNK), threads, x.reshape(-1), guard_limit(bound), flags,
-                     work=x.size * 8)
-        if flags[0]:
-            out[...] = conv_float(x, tensors[node.inputs[1]], bias, d)
-            return
         out2d = out.reshape(-1, out.shape[3])
         if self.layout is None:
-            np.matmul(x.reshape(-1, x.shape[3]), weights, out=out2d)
+            src2d = x.reshape(-1, x.shape[3])
         else:
-            (cols,) = context.scratch.views(self.layout)
+            (src2d,) = context.scratch.views(self.layout)
             n, oh, ow, _ = out.shape
             xr = x.reshape(n, x.shape[1], -1)
-            run_rows(im2col_rows, n * oh, threads, xr, cols, x.shape[3], d.filter_h, d.filter_w, oh, ow, d.stride_h,
-                     d.stride_w, d.dilation_h, d.dilation_w, d.pad_top, d.pad_left, work=cols.size * 4)
-            np.matmul(cols, weights, out=out2d)
-        run_rows(float_epilogue_rows, out2d.shape[0], threads, out2d, bias, np.float32(d.output_activation_min),
-                 np.float32(d.output_activation_max), work=out2d.size * 8)
+            run_rows(im2col_rows, n * oh, threads, xr, src2d, x.shape[3], d.filter_h, d.filter_w, oh, ow,
+                     d.stride_h, d.stride_w, d.dilation_h, d.dilation_w, d.pad_top, d.pad_left, work=src2d.size * 4)
+        np.matmul(src2d, weights, out=out2d)
+        # one pass after the product: the guard on the product's left matrix (every value that enters
+        # the sums) with + bias and the clamp; a raised flag means the teaching layer's sums instead
+        flags = np.zeros(1, np.int8)
+        run_rows(float_guard_epilogue_rows, out2d.shape[0], threads, src2d, guard_limit(bound), flags, out2d, bias,
+                 np.float32(d.output_activation_min), np.float32(d.output_activation_max),
+                 work=(src2d.size + out2d.size) * 8)
+        if flags[0]:
+            out[...] = conv_float(x, tensors[node.inputs[1]], bias, d)
 
 
 BLAS_VARIANTS = (LITERT_X86.name,)     # variants whose float sums need not be in reference_ops::Conv's order

@@ -18,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...perf import vnni
+from ...perf.jit import run_rows
 from ...schema.enums import BuiltinOperator
 from .. import quant
 from ..kernels import _fc_hybrid, _fc_int4, _fc_int16_or_sparse
@@ -30,6 +31,7 @@ from ..kernels.fully_connected import (
 )
 from ..variants import LITERT_X86, VARIANTS
 from . import FastPath, fast_path, requantize
+from .conv_2d import float_epilogue_rows
 
 FC = BuiltinOperator.FULLY_CONNECTED
 ALL = tuple(VARIANTS)
@@ -46,7 +48,8 @@ def _bias(context, node, units, dtype=np.int64):
 
 
 class FloatBlas(FastPath):
-    """y = x·Wᵀ as one BLAS product (Wᵀ a view of the constant weights), + bias, clamp."""
+    """y = x·Wᵀ as one BLAS product (Wᵀ a view of the constant weights), then + bias and the clamp
+    in one pass of row pieces on ``num_threads`` threads (``conv_2d.float_epilogue_rows``)."""
 
     __slots__ = ("name", "weights_t", "bias")
 
@@ -58,13 +61,13 @@ class FloatBlas(FastPath):
         out2d = t[node.outputs[0]].reshape(d.batch, d.units)
         wt = self.weights_t if self.weights_t is not None else t[node.inputs[1]].T
         b_t = node.input(2)
+        bias = self.bias
+        if bias is None:
+            bias = t[b_t] if b_t >= 0 else np.zeros(d.units, np.float32)
         with np.errstate(over="ignore", invalid="ignore"):      # float inf / nan silently, as TFLite
             np.matmul(t[node.inputs[0]].reshape(d.batch, d.depth), wt, out=out2d)
-            if self.bias is not None:
-                out2d += self.bias
-            elif b_t >= 0:
-                out2d += t[b_t]
-        apply_activation(out2d, d.output_activation_min, d.output_activation_max)
+        run_rows(float_epilogue_rows, d.batch, context.num_threads, out2d, bias,
+                 np.float32(d.output_activation_min), np.float32(d.output_activation_max), work=out2d.size * 8)
 
 
 @fast_path(FC, FullyConnectedData, variants=X86)

@@ -8,6 +8,13 @@ the first (``optimized_ops::ReduceImpl``), and a MEAN over trailing axes ([A, R]
 Eigen's 4-lane packets do — the bits of ``_reduce.sequential_sum`` / ``_reduce.eigen_sum``.  Other
 shapes (several separate blocks of reduced axes) keep the teaching layer.
 
+Quantized MEAN over H and W of a 4-D uint8 / int8 input (``optimized_(integer_)ops::Mean``, the
+"optimized 4-D HW" algorithm of ``kernels/mean.py``, e.g. a network's global average pool): one loop
+sums each channel over the H·W pixels and requantizes the sum in place — the arithmetic of
+``mean_quantized_optimized`` (MultiplyByQuantizedMultiplier of the raw sum, ties up for the channels
+in whole blocks of 16, ties away from zero for the rest, then the bias and the clamp).  The reference
+algorithm keeps the teaching layer.
+
 REDUCE_PROD: the chain of rescaled products as one loop per output row instead of one numpy step
 per reduced value — the integer arithmetic of ``kernels/reduce_prod.py``'s ``prod_quantized`` (the
 int64 MultiplyByQuantizedMultiplier of ``fast/requantize.py``); whether a one-value product is
@@ -22,7 +29,7 @@ from ...perf.jit import njit
 from ...schema.enums import BuiltinOperator
 from .. import quant
 from ..kernels._reduce import ReduceData, normalized, reduced_rows
-from ..kernels.mean import MeanData
+from ..kernels.mean import MeanData, MeanQuantizedData
 from ..kernels.reduce_prod import ReduceProdData
 from ..variants import LITERT_X86, VARIANTS
 from . import Call, FastPath, fast_path
@@ -124,6 +131,66 @@ def bind_sum_float(context, node, d):
 @fast_path(BuiltinOperator.MEAN, MeanData, variants=(LITERT_X86.name,))
 def bind_mean_float(context, node, d):
     return _float_sum(context, node, d, mean=True)
+
+
+@njit(nogil=True)
+def mean_hw_numba(x3, mult, shift, bias, lo, hi, up, acc, out2):
+    """out2[b, c] = clamp(MBQM(Σ_i x3[b, i, c], mult, shift) + bias) for an int8 / uint8 [N, H·W, C]
+    view; channels c < ``up`` round the final shift half up (NEON's ``vrshl``), the others away from
+    zero; ``acc`` is an int64 scratch row of C values (no allocation inside: the precompiled library
+    has no numba runtime)."""
+    n, r, c = x3.shape
+    left = shift if shift > 0 else 0
+    right = -shift if shift < 0 else 0
+    mask = (np.int64(1) << right) - 1
+    for b in range(n):
+        for ch in range(c):
+            acc[ch] = 0
+        for i in range(r):
+            for ch in range(c):
+                acc[ch] += x3[b, i, ch]
+        for ch in range(c):
+            v = ((acc[ch] + 2147483648) & 0xFFFFFFFF) - 2147483648      # int32, as C holds it
+            v = v << left
+            v = ((v + 2147483648) & 0xFFFFFFFF) - 2147483648
+            h = (v * mult + 1073741824) >> 31      # SRDHM for a multiplier >= 0 (fast/requantize.py)
+            if ch < up:
+                h = (h + (mask - (mask >> 1))) >> right
+            else:
+                rem = h & mask
+                thr = (mask >> 1) + (h < 0)
+                h = (h >> right) + (rem > thr)
+            out2[b, ch] = min(max(h + bias, lo), hi)
+
+
+class QuantizedMeanHW(FastPath):
+    """The "optimized 4-D HW" quantized MEAN as :func:`mean_hw_numba` (its scalars made once, at bind)."""
+
+    __slots__ = ("name", "scalars", "acc")
+
+    def __init__(self, d, lo, hi, up, channels):
+        self.name = "numba"
+        self.scalars = tuple(np.int64(v) for v in (d.output_multiplier, d.output_shift, d.bias, lo, hi, up))
+        self.acc = np.zeros(channels, np.int64)
+
+    def __call__(self, context, node, d):
+        x = context.tensors[node.inputs[0]]
+        out = context.tensors[node.outputs[0]]
+        n, h, w, c = x.shape
+        mean_hw_numba(x.reshape(n, h * w, c), *self.scalars, self.acc, out.reshape(n, c))
+
+
+@fast_path(BuiltinOperator.MEAN, MeanQuantizedData, variants=tuple(VARIANTS))
+def bind_mean_quantized(context, node, d):
+    """The optimized H·W mean (whichever variant chose it at prepare); the reference algorithm, or
+    another shape, keeps the teaching layer."""
+    shape = context.shape(node.inputs[0])
+    dt = context.dtype(node.inputs[0])
+    if (not d.algorithm.startswith("optimized") or dt not in (np.int8, np.uint8) or len(shape) != 4
+            or tuple(d.axes) != (1, 2) or 0 in shape or d.output_multiplier < 0):
+        return None
+    lo, hi = quant.quantized_range(np.dtype(dt))
+    return QuantizedMeanHW(d, lo, hi, shape[3] // 16 * 16, shape[3])
 
 
 @njit

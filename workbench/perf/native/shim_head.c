@@ -129,9 +129,21 @@ static int take_scalar(PyObject *o, char letter, slots_t *s)
  * jobs when OpenBLAS is told to hand them over (its threads_callback).  A worker that has just
  * finished spins for a short while before it sleeps, so the parts of the next node (tens of
  * microseconds later) start at once: waking a sleeping thread costs tens to hundreds of
- * microseconds on a virtual machine, and a node takes about a millisecond.  Parts of one job:
- * part p runs on thread p % T (thread 0 is the caller). */
+ * microseconds on a virtual machine, and a node takes about a millisecond.
+ *
+ * Two kinds of job:
+ *  - independent parts (kernel rows, "claim"): every thread, the caller included, takes the next
+ *    part not yet taken until none is left.  The caller waits only for the parts that were taken,
+ *    never for a worker to show up: when the other cores are busy and a worker is not scheduled
+ *    in time, the caller simply runs every part itself, so two threads are never much slower than
+ *    one.  The job's number, its part count and the next free part share one atomic word, so a
+ *    worker that wakes late can only take a part of a job that still has one free.  After
+ *    MISSES_TO_SOLO jobs in a row that no worker joined, the next SOLO_JOBS run on the caller alone
+ *    (no wake-up at all), then the pool is asked again.
+ *  - OpenBLAS's jobs, which wait for each other: job p must run on its own thread p (thread 0 is
+ *    the caller), and the caller waits for every worker. */
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -141,9 +153,18 @@ static int take_scalar(PyObject *o, char letter, slots_t *s)
 #endif
 
 #define MAX_THREADS 64
+#define MAX_PARTS 0xffff
 #define SPIN_ROUNDS 4000
+#define YIELD_EVERY 256            /* a spinning worker lets another thread of its core run this often */
+#define MISSES_TO_SOLO 3           /* jobs in a row that no worker joined ... */
+#define SOLO_JOBS 64               /* ... and the caller runs this many jobs alone before it asks again */
 
 typedef void (*part_fn)(void *ctx, int part, int thread);
+
+/* the claim word: job number (32 bits) | parts (16) | next free part (16) */
+#define WORD(job, parts, next) (((uint64_t)(uint32_t)(job) << 32) | ((uint64_t)(parts) << 16) | (uint64_t)(next))
+#define WORD_PARTS(w) ((int)(((w) >> 16) & 0xffff))
+#define WORD_NEXT(w) ((int)((w) & 0xffff))
 
 static struct {
     pthread_mutex_t lock;          /* the sleepers' lock, and the one that orders posts */
@@ -155,26 +176,40 @@ static struct {
     int started;                   /* workers running (threads 1..started) */
     long first_seen;               /* the generation a new worker starts from (set before it starts) */
     int sleepers;
-    atomic_long generation;        /* bumped for every job */
-    atomic_int done;               /* workers finished with the current job */
+    atomic_long generation;        /* 2 * (jobs posted) + 1 when the last one is independent parts */
+    atomic_int done;               /* workers finished with the current OpenBLAS job */
     part_fn fn;
     void *ctx;
-    int parts, width;              /* parts of the job, threads sharing it (caller included) */
-    int claim;                     /* parts go to whichever thread asks first (else part p -> thread p % T) */
-    atomic_int next;               /* the next part to claim */
+    int parts, width;              /* parts of an OpenBLAS job, threads sharing it (caller included) */
+    uint32_t job;                  /* number of the last independent-parts job */
+    _Atomic uint64_t word;         /* that job's claim word (WORD) */
+    atomic_int finished_parts;     /* its parts run to the end */
+    int misses;                    /* independent-parts jobs in a row whose parts the caller ran alone */
+    atomic_int solo;               /* independent-parts jobs the callers run alone from now on */
 } pool = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER, 0,
            PTHREAD_MUTEX_INITIALIZER};
 
-static void run_parts(int thread)
+/* take and run free parts of the current independent-parts job until none is left; how many it ran */
+static int claim_parts(int thread)
 {
-    int p;
-    if (pool.claim) {              /* independent parts: a late worker leaves its share to the others */
-        while ((p = atomic_fetch_add(&pool.next, 1)) < pool.parts)
-            pool.fn(pool.ctx, p, thread);
-        return;
+    int ran = 0;
+    uint64_t w = atomic_load_explicit(&pool.word, memory_order_acquire);
+    while (WORD_NEXT(w) < WORD_PARTS(w)) {
+        if (!atomic_compare_exchange_weak_explicit(&pool.word, &w, w + 1, memory_order_acq_rel,
+                                                   memory_order_acquire))
+            continue;              /* w now holds the current word: try again */
+        /* the part is ours: the job cannot finish (nor its fn / ctx change) before we are done */
+        pool.fn(pool.ctx, WORD_NEXT(w), thread);
+        ran++;
+        if (atomic_fetch_add_explicit(&pool.finished_parts, 1, memory_order_acq_rel) + 1 == WORD_PARTS(w)) {
+            pthread_mutex_lock(&pool.lock);
+            if (pool.caller_waits)
+                pthread_cond_signal(&pool.finished);
+            pthread_mutex_unlock(&pool.lock);
+        }
+        w = atomic_load_explicit(&pool.word, memory_order_acquire);
     }
-    for (p = thread; p < pool.parts; p += pool.width)   /* OpenBLAS's jobs wait for each other: */
-        pool.fn(pool.ctx, p, thread);                   /* each must have its own thread */
+    return ran;
 }
 
 static void *worker(void *arg)
@@ -184,8 +219,11 @@ static void *worker(void *arg)
     for (;;) {
         long now;
         int k;
-        for (k = 0; k < SPIN_ROUNDS && (now = atomic_load_explicit(&pool.generation, memory_order_acquire)) == seen; k++)
+        for (k = 0; k < SPIN_ROUNDS && (now = atomic_load_explicit(&pool.generation, memory_order_acquire)) == seen; k++) {
             CPU_RELAX();
+            if (k % YIELD_EVERY == YIELD_EVERY - 1)
+                sched_yield();     /* if it shares a core with the caller, the caller goes first */
+        }
         if (now == seen) {
             pthread_mutex_lock(&pool.lock);
             pool.sleepers++;
@@ -195,8 +233,16 @@ static void *worker(void *arg)
             pthread_mutex_unlock(&pool.lock);
         }
         seen = now;
-        if (thread < pool.width)
-            run_parts(thread);
+        if (now & 1) {             /* independent parts: whatever is still free, if anything */
+            (void)claim_parts(thread);
+            continue;
+        }
+        /* an OpenBLAS job: its caller waits for every worker, so its fields stay put until then */
+        if (thread < pool.width) {
+            int p;
+            for (p = thread; p < pool.parts; p += pool.width)
+                pool.fn(pool.ctx, p, thread);
+        }
         atomic_fetch_add_explicit(&pool.done, 1, memory_order_release);
         pthread_mutex_lock(&pool.lock);
         if (pool.caller_waits)
@@ -206,8 +252,29 @@ static void *worker(void *arg)
     return NULL;
 }
 
+/* start workers up to threads - 1 (fewer if the system refuses); the threads that can share a job */
+static int start_workers(int threads)
+{
+    pool.first_seen = atomic_load(&pool.generation);
+    while (pool.started < threads - 1) {
+        if (pthread_create(&pool.threads[pool.started], NULL, worker, (void *)(intptr_t)(pool.started + 1)) != 0)
+            break;
+        pool.started++;
+    }
+    return threads > pool.started + 1 ? pool.started + 1 : threads;
+}
+
+static void post(long generation)
+{
+    pthread_mutex_lock(&pool.lock);
+    atomic_store_explicit(&pool.generation, generation, memory_order_release);
+    if (pool.sleepers)
+        pthread_cond_broadcast(&pool.wake);
+    pthread_mutex_unlock(&pool.lock);
+}
+
 /* fn(ctx, part, thread) for part in 0..parts on up to `threads` threads; returns when all are done.
- * claim: the parts are independent (any thread may run any number of them) */
+ * claim: the parts are independent (any thread may run any number of them, in any order) */
 static void pool_run(part_fn fn, void *ctx, int parts, int threads, int claim)
 {
     int k, workers;
@@ -215,35 +282,56 @@ static void pool_run(part_fn fn, void *ctx, int parts, int threads, int claim)
         threads = MAX_THREADS;
     if (threads > parts)
         threads = parts;
-    if (threads <= 1 || (claim && pthread_mutex_trylock(&pool.busy) != 0)) {
+    if (claim && threads > 1 && atomic_load_explicit(&pool.solo, memory_order_relaxed) > 0) {
+        /* the workers missed the last jobs (their cores are busy): alone for a while, no wake-ups */
+        atomic_fetch_sub_explicit(&pool.solo, 1, memory_order_relaxed);
+        threads = 1;
+    }
+    if (threads <= 1 || (claim && (parts > MAX_PARTS || pthread_mutex_trylock(&pool.busy) != 0))) {
         for (k = 0; k < parts; k++)     /* independent parts: the caller can do them all */
             fn(ctx, k, 0);
         return;
     }
     if (!claim)                         /* jobs that wait for each other need their threads: queue up */
         pthread_mutex_lock(&pool.busy);
-    pool.first_seen = atomic_load(&pool.generation);
-    while (pool.started < threads - 1) {
-        if (pthread_create(&pool.threads[pool.started], NULL, worker, (void *)(intptr_t)(pool.started + 1)) != 0)
-            break;
-        pool.started++;
-    }
-    if (threads > pool.started + 1)
-        threads = pool.started + 1;
-    workers = pool.started;
+    threads = start_workers(threads);
     pool.fn = fn;
     pool.ctx = ctx;
+    if (claim) {
+        long g = atomic_load(&pool.generation);
+        pool.job++;
+        atomic_store_explicit(&pool.finished_parts, 0, memory_order_relaxed);
+        atomic_store_explicit(&pool.word, WORD(pool.job, parts, 0), memory_order_release);
+        post((g | 1) + 2);              /* odd: independent parts */
+        if (claim_parts(0) == parts) {  /* no worker came in time */
+            if (++pool.misses >= MISSES_TO_SOLO) {
+                pool.misses = 0;
+                atomic_store_explicit(&pool.solo, SOLO_JOBS, memory_order_relaxed);
+            }
+        } else {
+            pool.misses = 0;
+        }
+        for (k = 0; k < SPIN_ROUNDS && atomic_load_explicit(&pool.finished_parts, memory_order_acquire) < parts; k++)
+            CPU_RELAX();
+        if (atomic_load_explicit(&pool.finished_parts, memory_order_acquire) < parts) {
+            /* a worker took a part and is still on it (descheduled?): sleep rather than spin */
+            pthread_mutex_lock(&pool.lock);
+            pool.caller_waits = 1;
+            while (atomic_load_explicit(&pool.finished_parts, memory_order_acquire) < parts)
+                pthread_cond_wait(&pool.finished, &pool.lock);
+            pool.caller_waits = 0;
+            pthread_mutex_unlock(&pool.lock);
+        }
+        pthread_mutex_unlock(&pool.busy);
+        return;
+    }
+    workers = pool.started;
     pool.parts = parts;
     pool.width = threads;
-    pool.claim = claim;
-    atomic_store(&pool.next, 0);
     atomic_store(&pool.done, 0);
-    pthread_mutex_lock(&pool.lock);
-    atomic_fetch_add_explicit(&pool.generation, 1, memory_order_release);
-    if (pool.sleepers)
-        pthread_cond_broadcast(&pool.wake);
-    pthread_mutex_unlock(&pool.lock);
-    run_parts(0);
+    post((atomic_load(&pool.generation) | 1) + 1);   /* even: an OpenBLAS job */
+    for (k = 0; k < parts; k += threads)
+        fn(ctx, k, 0);
     for (k = 0; k < SPIN_ROUNDS && atomic_load_explicit(&pool.done, memory_order_acquire) < workers; k++)
         CPU_RELAX();
     if (atomic_load_explicit(&pool.done, memory_order_acquire) < workers) {

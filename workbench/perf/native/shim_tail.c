@@ -65,6 +65,8 @@ static PyObject *kernel_match(PyObject *self, PyObject *const *args, Py_ssize_t 
     return PyLong_FromLong(-1);
 }
 
+#define PARTS_PER_THREAD 4
+
 /* row pieces of one entry whose last two arguments are the rows r0, r1 it computes */
 typedef struct { const entry_t *entry; slots_t *slots; int64_t total, step; volatile int failed; } rows_t;
 
@@ -127,7 +129,9 @@ static PyObject *kernel_call_rows(PyObject *self, PyObject *const *args, Py_ssiz
             continue;
         if (threads < 1)
             threads = 1;
-        step = (total + threads - 1) / threads;
+        /* PARTS_PER_THREAD pieces a thread: when a worker starts late or is descheduled, the
+         * others take more of the pieces (see pool_run) */
+        step = (total + threads * PARTS_PER_THREAD - 1) / (threads * PARTS_PER_THREAD);
         step = ((step + align - 1) / align) * align;
         if (step < 1)
             step = 1;

@@ -1,0 +1,124 @@
+"""The precompiled library's thread pool (workbench/perf/native/shim_head.c, ``pool_run``), for
+correctness only (speed is measured by benchmarks/bench_vs_xnnpack.py): row pieces claimed by
+whichever thread asks first write exactly what one call writes, job after job, for any row count,
+alignment and thread count; OpenBLAS's jobs (each on its own thread) interleave with them; several
+Python threads may use the pool at once."""
+
+from __future__ import annotations
+
+import os
+import threading
+
+import numpy as np
+import pytest
+
+from helpers import precompiled_probe as probe
+from workbench.perf import jit as _jit
+from workbench.perf import precompiled
+
+
+def _use(directory):
+    if directory is None:
+        os.environ.pop("WORKBENCH_KERNELS_DIR", None)
+    else:
+        os.environ["WORKBENCH_KERNELS_DIR"] = str(directory)
+    precompiled.forget()
+    _jit.forget_callables()
+
+
+@pytest.fixture(scope="module")
+def rows_kernel(tmp_path_factory):
+    """``probe.scaled_rows`` from a library of its own (one entry: a few seconds to build)."""
+    old = os.environ.get("WORKBENCH_KERNELS_DIR")
+    d = tmp_path_factory.mktemp("pool_kernels")
+    _use(d)
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    precompiled.build(functions=[(probe.scaled_rows, [(x, np.empty_like(x), np.float32(0.5), 1.0, True, 0, 3)])],
+                      directory=d, log=lambda *_: None)
+    _use(d)
+    pre = precompiled.for_function(probe.scaled_rows)
+    assert pre is not None
+    yield pre
+    _use(old)
+
+
+def _reference(x):
+    ref = np.empty_like(x)
+    probe.scaled_rows.compile()(x, ref, np.float32(0.75), -1.5, True, 0, x.shape[0])
+    return ref
+
+
+def test_every_row_count_and_alignment_gets_every_row_once(rows_kernel):
+    """Job after job on the same workers (a worker may still be finishing the previous one): rows
+    from 1 to 70, alignments 1 to 4, 2 to 5 threads (more than the CPUs included)."""
+    x = np.random.default_rng(11).standard_normal((70, 13)).astype(np.float32)
+    ref = _reference(x)
+    for total in range(1, 71):
+        for align in (1, 2, 3, 4):
+            for threads in (2, 3, 5):
+                out = np.full((total, 13), np.nan, np.float32)
+                assert rows_kernel.rows(threads, total, align, x[:total], out, np.float32(0.75), -1.5, True)
+                assert out.tobytes() == ref[:total].tobytes(), (total, align, threads)
+
+
+def test_openblas_jobs_between_row_jobs(rows_kernel, monkeypatch):
+    """OpenBLAS's jobs (handed to the same pool when its build has the hook and products are shared)
+    and row pieces, one after the other: both kinds of job complete with the right values."""
+    from workbench.perf import blas as _blas
+
+    monkeypatch.setattr(_blas, "SHARE_PRODUCTS", True)
+    monkeypatch.setattr(_blas, "_current", None)
+
+    rng = np.random.default_rng(12)
+    a = rng.standard_normal((300, 200)).astype(np.float32)
+    w = rng.standard_normal((200, 150)).astype(np.float32)
+    x = rng.standard_normal((257, 9)).astype(np.float32)
+    ref = _reference(x)
+    _blas.set_threads(1)
+    one = a @ w
+    try:
+        _blas.set_threads(2)
+        for _ in range(20):
+            out = np.full_like(x, np.nan)
+            assert rows_kernel.rows(2, x.shape[0], 1, x, out, np.float32(0.75), -1.5, True)
+            assert out.tobytes() == ref.tobytes()
+            np.testing.assert_allclose(a @ w, one, rtol=1e-5, atol=1e-4)
+        if _blas.available():
+            assert _blas.get_threads() == 2
+    finally:
+        _blas.set_threads(1)
+
+
+def test_products_stay_on_one_thread_by_default(monkeypatch):
+    """Without SHARE_PRODUCTS, num_threads = 2 leaves OpenBLAS on one thread (its jobs would wait for
+    each other when the second core is busy)."""
+    from workbench.perf import blas as _blas
+
+    monkeypatch.setattr(_blas, "_current", None)
+    try:
+        _blas.set_threads(2)
+        assert _blas.get_threads() == (1 if _blas.available() else None)
+    finally:
+        _blas.set_threads(1)
+
+
+def test_python_threads_share_the_pool(rows_kernel):
+    """Four Python threads, each running jobs: whoever holds the pool shares its rows, the others run
+    theirs alone; every output is exact."""
+    x = np.random.default_rng(13).standard_normal((501, 11)).astype(np.float32)
+    ref = _reference(x)
+    bad = []
+
+    def jobs(k):
+        for _ in range(25):
+            out = np.full_like(x, np.nan)
+            rows_kernel.rows(2 + k % 2, x.shape[0], 1 + k % 3, x, out, np.float32(0.75), -1.5, True)
+            if out.tobytes() != ref.tobytes():
+                bad.append(k)
+
+    workers = [threading.Thread(target=jobs, args=(k,)) for k in range(4)]
+    for t in workers:
+        t.start()
+    for t in workers:
+        t.join()
+    assert not bad
