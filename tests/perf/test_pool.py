@@ -89,12 +89,13 @@ def test_openblas_jobs_between_row_jobs(rows_kernel, monkeypatch):
         _blas.set_threads(1)
 
 
-def test_products_stay_on_one_thread_by_default(monkeypatch):
-    """Without SHARE_PRODUCTS, num_threads = 2 leaves OpenBLAS on one thread (its jobs would wait for
+def test_products_stay_on_one_thread_without_sharing(monkeypatch):
+    """With SHARE_PRODUCTS off, num_threads = 2 leaves OpenBLAS on one thread (its jobs would wait for
     each other when the second core is busy)."""
     from workbench.perf import blas as _blas
 
     monkeypatch.setattr(_blas, "_current", None)
+    monkeypatch.setattr(_blas, "SHARE_PRODUCTS", False)
     try:
         _blas.set_threads(2)
         assert _blas.get_threads() == (1 if _blas.available() else None)

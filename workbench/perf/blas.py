@@ -17,13 +17,15 @@ _searched = False
 _current: int | None = None
 _handed_over: int | None = None     # OpenBLAS's jobs go to the kernel library's pool (since n threads)
 
-SHARE_PRODUCTS = False
-"""Whether ``set_threads(n)`` lets OpenBLAS cut one product among n threads.  Off: each product runs
-on the calling thread, and ``num_threads`` shares only the kernel library's row pieces.  Why: OpenBLAS's
-jobs of one product wait for each other, so when another process holds the second core the first job
-spins until the second is scheduled (measured on MobileNet v1 float32, 2 threads on a loaded 2-core
-machine: 136 ms a frame against 18 ms on one thread); the row pieces instead go to whichever thread
-is there (``pool_run`` in ``native/shim_head.c``)."""
+SHARE_PRODUCTS = True
+"""Whether ``set_threads(n)`` lets OpenBLAS cut one product among n threads (its jobs run on the kernel
+library's pool).  On: float MobileNet v1 on a quiet 2-core machine takes 15.3 ms a frame with 2 threads
+against 19.2 ms with 1 (benchmarks/bench_vs_xnnpack.py, load 0.7).  The price: OpenBLAS's jobs of one
+product wait for each other, so when another process holds the second core the first job spins until
+the second is scheduled (measured on a loaded 2-core machine: 136 ms a frame against 18 ms on one
+thread).  Off: each product runs on the calling thread, ``num_threads`` shares only the kernel library's
+row pieces (``pool_run`` in ``native/shim_head.c``, which hands a piece to whichever thread is there),
+and 2 threads are never slower than 1 — nor faster for float."""
 
 
 def _find():
