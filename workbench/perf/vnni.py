@@ -409,6 +409,68 @@ def amx_tile(cfg, a, r0, packed, nb0, kg, out, blocks):
 
 
 @njit(nogil=True)
+def shift_parts(shift):
+    """(left, right, mask, nudge) per channel of TFLite's signed requantization shift: the left shift
+    before the multiply, the right shift after it, the mask of the bits that shift drops, and 2^(right-1)
+    (0 when right == 0), the nudge of a rounding shift whose ties go up."""
+    o = shift.shape[0]
+    left = np.empty(o, np.int64)
+    right = np.empty(o, np.int64)
+    mask = np.empty(o, np.int64)
+    nudge = np.empty(o, np.int64)
+    for n in range(o):
+        s = shift[n]
+        left[n] = s if s > 0 else 0
+        right[n] = -s if s < 0 else 0
+        mask[n] = (np.int64(1) << right[n]) - 1
+        nudge[n] = mask[n] - (mask[n] >> 1)
+    return left, right, mask, nudge
+
+
+@njit(nogil=True)
+def requantize_wide(sums, dst, bias, mult, left, right, mask, nudge, out_zp, lo, hi, half_up):
+    """dst[j] = clamp(MultiplyByQuantizedMultiplier(sums[j] + bias[j]) + out_zp) in int64, the final
+    rounding shift's ties up (``half_up``) or away from zero; ``left`` … ``nudge`` from :func:`shift_parts`."""
+    if half_up:
+        for j in range(dst.shape[0]):
+            v = (np.int64(sums[j]) + bias[j]) << left[j]
+            v = (v * mult[j] + 1073741824) >> 31
+            v = ((v + nudge[j]) >> right[j]) + out_zp
+            dst[j] = min(max(v, lo), hi)
+    else:
+        for j in range(dst.shape[0]):
+            v = (np.int64(sums[j]) + bias[j]) << left[j]
+            v = (v * mult[j] + 1073741824) >> 31
+            v = (v >> right[j]) + ((v & mask[j]) > ((mask[j] >> 1) + (v < 0))) + out_zp
+            dst[j] = min(max(v, lo), hi)
+
+
+@njit(nogil=True)
+def gather_unsigned(x, a, start, rows, pad, ow, per_image, kh, kw, sh, sw, dh, dw, pt, pl):
+    """Rows ``start`` … ``start + rows`` of the convolution's im2col matrix into ``a``, int8 input made
+    unsigned (+128, as VNNI's u8 × s8 product needs), ``pad`` where a tap falls outside the image."""
+    _, h, w, c = x.shape
+    for i in range(rows):
+        m = start + i
+        b = m // per_image
+        oy = (m % per_image) // ow
+        ox = m % ow
+        k = 0
+        for ky in range(kh):
+            iy = oy * sh - pt + ky * dh
+            for kx in range(kw):
+                ix = ox * sw - pl + kx * dw
+                dst = a[i, k:k + c]
+                if 0 <= iy < h and 0 <= ix < w:
+                    src = x[b, iy, ix, :]
+                    for ch in range(c):
+                        dst[ch] = np.uint8(np.int32(src[ch]) + 128)
+                else:
+                    dst[:] = pad
+                k += c
+
+
+@njit(nogil=True)
 def narrow_requantize(bias, mult, left, bound):
     """(narrow, bias as int32, multipliers as int32) for the requantization's fast form.
 
@@ -440,42 +502,15 @@ def conv_rows(x, packed, bias, mult, shift, out_zp, lo, hi, half_up, out, pad, o
     MultiplyByQuantizedMultiplier with ``mult`` / ``shift`` (ties of the final rounding shift up
     when ``half_up``, else away from zero), + ``out_zp``, clamped to [lo, hi].
     """
-    _, h, w, c = x.shape
     nblocks, kg, _ = packed.shape
     o = out.shape[1]
-    left = np.empty(o, np.int64)
-    right = np.empty(o, np.int64)
-    mask = np.empty(o, np.int64)
-    nudge = np.empty(o, np.int64)
-    for n in range(o):
-        s = shift[n]
-        left[n] = s if s > 0 else 0
-        right[n] = -s if s < 0 else 0
-        mask[n] = (np.int64(1) << right[n]) - 1
-        nudge[n] = mask[n] - (mask[n] >> 1)        # 2^(right-1), or 0 when right == 0
+    left, right, mask, nudge = shift_parts(shift)
     a = np.zeros((CHUNK, 4 * kg), np.uint8)
     acc = np.empty((ROWS, 16 * BLOCKS), np.int32)
     per_image = oh * ow
     for start in range(m0, m1, CHUNK):
         rows = min(CHUNK, m1 - start)
-        for i in range(rows):
-            m = start + i
-            b = m // per_image
-            oy = (m % per_image) // ow
-            ox = m % ow
-            k = 0
-            for ky in range(kh):
-                iy = oy * sh - pt + ky * dh
-                for kx in range(kw):
-                    ix = ox * sw - pl + kx * dw
-                    dst = a[i, k:k + c]
-                    if 0 <= iy < h and 0 <= ix < w:
-                        src = x[b, iy, ix, :]
-                        for ch in range(c):
-                            dst[ch] = np.uint8(np.int32(src[ch]) + 128)
-                    else:
-                        dst[:] = pad
-                    k += c
+        gather_unsigned(x, a, start, rows, pad, ow, per_image, kh, kw, sh, sw, dh, dw, pt, pl)
         for nb0 in range(0, nblocks, BLOCKS):
             blocks = min(BLOCKS, nblocks - nb0)
             first = 16 * nb0
@@ -488,18 +523,8 @@ def conv_rows(x, packed, bias, mult, shift, out_zp, lo, hi, half_up, out, pad, o
                 for r in range(count):
                     sums = acc[r]
                     dst = out[start + r0 + r, first:end]
-                    if half_up:
-                        for j in range(end - first):
-                            v = (np.int64(sums[j]) + bias_[j]) << left_[j]
-                            v = (v * mult_[j] + 1073741824) >> 31
-                            v = ((v + nudge_[j]) >> right_[j]) + out_zp
-                            dst[j] = min(max(v, lo), hi)
-                    else:
-                        for j in range(end - first):
-                            v = (np.int64(sums[j]) + bias_[j]) << left_[j]
-                            v = (v * mult_[j] + 1073741824) >> 31
-                            v = (v >> right_[j]) + ((v & mask_[j]) > ((mask_[j] >> 1) + (v < 0))) + out_zp
-                            dst[j] = min(max(v, lo), hi)
+                    requantize_wide(sums, dst, bias_, mult_, left_, right_, mask_, nudge_, out_zp, lo, hi,
+                                    half_up)
 
 
 @njit(nogil=True)
@@ -507,19 +532,9 @@ def conv_rows_amx(x, packed, bias, mult, shift, out_zp, lo, hi, half_up, out, pa
                   dw, pt, pl, cfg, m0, m1):
     """:func:`conv_rows` with the 16-row AMX block :func:`amx_tile` (``cfg``: :func:`amx_config`) in place of
     the 4-row VNNI block; ``packed`` with its k-groups a multiple of 16 (:func:`pack_filter` pads them)."""
-    _, h, w, c = x.shape
     nblocks, kg, _ = packed.shape
     o = out.shape[1]
-    left = np.empty(o, np.int64)
-    right = np.empty(o, np.int64)
-    mask = np.empty(o, np.int64)
-    nudge = np.empty(o, np.int64)
-    for n in range(o):
-        s = shift[n]
-        left[n] = s if s > 0 else 0
-        right[n] = -s if s < 0 else 0
-        mask[n] = (np.int64(1) << right[n]) - 1
-        nudge[n] = mask[n] - (mask[n] >> 1)        # 2^(right-1), or 0 when right == 0
+    left, right, mask, nudge = shift_parts(shift)
     a = np.zeros((CHUNK, 4 * kg), np.uint8)
     acc = np.empty((AMX_ROWS, 16 * BLOCKS), np.int32)
     narrow, bias32, mult32 = narrow_requantize(bias, mult, left, 255 * 128 * 4 * kg)
@@ -527,24 +542,7 @@ def conv_rows_amx(x, packed, bias, mult, shift, out_zp, lo, hi, half_up, out, pa
     per_image = oh * ow
     for start in range(m0, m1, CHUNK):
         rows = min(CHUNK, m1 - start)
-        for i in range(rows):
-            m = start + i
-            b = m // per_image
-            oy = (m % per_image) // ow
-            ox = m % ow
-            k = 0
-            for ky in range(kh):
-                iy = oy * sh - pt + ky * dh
-                for kx in range(kw):
-                    ix = ox * sw - pl + kx * dw
-                    dst = a[i, k:k + c]
-                    if 0 <= iy < h and 0 <= ix < w:
-                        src = x[b, iy, ix, :]
-                        for ch in range(c):
-                            dst[ch] = np.uint8(np.int32(src[ch]) + 128)
-                    else:
-                        dst[:] = pad
-                    k += c
+        gather_unsigned(x, a, start, rows, pad, ow, per_image, kh, kw, sh, sw, dh, dw, pt, pl)
         for nb0 in range(0, nblocks, BLOCKS):
             blocks = min(BLOCKS, nblocks - nb0)
             first = 16 * nb0
@@ -563,20 +561,12 @@ def conv_rows_amx(x, packed, bias, mult, shift, out_zp, lo, hi, half_up, out, pa
                             v = np.int64(np.int32(sums[j] + b32[j])) * np.int64(m32[j])
                             v = ((v + 1073741824) >> 31) + nudge_[j]
                             dst[j] = min(max((v >> right_[j]) + out_zp, lo), hi)
-                    elif half_up:
-                        for j in range(end - first):
-                            v = (np.int64(sums[j]) + bias_[j]) << left_[j]
-                            v = (v * mult_[j] + 1073741824) >> 31
-                            v = ((v + nudge_[j]) >> right_[j]) + out_zp
-                            dst[j] = min(max(v, lo), hi)
                     else:
-                        for j in range(end - first):
-                            v = (np.int64(sums[j]) + bias_[j]) << left_[j]
-                            v = (v * mult_[j] + 1073741824) >> 31
-                            v = (v >> right_[j]) + ((v & mask_[j]) > ((mask_[j] >> 1) + (v < 0))) + out_zp
-                            dst[j] = min(max(v, lo), hi)
+                        requantize_wide(sums, dst, bias_, mult_, left_, right_, mask_, nudge_, out_zp, lo, hi,
+                                        half_up)
 
     amx_end()
+
 
 def conv(x, packed, bias, mult, shift, out_zp, lo, hi, half_up, out2d, geometry, threads: int = 1) -> None:
     """Run :func:`conv_rows` over all output rows, split between ``threads`` threads when > 1

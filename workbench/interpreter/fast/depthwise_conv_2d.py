@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...perf.jit import njit, run_rows
-from ...perf.vnni import narrow_requantize
+from ...perf.vnni import narrow_requantize, shift_parts
 from ...schema.enums import BuiltinOperator
 from ..kernels.depthwise_conv_2d import (
     DepthwiseConv2DData,
@@ -108,18 +108,10 @@ def depthwise_int8_rows(x, w, bias, mult, shift, out_zp, lo, hi, half_up, n_vec,
     kh, kw, co = w.shape
     _, oh, ow, _ = out.shape
     dm = co // c
-    left = np.empty(co, np.int64)
-    right = np.empty(co, np.int64)
-    mask = np.empty(co, np.int64)
-    nudge = np.empty(co, np.int64)
+    left, right, mask, nudge = shift_parts(shift)
     up = np.empty(co, np.bool_)
     for k in range(co):
         up[k] = half_up and k < n_vec
-        s = shift[k]
-        left[k] = s if s > 0 else 0
-        right[k] = -s if s < 0 else 0
-        mask[k] = (np.int64(1) << right[k]) - 1
-        nudge[k] = mask[k] - (mask[k] >> 1)        # 2^(right-1), or 0 when right == 0
     band = max(1, min(r1 - r0, 8192 // max(1, ow * co)))   # output rows whose sums stay in the cache
     acc = np.empty((band * ow, co), np.int32)
     sums = np.empty(co, np.int32)
@@ -245,16 +237,7 @@ def depthwise3x3_int8_rows(x, w, bias, mult, shift, out_zp, lo, hi, half_up, n_v
     ``n_vec`` channels round ties up (when ``half_up``), the others away from zero."""
     _, h, wd, c = x.shape
     _, oh, ow, _ = out.shape
-    left = np.empty(c, np.int64)
-    right = np.empty(c, np.int64)
-    mask = np.empty(c, np.int64)
-    nudge = np.empty(c, np.int64)
-    for k in range(c):
-        s = shift[k]
-        left[k] = s if s > 0 else 0
-        right[k] = -s if s < 0 else 0
-        mask[k] = (np.int64(1) << right[k]) - 1
-        nudge[k] = mask[k] - (mask[k] >> 1)        # 2^(right-1), or 0 when right == 0
+    left, right, mask, nudge = shift_parts(shift)
     nv = n_vec if half_up else 0
     narrow, bias32, mult32 = narrow_requantize(bias, mult, left, 255 * 128 * 9)
     zp = np.float32(in_zp)

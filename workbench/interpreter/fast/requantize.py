@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...perf.jit import njit
+from ...perf.vnni import shift_parts
 
 
 @njit
@@ -53,16 +54,7 @@ def requantize_rows_jit(acc, bias, mult, shift, out_zp, lo, hi, out, half_up):
     the same floor), and the rounding shift becomes adds, masks and compares.
     """
     rows, cols = acc.shape
-    left = np.empty(cols, np.int64)
-    right = np.empty(cols, np.int64)
-    mask = np.empty(cols, np.int64)
-    nudge = np.empty(cols, np.int64)
-    for c in range(cols):
-        sh = shift[c]
-        left[c] = sh if sh > 0 else 0
-        right[c] = -sh if sh < 0 else 0
-        mask[c] = (np.int64(1) << right[c]) - 1
-        nudge[c] = mask[c] - (mask[c] >> 1)        # 2^(right-1), or 0 when right == 0
+    left, right, mask, nudge = shift_parts(shift)
     for r in range(rows):
         for c in range(cols):
             x = (np.int64(acc[r, c]) + bias[c]) << left[c]
