@@ -36,6 +36,23 @@ fit.  The rule spreads both halves over the whole range of sizes (so neither hal
 large networks) and it does not depend on the model.  Networks without a layer list here are left out of
 both halves (:data:`NOT_MODELED` says why).
 
+A second look, declared on 2026-11-29 before any of its errors was computed (:data:`SECOND_LOOK`).  The
+goal above was missed, and the am5729 held-out half has been seen, so no change to the model can be
+tested on it cleanly.  Instead the same model, unchanged, is checked on columns of TI's table whose
+errors had never been computed:
+
+* ``dsp``: one C66x DSP, column "DSP using dense model".  Kept: 750 MHz (TI's page), 32 MACs per cycle
+  (TI, "TMS320C66x DSP CPU and Instruction Set Reference Guide", SPRUGH7: 32 16-bit multiplies per
+  cycle), memory bandwidth 1960 MB/s (the same DDR).  Fitted: ``conv_efficiency``,
+  ``depthwise_efficiency``, ``op_overhead_us`` on half the column, split by the same rule (sorted by
+  published time, every other one from the fastest fitted); reported on the other half.
+* ``eve-sparse`` and ``dsp-sparse``: columns "EVE / DSP using sparse model" (two networks each).  Nothing
+  is fitted: the dense figures, with every convolution's multiply-accumulates scaled by the share of
+  non-zero weights, 1 - sparsity, from TI's table (TI's TIDL page: sparse weights give "3x-4x
+  performance boost of convolutions layers").
+These results are reported beside the goal, not in it, and nothing in the model, the split or the goal
+changes because of them.
+
 Goal, per target, on the held-out half: median |modeled - published| / published <= 25 %, and no network
 off by more than 2x.  The script exits 0 only when both targets meet it.  It writes
 ``benchmarks/results/cost_model_check.{txt,json,png}``; the PNG needs matplotlib (``pip install -e
@@ -99,6 +116,16 @@ FIRST_RUN = {
     "am5729": {"figures": {"conv_efficiency": 0.427942, "depthwise_efficiency": 0.155992,
                            "op_overhead_us": 7.52608e-11, "memory_bandwidth_mb_s": 109.349},
                "held_out_median_error": 0.4161, "held_out_worst_ratio": 2.1178, "goal_met": False},
+}
+# The second look (module docstring), declared before any of its errors was computed.
+SECOND_LOOK = {
+    "declared": "2026-11-29",
+    "dsp": {"device": "dsp-dense", "fitted": ("conv_efficiency", "depthwise_efficiency", "op_overhead_us"),
+            "fixed": {"macs_per_cycle": 32, "clock_mhz": 750, "memory_bandwidth_mb_s": 1960},
+            # DSP times (ms): 370.64, 409, 433.73, 717.11, 1454.91, 3825.95
+            "fit": ("JacintoNet11_v2", "SqueezeNet1.1", "InceptionNetV1"),
+            "held_out": ("MobileNetV2", "MobileNetV1", "JSegNet21")},
+    "sparse": {"eve-sparse": "am5729", "dsp-sparse": "dsp"},   # column -> whose dense figures predict it
 }
 NOT_MODELED = {
     "Unet Mv2 (128x128)": "no layer list here (the decoder's shapes were not read for this check)",
