@@ -117,6 +117,32 @@ def checked_figures() -> dict:
     return {k: doc["results"]["am5729"]["figures"][k] for k in CHECKED}
 
 
+DSP_SOURCE = (
+    "C66x DSP: clock_mhz 750: same TIDL 'Performance data' page ('DSP running at 750MHz'); count 2: DSP1 and DSP2 "
+    "(TIDL API User's Guide, Overview, 'Terminology', downloads.ti.com/mctools/esd/docs/tidl-api/overview.html, names "
+    "them for the AM5749: 'EVE1, EVE2, DSP1 and DSP2'; the AM57x parts have two C66x DSPs); macs_per_cycle 32: TI, "
+    "'TMS320C66x DSP CPU and Instruction Set Reference Guide' (SPRUGH7), 32 16-bit multiplies per cycle; "
+    "{fitted}: FITTED by benchmarks/cost_model_check.py (its second look) to TI Processor SDK Linux (AM57x), TIDL, "
+    "'Performance data' (downloads.ti.com/processor-sdk-linux/esd/docs/latest/linux/Foundational_Components/"
+    "Machine_Learning/tidl.html), table 'Computation performance of verified networks', column 'DSP using dense "
+    "model', on half its networks; held-out median error {median:.0%}, worst ratio {worst:.2f}x "
+    "(benchmarks/results/cost_model_check.txt); the other figures are the EVE's")
+
+
+def _devices() -> dict:
+    """The devices table of the am5729 file as it stands, with the DSP's figures from the cost-model check's
+    second look (its fit on half of TI's 'DSP using dense model' column)."""
+    devices = json.loads(PROFILE.read_text(encoding="utf-8"))["devices"]
+    dsp = json.loads(CHECK_RESULTS.read_text(encoding="utf-8"))["second_look"]["results"]["dsp"]
+    figures = {k: v for k, v in dsp["fixed"].items() if k in ("clock_mhz", "macs_per_cycle")}
+    figures.update(dsp["figures"])
+    devices["dsp"]["cost"] = figures
+    devices["dsp"]["source"] = DSP_SOURCE.format(
+        fitted=", ".join(f"{k} {v:g}" for k, v in dsp["figures"].items()),
+        median=dsp["held_out_median_error"], worst=dsp["held_out_worst_ratio"])
+    return devices
+
+
 def _profile_source() -> str:
     facts = "; ".join(f"{k} = {v:g}: {why}" for k, (v, why) in AM5729_FACTS.items())
     doc = json.loads(CHECK_RESULTS.read_text(encoding="utf-8"))["results"]["am5729"]
@@ -142,6 +168,7 @@ def _target_doc(cost: dict) -> dict:
         "source": _profile_source(),
         "sources": tidl["sources"],
         "defaults": tidl["defaults"],
+        "devices": _devices(),
         "ops": tidl["ops"],
         "cost": cost,
     }
@@ -180,7 +207,7 @@ def write_profile(fit: dict, path: Path = PROFILE) -> Path:
     """Write the am5729 target file: the tidl target's ops, the cited figures and the fitted two."""
     doc = _target_doc(profile_cost(fit))
     lines = ["{"]
-    for key in ("name", "description", "source", "sources", "defaults"):
+    for key in ("name", "description", "source", "sources", "defaults", "devices"):
         lines.append(f"  {json.dumps(key)}: {json.dumps(doc[key], ensure_ascii=False)},")
     lines.append('  "ops": {')
     ops = list(doc["ops"].items())

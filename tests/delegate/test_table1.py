@@ -62,6 +62,18 @@ def test_am5729_is_the_tidl_cut_with_the_cited_figures():
     assert ref.cost["macs_per_cycle"] == 64 and ref.cost["clock_mhz"] == 650 and ref.cost["cpu_clock_mhz"] == 1500
 
 
+def test_am5729_writer_keeps_the_devices_table_and_the_dsp_holds_the_checked_fit():
+    t1 = _table1()
+    doc = t1._target_doc(load_target("am5729").cost)           # what --write-profile would write
+    on_disk = json.loads(t1.PROFILE.read_text(encoding="utf-8"))
+    assert doc["devices"] == on_disk["devices"]                 # the writer keeps the cores, policy, link, host
+    dsp = json.loads(t1.CHECK_RESULTS.read_text(encoding="utf-8"))["second_look"]["results"]["dsp"]
+    cost = on_disk["devices"]["dsp"]["cost"]
+    assert {k: cost[k] for k in dsp["figures"]} == dsp["figures"]
+    assert cost["clock_mhz"] == 750 and cost["macs_per_cycle"] == 32
+    assert "SPRUGH7" in on_disk["devices"]["dsp"]["source"] and "held-out" in on_disk["devices"]["dsp"]["source"]
+
+
 def test_mobilenet_v2_built_in_code_has_the_keras_files_layers():
     t1 = _table1()
     path = t1.SHARED_MODELS / "mobilenet_v2_a035_96_float32.tflite"

@@ -102,3 +102,21 @@ def test_the_committed_check_says_what_its_rows_give_and_the_targets_hold_its_fi
         cost = load_target(target).cost
         for k, v in r["figures"].items():
             assert cost[k] == v, (target, k)
+
+
+def test_the_committed_second_look_follows_its_declaration_and_the_dsp_holds_its_figures():
+    doc = json.loads(CHECK.read_text(encoding="utf-8"))["second_look"]
+    declared, results = doc["declared"], doc["results"]
+    dsp = results["dsp"]
+    assert [r["network"] for r in dsp["rows"] if r["half"] == "fit"] == declared["dsp"]["fit"]
+    assert [r["network"] for r in dsp["rows"] if r["half"] == "held_out"] == declared["dsp"]["held_out"]
+    assert sorted(dsp["figures"]) == sorted(declared["dsp"]["fitted"]) and len(dsp["figures"]) <= 4
+    held = [r for r in dsp["rows"] if r["half"] == "held_out"]
+    assert dsp["held_out_median_error"] == pytest.approx(statistics.median(r["error"] for r in held), abs=1e-3)
+    for column in declared["sparse"]:                      # predicted with nothing fitted
+        rows = results[column]
+        assert rows and all(r["figures_of"] == declared["sparse"][column] for r in rows)
+        for r in rows:
+            assert r["ratio"] == pytest.approx(r["modeled_ms"] / r["published_ms"], abs=1e-3)
+    over = load_target("am5729").devices["dsp"]["cost"]
+    assert {k: over[k] for k in dsp["figures"]} == dsp["figures"]
