@@ -276,6 +276,27 @@ def _target_block(target: str, r: dict) -> list:
     return lines + [""]
 
 
+# USB 3.0 SuperSpeed signals at 5 Gbit/s with 8b/10b line coding (USB-IF, "Universal Serial Bus 3.0
+# Specification", chapter 6, physical layer): at most 4 Gbit/s = 500 MB/s of payload, before any protocol cost.
+USB3_PAYLOAD_B_PER_S = 500e6
+
+
+def link_floor(result: dict, base: dict) -> list:
+    """For every Edge TPU network: the least time its weights beyond the on-chip memory need to cross a USB
+    3.0 link (:data:`USB3_PAYLOAD_B_PER_S`), whatever the chip does meanwhile.  A published time below it
+    cannot hold for the network as built here: Coral's model must be a different one (fewer weights), or the
+    published figure is not what it says.  Nothing here is fitted."""
+    free = base.get("memory_mb", 0.0) * MB
+    out = []
+    for row in result["rows"]:
+        streamed = max(0.0, row["weight_bytes"] - free)
+        floor = streamed / USB3_PAYLOAD_B_PER_S * 1000.0
+        out.append({"network": row["network"], "half": row["half"], "streamed_mb": round(streamed / MB, 2),
+                    "floor_ms": round(floor, 2), "published_ms": row["published_ms"],
+                    "below_floor": row["published_ms"] < floor})
+    return out
+
+
 def second_look(results: dict, bases: dict) -> dict:
     """The checks declared in :data:`SECOND_LOOK`: TI's DSP column (fitted on half, checked on the other)
     and the sparse columns (nothing fitted)."""
@@ -317,7 +338,7 @@ def second_look_report(second: dict) -> list:
     return lines
 
 
-def report(results: dict, second: dict | None = None) -> str:
+def report(results: dict, second: dict | None = None, floor: list | None = None) -> str:
     lines = ["Cost model checked against published timings (benchmarks/cost_model_check.py)",
              "=" * 78,
              "Each network is modeled as one partition holding all of it (partition/cost.py): per layer",
@@ -337,6 +358,12 @@ def report(results: dict, second: dict | None = None) -> str:
                  "the am5729 held-out figures above are not a clean test.")
     if second:
         lines += [""] + second_look_report(second)
+    if floor:
+        lines.append("Edge TPU rows below the USB 3.0 floor (weights beyond the 8 MB on-chip memory at no more than "
+                     "500 MB/s, 5 Gbit/s with 8b/10b coding; nothing fitted): " + ("; ".join(
+                         f"{r['network']}: {r['streamed_mb']:.1f} MB streamed need >= {r['floor_ms']:.1f} ms, "
+                         f"published {r['published_ms']:g} ms" for r in floor if r["below_floor"]) or "none"))
+        lines.append("")
     lines.append("Not modeled (left out of both halves): " + "; ".join(f"{k}: {v}" for k, v in NOT_MODELED.items()))
     lines.append("MACs of the built layer lists beside TI's table: " + ", ".join(
         f"{k} {networks.build(k).macs / 1e6:.1f} vs {v:.1f} MMAC" for k, v in networks.TI_MMAC.items()))
@@ -438,13 +465,15 @@ def main(argv=None) -> int:
         bases[target] = base
         results[target] = check(target, fit(target, base), base)
     second = second_look(results, bases)
-    text = report(results, second)
+    floor = link_floor(results["edgetpu"], bases["edgetpu"])
+    text = report(results, second, floor)
     print(text)
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "cost_model_check.txt").write_text(text, encoding="utf-8")
     doc = {"goal": {"held_out_median_error_max": GOAL_MEDIAN, "held_out_worst_ratio_max": GOAL_WORST},
            "splits": SPLITS, "not_modeled": NOT_MODELED, "results": results, "first_run": FIRST_RUN,
            "second_look": {"declared": SECOND_LOOK, "results": second},
+           "usb3_floor": {"payload_bytes_per_s": USB3_PAYLOAD_B_PER_S, "rows": floor},
            "revision": ("am5729: memory_bandwidth_mb_s fixed to 1960 MB/s (TI's LMBench) instead of fitted, after the "
                         "first run's held-out errors were seen; its held-out figures are therefore not a clean test"),
            "sources": {"edgetpu": _source_of("Coral"), "am5729": _source_of("TI")}}

@@ -120,3 +120,16 @@ def test_the_committed_second_look_follows_its_declaration_and_the_dsp_holds_its
             assert r["ratio"] == pytest.approx(r["modeled_ms"] / r["published_ms"], abs=1e-3)
     over = load_target("am5729").devices["dsp"]["cost"]
     assert {k: over[k] for k in dsp["figures"]} == dsp["figures"]
+
+
+def test_the_usb3_floor_is_the_streamed_weights_at_500_mb_per_s_and_flags_only_rows_below_it():
+    doc = json.loads(CHECK.read_text(encoding="utf-8"))
+    floor = doc["usb3_floor"]
+    assert floor["payload_bytes_per_s"] == 500e6                  # 5 Gbit/s with 8b/10b coding: 4 Gbit/s
+    rows = {r["network"]: r for r in doc["results"]["edgetpu"]["rows"]}
+    mb = load_target("edgetpu").cost["memory_mb"] * 2**20
+    for r in floor["rows"]:
+        streamed = max(0.0, rows[r["network"]]["weight_bytes"] - mb)
+        assert r["floor_ms"] == pytest.approx(streamed / 500e6 * 1000, abs=0.01)
+        assert r["below_floor"] == (r["published_ms"] < r["floor_ms"])
+    assert [r["network"] for r in floor["rows"] if r["below_floor"]] == ["Inception-ResNet V2 (299x299)"]
