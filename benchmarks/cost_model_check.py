@@ -297,6 +297,32 @@ def link_floor(result: dict, base: dict) -> list:
     return out
 
 
+# Two TI documents time the same network on the same kind of core: the SDK's table and the TIDL API
+# guide's test log (whose EVEs run at 535 MHz, not 650: its EVE times are scaled by 535 / 650, as if all
+# of the time were the EVE's clock cycles).  Which of the SDK's columns a test_tidl config matches: the
+# config's DSP time is within 2 % of the SDK's sparse column for j11_v2 and jseg21 (so those are read as
+# the sparse models); squeeze1_1 has only a dense column to compare with.
+SAME_NETWORK = (("JacintoNet11_v2", "eve-535-tidlapi", "eve-sparse", 535 / 650),
+                ("JacintoNet11_v2", "dsp-tidlapi", "dsp-sparse", 1.0),
+                ("JSegNet21", "eve-535-tidlapi", "eve-sparse", 535 / 650),
+                ("JSegNet21", "dsp-tidlapi", "dsp-sparse", 1.0),
+                ("SqueezeNet1.1", "eve-535-tidlapi", "eve-dense", 535 / 650),
+                ("SqueezeNet1.1", "dsp-tidlapi", "dsp-dense", 1.0))
+
+
+def vendor_consistency() -> list:
+    """How far apart two TI documents put the same network on the same core (:data:`SAME_NETWORK`):
+    the spread a model cannot be expected to beat.  Nothing here is modeled or fitted."""
+    times = {(r["network"], r["device"]): r["time_ms"]
+             for r in json.loads(DATA.read_text(encoding="utf-8"))["rows"]}
+    out = []
+    for net, guide, sdk, scale in SAME_NETWORK:
+        a, b = times[(net, guide)] * scale, times[(net, sdk)]
+        out.append({"network": net, "guide_device": guide, "sdk_device": sdk, "guide_ms": times[(net, guide)],
+                    "guide_ms_at_sdk_clock": round(a, 2), "sdk_ms": b, "ratio": round(a / b, 4)})
+    return out
+
+
 def second_look(results: dict, bases: dict) -> dict:
     """The checks declared in :data:`SECOND_LOOK`: TI's DSP column (fitted on half, checked on the other)
     and the sparse columns (nothing fitted)."""
@@ -338,7 +364,8 @@ def second_look_report(second: dict) -> list:
     return lines
 
 
-def report(results: dict, second: dict | None = None, floor: list | None = None) -> str:
+def report(results: dict, second: dict | None = None, floor: list | None = None,
+           consistency: list | None = None) -> str:
     lines = ["Cost model checked against published timings (benchmarks/cost_model_check.py)",
              "=" * 78,
              "Each network is modeled as one partition holding all of it (partition/cost.py): per layer",
@@ -358,6 +385,12 @@ def report(results: dict, second: dict | None = None, floor: list | None = None)
                  "the am5729 held-out figures above are not a clean test.")
     if second:
         lines += [""] + second_look_report(second)
+    if consistency:
+        lines.append("The same network on the same core in two TI documents (the TIDL API guide's test log, EVE "
+                     "times scaled from 535 to 650 MHz, against the SDK's table; nothing modeled): " + "; ".join(
+                         f"{r['network']} {r['sdk_device'].split('-')[0].upper()} {r['guide_ms_at_sdk_clock']:g} vs "
+                         f"{r['sdk_ms']:g} ms ({r['ratio']:.2f}x)" for r in consistency))
+        lines.append("")
     if floor:
         lines.append("Edge TPU rows below the USB 3.0 floor (weights beyond the 8 MB on-chip memory at no more than "
                      "500 MB/s, 5 Gbit/s with 8b/10b coding; nothing fitted): " + ("; ".join(
@@ -466,7 +499,8 @@ def main(argv=None) -> int:
         results[target] = check(target, fit(target, base), base)
     second = second_look(results, bases)
     floor = link_floor(results["edgetpu"], bases["edgetpu"])
-    text = report(results, second, floor)
+    consistency = vendor_consistency()
+    text = report(results, second, floor, consistency)
     print(text)
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "cost_model_check.txt").write_text(text, encoding="utf-8")
@@ -474,6 +508,7 @@ def main(argv=None) -> int:
            "splits": SPLITS, "not_modeled": NOT_MODELED, "results": results, "first_run": FIRST_RUN,
            "second_look": {"declared": SECOND_LOOK, "results": second},
            "usb3_floor": {"payload_bytes_per_s": USB3_PAYLOAD_B_PER_S, "rows": floor},
+           "same_network_two_ti_documents": consistency,
            "revision": ("am5729: memory_bandwidth_mb_s fixed to 1960 MB/s (TI's LMBench) instead of fitted, after the "
                         "first run's held-out errors were seen; its held-out figures are therefore not a clean test"),
            "sources": {"edgetpu": _source_of("Coral"), "am5729": _source_of("TI")}}

@@ -133,3 +133,14 @@ def test_the_usb3_floor_is_the_streamed_weights_at_500_mb_per_s_and_flags_only_r
         assert r["floor_ms"] == pytest.approx(streamed / 500e6 * 1000, abs=0.01)
         assert r["below_floor"] == (r["published_ms"] < r["floor_ms"])
     assert [r["network"] for r in floor["rows"] if r["below_floor"]] == ["Inception-ResNet V2 (299x299)"]
+
+
+def test_two_ti_documents_on_the_same_network_are_compared_at_the_same_clock():
+    doc = json.loads(CHECK.read_text(encoding="utf-8"))
+    times = {(r["network"], r["device"]): r["time_ms"] for r in json.loads(DATA.read_text(encoding="utf-8"))["rows"]}
+    rows = doc["same_network_two_ti_documents"]
+    assert {r["network"] for r in rows} == {"JacintoNet11_v2", "JSegNet21", "SqueezeNet1.1"}
+    for r in rows:
+        scale = 535 / 650 if r["guide_device"].startswith("eve") else 1.0     # the guide's EVEs run at 535 MHz
+        assert r["guide_ms"] == times[(r["network"], r["guide_device"])]
+        assert r["ratio"] == pytest.approx(r["guide_ms"] * scale / times[(r["network"], r["sdk_device"])], abs=1e-3)
