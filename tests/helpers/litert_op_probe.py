@@ -101,6 +101,7 @@ def our_registered() -> dict:
     from workbench.interpreter.registry import BuiltinOpResolver
 
     resolver = BuiltinOpResolver()
+    resolver.load_everything()          # a new resolver loads kernels as models ask for them
     out: dict = {}
     for (op, v) in list(resolver._builtin) + list(resolver._custom):
         out.setdefault(op, set()).add(int(v))

@@ -247,13 +247,17 @@ class OpResolver:
         table = self._builtin if isinstance(key, BuiltinOperator) else self._custom
         return tuple(sorted(v for (o, v) in table if o == key))
 
-    def find(self, op, version: int) -> Kernel:
-        """The kernel for exactly (op, version), or :class:`UnsupportedOpError` saying what exists."""
+    def _table_key(self, op) -> tuple:
+        """(the key ``op`` is filed under, the table it is in)."""
         try:
             key = _key_op(op) if not isinstance(op, str) or op in BuiltinOperator.__members__ else op
         except ValueError:
             raise UnsupportedOpError(f"builtin operator code {op!r} is not an operator this schema knows") from None
-        table = self._builtin if isinstance(key, BuiltinOperator) else self._custom
+        return key, (self._builtin if isinstance(key, BuiltinOperator) else self._custom)
+
+    def find(self, op, version: int) -> Kernel:
+        """The kernel for exactly (op, version), or :class:`UnsupportedOpError` saying what exists."""
+        key, table = self._table_key(op)
         k = table.get((key, int(version)))
         if k is not None:
             return k
@@ -311,25 +315,72 @@ def load_kernel_plugins() -> list[str]:
 
 
 class BuiltinOpResolver(OpResolver):
-    """Every kernel registered with ``@kernel`` (the kernels package is imported on first use)."""
+    """Every kernel registered with ``@kernel``: this package's kernels and those of kernel plugins.
+
+    The kernels are loaded as they are asked for: the first :meth:`find` of an op imports that op's module
+    (``workbench.interpreter.kernels.module_of``), so building an interpreter for a model with five kinds
+    of op loads five kernel modules.  Anything that needs the whole set — :meth:`ops`, :meth:`versions`,
+    an op whose module is not named after it, a custom op, :meth:`add_builtin` / :meth:`add_custom` (which
+    refuse a pair that is already registered) — loads every module and every kernel plugin first.  What
+    a resolver can run does not depend on the order of the questions."""
 
     def __init__(self):
         super().__init__()
-        from . import kernels  # noqa: F401  (registers everything)
+        self._instances: dict[tuple, Kernel] = {}     # (op, kernel class) -> its one instance
+        self._complete = False
+        self._sync()
 
-        load_kernel_plugins()
+    def _sync(self) -> None:
+        """Take every registered (op, version) this resolver does not hold yet (one instance per op and
+        class, as TFLite keeps one registration per op)."""
+        for table, mine in ((BUILTIN_KERNELS, self._builtin), (CUSTOM_KERNELS, self._custom)):
+            for (op, v), cls in list(table.items()):
+                if (op, v) not in mine:
+                    inst = self._instances.get((op, cls))
+                    if inst is None:
+                        inst = self._instances[(op, cls)] = cls()
+                    mine[(op, v)] = inst
 
-        groups: dict[tuple, list[int]] = {}
-        for (op, v), cls in BUILTIN_KERNELS.items():
-            groups.setdefault((op, cls), []).append(v)
-        for (op, cls), vs in groups.items():
-            inst = cls()
-            for v in vs:
-                self._builtin[(op, v)] = inst
-        cgroups: dict[tuple, list[int]] = {}
-        for (name, v), cls in CUSTOM_KERNELS.items():
-            cgroups.setdefault((name, cls), []).append(v)
-        for (name, cls), vs in cgroups.items():
-            inst = cls()
-            for v in vs:
-                self._custom[(name, v)] = inst
+    def load_everything(self) -> None:
+        """Import every kernel module and every kernel plugin, and hold all they register."""
+        if not self._complete:
+            from . import kernels
+
+            kernels.load_all()
+            load_kernel_plugins()
+            self._complete = True
+        self._sync()
+
+    def _load_for(self, key) -> None:
+        if isinstance(key, BuiltinOperator):
+            from . import kernels
+
+            name = kernels.module_of(key.name)
+            if name is not None:
+                kernels.load(name)
+                self._sync()
+
+    def find(self, op, version: int) -> Kernel:
+        if not self._complete:
+            key, table = self._table_key(op)
+            if (key, int(version)) not in table:
+                self._load_for(key)
+                if (key, int(version)) not in table:
+                    self.load_everything()
+        return super().find(op, version)
+
+    def versions(self, op) -> tuple[int, ...]:
+        self.load_everything()
+        return super().versions(op)
+
+    def ops(self) -> dict[str, str]:
+        self.load_everything()
+        return super().ops()
+
+    def add_builtin(self, op, kernel, min_version: int = 1, max_version: int = 1) -> None:
+        self.load_everything()
+        super().add_builtin(op, kernel, min_version, max_version)
+
+    def add_custom(self, name: str, kernel, version: int = 1) -> None:
+        self.load_everything()
+        super().add_custom(name, kernel, version)

@@ -377,7 +377,7 @@ def test_explain_on_a_mobilenet_node():
 
 
 def test_data_movement_ops_have_kernels():
-    importlib.import_module("workbench.interpreter.kernels")      # registers every kernel
+    importlib.import_module("workbench.interpreter.kernels").load_all()      # registers every kernel
     from workbench.interpreter.registry import BUILTIN_KERNELS
     registered = {op.name for op, _ in BUILTIN_KERNELS}
     missing = [op for op in DATA_MOVEMENT if op not in registered]

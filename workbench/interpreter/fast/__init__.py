@@ -83,14 +83,14 @@ def fast_path(op, *data_classes, variants=(LITERT_X86.name,)):
 
 
 def has_fast_path(node, data) -> bool:
-    _load()
+    _load(node.op)
     return (node.op, type(data)) in FAST_PATHS
 
 
 def bind(context, node, data):
     """The fast path for a node just prepared, or None (the teaching layer runs).  Not called with
     ``reference=True``."""
-    _load()
+    _load(node.op)
     entry = FAST_PATHS.get((node.op, type(data)))
     if entry is None:
         return None
@@ -100,14 +100,31 @@ def bind(context, node, data):
     return bind_fn(context, node, data)
 
 
-_loaded = False
+# which modules of this package register fast paths for an op: a node's op loads only these (a model with
+# five kinds of op imports five fast modules, and through them five kernel modules, not all of them).
+# tests/interpreter/fast/test_fast_modules_table.py checks this table against what the modules register.
+MODULES_BY_OP = {
+    "CONV_2D": ("conv_2d", "conv_hybrid"), "DEPTHWISE_CONV_2D": ("depthwise_conv_2d",),
+    "FULLY_CONNECTED": ("fully_connected",), "BATCH_MATMUL": ("batch_matmul",),
+    "TRANSPOSE_CONV": ("transpose_conv",), "Convolution2DTransposeBias": ("transpose_conv",),
+    "AVERAGE_POOL_2D": ("pool",), "MAX_POOL_2D": ("pool",), "MEAN": ("reduce",), "SUM": ("reduce",),
+    "REDUCE_PROD": ("reduce",), "SOFTMAX": ("softmax",), "LOG_SOFTMAX": ("softmax",), "QUANTIZE": ("quantize",),
+    "RESIZE_BILINEAR": ("resize",), "COMPLEX_ABS": ("complex",), "SVDF": ("svdf",),
+    "LSTM": ("lstm",), "UNIDIRECTIONAL_SEQUENCE_LSTM": ("lstm",), "BIDIRECTIONAL_SEQUENCE_LSTM": ("lstm",),
+    "RNN": ("rnn",), "UNIDIRECTIONAL_SEQUENCE_RNN": ("rnn",), "BIDIRECTIONAL_SEQUENCE_RNN": ("rnn",),
+    **{op: ("activations",) for op in ("GELU", "HARD_SWISH", "LEAKY_RELU", "LOGISTIC", "PRELU", "TANH")},
+    **{op: ("binary",) for op in ("ADD", "DIV", "EQUAL", "GREATER", "GREATER_EQUAL", "LESS", "LESS_EQUAL", "MUL",
+                                   "NOT_EQUAL", "SQUARED_DIFFERENCE", "SUB")},
+    **{op: ("unary",) for op in ("ABS", "COS", "ELU", "EXP", "LOG", "RELU", "RELU6", "RELU_0_TO_1", "RELU_N1_TO_1",
+                                  "RSQRT", "SIN", "SQRT")},
+}
 
 
-def _load() -> None:
-    """Import every module of this package once (each registers its fast paths)."""
-    global _loaded
-    if _loaded:
-        return
-    _loaded = True
-    for info in pkgutil.iter_modules(__path__):
-        importlib.import_module(f"{__name__}.{info.name}")
+def _load(op=None) -> None:
+    """Import the modules of this package that register fast paths for ``op`` (None: every module)."""
+    if op is None:
+        names = [info.name for info in pkgutil.iter_modules(__path__)]
+    else:
+        names = MODULES_BY_OP.get(getattr(op, "name", op), ())
+    for name in names:
+        importlib.import_module(f"{__name__}.{name}")

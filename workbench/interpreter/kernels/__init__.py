@@ -1,7 +1,12 @@
-"""One module per op, named as the op; importing this package registers every kernel.
+"""One module per op, named as the op; importing a module registers its kernel.
 
 Each module holds the op's ``<Op>Data`` (what prepare computes), a plain numpy ``reference``
 where the fast path is not already one, and the kernel class with its registration line.
+
+Importing this package registers nothing by itself: :class:`workbench.interpreter.BuiltinOpResolver`
+imports the module of an op the first time a model asks for it (:func:`module_of`), so a model with
+five kinds of op loads five modules, not all of them.  :func:`load_all` imports every module (a listing
+of every registered kernel needs them all).
 """
 
 from importlib import import_module
@@ -14,8 +19,6 @@ MODULES = (
     "strided_slice", "sub", "tanh", "transpose", "transpose_conv",
 )
 
-for _name in MODULES:
-    import_module(f"{__name__}.{_name}")
 
 # float32 / int32 / bool / int64 kernels for the rest of the builtin op list
 MORE_MODULES = (
@@ -29,17 +32,13 @@ MORE_MODULES = (
     "squared_difference", "sum", "tile", "unpack", "where", "zeros_like",
 )
 
-for _name in MORE_MODULES:
-    import_module(f"{__name__}.{_name}")
 
 # multi-subgraph control flow and resource variables (they call other subgraphs / keep state)
 CONTROL_FLOW_MODULES = ("call_once", "var_handle", "read_variable", "assign_variable", "if_", "while_")
 
-for _name in CONTROL_FLOW_MODULES:
-    import_module(f"{__name__}.{_name}")
 
 # MediaPipe custom ops (face_landmark_with_attention)
-import_module(f"{__name__}.mediapipe_ops")
+CUSTOM_OP_MODULES = ("mediapipe_ops",)
 
 # ops of "models we don't have": detectors, keyword spotters, recurrent audio/text models
 MODEL_OPS_MODULES = (
@@ -53,5 +52,25 @@ MODEL_OPS_MODULES = (
     "complex_abs", "real", "imag",
 )
 
-for _name in MODEL_OPS_MODULES:
-    import_module(f"{__name__}.{_name}")
+ALL_MODULES = MODULES + MORE_MODULES + CONTROL_FLOW_MODULES + CUSTOM_OP_MODULES + MODEL_OPS_MODULES
+
+
+def module_of(op_name: str) -> str | None:
+    """The module that registers the builtin op named ``op_name`` by this package's naming rule (the op's
+    name in lower case, with a trailing ``_`` where that is a Python keyword: ``if_``, ``while_``), or
+    None when no module is named so (the op may still be registered by another one: :func:`load_all`)."""
+    for name in (op_name.lower(), op_name.lower() + "_"):
+        if name in ALL_MODULES:
+            return name
+    return None
+
+
+def load(name: str) -> None:
+    """Import the kernel module ``name`` (its ``@kernel`` lines register it; a second call does nothing)."""
+    import_module(f"{__name__}.{name}")
+
+
+def load_all() -> None:
+    """Import every kernel module: afterwards the builtin registry holds every kernel of this package."""
+    for name in ALL_MODULES:
+        load(name)
