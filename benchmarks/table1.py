@@ -382,9 +382,18 @@ def _divisible(v: float, divisor: int = 8) -> int:
     return new + divisor if new < 0.9 * v else new
 
 
-def mobilenet_v2(alpha: float = 1.0, size: int = 224):
-    """MobileNetV2 (Sandler et al.; the Keras application's layer sizes) as a float Model with zero
-    weights: enough for the partitioner and the cost model, which need shapes, not values."""
+def mobilenet_v2(alpha: float = 1.0, size: int = 224, seed: int | None = None):
+    """MobileNetV2 (Sandler et al.; the Keras application's layer sizes) as a float Model.  ``seed`` None:
+    zero weights, enough for the partitioner and the cost model, which need shapes, not values.  A
+    ``seed``: weights drawn from a normal distribution scaled by 1 / fan-in (He et al. 2015; 2 / fan-in
+    before a ReLU6), so the activations of a random input keep their size through the 53 convolutions
+    instead of dying out or overflowing — what a speed benchmark needs (no subnormal floats, no inf)."""
+    rng = None if seed is None else np.random.default_rng(seed)
+
+    def values(shape, fan_in, gain):
+        if rng is None:
+            return np.zeros(shape, np.float32)
+        return (rng.standard_normal(shape) * np.sqrt(gain / fan_in)).astype(np.float32)
     from workbench.schema import (
         AddOptions,
         Conv2DOptions,
@@ -409,14 +418,15 @@ def mobilenet_v2(alpha: float = 1.0, size: int = 224):
         h = -(-shape[1] // stride)
         out_shape = [1, h, h, shape[3] if depthwise else cout]
         y = b.tensor(name("act"), out_shape)
+        gain = 2.0 if act == A.RELU6 else 1.0
         if depthwise:
-            w = b.constant(name("dw"), np.zeros((1, k, k, shape[3]), np.float32))
+            w = b.constant(name("dw"), values((1, k, k, shape[3]), k * k, gain))
             bias = b.constant(name("bias"), np.zeros(shape[3], np.float32))
             b.op(B.DEPTHWISE_CONV_2D, [x, w, bias], [y], DepthwiseConv2DOptions(
                 padding=Padding.SAME, stride_w=stride, stride_h=stride, depth_multiplier=1,
                 fused_activation_function=act, dilation_w_factor=1, dilation_h_factor=1))
         else:
-            w = b.constant(name("w"), np.zeros((cout, k, k, shape[3]), np.float32))
+            w = b.constant(name("w"), values((cout, k, k, shape[3]), k * k * shape[3], gain))
             bias = b.constant(name("bias"), np.zeros(cout, np.float32))
             b.op(B.CONV_2D, [x, w, bias], [y], Conv2DOptions(
                 padding=Padding.SAME, stride_w=stride, stride_h=stride, fused_activation_function=act,
@@ -443,7 +453,7 @@ def mobilenet_v2(alpha: float = 1.0, size: int = 224):
     axes = b.constant(name("axes"), np.array([1, 2], np.int32))
     pooled = b.tensor(name("pool"), [1, shape[3]])
     b.op(B.MEAN, [x, axes], [pooled], ReducerOptions(keep_dims=False))
-    w = b.constant(name("fc_w"), np.zeros((1000, shape[3]), np.float32))
+    w = b.constant(name("fc_w"), values((1000, shape[3]), shape[3], 1.0))
     bias = b.constant(name("fc_b"), np.zeros(1000, np.float32))
     logits = b.tensor(name("logits"), [1, 1000])
     b.op(B.FULLY_CONNECTED, [pooled, w, bias], [logits], FullyConnectedOptions(fused_activation_function=A.NONE))
