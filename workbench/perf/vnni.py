@@ -568,18 +568,269 @@ def conv_rows_amx(x, packed, bias, mult, shift, out_zp, lo, hi, half_up, out, pa
     amx_end()
 
 
-def conv(x, packed, bias, mult, shift, out_zp, lo, hi, half_up, out2d, geometry, threads: int = 1) -> None:
+# ----------------------------------------------------------------------------------------------
+# the micro-kernel with its requantization: int8 out of the registers
+
+
+def _build_tile_rq():
+    from llvmlite import ir
+    from numba import types
+    from numba.core import cgutils
+    from numba.extending import intrinsic
+
+    def is_c(t, ndim, *dtypes):
+        return isinstance(t, types.Array) and t.ndim == ndim and t.layout == "C" and t.dtype in dtypes
+
+    @intrinsic
+    def tile_rq_native(typingctx, a, lda, flip, r0, packed, nb0, kg, out, o0, rows, blocks, q32, q64, scalars):
+        ok = (is_c(a, 2, types.uint8, types.int8) and is_c(packed, 3, types.int8) and is_c(out, 2, types.int8)
+              and is_c(q32, 2, types.int32) and is_c(q64, 2, types.int64) and is_c(scalars, 1, types.int64))
+        if not ok:
+            return None
+        sig = types.void(a, lda, flip, r0, packed, nb0, kg, out, o0, rows, blocks, q32, q64, scalars)
+
+        def codegen(context, builder, signature, args):
+            i8, i32, i64 = ir.IntType(8), ir.IntType(32), ir.IntType(64)
+            v16, v16q, v16b = ir.VectorType(i32, 16), ir.VectorType(i64, 16), ir.VectorType(i8, 16)
+            tys = signature.args
+            (a_v, lda_v, flip_v, r0_v, p_v, nb0_v, kg_v, o_v, o0_v, rows_v, blocks_v, q32_v, q64_v,
+             s_v) = args
+
+            def as_i64(v, ty):
+                return context.cast(builder, v, ty, types.int64)
+
+            def arr(v, ty):
+                return context.make_array(ty)(context, builder, v)
+
+            def data(v, ty):
+                return builder.ptrtoint(arr(v, ty).data, i64)
+
+            def const(v, ty=i64):
+                return ir.Constant(ty, v)
+
+            def splat(v, vty):
+                vec = builder.insert_element(ir.Constant(vty, ir.Undefined), v, const(0, i32))
+                return builder.shuffle_vector(vec, ir.Constant(vty, ir.Undefined), ir.Constant(ir.VectorType(i32, 16),
+                                                                                             None))
+
+            def load_vec(address, vty):
+                return builder.load(builder.inttoptr(address, vty.as_pointer()), align=1)
+
+            lda, r0_, nb0_, kg_ = (as_i64(lda_v, tys[1]), as_i64(r0_v, tys[3]), as_i64(nb0_v, tys[5]),
+                                   as_i64(kg_v, tys[6]))
+            o0_, rows_, blocks_ = as_i64(o0_v, tys[8]), as_i64(rows_v, tys[9]), as_i64(blocks_v, tys[10])
+            flip = builder.trunc(as_i64(flip_v, tys[2]), i32)
+            wstride = builder.mul(kg_, const(64))
+            a0 = builder.add(data(a_v, tys[0]), builder.mul(r0_, lda))
+            w0 = builder.add(data(p_v, tys[4]), builder.mul(nb0_, wstride))
+            out_arr = arr(o_v, tys[7])
+            ldo = builder.extract_value(out_arr.shape, 1)
+            out0 = builder.add(builder.ptrtoint(out_arr.data, i64), builder.mul(o0_, ldo))
+            q32a, q64a = arr(q32_v, tys[11]), arr(q64_v, tys[12])
+            n32 = builder.extract_value(q32a.shape, 1)
+            q32d, q64d = builder.ptrtoint(q32a.data, i64), builder.ptrtoint(q64a.data, i64)
+            sd = builder.ptrtoint(arr(s_v, tys[13]).data, i64)
+            out_zp, lo, hi, half_up, width = (builder.load(builder.inttoptr(builder.add(sd, const(8 * i)),
+                                                                            i64.as_pointer())) for i in range(5))
+            one = const(1)
+
+            def clamped(i, count):        # rows / blocks past the end re-read the last one (no stores)
+                c = const(i)
+                return builder.select(builder.icmp_signed("<", c, count), c, builder.sub(count, one))
+
+            arow = [builder.add(a0, builder.mul(clamped(r, rows_), lda)) for r in range(ROWS)]
+            wcol = [builder.add(w0, builder.mul(clamped(c, blocks_), wstride)) for c in range(BLOCKS)]
+            dp = cgutils.get_or_insert_function(builder.module, ir.FunctionType(v16, [v16, v16, v16]),
+                                                "llvm.x86.avx512.vpdpbusd.512")
+            accs = [[cgutils.alloca_once_value(builder, ir.Constant(v16, None)) for _ in range(BLOCKS)]
+                    for _ in range(ROWS)]
+            with cgutils.for_range(builder, kg_) as loop:
+                g = loop.index
+                ws = [load_vec(builder.add(wcol[c], builder.mul(g, const(64))), v16) for c in range(BLOCKS)]
+                for r in range(ROWS):
+                    four = builder.load(builder.inttoptr(builder.add(arow[r], builder.mul(g, const(4))),
+                                                         i32.as_pointer()), align=1)
+                    vec = splat(builder.xor(four, flip), v16)
+                    for c in range(BLOCKS):
+                        builder.store(builder.call(dp, [builder.load(accs[r][c]), vec, ws[c]]), accs[r][c])
+            # the epilogue: + bias, × multiplier (32 × 32 → 64 bits), the rounding shift, + zero point, clamp
+            zp_v = splat(builder.trunc(out_zp, i32), v16)
+            lo_v, hi_v = splat(builder.trunc(lo, i32), v16), splat(builder.trunc(hi, i32), v16)
+            up = builder.icmp_signed("!=", half_up, const(0))
+            for c in range(BLOCKS):
+                with builder.if_then(builder.icmp_signed("<", const(c), blocks_), likely=True):
+                    ch = builder.mul(builder.add(nb0_, const(c)), const(16))     # first channel of the block
+                    bias = load_vec(builder.add(q32d, builder.mul(ch, const(4))), v16)
+                    mult = builder.sext(load_vec(builder.add(q32d, builder.mul(builder.add(n32, ch), const(4))), v16),
+                                        v16q)
+
+                    def row64(i):
+                        return load_vec(builder.add(q64d, builder.mul(builder.add(builder.mul(n32, const(i)), ch),
+                                                                      const(8))), v16q)
+
+                    rnd, shr, right, mask = row64(0), row64(1), row64(2), row64(3)
+                    valid = builder.select(builder.icmp_signed("<", builder.sub(width, ch), const(16)),
+                                           builder.sub(width, ch), const(16))
+                    for r in range(ROWS):
+                        with builder.if_then(builder.icmp_signed("<", const(r), rows_), likely=True):
+                            x = builder.sext(builder.add(builder.load(accs[r][c]), bias), v16q)
+                            p = builder.mul(x, mult)
+                            with builder.if_else(up) as (then, otherwise):
+                                with then:
+                                    q_up = builder.trunc(builder.ashr(builder.add(p, rnd), shr), v16)
+                                    bb_up = builder.basic_block
+                                with otherwise:
+                                    v = builder.ashr(builder.add(p, splat(const(1 << 30), v16q)),
+                                                     splat(const(31), v16q))
+                                    neg = builder.zext(builder.icmp_signed("<", v, ir.Constant(v16q, None)), v16q)
+                                    thr = builder.add(builder.ashr(mask, splat(one, v16q)), neg)
+                                    more = builder.zext(builder.icmp_signed(">", builder.and_(v, mask), thr), v16q)
+                                    q_away = builder.trunc(builder.add(builder.ashr(v, right), more), v16)
+                                    bb_away = builder.basic_block
+                            q = builder.phi(v16)
+                            q.add_incoming(q_up, bb_up)
+                            q.add_incoming(q_away, bb_away)
+                            q = builder.add(q, zp_v)
+                            q = builder.select(builder.icmp_signed("<", q, lo_v), lo_v, q)
+                            q = builder.select(builder.icmp_signed(">", q, hi_v), hi_v, q)
+                            b8 = builder.trunc(q, v16b)
+                            at = builder.add(builder.add(out0, builder.mul(const(r), ldo)), ch)
+                            full = builder.icmp_signed("==", valid, const(16))
+                            with builder.if_else(full, likely=True) as (then, otherwise):
+                                with then:
+                                    builder.store(b8, builder.inttoptr(at, v16b.as_pointer()), align=1)
+                                with otherwise:
+                                    with cgutils.for_range(builder, valid) as tail:
+                                        j = tail.index
+                                        builder.store(builder.extract_element(b8, j),
+                                                      builder.inttoptr(builder.add(at, j), i8.as_pointer()))
+            return context.get_dummy_value()
+
+        return sig, codegen
+
+    return tile_rq_native
+
+
+@native(_build_tile_rq)
+def tile_rq(a, lda, flip, r0, packed, nb0, kg, out, o0, rows, blocks, q32, q64, scalars):
+    """:func:`tile` with the requantization in its epilogue: int8 straight into ``out`` rows o0..o0+rows,
+    channels 16·nb0 … 16·(nb0 + blocks), none at or past ``scalars[4]`` (the output's channel count).
+
+    ``a`` holds the product's rows of ``lda`` bytes from row r0, each 4-byte group XOR ``flip`` (0 for
+    unsigned rows; 0x80808080 turns int8 bytes into the unsigned x + 128).  ``q32``, ``q64`` and
+    ``scalars`` come from :func:`requant_tables`: per channel (padded to 16) the folded bias, the
+    multiplier, the rounding term and the shift of ties-up rounding, and the shift and mask of
+    ties-away rounding; (output zero point, lo, hi, half_up, channels).  Only for narrow
+    requantizations (:func:`narrow_requantize`): sum + bias is an exact int32.  Compiled: the
+    ``vpdpbusd`` loop, then each 16-lane block of sums requantized in registers; here, numpy.
+    """
+    o = int(scalars[4])
+    x = a.reshape(-1)[r0 * lda:(r0 + rows) * lda].reshape(rows, lda)[:, :4 * kg].view(np.uint8)
+    x = x ^ np.uint8(int(flip) & 0x80)
+    x = x.astype(np.int64)
+    for c in range(blocks):
+        first = 16 * (nb0 + c)
+        end = min(first + 16, o)
+        if end <= first:
+            continue
+        w = packed[nb0 + c].reshape(kg, 16, 4).transpose(1, 0, 2).reshape(16, 4 * kg).astype(np.int64)
+        sums = (x @ w.T)[:, :end - first] + q32[0, first:end]
+        p = sums * q32[1, first:end].astype(np.int64)
+        if scalars[3]:
+            q = (p + q64[0, first:end]) >> q64[1, first:end]
+        else:
+            v = (p + (1 << 30)) >> 31
+            mask = q64[3, first:end]
+            q = (v >> q64[2, first:end]) + ((v & mask) > (mask >> 1) + (v < 0))
+        out[o0:o0 + rows, first:end] = np.clip(q + scalars[0], scalars[1], scalars[2])
+
+
+FLIP = 0x80808080    # XOR on 4 int8 bytes: the unsigned x + 128 of each
+
+
+def requant_tables(bias, mult, shift, out_zp: int, lo: int, hi: int, half_up: bool, n16: int, bound: int):
+    """(q32, q64, scalars) of :func:`tile_rq` for channels padded to ``n16``, or None where the requantization
+    is not narrow (a left shift, or sum + bias could leave int32 for sums up to ``bound``: then the
+    general :func:`requantize_wide` runs).  Made once, at prepare."""
+    bias, mult = np.asarray(bias, np.int64), np.asarray(mult, np.int64)
+    shift = np.broadcast_to(np.asarray(shift, np.int64), bias.shape)
+    mult = np.broadcast_to(mult, bias.shape)
+    if (shift > 0).any() or (shift < -31).any() or (np.abs(bias) + bound >= 2 ** 31 - 1).any() or (
+            mult < 0).any() or (mult > 2 ** 31 - 1).any():
+        return None
+    o = bias.shape[0]
+    right = -shift
+    mask = (np.int64(1) << right) - 1
+    nudge = mask - (mask >> 1)
+    q32 = np.zeros((2, n16), np.int32)
+    q64 = np.zeros((4, n16), np.int64)
+    q64[1] = 31
+    q32[0, :o], q32[1, :o] = bias, mult
+    q64[0, :o] = (1 << 30) + (nudge << 31)
+    q64[1, :o] = 31 + right
+    q64[2, :o], q64[3, :o] = right, mask
+    return q32, q64, np.array([out_zp, lo, hi, 1 if half_up else 0, o], np.int64)
+
+
+@njit(nogil=True)
+def conv_rows_rq(x, x2d, packed, q32, q64, scalars, out, pad, oh, ow, kh, kw, sh, sw, dh, dw, pt, pl, direct, m0,
+                 m1):
+    """Output rows m0..m1 of an int8 convolution, like :func:`conv_rows`, with the requantization in the
+    micro-kernel (:func:`tile_rq`).  ``direct`` (a 1x1 convolution, stride 1, no padding, C a multiple of
+    4): the micro-kernel reads the input rows ``x2d`` [N·H·W, C] themselves, made unsigned as it loads
+    them — no im2col copy at all; otherwise the unsigned rows are gathered ``CHUNK`` at a time."""
+    nblocks, kg, _ = packed.shape
+    if direct:
+        lda = x2d.shape[1]
+        for start in range(m0, m1, CHUNK):
+            rows = min(CHUNK, m1 - start)
+            for nb0 in range(0, nblocks, BLOCKS):
+                blocks = min(BLOCKS, nblocks - nb0)
+                for r0 in range(0, rows, ROWS):
+                    tile_rq(x2d, lda, FLIP, start + r0, packed, nb0, kg, out, start + r0, min(ROWS, rows - r0),
+                            blocks, q32, q64, scalars)
+        return
+    a = np.zeros((CHUNK, 4 * kg), np.uint8)
+    per_image = oh * ow
+    for start in range(m0, m1, CHUNK):
+        rows = min(CHUNK, m1 - start)
+        gather_unsigned(x, a, start, rows, pad, ow, per_image, kh, kw, sh, sw, dh, dw, pt, pl)
+        for nb0 in range(0, nblocks, BLOCKS):
+            blocks = min(BLOCKS, nblocks - nb0)
+            for r0 in range(0, rows, ROWS):
+                tile_rq(a, 4 * kg, 0, r0, packed, nb0, kg, out, start + r0, min(ROWS, rows - r0), blocks, q32, q64,
+                        scalars)
+
+
+def conv(x, packed, bias, mult, shift, out_zp, lo, hi, half_up, out2d, geometry, threads: int = 1,
+         tables=None) -> None:
     """Run :func:`conv_rows` over all output rows, split between ``threads`` threads when > 1
     (:func:`workbench.perf.jit.run_rows`).
 
-    ``geometry`` = (oh, ow, kh, kw, sh, sw, dh, dw, pad_top, pad_left, pad byte).
+    ``geometry`` = (oh, ow, kh, kw, sh, sw, dh, dw, pad_top, pad_left, pad byte).  ``tables``: what
+    :func:`requant_tables` made at prepare (None where the requantization is not narrow); with them the
+    VNNI block requantizes in its epilogue (:func:`conv_rows_rq`).
     """
     oh, ow, kh, kw, sh, sw, dh, dw, pt, pl, pad = geometry
     kg = packed.shape[1]
+    work = out2d.size * kh * kw * x.shape[3]
     if out2d.shape[0] >= AMX_ROWS and kg % 16 == 0 and 4 * kg >= AMX_MIN_K and amx_available():
         run_rows(conv_rows_amx, out2d.shape[0], threads, x, packed, bias, mult, shift, out_zp, lo, hi, half_up, out2d,
-                 pad, oh, ow, kh, kw, sh, sw, dh, dw, pt, pl, _AMX_CONFIG, align=AMX_ROWS,
-                 work=out2d.size * kh * kw * x.shape[3])
+                 pad, oh, ow, kh, kw, sh, sw, dh, dw, pt, pl, _AMX_CONFIG, align=AMX_ROWS, work=work)
+        return
+    if tables is not None:
+        n, h, w, c = x.shape
+        direct = (kh == kw == sh == sw == 1 and pt == pl == 0 and (oh, ow) == (h, w) and c == 4 * kg
+                  and x.flags.c_contiguous)
+        q32, q64, scalars = tables
+        run_rows(conv_rows_rq, out2d.shape[0], threads, x, x.reshape(-1, c), packed, q32, q64, scalars, out2d, pad,
+                 oh, ow, kh, kw, sh, sw, dh, dw, pt, pl, direct, align=ROWS, work=work)
         return
     run_rows(conv_rows, out2d.shape[0], threads, x, packed, bias, mult, shift, out_zp, lo, hi, half_up, out2d, pad,
-             oh, ow, kh, kw, sh, sw, dh, dw, pt, pl, align=ROWS, work=out2d.size * kh * kw * x.shape[3])
+             oh, ow, kh, kw, sh, sw, dh, dw, pt, pl, align=ROWS, work=work)
+
+
+def tables_for(packed, bias_folded, mult, shift, out_zp: int, lo: int, hi: int, half_up: bool):
+    """:func:`requant_tables` for a filter packed by :func:`pack_filter` (None: not narrow)."""
+    nblocks, kg, _ = packed.shape
+    return requant_tables(bias_folded, mult, shift, out_zp, lo, hi, half_up, 16 * nblocks, 255 * 128 * 4 * kg)

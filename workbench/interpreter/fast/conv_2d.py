@@ -392,10 +392,15 @@ class Int8Numba(FastPath):
 
 
 class Int8Vnni(FastPath):
-    __slots__ = ("name", "packed", "bias_folded", "half_up")
+    """The VNNI product (:func:`workbench.perf.vnni.conv`); ``tables``: the requantization in the
+    micro-kernel's epilogue, made here once (None where it is not narrow: the general requantization)."""
 
-    def __init__(self, packed, bias_folded, half_up):
+    __slots__ = ("name", "packed", "bias_folded", "half_up", "tables")
+
+    def __init__(self, packed, bias_folded, half_up, d):
         self.name, self.packed, self.bias_folded, self.half_up = "vnni(int8, exact)", packed, bias_folded, half_up
+        self.tables = _vnni.tables_for(packed, bias_folded, d.output_multiplier, d.output_shift, d.output_zero_point,
+                                       d.output_activation_min, d.output_activation_max, half_up)
 
     def __call__(self, context, node, d) -> None:
         x, out = context.tensors[node.inputs[0]], context.tensors[node.outputs[0]]
@@ -403,7 +408,7 @@ class Int8Vnni(FastPath):
         _vnni.conv(x, self.packed, self.bias_folded, d.output_multiplier, d.output_shift, d.output_zero_point,
                    d.output_activation_min, d.output_activation_max, self.half_up, out.reshape(-1, o),
                    (oh, ow, d.filter_h, d.filter_w, d.stride_h, d.stride_w, d.dilation_h, d.dilation_w, d.pad_top,
-                    d.pad_left, d.input_zero_point + 128), context.num_threads)
+                    d.pad_left, d.input_zero_point + 128), context.num_threads, self.tables)
 
 
 class Int8Blas(FastPath):
@@ -442,7 +447,7 @@ def bind_int8(context, node, d):
     w2d = filt.reshape(o, -1)                                # [O, K]
     if _vnni.worth_it(n * oh * ow, k, o):
         return Int8Vnni(_vnni.pack_filter(w2d, _vnni.k_align(k)), _vnni.folded_bias(bias, w2d, d.input_zero_point),
-                        half_up)
+                        half_up, d)
     wmat = w2d.T.astype(np.int64)                            # [K, O]
     fdt = quant.exact_float_dtype(float(np.abs(wmat).sum(axis=0).max(initial=0)))
     direct, pshape = _product_layout(d, x_shape)
