@@ -57,8 +57,9 @@ ROWS = 4            # rows of the micro-kernel's block (4 × 4 accumulators of 1
 BLOCKS = 4          # 16-channel blocks of the micro-kernel's block
 CHUNK = 32          # input rows converted at a time (stay in the L1/L2 cache while they are used)
 AMX_ROWS = 16       # rows of the AMX block (one tile of sums holds 16 rows × 16 int32); CHUNK is a multiple
-AMX_MIN_K = 512     # shorter sums stay on the VNNI block: measured no faster on AMX (K 64-256) or slower
-                    # (K 27 and 32, padded to 64), as the im2col copy and the requantization dominate there
+AMX_MIN_K = 256     # shorter sums stay on the VNNI block: with the requantization in registers AMX was
+                    # measured faster from K 256 (28x28x256 -> 256: 0.29 against 0.37 ms), no faster at K 128 and
+                    # slower at K 32-64 (its 16-row gather of unsigned rows costs more than the sums there)
 MIN_MACS = 1 << 18  # smaller products stay on the plain BLAS path (nothing to win there)
 
 _available: bool | None = None
@@ -572,26 +573,128 @@ def conv_rows_amx(x, packed, bias, mult, shift, out_zp, lo, hi, half_up, out, pa
 # the micro-kernel with its requantization: int8 out of the registers
 
 
+class _Epilogue:
+    """IR of the requantization of 16-lane blocks of int32 sums (:func:`tile_rq`, :func:`requantize_block`):
+    + bias, × multiplier (32 × 32 → 64 bits), the rounding shift (ties up, or away from zero), + zero
+    point, clamp, int8 stores; per-channel values from :func:`requant_tables`."""
+
+    def __init__(self, context, builder, q32, q32_ty, q64, q64_ty, scalars, scalars_ty, out, out_ty, o0):
+        from llvmlite import ir
+
+        self.ir, self.builder = ir, builder
+        i32, i64 = ir.IntType(32), ir.IntType(64)
+        self.i8, self.i32, self.i64 = ir.IntType(8), i32, i64
+        self.v16, self.v16q, self.v16b = ir.VectorType(i32, 16), ir.VectorType(i64, 16), ir.VectorType(self.i8, 16)
+        q32a = context.make_array(q32_ty)(context, builder, q32)
+        q64a = context.make_array(q64_ty)(context, builder, q64)
+        self.n16 = builder.extract_value(q32a.shape, 1)
+        self.q32d, self.q64d = builder.ptrtoint(q32a.data, i64), builder.ptrtoint(q64a.data, i64)
+        sd = builder.ptrtoint(context.make_array(scalars_ty)(context, builder, scalars).data, i64)
+        out_zp, lo, hi, half_up, self.width = (
+            builder.load(builder.inttoptr(builder.add(sd, ir.Constant(i64, 8 * i)), i64.as_pointer()))
+            for i in range(5))
+        out_arr = context.make_array(out_ty)(context, builder, out)
+        self.ldo = builder.extract_value(out_arr.shape, 1)
+        self.out0 = builder.add(builder.ptrtoint(out_arr.data, i64), builder.mul(o0, self.ldo))
+        self.zp = self.splat(builder.trunc(out_zp, i32), self.v16)
+        self.lo, self.hi = self.splat(builder.trunc(lo, i32), self.v16), self.splat(builder.trunc(hi, i32), self.v16)
+        self.mode = half_up         # 1: every channel's ties up, 0: away from zero, 2: per channel (q32 row 2)
+
+    def const(self, v, ty=None):
+        return self.ir.Constant(ty or self.i64, v)
+
+    def splat(self, v, vty):
+        ir, b = self.ir, self.builder
+        vec = b.insert_element(ir.Constant(vty, ir.Undefined), v, self.const(0, self.i32))
+        return b.shuffle_vector(vec, ir.Constant(vty, ir.Undefined), ir.Constant(ir.VectorType(self.i32, 16), None))
+
+    def load_vec(self, address, vty):
+        return self.builder.load(self.builder.inttoptr(address, vty.as_pointer()), align=1)
+
+    def channels(self, ch):
+        """The per-channel vectors of the 16 channels from ``ch`` (an i64 value), and how many are real."""
+        b, c = self.builder, self.const
+        q32 = [self.load_vec(b.add(self.q32d, b.mul(b.add(b.mul(self.n16, c(i)), ch), c(4))), self.v16)
+               for i in range(3)]
+        q64 = [self.load_vec(b.add(self.q64d, b.mul(b.add(b.mul(self.n16, c(i)), ch), c(8))), self.v16q)
+               for i in range(4)]
+        left = b.sub(self.width, ch)
+        valid = b.select(b.icmp_signed("<", left, c(16)), left, c(16))
+        up = b.icmp_signed("!=", q32[2], self.ir.Constant(self.v16, None))
+        return (q32[0], b.sext(q32[1], self.v16q), *q64, valid, up)
+
+    def store(self, sums, chans, row, ch):
+        """Requantize the 16 sums ``sums`` of channels ``chans`` (from :meth:`channels`) and store them in
+        output row ``row`` (relative to o0), channels ch … ch + valid."""
+        from numba.core import cgutils
+
+        b, c, v16, v16q = self.builder, self.const, self.v16, self.v16q
+        bias, mult, rnd, shr, right, mask, valid, up = chans
+        p = b.mul(b.sext(b.add(sums, bias), v16q), mult)
+
+        def away():
+            v = b.ashr(b.add(p, self.splat(c(1 << 30), v16q)), self.splat(c(31), v16q))
+            neg = b.zext(b.icmp_signed("<", v, self.ir.Constant(v16q, None)), v16q)
+            thr = b.add(b.ashr(mask, self.splat(c(1), v16q)), neg)
+            more = b.zext(b.icmp_signed(">", b.and_(v, mask), thr), v16q)
+            return b.trunc(b.add(b.ashr(v, right), more), v16)
+
+        with b.if_else(b.icmp_signed("==", self.mode, c(1))) as (then, otherwise):
+            with then:
+                q_up = b.trunc(b.ashr(b.add(p, rnd), shr), v16)
+                bb_up = b.basic_block
+            with otherwise:
+                with b.if_else(b.icmp_signed("==", self.mode, c(0))) as (only_away, mixed):
+                    with only_away:
+                        q_only = away()
+                        bb_only = b.basic_block
+                    with mixed:
+                        q_mixed = b.select(up, b.trunc(b.ashr(b.add(p, rnd), shr), v16), away())
+                        bb_mixed = b.basic_block
+                q_away = b.phi(v16)
+                q_away.add_incoming(q_only, bb_only)
+                q_away.add_incoming(q_mixed, bb_mixed)
+                bb_away = b.basic_block
+        q = b.phi(v16)
+        q.add_incoming(q_up, bb_up)
+        q.add_incoming(q_away, bb_away)
+        q = b.add(q, self.zp)
+        q = b.select(b.icmp_signed("<", q, self.lo), self.lo, q)
+        q = b.select(b.icmp_signed(">", q, self.hi), self.hi, q)
+        b8 = b.trunc(q, self.v16b)
+        at = b.add(b.add(self.out0, b.mul(row, self.ldo)), ch)
+        with b.if_else(b.icmp_signed("==", valid, c(16)), likely=True) as (then, otherwise):
+            with then:
+                b.store(b8, b.inttoptr(at, self.v16b.as_pointer()), align=1)
+            with otherwise:
+                with cgutils.for_range(b, valid) as tail:
+                    j = tail.index
+                    b.store(b.extract_element(b8, j), b.inttoptr(b.add(at, j), self.i8.as_pointer()))
+
+
+def _is_c(t, ndim, *dtypes):
+    from numba import types
+
+    return isinstance(t, types.Array) and t.ndim == ndim and t.layout == "C" and t.dtype in dtypes
+
+
 def _build_tile_rq():
     from llvmlite import ir
     from numba import types
     from numba.core import cgutils
     from numba.extending import intrinsic
 
-    def is_c(t, ndim, *dtypes):
-        return isinstance(t, types.Array) and t.ndim == ndim and t.layout == "C" and t.dtype in dtypes
-
     @intrinsic
     def tile_rq_native(typingctx, a, lda, flip, r0, packed, nb0, kg, out, o0, rows, blocks, q32, q64, scalars):
-        ok = (is_c(a, 2, types.uint8, types.int8) and is_c(packed, 3, types.int8) and is_c(out, 2, types.int8)
-              and is_c(q32, 2, types.int32) and is_c(q64, 2, types.int64) and is_c(scalars, 1, types.int64))
+        ok = (_is_c(a, 2, types.uint8, types.int8) and _is_c(packed, 3, types.int8) and _is_c(out, 2, types.int8)
+              and _is_c(q32, 2, types.int32) and _is_c(q64, 2, types.int64) and _is_c(scalars, 1, types.int64))
         if not ok:
             return None
         sig = types.void(a, lda, flip, r0, packed, nb0, kg, out, o0, rows, blocks, q32, q64, scalars)
 
         def codegen(context, builder, signature, args):
-            i8, i32, i64 = ir.IntType(8), ir.IntType(32), ir.IntType(64)
-            v16, v16q, v16b = ir.VectorType(i32, 16), ir.VectorType(i64, 16), ir.VectorType(i8, 16)
+            i32, i64 = ir.IntType(32), ir.IntType(64)
+            v16 = ir.VectorType(i32, 16)
             tys = signature.args
             (a_v, lda_v, flip_v, r0_v, p_v, nb0_v, kg_v, o_v, o0_v, rows_v, blocks_v, q32_v, q64_v,
              s_v) = args
@@ -599,39 +702,19 @@ def _build_tile_rq():
             def as_i64(v, ty):
                 return context.cast(builder, v, ty, types.int64)
 
-            def arr(v, ty):
-                return context.make_array(ty)(context, builder, v)
-
             def data(v, ty):
-                return builder.ptrtoint(arr(v, ty).data, i64)
-
-            def const(v, ty=i64):
-                return ir.Constant(ty, v)
-
-            def splat(v, vty):
-                vec = builder.insert_element(ir.Constant(vty, ir.Undefined), v, const(0, i32))
-                return builder.shuffle_vector(vec, ir.Constant(vty, ir.Undefined), ir.Constant(ir.VectorType(i32, 16),
-                                                                                             None))
-
-            def load_vec(address, vty):
-                return builder.load(builder.inttoptr(address, vty.as_pointer()), align=1)
+                return builder.ptrtoint(context.make_array(ty)(context, builder, v).data, i64)
 
             lda, r0_, nb0_, kg_ = (as_i64(lda_v, tys[1]), as_i64(r0_v, tys[3]), as_i64(nb0_v, tys[5]),
                                    as_i64(kg_v, tys[6]))
-            o0_, rows_, blocks_ = as_i64(o0_v, tys[8]), as_i64(rows_v, tys[9]), as_i64(blocks_v, tys[10])
+            rows_, blocks_ = as_i64(rows_v, tys[9]), as_i64(blocks_v, tys[10])
+            ep = _Epilogue(context, builder, q32_v, tys[11], q64_v, tys[12], s_v, tys[13], o_v, tys[7],
+                           as_i64(o0_v, tys[8]))
+            const = ep.const
             flip = builder.trunc(as_i64(flip_v, tys[2]), i32)
             wstride = builder.mul(kg_, const(64))
             a0 = builder.add(data(a_v, tys[0]), builder.mul(r0_, lda))
             w0 = builder.add(data(p_v, tys[4]), builder.mul(nb0_, wstride))
-            out_arr = arr(o_v, tys[7])
-            ldo = builder.extract_value(out_arr.shape, 1)
-            out0 = builder.add(builder.ptrtoint(out_arr.data, i64), builder.mul(o0_, ldo))
-            q32a, q64a = arr(q32_v, tys[11]), arr(q64_v, tys[12])
-            n32 = builder.extract_value(q32a.shape, 1)
-            q32d, q64d = builder.ptrtoint(q32a.data, i64), builder.ptrtoint(q64a.data, i64)
-            sd = builder.ptrtoint(arr(s_v, tys[13]).data, i64)
-            out_zp, lo, hi, half_up, width = (builder.load(builder.inttoptr(builder.add(sd, const(8 * i)),
-                                                                            i64.as_pointer())) for i in range(5))
             one = const(1)
 
             def clamped(i, count):        # rows / blocks past the end re-read the last one (no stores)
@@ -646,69 +729,95 @@ def _build_tile_rq():
                     for _ in range(ROWS)]
             with cgutils.for_range(builder, kg_) as loop:
                 g = loop.index
-                ws = [load_vec(builder.add(wcol[c], builder.mul(g, const(64))), v16) for c in range(BLOCKS)]
+                ws = [ep.load_vec(builder.add(wcol[c], builder.mul(g, const(64))), v16) for c in range(BLOCKS)]
                 for r in range(ROWS):
                     four = builder.load(builder.inttoptr(builder.add(arow[r], builder.mul(g, const(4))),
                                                          i32.as_pointer()), align=1)
-                    vec = splat(builder.xor(four, flip), v16)
+                    vec = ep.splat(builder.xor(four, flip), v16)
                     for c in range(BLOCKS):
                         builder.store(builder.call(dp, [builder.load(accs[r][c]), vec, ws[c]]), accs[r][c])
-            # the epilogue: + bias, × multiplier (32 × 32 → 64 bits), the rounding shift, + zero point, clamp
-            zp_v = splat(builder.trunc(out_zp, i32), v16)
-            lo_v, hi_v = splat(builder.trunc(lo, i32), v16), splat(builder.trunc(hi, i32), v16)
-            up = builder.icmp_signed("!=", half_up, const(0))
             for c in range(BLOCKS):
                 with builder.if_then(builder.icmp_signed("<", const(c), blocks_), likely=True):
                     ch = builder.mul(builder.add(nb0_, const(c)), const(16))     # first channel of the block
-                    bias = load_vec(builder.add(q32d, builder.mul(ch, const(4))), v16)
-                    mult = builder.sext(load_vec(builder.add(q32d, builder.mul(builder.add(n32, ch), const(4))), v16),
-                                        v16q)
-
-                    def row64(i):
-                        return load_vec(builder.add(q64d, builder.mul(builder.add(builder.mul(n32, const(i)), ch),
-                                                                      const(8))), v16q)
-
-                    rnd, shr, right, mask = row64(0), row64(1), row64(2), row64(3)
-                    valid = builder.select(builder.icmp_signed("<", builder.sub(width, ch), const(16)),
-                                           builder.sub(width, ch), const(16))
+                    chans = ep.channels(ch)
                     for r in range(ROWS):
                         with builder.if_then(builder.icmp_signed("<", const(r), rows_), likely=True):
-                            x = builder.sext(builder.add(builder.load(accs[r][c]), bias), v16q)
-                            p = builder.mul(x, mult)
-                            with builder.if_else(up) as (then, otherwise):
-                                with then:
-                                    q_up = builder.trunc(builder.ashr(builder.add(p, rnd), shr), v16)
-                                    bb_up = builder.basic_block
-                                with otherwise:
-                                    v = builder.ashr(builder.add(p, splat(const(1 << 30), v16q)),
-                                                     splat(const(31), v16q))
-                                    neg = builder.zext(builder.icmp_signed("<", v, ir.Constant(v16q, None)), v16q)
-                                    thr = builder.add(builder.ashr(mask, splat(one, v16q)), neg)
-                                    more = builder.zext(builder.icmp_signed(">", builder.and_(v, mask), thr), v16q)
-                                    q_away = builder.trunc(builder.add(builder.ashr(v, right), more), v16)
-                                    bb_away = builder.basic_block
-                            q = builder.phi(v16)
-                            q.add_incoming(q_up, bb_up)
-                            q.add_incoming(q_away, bb_away)
-                            q = builder.add(q, zp_v)
-                            q = builder.select(builder.icmp_signed("<", q, lo_v), lo_v, q)
-                            q = builder.select(builder.icmp_signed(">", q, hi_v), hi_v, q)
-                            b8 = builder.trunc(q, v16b)
-                            at = builder.add(builder.add(out0, builder.mul(const(r), ldo)), ch)
-                            full = builder.icmp_signed("==", valid, const(16))
-                            with builder.if_else(full, likely=True) as (then, otherwise):
-                                with then:
-                                    builder.store(b8, builder.inttoptr(at, v16b.as_pointer()), align=1)
-                                with otherwise:
-                                    with cgutils.for_range(builder, valid) as tail:
-                                        j = tail.index
-                                        builder.store(builder.extract_element(b8, j),
-                                                      builder.inttoptr(builder.add(at, j), i8.as_pointer()))
+                            ep.store(builder.load(accs[r][c]), chans, const(r), ch)
             return context.get_dummy_value()
 
         return sig, codegen
 
     return tile_rq_native
+
+
+def _build_requantize_block():
+    from numba import types
+    from numba.core import cgutils
+    from numba.extending import intrinsic
+
+    @intrinsic
+    def requantize_block_native(typingctx, acc, acol, rows, nb0, blocks, out, o0, q32, q64, scalars):
+        ok = (_is_c(acc, 2, types.int32, types.float32) and _is_c(out, 2, types.int8) and _is_c(q32, 2, types.int32)
+              and _is_c(q64, 2, types.int64) and _is_c(scalars, 1, types.int64))
+        if not ok:
+            return None
+        sig = types.void(acc, acol, rows, nb0, blocks, out, o0, q32, q64, scalars)
+        is_float = acc.dtype == types.float32
+
+        def codegen(context, builder, signature, args):
+            tys = signature.args
+            acc_v, acol_v, rows_v, nb0_v, blocks_v, o_v, o0_v, q32_v, q64_v, s_v = args
+
+            def as_i64(v, ty):
+                return context.cast(builder, v, ty, types.int64)
+
+            ep = _Epilogue(context, builder, q32_v, tys[7], q64_v, tys[8], s_v, tys[9], o_v, tys[5],
+                           as_i64(o0_v, tys[6]))
+            const, i64 = ep.const, ep.i64
+            acc_arr = context.make_array(tys[0])(context, builder, acc_v)
+            lda = builder.mul(builder.extract_value(acc_arr.shape, 1), const(4))
+            acc0 = builder.add(builder.ptrtoint(acc_arr.data, i64), builder.mul(as_i64(acol_v, tys[1]), const(4)))
+            rows_, nb0_, blocks_ = as_i64(rows_v, tys[2]), as_i64(nb0_v, tys[3]), as_i64(blocks_v, tys[4])
+            f16 = ep.ir.VectorType(ep.ir.FloatType(), 16)
+            for c in range(BLOCKS):
+                with builder.if_then(builder.icmp_signed("<", const(c), blocks_), likely=True):
+                    ch = builder.mul(builder.add(nb0_, const(c)), const(16))
+                    chans = ep.channels(ch)
+                    with cgutils.for_range(builder, rows_) as loop:
+                        r = loop.index
+                        at = builder.add(acc0, builder.add(builder.mul(r, lda), const(64 * c)))
+                        if is_float:        # float32 sums that hold integers exactly
+                            sums = builder.fptosi(ep.load_vec(at, f16), ep.v16)
+                        else:
+                            sums = ep.load_vec(at, ep.v16)
+                        ep.store(sums, chans, r, ch)
+            return context.get_dummy_value()
+
+        return sig, codegen
+
+    return requantize_block_native
+
+
+@native(_build_requantize_block)
+def requantize_block(acc, acol, rows, nb0, blocks, out, o0, q32, q64, scalars):
+    """Rows 0..rows of the sums ``acc`` (int32, or float32 holding integers), its column ``acol`` holding
+    channel 16·nb0, channels 16·nb0 … 16·(nb0 + blocks) requantized into ``out`` rows o0..o0+rows as
+    :func:`tile_rq`'s epilogue does (compiled: the same IR); here, numpy."""
+    o = int(scalars[4])
+    first, end = 16 * nb0, min(16 * (nb0 + blocks), o)
+    out[o0:o0 + rows, first:end] = _requantize_np(acc[:rows, acol:acol + end - first].astype(np.int64), first, end,
+                                                  q32, q64, scalars)
+
+
+def _requantize_np(sums, first, end, q32, q64, scalars):
+    """The epilogue's arithmetic in numpy (the Python twins of :func:`tile_rq` and :func:`requantize_block`)."""
+    p = (sums + q32[0, first:end]) * q32[1, first:end].astype(np.int64)
+    up = (p + q64[0, first:end]) >> q64[1, first:end]
+    v = (p + (1 << 30)) >> 31
+    mask = q64[3, first:end]
+    away = (v >> q64[2, first:end]) + ((v & mask) > (mask >> 1) + (v < 0))
+    q = up if scalars[3] == 1 else away if scalars[3] == 0 else np.where(q32[2, first:end] != 0, up, away)
+    return np.clip(q + scalars[0], scalars[1], scalars[2])
 
 
 @native(_build_tile_rq)
@@ -734,24 +843,24 @@ def tile_rq(a, lda, flip, r0, packed, nb0, kg, out, o0, rows, blocks, q32, q64, 
         if end <= first:
             continue
         w = packed[nb0 + c].reshape(kg, 16, 4).transpose(1, 0, 2).reshape(16, 4 * kg).astype(np.int64)
-        sums = (x @ w.T)[:, :end - first] + q32[0, first:end]
-        p = sums * q32[1, first:end].astype(np.int64)
-        if scalars[3]:
-            q = (p + q64[0, first:end]) >> q64[1, first:end]
-        else:
-            v = (p + (1 << 30)) >> 31
-            mask = q64[3, first:end]
-            q = (v >> q64[2, first:end]) + ((v & mask) > (mask >> 1) + (v < 0))
-        out[o0:o0 + rows, first:end] = np.clip(q + scalars[0], scalars[1], scalars[2])
+        out[o0:o0 + rows, first:end] = _requantize_np((x @ w.T)[:, :end - first], first, end, q32, q64, scalars)
 
 
 FLIP = 0x80808080    # XOR on 4 int8 bytes: the unsigned x + 128 of each
 
 
-def requant_tables(bias, mult, shift, out_zp: int, lo: int, hi: int, half_up: bool, n16: int, bound: int):
-    """(q32, q64, scalars) of :func:`tile_rq` for channels padded to ``n16``, or None where the requantization
-    is not narrow (a left shift, or sum + bias could leave int32 for sums up to ``bound``: then the
-    general :func:`requantize_wide` runs).  Made once, at prepare."""
+def requant_tables(bias, mult, shift, out_zp: int, lo: int, hi: int, half_up: bool, n16: int, bound: int,
+                   n_up: int | None = None):
+    """(q32, q64, scalars) of :func:`tile_rq` / :func:`requantize_block` for channels padded to ``n16``, or None
+    where the requantization is not narrow (a left shift, or sum + bias could leave int32 for sums up to
+    ``bound``: then the general :func:`requantize_wide` runs).  Made once, at prepare.
+
+    The final shift's ties go up in every channel (``half_up``) or none; with ``n_up`` given, up in the
+    channels below it and away from zero in the others (litert-x86's depthwise vector loop and scalar tail).
+    q32: [bias, multiplier, ties-up flag]; q64: [rounding term and shift of ties-up rounding (the two
+    rounding steps in one: ((p + 2^30) >> 31 + nudge) >> right = (p + 2^30 + nudge·2^31) >> (31 + right)),
+    shift and mask of ties-away rounding]; scalars: (output zero point, lo, hi, mode, channels), mode 1
+    all ties up, 0 all away, 2 per channel."""
     bias, mult = np.asarray(bias, np.int64), np.asarray(mult, np.int64)
     shift = np.broadcast_to(np.asarray(shift, np.int64), bias.shape)
     mult = np.broadcast_to(mult, bias.shape)
@@ -759,17 +868,19 @@ def requant_tables(bias, mult, shift, out_zp: int, lo: int, hi: int, half_up: bo
             mult < 0).any() or (mult > 2 ** 31 - 1).any():
         return None
     o = bias.shape[0]
+    n_up = (o if half_up else 0) if n_up is None else max(0, min(int(n_up), o))
     right = -shift
     mask = (np.int64(1) << right) - 1
     nudge = mask - (mask >> 1)
-    q32 = np.zeros((2, n16), np.int32)
+    q32 = np.zeros((3, n16), np.int32)
     q64 = np.zeros((4, n16), np.int64)
     q64[1] = 31
-    q32[0, :o], q32[1, :o] = bias, mult
+    q32[0, :o], q32[1, :o], q32[2, :n_up] = bias, mult, 1
     q64[0, :o] = (1 << 30) + (nudge << 31)
     q64[1, :o] = 31 + right
     q64[2, :o], q64[3, :o] = right, mask
-    return q32, q64, np.array([out_zp, lo, hi, 1 if half_up else 0, o], np.int64)
+    mode = 1 if n_up == o else 0 if n_up == 0 else 2
+    return q32, q64, np.array([out_zp, lo, hi, mode, o], np.int64)
 
 
 @njit(nogil=True)
@@ -802,6 +913,26 @@ def conv_rows_rq(x, x2d, packed, q32, q64, scalars, out, pad, oh, ow, kh, kw, sh
                         scalars)
 
 
+@njit(nogil=True)
+def conv_rows_amx_rq(x, packed, q32, q64, scalars, out, pad, oh, ow, kh, kw, sh, sw, dh, dw, pt, pl, cfg, m0, m1):
+    """:func:`conv_rows_amx` with :func:`conv_rows_rq`'s requantization: each 16-row block of sums from the
+    AMX tiles is requantized by :func:`requantize_block` (the epilogue of :func:`tile_rq`)."""
+    nblocks, kg, _ = packed.shape
+    a = np.zeros((CHUNK, 4 * kg), np.uint8)
+    acc = np.empty((AMX_ROWS, 16 * BLOCKS), np.int32)
+    amx_begin(cfg)
+    per_image = oh * ow
+    for start in range(m0, m1, CHUNK):
+        rows = min(CHUNK, m1 - start)
+        gather_unsigned(x, a, start, rows, pad, ow, per_image, kh, kw, sh, sw, dh, dw, pt, pl)
+        for nb0 in range(0, nblocks, BLOCKS):
+            blocks = min(BLOCKS, nblocks - nb0)
+            for r0 in range(0, rows, AMX_ROWS):
+                amx_tile(cfg, a, r0, packed, nb0, kg, acc, blocks)
+                requantize_block(acc, 0, min(AMX_ROWS, rows - r0), nb0, blocks, out, start + r0, q32, q64, scalars)
+    amx_end()
+
+
 def conv(x, packed, bias, mult, shift, out_zp, lo, hi, half_up, out2d, geometry, threads: int = 1,
          tables=None) -> None:
     """Run :func:`conv_rows` over all output rows, split between ``threads`` threads when > 1
@@ -815,6 +946,10 @@ def conv(x, packed, bias, mult, shift, out_zp, lo, hi, half_up, out2d, geometry,
     kg = packed.shape[1]
     work = out2d.size * kh * kw * x.shape[3]
     if out2d.shape[0] >= AMX_ROWS and kg % 16 == 0 and 4 * kg >= AMX_MIN_K and amx_available():
+        if tables is not None:
+            run_rows(conv_rows_amx_rq, out2d.shape[0], threads, x, packed, *tables, out2d, pad, oh, ow, kh, kw, sh, sw,
+                     dh, dw, pt, pl, _AMX_CONFIG, align=AMX_ROWS, work=work)
+            return
         run_rows(conv_rows_amx, out2d.shape[0], threads, x, packed, bias, mult, shift, out_zp, lo, hi, half_up, out2d,
                  pad, oh, ow, kh, kw, sh, sw, dh, dw, pt, pl, _AMX_CONFIG, align=AMX_ROWS, work=work)
         return
