@@ -449,26 +449,69 @@ def requantize_wide(sums, dst, bias, mult, left, right, mask, nudge, out_zp, lo,
 @njit(nogil=True)
 def gather_unsigned(x, a, start, rows, pad, ow, per_image, kh, kw, sh, sw, dh, dw, pt, pl):
     """Rows ``start`` … ``start + rows`` of the convolution's im2col matrix into ``a``, int8 input made
-    unsigned (+128, as VNNI's u8 × s8 product needs), ``pad`` where a tap falls outside the image."""
+    unsigned (+128, as VNNI's u8 × s8 product needs), ``pad`` where a tap falls outside the image.
+
+    Plain index loops (a slice per tap made this copy cost more than the product for a first layer with
+    C = 3); where a filter row lies inside the image with no dilation along x, its KW·C bytes are one
+    run of the input row."""
     _, h, w, c = x.shape
+    run = kw * c
     for i in range(rows):
         m = start + i
         b = m // per_image
         oy = (m % per_image) // ow
         ox = m % ow
-        k = 0
+        ix0 = ox * sw - pl
+        whole = dw == 1 and ix0 >= 0 and ix0 + kw <= w
         for ky in range(kh):
             iy = oy * sh - pt + ky * dh
-            for kx in range(kw):
-                ix = ox * sw - pl + kx * dw
-                dst = a[i, k:k + c]
-                if 0 <= iy < h and 0 <= ix < w:
-                    src = x[b, iy, ix, :]
+            k0 = ky * run
+            if not 0 <= iy < h:
+                for t in range(run):
+                    a[i, k0 + t] = pad
+            elif whole:
+                for kx in range(kw):
                     for ch in range(c):
-                        dst[ch] = np.uint8(np.int32(src[ch]) + 128)
+                        a[i, k0 + kx * c + ch] = np.uint8(np.int32(x[b, iy, ix0 + kx, ch]) + 128)
+            else:
+                for kx in range(kw):
+                    ix = ix0 + kx * dw
+                    if 0 <= ix < w:
+                        for ch in range(c):
+                            a[i, k0 + kx * c + ch] = np.uint8(np.int32(x[b, iy, ix, ch]) + 128)
+                    else:
+                        for ch in range(c):
+                            a[i, k0 + kx * c + ch] = pad
+
+
+@njit(nogil=True)
+def gather_rows(x, xr, a, start, rows, pad, ow, per_image, kh, kw, sh, sw, dh, dw, pt, pl):
+    """:func:`gather_unsigned` reading the input also as ``xr`` = [N·H, W·C] (the same bytes): where a
+    filter row lies inside the image with no dilation along x, its KW·C bytes are one run of ``xr``'s
+    row, copied in one loop (a first layer has C = 3: loops over 3 taps of 3 channels cost more than the
+    product)."""
+    _, h, w, c = x.shape
+    run = kw * c
+    for i in range(rows):
+        m = start + i
+        b = m // per_image
+        oy = (m % per_image) // ow
+        ox = m % ow
+        ix0 = ox * sw - pl
+        if dw == 1 and ix0 >= 0 and ix0 + kw <= w:
+            s0 = ix0 * c
+            for ky in range(kh):
+                iy = oy * sh - pt + ky * dh
+                k0 = ky * run
+                if 0 <= iy < h:
+                    src = b * h + iy
+                    for t in range(run):
+                        a[i, k0 + t] = np.uint8(np.int32(xr[src, s0 + t]) + 128)
                 else:
-                    dst[:] = pad
-                k += c
+                    for t in range(run):
+                        a[i, k0 + t] = pad
+        else:
+            gather_unsigned(x, a[i:], m, 1, pad, ow, per_image, kh, kw, sh, sw, dh, dw, pt, pl)
 
 
 @njit(nogil=True)
@@ -800,13 +843,112 @@ def _build_requantize_block():
 
 @native(_build_requantize_block)
 def requantize_block(acc, acol, rows, nb0, blocks, out, o0, q32, q64, scalars):
-    """Rows 0..rows of the sums ``acc`` (int32, or float32 holding integers), its column ``acol`` holding
-    channel 16·nb0, channels 16·nb0 … 16·(nb0 + blocks) requantized into ``out`` rows o0..o0+rows as
-    :func:`tile_rq`'s epilogue does (compiled: the same IR); here, numpy."""
+    """Rows 0..rows of the sums ``acc`` (int32, or float32 holding integers; ``acol``: the flat element
+    offset in ``acc`` of row 0's channel 16·nb0), channels 16·nb0 … 16·(nb0 + blocks) requantized into
+    ``out`` rows o0..o0+rows as :func:`tile_rq`'s epilogue does (compiled: the same IR); here, numpy."""
     o = int(scalars[4])
     first, end = 16 * nb0, min(16 * (nb0 + blocks), o)
-    out[o0:o0 + rows, first:end] = _requantize_np(acc[:rows, acol:acol + end - first].astype(np.int64), first, end,
-                                                  q32, q64, scalars)
+    flat, lda = acc.reshape(-1), acc.shape[1]
+    sums = np.stack([flat[acol + r * lda:acol + r * lda + end - first] for r in range(rows)]).astype(np.int64)
+    out[o0:o0 + rows, first:end] = _requantize_np(sums, first, end, q32, q64, scalars)
+
+
+def _build_depthwise_rq():
+    from llvmlite import ir
+    from numba import types
+    from numba.core import cgutils
+    from numba.extending import intrinsic
+
+    @intrinsic
+    def depthwise_rq_native(typingctx, x, pix0, pstep, tstep, rstep, count, w, wz, out, o0, q32, q64, scalars):
+        ok = (isinstance(x, types.Array) and x.layout == "C" and x.dtype == types.int8
+              and _is_c(w, 2, types.float32) and _is_c(wz, 1, types.float32) and _is_c(out, 2, types.int8)
+              and _is_c(q32, 2, types.int32) and _is_c(q64, 2, types.int64) and _is_c(scalars, 1, types.int64))
+        if not ok:
+            return None
+        sig = types.void(x, pix0, pstep, tstep, rstep, count, w, wz, out, o0, q32, q64, scalars)
+
+        def codegen(context, builder, signature, args):
+            tys = signature.args
+            x_v, pix0_v, pstep_v, tstep_v, rstep_v, count_v, w_v, wz_v, o_v, o0_v, q32_v, q64_v, s_v = args
+
+            def as_i64(k):
+                return context.cast(builder, args[k], tys[k], types.int64)
+
+            def data(k):
+                return builder.ptrtoint(context.make_array(tys[k])(context, builder, args[k]).data, ir.IntType(64))
+
+            ep = _Epilogue(context, builder, q32_v, tys[10], q64_v, tys[11], s_v, tys[12], o_v, tys[8], as_i64(9))
+            const, v16 = ep.const, ep.v16
+            f32 = ir.FloatType()
+            f16 = ir.VectorType(f32, 16)
+            fma = cgutils.get_or_insert_function(builder.module, ir.FunctionType(f16, [f16, f16, f16]),
+                                                 "llvm.fma.v16f32")
+            x0 = builder.add(data(0), as_i64(1))
+            pstep, tstep, rstep, count = as_i64(2), as_i64(3), as_i64(4), as_i64(5)
+            w0, wz0 = data(6), data(7)
+            c = ep.ldo                                   # channels: the output's row length
+            taps = [builder.add(builder.mul(const(ky), rstep), builder.mul(const(kx), tstep))
+                    for ky in range(3) for kx in range(3)]
+            blocks = builder.udiv(builder.add(c, const(15)), const(16))
+            with cgutils.for_range(builder, blocks) as outer:
+                # the last block ends at channel C (it overlaps the one before when C % 16 != 0: the same
+                # values are stored twice), so no load or store runs past a pixel's channels
+                ch = builder.mul(outer.index, const(16))
+                past = builder.icmp_signed(">", builder.add(ch, const(16)), c)
+                ch = builder.select(past, builder.sub(c, const(16)), ch)
+                ws = [ep.load_vec(builder.add(w0, builder.mul(builder.add(builder.mul(const(t), c), ch), const(4))),
+                                  f16) for t in range(9)]
+                bias = ep.load_vec(builder.add(wz0, builder.mul(ch, const(4))), f16)
+                chans = ep.channels(ch)
+                def pixels(first, n):
+                    # two chains of multiply-adds per pixel (even and odd taps), n pixels side by side: the
+                    # chains are independent, so their latencies overlap
+                    sums = []
+                    for j in range(n):
+                        p = builder.add(first, const(j))
+                        base = builder.add(builder.add(x0, builder.mul(p, pstep)), ch)
+                        acc = [bias, ir.Constant(f16, None)]
+                        for t in range(9):
+                            xv = ep.load_vec(builder.add(base, taps[t]), ep.v16b)
+                            acc[t % 2] = builder.call(fma, [builder.sitofp(builder.sext(xv, v16), f16), ws[t],
+                                                            acc[t % 2]])
+                        sums.append((p, builder.fadd(acc[0], acc[1])))
+                    for p, total in sums:
+                        ep.store(builder.fptosi(total, v16), chans, p, ch)
+
+                pairs = builder.udiv(count, const(2))
+                with cgutils.for_range(builder, pairs) as inner:
+                    pixels(builder.mul(inner.index, const(2)), 2)
+                with builder.if_then(builder.icmp_signed("!=", builder.mul(pairs, const(2)), count)):
+                    pixels(builder.sub(count, const(1)), 1)
+            return context.get_dummy_value()
+
+        return sig, codegen
+
+    return depthwise_rq_native
+
+
+@native(_build_depthwise_rq)
+def depthwise_rq(x, pix0, pstep, tstep, rstep, count, w, wz, out, o0, q32, q64, scalars):
+    """``count`` output pixels of a 3x3 depthwise convolution (depth multiplier 1, C ≥ 16 channels) whose nine
+    taps all lie inside the image, requantized as :func:`tile_rq`'s epilogue does, into ``out`` [*, C] rows
+    o0 … o0 + count.
+
+    Byte offsets into ``x`` (int8, C-contiguous): ``pix0`` of the first pixel's top-left tap, ``pstep`` from
+    one output pixel to the next, ``tstep`` from a tap to the next in a filter row, ``rstep`` from a filter
+    row to the next.  ``w`` float32 [9, C], ``wz`` float32 [C] (−input_zero_point·Σ w: the sums start
+    there, so no subtraction per tap).  Compiled: 16 channels at a time, the nine taps as float32 fused
+    multiply-adds (exact: every value is an integer below 2^24), then the epilogue in registers; here, numpy.
+    """
+    c = out.shape[1]
+    flat = x.reshape(-1).astype(np.int64)
+    offs = [ky * rstep + kx * tstep for ky in range(3) for kx in range(3)]
+    for p in range(count):
+        base = pix0 + p * pstep
+        sums = wz.astype(np.int64) + sum(flat[base + o:base + o + c] * w[t].astype(np.int64)
+                                         for t, o in enumerate(offs))
+        out[o0 + p] = _requantize_np(sums[None, :], 0, c, q32, q64, scalars)[0]
 
 
 def _requantize_np(sums, first, end, q32, q64, scalars):
@@ -884,28 +1026,29 @@ def requant_tables(bias, mult, shift, out_zp: int, lo: int, hi: int, half_up: bo
 
 
 @njit(nogil=True)
-def conv_rows_rq(x, x2d, packed, q32, q64, scalars, out, pad, oh, ow, kh, kw, sh, sw, dh, dw, pt, pl, direct, m0,
+def conv_rows_rq(x, xr, packed, q32, q64, scalars, out, pad, oh, ow, kh, kw, sh, sw, dh, dw, pt, pl, direct, m0,
                  m1):
     """Output rows m0..m1 of an int8 convolution, like :func:`conv_rows`, with the requantization in the
-    micro-kernel (:func:`tile_rq`).  ``direct`` (a 1x1 convolution, stride 1, no padding, C a multiple of
-    4): the micro-kernel reads the input rows ``x2d`` [N·H·W, C] themselves, made unsigned as it loads
-    them — no im2col copy at all; otherwise the unsigned rows are gathered ``CHUNK`` at a time."""
+    micro-kernel (:func:`tile_rq`).  ``xr`` is the input as [N·H, W·C].  ``direct`` (a 1x1 convolution,
+    stride 1, no padding, C a multiple of 4): the micro-kernel reads the input pixels themselves (C bytes
+    apart in ``xr``), made unsigned as it loads them — no im2col copy at all; otherwise the unsigned rows
+    are gathered ``CHUNK`` at a time (:func:`gather_rows`)."""
     nblocks, kg, _ = packed.shape
     if direct:
-        lda = x2d.shape[1]
+        lda = x.shape[3]
         for start in range(m0, m1, CHUNK):
             rows = min(CHUNK, m1 - start)
             for nb0 in range(0, nblocks, BLOCKS):
                 blocks = min(BLOCKS, nblocks - nb0)
                 for r0 in range(0, rows, ROWS):
-                    tile_rq(x2d, lda, FLIP, start + r0, packed, nb0, kg, out, start + r0, min(ROWS, rows - r0),
+                    tile_rq(xr, lda, FLIP, start + r0, packed, nb0, kg, out, start + r0, min(ROWS, rows - r0),
                             blocks, q32, q64, scalars)
         return
     a = np.zeros((CHUNK, 4 * kg), np.uint8)
     per_image = oh * ow
     for start in range(m0, m1, CHUNK):
         rows = min(CHUNK, m1 - start)
-        gather_unsigned(x, a, start, rows, pad, ow, per_image, kh, kw, sh, sw, dh, dw, pt, pl)
+        gather_rows(x, xr, a, start, rows, pad, ow, per_image, kh, kw, sh, sw, dh, dw, pt, pl)
         for nb0 in range(0, nblocks, BLOCKS):
             blocks = min(BLOCKS, nblocks - nb0)
             for r0 in range(0, rows, ROWS):
@@ -914,7 +1057,8 @@ def conv_rows_rq(x, x2d, packed, q32, q64, scalars, out, pad, oh, ow, kh, kw, sh
 
 
 @njit(nogil=True)
-def conv_rows_amx_rq(x, packed, q32, q64, scalars, out, pad, oh, ow, kh, kw, sh, sw, dh, dw, pt, pl, cfg, m0, m1):
+def conv_rows_amx_rq(x, xr, packed, q32, q64, scalars, out, pad, oh, ow, kh, kw, sh, sw, dh, dw, pt, pl, cfg, m0,
+                     m1):
     """:func:`conv_rows_amx` with :func:`conv_rows_rq`'s requantization: each 16-row block of sums from the
     AMX tiles is requantized by :func:`requantize_block` (the epilogue of :func:`tile_rq`)."""
     nblocks, kg, _ = packed.shape
@@ -924,7 +1068,7 @@ def conv_rows_amx_rq(x, packed, q32, q64, scalars, out, pad, oh, ow, kh, kw, sh,
     per_image = oh * ow
     for start in range(m0, m1, CHUNK):
         rows = min(CHUNK, m1 - start)
-        gather_unsigned(x, a, start, rows, pad, ow, per_image, kh, kw, sh, sw, dh, dw, pt, pl)
+        gather_rows(x, xr, a, start, rows, pad, ow, per_image, kh, kw, sh, sw, dh, dw, pt, pl)
         for nb0 in range(0, nblocks, BLOCKS):
             blocks = min(BLOCKS, nblocks - nb0)
             for r0 in range(0, rows, AMX_ROWS):
@@ -945,21 +1089,21 @@ def conv(x, packed, bias, mult, shift, out_zp, lo, hi, half_up, out2d, geometry,
     oh, ow, kh, kw, sh, sw, dh, dw, pt, pl, pad = geometry
     kg = packed.shape[1]
     work = out2d.size * kh * kw * x.shape[3]
+    n, h, w, c = x.shape
     if out2d.shape[0] >= AMX_ROWS and kg % 16 == 0 and 4 * kg >= AMX_MIN_K and amx_available():
         if tables is not None:
-            run_rows(conv_rows_amx_rq, out2d.shape[0], threads, x, packed, *tables, out2d, pad, oh, ow, kh, kw, sh, sw,
-                     dh, dw, pt, pl, _AMX_CONFIG, align=AMX_ROWS, work=work)
+            run_rows(conv_rows_amx_rq, out2d.shape[0], threads, x, x.reshape(n * h, w * c), packed, *tables, out2d,
+                     pad, oh, ow, kh, kw, sh, sw, dh, dw, pt, pl, _AMX_CONFIG, align=AMX_ROWS, work=work)
             return
         run_rows(conv_rows_amx, out2d.shape[0], threads, x, packed, bias, mult, shift, out_zp, lo, hi, half_up, out2d,
                  pad, oh, ow, kh, kw, sh, sw, dh, dw, pt, pl, _AMX_CONFIG, align=AMX_ROWS, work=work)
         return
     if tables is not None:
-        n, h, w, c = x.shape
         direct = (kh == kw == sh == sw == 1 and pt == pl == 0 and (oh, ow) == (h, w) and c == 4 * kg
                   and x.flags.c_contiguous)
         q32, q64, scalars = tables
-        run_rows(conv_rows_rq, out2d.shape[0], threads, x, x.reshape(-1, c), packed, q32, q64, scalars, out2d, pad,
-                 oh, ow, kh, kw, sh, sw, dh, dw, pt, pl, direct, align=ROWS, work=work)
+        run_rows(conv_rows_rq, out2d.shape[0], threads, x, x.reshape(n * h, w * c), packed, q32, q64, scalars, out2d,
+                 pad, oh, ow, kh, kw, sh, sw, dh, dw, pt, pl, direct, align=ROWS, work=work)
         return
     run_rows(conv_rows, out2d.shape[0], threads, x, packed, bias, mult, shift, out_zp, lo, hi, half_up, out2d, pad,
              oh, ow, kh, kw, sh, sw, dh, dw, pt, pl, align=ROWS, work=work)

@@ -68,10 +68,11 @@ def test_rows_requantized_in_registers_are_the_teaching_layer(shape, compiled, h
         geometry = (oh, ow, kh, kw, sh, sw, dh, dw_, pt, pl)
         if amx:
             fn = vnni.conv_rows_amx_rq if compiled else vnni.conv_rows_amx_rq.py_func
-            fn(x, packed, *tables, out, np.uint8(zp + 128), *geometry, vnni.amx_config(), 0, n * oh * ow)
+            fn(x, x.reshape(n * h, w * c), packed, *tables, out, np.uint8(zp + 128), *geometry, vnni.amx_config(), 0,
+               n * oh * ow)
         else:
             fn = vnni.conv_rows_rq if compiled else vnni.conv_rows_rq.py_func
-            fn(x, x.reshape(-1, c), packed, *tables, out, np.uint8(zp + 128), *geometry, direct, 0, n * oh * ow)
+            fn(x, x.reshape(n * h, w * c), packed, *tables, out, np.uint8(zp + 128), *geometry, direct, 0, n * oh * ow)
         assert (out.reshape(want.shape) == want).all(), (zp, int((out.reshape(want.shape) != want).sum()))
 
 
@@ -141,7 +142,7 @@ def test_depthwise_3x3_requantized_in_registers_is_the_teaching_layer(shape, str
         tables = vnni.requant_tables(bias, mult, shift, out_zp, -100, 127, True, -(-c // 16) * 16, 255 * 128 * 9,
                                      n_up=n_vec)
         out = np.full(want.shape, 99, np.int8)
-        fn(x, w3, wz, out.reshape(-1, c), *tables, oh, ow, *stride, *dilation, *pad, in_zp, 0, n * oh)
+        fn(x, w3, w3.reshape(9, c), wz, out.reshape(-1, c), *tables, oh, ow, *stride, *dilation, *pad, in_zp, 0, n * oh)
         np.testing.assert_array_equal(out, want)
 
 

@@ -20,7 +20,7 @@ import numpy as np
 
 from ...perf import vnni
 from ...perf.jit import njit, run_rows
-from ...perf.vnni import narrow_requantize, requantize_block, shift_parts
+from ...perf.vnni import depthwise_rq, narrow_requantize, requantize_block, shift_parts
 from ...schema.enums import BuiltinOperator
 from ..kernels.depthwise_conv_2d import (
     DepthwiseConv2DData,
@@ -303,16 +303,17 @@ def depthwise3x3_int8_rows(x, w, bias, mult, shift, out_zp, lo, hi, half_up, n_v
                 out[b, oy, ox, k] = min(max(t, lo), hi)
 
 
-@njit(nogil=True, fastmath={"contract"})
-def depthwise3x3_int8_rq(x, w, wz, out2d, q32, q64, scalars, oh, ow, sh, sw, dh, dw, pt, pl, in_zp, r0, r1):
+@njit(nogil=True)
+def depthwise3x3_int8_rq(x, w, w9, wz, out2d, q32, q64, scalars, oh, ow, sh, sw, dh, dw, pt, pl, in_zp, r0, r1):
     """:func:`depthwise3x3_int8_rows` with the zero point folded and the requantization of
     :func:`workbench.perf.vnni.requantize_block` (16 channels to a vector register, in registers).
 
-    Inside the image Σ (x − in_zp)·w = Σ x·w + ``wz`` (``wz`` = −in_zp·Σ w per channel, made at bind):
-    nine multiply-adds a channel, no subtraction; at the padded edges the tap loop subtracts in_zp, as
-    before.  Every value is an integer below 2^24, so the float32 sums (fused multiply-adds allowed:
-    ``contract``) are exact.  ``out2d`` is the output as [N·OH·OW, C]; the sums of one output row sit in
-    ``acc`` [OW, channels padded to 16] until the row is requantized."""
+    Inside the image (C ≥ 16) one call of :func:`workbench.perf.vnni.depthwise_rq` per output row computes
+    every pixel whose taps are all in the image: Σ (x − in_zp)·w = Σ x·w + ``wz`` (``wz`` = −in_zp·Σ w per
+    channel, made at bind), nine fused multiply-adds per 16 channels.  The other pixels (the padded edges,
+    or every pixel when C < 16) sum here, tap by tap, in float32 (exact: integers below 2^24) into ``acc``
+    [OW, channels padded to 16], and are requantized by :func:`~workbench.perf.vnni.requantize_block`.
+    ``w`` is the filter as float32 [3, 3, C], ``w9`` the same as [9, C]; ``out2d`` the output as [N·OH·OW, C]."""
     _, h, wd, c = x.shape
     n16 = q32.shape[1]
     nblocks = n16 // 16
@@ -320,43 +321,41 @@ def depthwise3x3_int8_rq(x, w, wz, out2d, q32, q64, scalars, oh, ow, sh, sw, dh,
     acc = np.zeros((ow, n16), np.float32)
     xa = min(ow, max(0, -(-pl // sw)))                       # first ox with x0 >= 0
     xb = max(xa, min(ow, (wd - 1 - 2 * dw + pl) // sw + 1))  # past the last ox with x0 + 2·dw < W
+    wide = c >= 16
     for r in range(r0, r1):
         b = r // oh
         oy = r % oh
         y0 = oy * sh - pt
         inside_y = y0 >= 0 and y0 + 2 * dh < h
-        y1, y2 = y0 + dh, y0 + 2 * dh
+        inner = inside_y and wide and xb > xa
         for ox in range(ow):
+            if inner and xa <= ox < xb:
+                continue
             x0 = ox * sw - pl
-            x1, x2 = x0 + dw, x0 + 2 * dw
-            if inside_y and ox >= xa and ox < xb:
-                for k in range(c):
-                    a = wz[k] + np.float32(x[b, y0, x0, k]) * w[0, 0, k]
-                    a += np.float32(x[b, y0, x1, k]) * w[0, 1, k]
-                    a += np.float32(x[b, y0, x2, k]) * w[0, 2, k]
-                    a += np.float32(x[b, y1, x0, k]) * w[1, 0, k]
-                    a += np.float32(x[b, y1, x1, k]) * w[1, 1, k]
-                    a += np.float32(x[b, y1, x2, k]) * w[1, 2, k]
-                    a += np.float32(x[b, y2, x0, k]) * w[2, 0, k]
-                    a += np.float32(x[b, y2, x1, k]) * w[2, 1, k]
-                    a += np.float32(x[b, y2, x2, k]) * w[2, 2, k]
-                    acc[ox, k] = a
-            else:
-                for k in range(c):
-                    acc[ox, k] = 0
-                for ky in range(3):
-                    iy = y0 + ky * dh
-                    if iy < 0 or iy >= h:
+            for k in range(c):
+                acc[ox, k] = 0
+            for ky in range(3):
+                iy = y0 + ky * dh
+                if iy < 0 or iy >= h:
+                    continue
+                for kx in range(3):
+                    ix = x0 + kx * dw
+                    if ix < 0 or ix >= wd:
                         continue
-                    for kx in range(3):
-                        ix = x0 + kx * dw
-                        if ix < 0 or ix >= wd:
-                            continue
-                        for k in range(c):
-                            acc[ox, k] += (np.float32(x[b, iy, ix, k]) - zp) * w[ky, kx, k]
-        for nb0 in range(0, nblocks, vnni.BLOCKS):
-            requantize_block(acc, 16 * nb0, ow, nb0, min(vnni.BLOCKS, nblocks - nb0), out2d, r * ow, q32, q64,
-                             scalars)
+                    for k in range(c):
+                        acc[ox, k] += (np.float32(x[b, iy, ix, k]) - zp) * w[ky, kx, k]
+        if inner:
+            pix0 = ((b * h + y0) * wd + xa * sw - pl) * c
+            depthwise_rq(x, pix0, sw * c, dw * c, dh * wd * c, xb - xa, w9, wz, out2d, r * ow + xa, q32, q64,
+                         scalars)
+            spans = ((0, xa), (xb, ow))
+        else:
+            spans = ((0, ow), (ow, ow))
+        for s0, s1 in spans:
+            if s1 > s0:
+                for nb0 in range(0, nblocks, vnni.BLOCKS):
+                    requantize_block(acc, s0 * n16 + 16 * nb0, s1 - s0, nb0, min(vnni.BLOCKS, nblocks - nb0), out2d,
+                                     r * ow + s0, q32, q64, scalars)
 
 
 @njit
@@ -493,13 +492,13 @@ class Int8Rows(_Depthwise):
     chosen at bind, else :func:`depthwise_int8_rows`; :func:`depthwise3x3_int8_rq` where, in addition,
     the filter and bias are constant and the requantization is narrow (``tables``, made here)."""
 
-    __slots__ = ("kernel", "tables", "wz")
+    __slots__ = ("kernel", "tables", "wz", "w9")
     weights_dtype = np.int16
 
     def __init__(self, context, node, d):
         super().__init__(context, node)
         self.kernel = depthwise_int8_rows
-        self.tables = self.wz = None
+        self.tables = self.wz = self.w9 = None
         if is_3x3_multiplier_1(context, node):
             self.kernel = depthwise3x3_int8_rows
             if self.weights is not None:
@@ -514,6 +513,7 @@ class Int8Rows(_Depthwise):
                 self.kernel = depthwise3x3_int8_rq
                 self.wz = (-float(d.input_zero_point) * self.weights.astype(np.float64).sum(axis=(0, 1))).astype(
                     np.float32)
+                self.w9 = np.ascontiguousarray(self.weights.reshape(9, -1))
 
     def __repr__(self) -> str:
         return f"<fast path {self.name}: {self.kernel.__name__}>"
@@ -522,7 +522,7 @@ class Int8Rows(_Depthwise):
         x, w, bias, out = self.operands(context, node)
         if self.tables is not None:
             _, oh, ow, co = out.shape
-            run_rows(depthwise3x3_int8_rq, out.shape[0] * oh, context.num_threads, x, w, self.wz,
+            run_rows(depthwise3x3_int8_rq, out.shape[0] * oh, context.num_threads, x, w, self.w9, self.wz,
                      out.reshape(-1, co), *self.tables, oh, ow, d.stride_h, d.stride_w, d.dilation_h, d.dilation_w,
                      d.pad_top, d.pad_left, d.input_zero_point, work=out.size * 9)
             return
