@@ -503,13 +503,14 @@ def gather_rows(x, xr, a, start, rows, pad, ow, per_image, kh, kw, sh, sw, dh, d
             for ky in range(kh):
                 iy = oy * sh - pt + ky * dh
                 k0 = ky * run
-                if 0 <= iy < h:
-                    src = b * h + iy
+                dst = a[i, k0:k0 + run]     # slices first: with an index like k0 + t numba checks
+                if 0 <= iy < h:             # for a negative one at every step, and the loop stays scalar
+                    src = xr[b * h + iy, s0:s0 + run]
                     for t in range(run):
-                        a[i, k0 + t] = np.uint8(np.int32(xr[src, s0 + t]) + 128)
+                        dst[t] = np.uint8(np.int32(src[t]) + 128)
                 else:
                     for t in range(run):
-                        a[i, k0 + t] = pad
+                        dst[t] = pad
         else:
             gather_unsigned(x, a[i:], m, 1, pad, ow, per_image, kh, kw, sh, sw, dh, dw, pt, pl)
 
