@@ -212,17 +212,21 @@ def im2col_rows(xr, cr, c, kh, kw, oh, ow, sh, sw, dh, dw, pt, pl, r0, r1):
                 k0 = ky * run
                 if whole and 0 <= iy < h:
                     s0 = ix0 * c
+                    dst = cr[m, k0:k0 + run]    # slices first: with an index like k0 + t numba checks for a
+                    src = xr[b, iy, s0:s0 + run]    # negative one at every step, and the loop stays scalar
                     for t in range(run):
-                        cr[m, k0 + t] = xr[b, iy, s0 + t]
+                        dst[t] = src[t]
                     continue
                 for kx in range(kw):
                     ix = ix0 + kx * dw
+                    dst = cr[m, k0 + kx * c:k0 + (kx + 1) * c]
                     if 0 <= iy < h and 0 <= ix < w:
+                        src = xr[b, iy, ix * c:(ix + 1) * c]
                         for i in range(c):
-                            cr[m, k0 + kx * c + i] = xr[b, iy, ix * c + i]
+                            dst[i] = src[i]
                     else:
                         for i in range(c):
-                            cr[m, k0 + kx * c + i] = 0.0
+                            dst[i] = 0.0
 
 
 @njit(nogil=True)
