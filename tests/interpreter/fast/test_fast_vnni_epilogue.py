@@ -18,6 +18,8 @@ from workbench.interpreter.kernels import conv_2d
 from workbench.interpreter.kernels import depthwise_conv_2d as dw
 from workbench.perf import vnni
 from workbench.schema import ActivationFunctionType as Act
+from workbench.schema import BuiltinOperator as B
+from workbench.schema import DepthwiseConv2DOptions, ModelBuilder, Padding
 
 # N, H, W, C, O, KH, KW, stride, dilation, pad (top, left), output (OH, OW)
 SHAPES = [(1, 9, 7, 5, 37, 3, 2, (2, 1), (1, 2), (1, 2), (5, 7)),        # odd everything, padding edges
@@ -170,3 +172,52 @@ def test_conv_bind_makes_tables_only_when_narrow():
     assert fast_conv.Int8Vnni(packed, vnni.folded_bias(np.zeros(20), w2d, 0), True, d).tables is not None
     d.output_shift[3] = 2
     assert fast_conv.Int8Vnni(packed, vnni.folded_bias(np.zeros(20), w2d, 0), True, d).tables is None
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+@pytest.mark.parametrize("shape,stride,dilation,pad,out_hw", DEPTHWISE[1:4])
+def test_float_depthwise_3x3_ir_is_the_teaching_layer_bias_first(shape, stride, dilation, pad, out_hw, compiled):
+    """The float32 IR rows (depthwise3x3_f32: 16 channels to a register, 4 pixels side by side, the last block
+    overlapping) keep the teaching layer's order of adds: the same bits, inf and NaN included."""
+    n, h, w, c = shape
+    rng = np.random.default_rng(300 + c)
+    x = rng.standard_normal(shape).astype(np.float32)
+    x[0, 1, 1, 0], x[0, 2, 3, c - 1], x[-1, h - 1, w - 2, 3] = np.nan, np.inf, -np.inf
+    filt = rng.standard_normal((1, 3, 3, c)).astype(np.float32)
+    bias = rng.standard_normal(c).astype(np.float32)
+    oh, ow = out_hw
+    d = dw.DepthwiseConv2DData("", *stride, *dilation, *pad, 1, (n, oh, ow, c), "RELU6", 0.0, 6.0)
+    want = dw.depthwise_float(x, filt, bias, d, bias_first=True)
+    out = np.full_like(want, 7.0)
+    fn = fast_dw.depthwise3x3_ir_rows if compiled else fast_dw.depthwise3x3_ir_rows.py_func
+    w3 = np.ascontiguousarray(filt[0])
+    fn(x, w3, w3.reshape(9, c), bias, out, out.reshape(-1, c), *stride, *dilation, *pad, np.float32(0.0),
+       np.float32(6.0), 0, n * oh)
+    np.testing.assert_array_equal(out.view(np.uint32), want.view(np.uint32))
+
+
+def _float_depthwise(c):
+    def build(name):
+        rng = np.random.default_rng(c)
+        b = ModelBuilder()
+        x = b.input("x", (1, 6, 5, c), np.float32)
+        w = b.constant("w", rng.standard_normal((1, 3, 3, c)).astype(np.float32))
+        bias = b.constant("bias", rng.standard_normal(c).astype(np.float32))
+        y = b.tensor("y", (1, 6, 5, c), np.float32)
+        b.op(B.DEPTHWISE_CONV_2D, [x, w, bias], [y], DepthwiseConv2DOptions(
+            padding=Padding.SAME, stride_h=1, stride_w=1, depth_multiplier=1, fused_activation_function=Act.RELU6))
+        b.output(y)
+        return b, {"x": rng.standard_normal((1, 6, 5, c)).astype(np.float32)}
+    return build
+
+
+FLOAT_LAYERS = OpLayers({"f32_c16": _float_depthwise(16), "f32_c5": _float_depthwise(5)})
+
+
+@pytest.mark.parametrize("case,kernel", [("f32_c16", "depthwise3x3_ir_rows"), ("f32_c5", "depthwise3x3_rows")])
+def test_float_bind_takes_the_ir_rows_from_16_channels(case, kernel):
+    model, _ = FLOAT_LAYERS.build(case)
+    it = Interpreter(model=model)
+    it.allocate_tensors()
+    assert it._sg(0).plan[0][0].kernel.__name__ == kernel
+    FLOAT_LAYERS.check_layers(case)
