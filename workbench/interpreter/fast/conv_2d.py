@@ -236,13 +236,14 @@ def float_epilogue_rows(out2d, bias, lo, hi, r0, r1):
     as with ``np.clip`` (both comparisons are false)."""
     n = out2d.shape[1]
     for r in range(r0, r1):
+        row = out2d[r]          # a row view: the loop below vectorises
         for j in range(n):
-            v = out2d[r, j] + bias[j]
+            v = row[j] + bias[j]
             if v < lo:
                 v = lo
             elif v > hi:
                 v = hi
-            out2d[r, j] = v
+            row[j] = v
 
 
 @njit(nogil=True)
@@ -253,13 +254,22 @@ def float_guard_epilogue_rows(src2d, limit, flags, out2d, bias, lo, hi, r0, r1):
     then + bias and the clamp on rows r0..r1 of ``out2d`` (:func:`float_epilogue_rows`).  When a flag
     is raised the caller overwrites the whole output with the teaching layer's sums."""
     k = src2d.shape[1]
+    n = out2d.shape[1]
+    bad = False
     for r in range(r0, r1):
-        bad = False
+        src = src2d[r]
         for j in range(k):
-            bad |= not abs(src2d[r, j]) < limit    # no early exit: the loop vectorises
-        if bad:
-            flags[0] = 1
-        float_epilogue_rows(out2d, bias, lo, hi, r, r + 1)
+            bad |= not abs(src[j]) < limit     # no early exit: the loop vectorises
+        row = out2d[r]
+        for j in range(n):
+            v = row[j] + bias[j]
+            if v < lo:
+                v = lo
+            elif v > hi:
+                v = hi
+            row[j] = v
+    if bad:
+        flags[0] = 1
 
 
 class FloatNumba(FastPath):
