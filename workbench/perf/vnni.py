@@ -26,6 +26,18 @@ its Python twin :func:`tile` computes the same block with numpy.  :func:`conv_ro
 unsigned input rows (im2col with the zero-point border), calls the micro-kernel and requantizes
 each block straight away (the same arithmetic as :func:`workbench.interpreter.requantize.requantize_rows_jit`).
 
+The requantization in registers (:func:`tile_rq`, :func:`requantize_block`, :func:`conv_rows_rq`): where
+the requantization is "narrow" (no left shift, and sum + bias always fits int32: :func:`requant_tables`
+decides at prepare and lays out per channel the bias, multiplier, shifts and rounding terms, 16 channels
+to a vector), the micro-kernel requantizes each 16-lane block of sums while it is still in a register —
++ bias, a 32 × 32 → 64-bit multiply, one rounding shift (the two roundings of
+MultiplyByQuantizedMultiplier with ties up fold into one: ((p + 2^30) >> 31 + nudge) >> right =
+(p + 2^30 + nudge·2^31) >> (31 + right), as floor(floor(a / m) / n) = floor(a / (m·n))), + zero point,
+clamp — and stores int8.  The general requantization ran as a separate scalar pass over int64 values
+and cost more than the products themselves (MobileNet v1's 56x56x64 -> 128 layer: 1.57 -> 0.33 ms).  A
+1x1 convolution with stride 1, no padding and C a multiple of 4 skips the im2col copy: the micro-kernel
+reads the input pixels in place and flips their top bits (XOR 0x80: x + 128) as it loads them.
+
 AMX (Advanced Matrix Extensions, on Sapphire Rapids and later Xeons): where the CPU has ``amx_tile``
 and ``amx_int8`` and Linux grants the process the tile state (``arch_prctl(ARCH_REQ_XCOMP_PERM,
 XFEATURE_XTILEDATA)``, see the kernel's ``Documentation/arch/x86/xstate.rst``), :func:`conv` runs
