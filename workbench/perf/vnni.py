@@ -69,9 +69,10 @@ ROWS = 4            # rows of the micro-kernel's block (4 × 4 accumulators of 1
 BLOCKS = 4          # 16-channel blocks of the micro-kernel's block
 CHUNK = 32          # input rows converted at a time (stay in the L1/L2 cache while they are used)
 AMX_ROWS = 16       # rows of the AMX block (one tile of sums holds 16 rows × 16 int32); CHUNK is a multiple
-AMX_MIN_K = 256     # shorter sums stay on the VNNI block: with the requantization in registers AMX was
-                    # measured faster from K 256 (28x28x256 -> 256: 0.29 against 0.37 ms), no faster at K 128 and
-                    # slower at K 32-64 (its 16-row gather of unsigned rows costs more than the sums there)
+AMX_MIN_K = 128     # shorter sums stay on the VNNI block: with the requantization in registers and the
+                    # filter-block-first loops of conv_rows_amx_rq, AMX was measured faster from K 128 (56x56x128
+                    # -> 128: 0.33 against 0.43 ms; 28x28x256 -> 256: 0.22 against 0.35), level at K 64 (where
+                    # the VNNI block reads a 1x1 convolution's input in place) and slower below
 MIN_MACS = 1 << 18  # smaller products stay on the plain BLAS path (nothing to win there)
 
 _available: bool | None = None
@@ -1073,20 +1074,24 @@ def conv_rows_rq(x, xr, packed, q32, q64, scalars, out, pad, oh, ow, kh, kw, sh,
 def conv_rows_amx_rq(x, xr, packed, q32, q64, scalars, out, pad, oh, ow, kh, kw, sh, sw, dh, dw, pt, pl, cfg, m0,
                      m1):
     """:func:`conv_rows_amx` with :func:`conv_rows_rq`'s requantization: each 16-row block of sums from the
-    AMX tiles is requantized by :func:`requantize_block` (the epilogue of :func:`tile_rq`)."""
+    AMX tiles is requantized by :func:`requantize_block` (the epilogue of :func:`tile_rq`).
+
+    The loops run filter-block first: all the unsigned rows m0..m1 are gathered once (:func:`gather_rows`,
+    M·K bytes, in the L2 cache), then for each group of 64 output channels the tiles walk every row, so
+    that group's filter tiles (K·64 bytes) are read from the L1 cache again and again while the rows come
+    from L2 — the other way round, every 16 rows read the whole filter from L2."""
     nblocks, kg, _ = packed.shape
-    a = np.zeros((CHUNK, 4 * kg), np.uint8)
+    rows = m1 - m0
+    a = np.zeros((-(-rows // AMX_ROWS) * AMX_ROWS, 4 * kg), np.uint8)
     acc = np.empty((AMX_ROWS, 16 * BLOCKS), np.int32)
-    amx_begin(cfg)
     per_image = oh * ow
-    for start in range(m0, m1, CHUNK):
-        rows = min(CHUNK, m1 - start)
-        gather_rows(x, xr, a, start, rows, pad, ow, per_image, kh, kw, sh, sw, dh, dw, pt, pl)
-        for nb0 in range(0, nblocks, BLOCKS):
-            blocks = min(BLOCKS, nblocks - nb0)
-            for r0 in range(0, rows, AMX_ROWS):
-                amx_tile(cfg, a, r0, packed, nb0, kg, acc, blocks)
-                requantize_block(acc, 0, min(AMX_ROWS, rows - r0), nb0, blocks, out, start + r0, q32, q64, scalars)
+    gather_rows(x, xr, a, m0, rows, pad, ow, per_image, kh, kw, sh, sw, dh, dw, pt, pl)
+    amx_begin(cfg)
+    for nb0 in range(0, nblocks, BLOCKS):
+        blocks = min(BLOCKS, nblocks - nb0)
+        for r0 in range(0, rows, AMX_ROWS):
+            amx_tile(cfg, a, r0, packed, nb0, kg, acc, blocks)
+            requantize_block(acc, 0, min(AMX_ROWS, rows - r0), nb0, blocks, out, m0 + r0, q32, q64, scalars)
     amx_end()
 
 

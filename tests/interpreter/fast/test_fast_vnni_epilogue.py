@@ -68,10 +68,12 @@ def test_rows_requantized_in_registers_are_the_teaching_layer(shape, compiled, h
         tables = vnni.tables_for(packed, vnni.folded_bias(bias, w2d, zp), mult, shift, out_zp, lo, hi, half_up)
         out = np.full((n * oh * ow, o), 99, np.int8)
         geometry = (oh, ow, kh, kw, sh, sw, dh, dw_, pt, pl)
-        if amx:
+        if amx:         # in two pieces, as two threads run it: rows 0..16 and 16..M
             fn = vnni.conv_rows_amx_rq if compiled else vnni.conv_rows_amx_rq.py_func
-            fn(x, x.reshape(n * h, w * c), packed, *tables, out, np.uint8(zp + 128), *geometry, vnni.amx_config(), 0,
-               n * oh * ow)
+            m, cut = n * oh * ow, min(16, n * oh * ow)
+            for m0, m1 in ((0, cut), (cut, m)):
+                fn(x, x.reshape(n * h, w * c), packed, *tables, out, np.uint8(zp + 128), *geometry, vnni.amx_config(),
+                   m0, m1)
         else:
             fn = vnni.conv_rows_rq if compiled else vnni.conv_rows_rq.py_func
             fn(x, x.reshape(n * h, w * c), packed, *tables, out, np.uint8(zp + 128), *geometry, direct, 0, n * oh * ow)
