@@ -9,6 +9,12 @@ inputs, its outputs the model's outputs.  Both runtimes run each one-op model on
 input, the median of ``runs`` invokes after a warm-up, alternating in rounds.  The table is sorted by
 ours - theirs, largest first: where the time goes.  A one-op model pays each runtime's per-invoke
 overhead once per node, which a whole network pays once; the "whole" row shows both, for scale.
+
+``--overhead`` measures instead, inside one whole network of ours, where an invoke's time goes: each
+executed node's call (its speed-layer path: Python dispatch, the kernel, any copy it makes) timed in
+place on the network's own tensors, their sum, and the whole invoke; the difference is what an invoke
+costs outside the nodes (the plan loop, entering and leaving the running state).  No flag in the
+interpreter: the plan's calls are timed from here, so nothing changes when this is not running.
 """
 
 from __future__ import annotations
@@ -94,6 +100,44 @@ def medians(its, runs: int, rounds: int = 3, warmup: int = 2) -> list[float]:
     return [1000 * float(np.median(t)) for t in times]
 
 
+def overhead(path: Path, runs: int, threads: int) -> None:
+    """Per-node time inside the whole network (ours), the sum of the nodes and the whole invoke."""
+    from workbench.interpreter import Interpreter
+
+    it = Interpreter(model_content=path.read_bytes(), num_threads=threads)
+    it.allocate_tensors()
+    seed(it)
+    sg = it._sg(0)
+    ctx, plan = sg.context, sg.plan
+    for _ in range(3):
+        it.invoke()
+    per_node = [[] for _ in plan]
+    whole, bare = [], []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        it.invoke()
+        whole.append(time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        for fn, node, data in plan:         # the plan loop alone, as Subgraph.invoke runs it
+            fn(ctx, node, data)
+        bare.append(time.perf_counter() - t0)
+        for k, (fn, node, data) in enumerate(plan):
+            t0 = time.perf_counter()
+            fn(ctx, node, data)
+            per_node[k].append(time.perf_counter() - t0)
+    med = [1000 * float(np.median(t)) for t in per_node]
+    names = [getattr(fn, "name", type(fn).__name__) for fn, _, _ in plan]
+    print(f"\n{path.name}, {threads} thread(s), ours in the whole network, median of {runs}")
+    order = sorted(range(len(plan)), key=lambda k: -med[k])
+    for k in order:
+        node = plan[k][1]
+        print(f"{node.index:4d} {med[k]:8.3f}  {node.op_name} [{names[k]}]")
+    total, w, b = sum(med), 1000 * float(np.median(whole)), 1000 * float(np.median(bare))
+    print(f"sum of the nodes {total:.3f} ms; the plan loop alone {b:.3f} ms; invoke() {w:.3f} ms; "
+          f"outside the nodes: {w - total:.3f} ms ({100 * (w - total) / w:.1f} %), of which invoke() around the "
+          f"loop {w - b:.3f} ms")
+
+
 def describe(model, index: int, fast: str) -> str:
     from workbench import schema
 
@@ -119,8 +163,14 @@ def main(argv=None) -> int:
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--top", type=int, default=0, help="print only the first N rows (0: all)")
     ap.add_argument("--model", type=Path, action="append")
+    ap.add_argument("--overhead", action="store_true", help="ours only: node times inside the whole network, "
+                    "their sum and the whole invoke")
     args = ap.parse_args(argv)
     paths = [m for m in (args.model or [MODELS / m for m in DEFAULT_MODELS]) if m.exists()]
+    if args.overhead:
+        for path in paths:
+            overhead(path, args.runs, args.threads)
+        return 0
     for path in paths:
         model = schema.load(path.read_bytes())
         rows = []

@@ -26,6 +26,18 @@ its Python twin :func:`tile` computes the same block with numpy.  :func:`conv_ro
 unsigned input rows (im2col with the zero-point border), calls the micro-kernel and requantizes
 each block straight away (the same arithmetic as :func:`workbench.interpreter.requantize.requantize_rows_jit`).
 
+The requantization in registers (:func:`tile_rq`, :func:`requantize_block`, :func:`conv_rows_rq`): where
+the requantization is "narrow" (no left shift, and sum + bias always fits int32: :func:`requant_tables`
+decides at prepare and lays out per channel the bias, multiplier, shifts and rounding terms, 16 channels
+to a vector), the micro-kernel requantizes each 16-lane block of sums while it is still in a register —
++ bias, a 32 × 32 → 64-bit multiply, one rounding shift (the two roundings of
+MultiplyByQuantizedMultiplier with ties up fold into one: ((p + 2^30) >> 31 + nudge) >> right =
+(p + 2^30 + nudge·2^31) >> (31 + right), as floor(floor(a / m) / n) = floor(a / (m·n))), + zero point,
+clamp — and stores int8.  The general requantization ran as a separate scalar pass over int64 values
+and cost more than the products themselves (MobileNet v1's 56x56x64 -> 128 layer: 1.57 -> 0.33 ms).  A
+1x1 convolution with stride 1, no padding and C a multiple of 4 skips the im2col copy: the micro-kernel
+reads the input pixels in place and flips their top bits (XOR 0x80: x + 128) as it loads them.
+
 AMX (Advanced Matrix Extensions, on Sapphire Rapids and later Xeons): where the CPU has ``amx_tile``
 and ``amx_int8`` and Linux grants the process the tile state (``arch_prctl(ARCH_REQ_XCOMP_PERM,
 XFEATURE_XTILEDATA)``, see the kernel's ``Documentation/arch/x86/xstate.rst``), :func:`conv` runs
@@ -57,8 +69,10 @@ ROWS = 4            # rows of the micro-kernel's block (4 × 4 accumulators of 1
 BLOCKS = 4          # 16-channel blocks of the micro-kernel's block
 CHUNK = 32          # input rows converted at a time (stay in the L1/L2 cache while they are used)
 AMX_ROWS = 16       # rows of the AMX block (one tile of sums holds 16 rows × 16 int32); CHUNK is a multiple
-AMX_MIN_K = 512     # shorter sums stay on the VNNI block: measured no faster on AMX (K 64-256) or slower
-                    # (K 27 and 32, padded to 64), as the im2col copy and the requantization dominate there
+AMX_MIN_K = 128     # shorter sums stay on the VNNI block: with the requantization in registers and the
+                    # filter-block-first loops of conv_rows_amx_rq, AMX was measured faster from K 128 (56x56x128
+                    # -> 128: 0.33 against 0.43 ms; 28x28x256 -> 256: 0.22 against 0.35), level at K 64 (where
+                    # the VNNI block reads a 1x1 convolution's input in place) and slower below
 MIN_MACS = 1 << 18  # smaller products stay on the plain BLAS path (nothing to win there)
 
 _available: bool | None = None
@@ -448,26 +462,70 @@ def requantize_wide(sums, dst, bias, mult, left, right, mask, nudge, out_zp, lo,
 @njit(nogil=True)
 def gather_unsigned(x, a, start, rows, pad, ow, per_image, kh, kw, sh, sw, dh, dw, pt, pl):
     """Rows ``start`` … ``start + rows`` of the convolution's im2col matrix into ``a``, int8 input made
-    unsigned (+128, as VNNI's u8 × s8 product needs), ``pad`` where a tap falls outside the image."""
+    unsigned (+128, as VNNI's u8 × s8 product needs), ``pad`` where a tap falls outside the image.
+
+    Plain index loops (a slice per tap made this copy cost more than the product for a first layer with
+    C = 3); where a filter row lies inside the image with no dilation along x, its KW·C bytes are one
+    run of the input row."""
     _, h, w, c = x.shape
+    run = kw * c
     for i in range(rows):
         m = start + i
         b = m // per_image
         oy = (m % per_image) // ow
         ox = m % ow
-        k = 0
+        ix0 = ox * sw - pl
+        whole = dw == 1 and ix0 >= 0 and ix0 + kw <= w
         for ky in range(kh):
             iy = oy * sh - pt + ky * dh
-            for kx in range(kw):
-                ix = ox * sw - pl + kx * dw
-                dst = a[i, k:k + c]
-                if 0 <= iy < h and 0 <= ix < w:
-                    src = x[b, iy, ix, :]
+            k0 = ky * run
+            if not 0 <= iy < h:
+                for t in range(run):
+                    a[i, k0 + t] = pad
+            elif whole:
+                for kx in range(kw):
                     for ch in range(c):
-                        dst[ch] = np.uint8(np.int32(src[ch]) + 128)
+                        a[i, k0 + kx * c + ch] = np.uint8(np.int32(x[b, iy, ix0 + kx, ch]) + 128)
+            else:
+                for kx in range(kw):
+                    ix = ix0 + kx * dw
+                    if 0 <= ix < w:
+                        for ch in range(c):
+                            a[i, k0 + kx * c + ch] = np.uint8(np.int32(x[b, iy, ix, ch]) + 128)
+                    else:
+                        for ch in range(c):
+                            a[i, k0 + kx * c + ch] = pad
+
+
+@njit(nogil=True)
+def gather_rows(x, xr, a, start, rows, pad, ow, per_image, kh, kw, sh, sw, dh, dw, pt, pl):
+    """:func:`gather_unsigned` reading the input also as ``xr`` = [N·H, W·C] (the same bytes): where a
+    filter row lies inside the image with no dilation along x, its KW·C bytes are one run of ``xr``'s
+    row, copied in one loop (a first layer has C = 3: loops over 3 taps of 3 channels cost more than the
+    product)."""
+    _, h, w, c = x.shape
+    run = kw * c
+    for i in range(rows):
+        m = start + i
+        b = m // per_image
+        oy = (m % per_image) // ow
+        ox = m % ow
+        ix0 = ox * sw - pl
+        if dw == 1 and ix0 >= 0 and ix0 + kw <= w:
+            s0 = ix0 * c
+            for ky in range(kh):
+                iy = oy * sh - pt + ky * dh
+                k0 = ky * run
+                dst = a[i, k0:k0 + run]     # slices first: with an index like k0 + t numba checks
+                if 0 <= iy < h:             # for a negative one at every step, and the loop stays scalar
+                    src = xr[b * h + iy, s0:s0 + run]
+                    for t in range(run):
+                        dst[t] = np.uint8(np.int32(src[t]) + 128)
                 else:
-                    dst[:] = pad
-                k += c
+                    for t in range(run):
+                        dst[t] = pad
+        else:
+            gather_unsigned(x, a[i:], m, 1, pad, ow, per_image, kh, kw, sh, sw, dh, dw, pt, pl)
 
 
 @njit(nogil=True)
@@ -568,18 +626,508 @@ def conv_rows_amx(x, packed, bias, mult, shift, out_zp, lo, hi, half_up, out, pa
     amx_end()
 
 
-def conv(x, packed, bias, mult, shift, out_zp, lo, hi, half_up, out2d, geometry, threads: int = 1) -> None:
+# ----------------------------------------------------------------------------------------------
+# the micro-kernel with its requantization: int8 out of the registers
+
+
+class _Epilogue:
+    """IR of the requantization of 16-lane blocks of int32 sums (:func:`tile_rq`, :func:`requantize_block`):
+    + bias, × multiplier (32 × 32 → 64 bits), the rounding shift (ties up, or away from zero), + zero
+    point, clamp, int8 stores; per-channel values from :func:`requant_tables`."""
+
+    def __init__(self, context, builder, q32, q32_ty, q64, q64_ty, scalars, scalars_ty, out, out_ty, o0):
+        from llvmlite import ir
+
+        self.ir, self.builder = ir, builder
+        i32, i64 = ir.IntType(32), ir.IntType(64)
+        self.i8, self.i32, self.i64 = ir.IntType(8), i32, i64
+        self.v16, self.v16q, self.v16b = ir.VectorType(i32, 16), ir.VectorType(i64, 16), ir.VectorType(self.i8, 16)
+        q32a = context.make_array(q32_ty)(context, builder, q32)
+        q64a = context.make_array(q64_ty)(context, builder, q64)
+        self.n16 = builder.extract_value(q32a.shape, 1)
+        self.q32d, self.q64d = builder.ptrtoint(q32a.data, i64), builder.ptrtoint(q64a.data, i64)
+        sd = builder.ptrtoint(context.make_array(scalars_ty)(context, builder, scalars).data, i64)
+        out_zp, lo, hi, half_up, self.width = (
+            builder.load(builder.inttoptr(builder.add(sd, ir.Constant(i64, 8 * i)), i64.as_pointer()))
+            for i in range(5))
+        out_arr = context.make_array(out_ty)(context, builder, out)
+        self.ldo = builder.extract_value(out_arr.shape, 1)
+        self.out0 = builder.add(builder.ptrtoint(out_arr.data, i64), builder.mul(o0, self.ldo))
+        self.zp = self.splat(builder.trunc(out_zp, i32), self.v16)
+        self.lo, self.hi = self.splat(builder.trunc(lo, i32), self.v16), self.splat(builder.trunc(hi, i32), self.v16)
+        self.mode = half_up         # 1: every channel's ties up, 0: away from zero, 2: per channel (q32 row 2)
+
+    def const(self, v, ty=None):
+        return self.ir.Constant(ty or self.i64, v)
+
+    def splat(self, v, vty):
+        ir, b = self.ir, self.builder
+        vec = b.insert_element(ir.Constant(vty, ir.Undefined), v, self.const(0, self.i32))
+        return b.shuffle_vector(vec, ir.Constant(vty, ir.Undefined), ir.Constant(ir.VectorType(self.i32, 16), None))
+
+    def load_vec(self, address, vty):
+        return self.builder.load(self.builder.inttoptr(address, vty.as_pointer()), align=1)
+
+    def channels(self, ch):
+        """The per-channel vectors of the 16 channels from ``ch`` (an i64 value), and how many are real."""
+        b, c = self.builder, self.const
+        q32 = [self.load_vec(b.add(self.q32d, b.mul(b.add(b.mul(self.n16, c(i)), ch), c(4))), self.v16)
+               for i in range(3)]
+        q64 = [self.load_vec(b.add(self.q64d, b.mul(b.add(b.mul(self.n16, c(i)), ch), c(8))), self.v16q)
+               for i in range(4)]
+        left = b.sub(self.width, ch)
+        valid = b.select(b.icmp_signed("<", left, c(16)), left, c(16))
+        up = b.icmp_signed("!=", q32[2], self.ir.Constant(self.v16, None))
+        return (q32[0], b.sext(q32[1], self.v16q), *q64, valid, up)
+
+    def store(self, sums, chans, row, ch):
+        """Requantize the 16 sums ``sums`` of channels ``chans`` (from :meth:`channels`) and store them in
+        output row ``row`` (relative to o0), channels ch … ch + valid."""
+        from numba.core import cgutils
+
+        b, c, v16, v16q = self.builder, self.const, self.v16, self.v16q
+        bias, mult, rnd, shr, right, mask, valid, up = chans
+        p = b.mul(b.sext(b.add(sums, bias), v16q), mult)
+
+        def away():
+            v = b.ashr(b.add(p, self.splat(c(1 << 30), v16q)), self.splat(c(31), v16q))
+            neg = b.zext(b.icmp_signed("<", v, self.ir.Constant(v16q, None)), v16q)
+            thr = b.add(b.ashr(mask, self.splat(c(1), v16q)), neg)
+            more = b.zext(b.icmp_signed(">", b.and_(v, mask), thr), v16q)
+            return b.trunc(b.add(b.ashr(v, right), more), v16)
+
+        with b.if_else(b.icmp_signed("==", self.mode, c(1))) as (then, otherwise):
+            with then:
+                q_up = b.trunc(b.ashr(b.add(p, rnd), shr), v16)
+                bb_up = b.basic_block
+            with otherwise:
+                with b.if_else(b.icmp_signed("==", self.mode, c(0))) as (only_away, mixed):
+                    with only_away:
+                        q_only = away()
+                        bb_only = b.basic_block
+                    with mixed:
+                        q_mixed = b.select(up, b.trunc(b.ashr(b.add(p, rnd), shr), v16), away())
+                        bb_mixed = b.basic_block
+                q_away = b.phi(v16)
+                q_away.add_incoming(q_only, bb_only)
+                q_away.add_incoming(q_mixed, bb_mixed)
+                bb_away = b.basic_block
+        q = b.phi(v16)
+        q.add_incoming(q_up, bb_up)
+        q.add_incoming(q_away, bb_away)
+        q = b.add(q, self.zp)
+        q = b.select(b.icmp_signed("<", q, self.lo), self.lo, q)
+        q = b.select(b.icmp_signed(">", q, self.hi), self.hi, q)
+        b8 = b.trunc(q, self.v16b)
+        at = b.add(b.add(self.out0, b.mul(row, self.ldo)), ch)
+        with b.if_else(b.icmp_signed("==", valid, c(16)), likely=True) as (then, otherwise):
+            with then:
+                b.store(b8, b.inttoptr(at, self.v16b.as_pointer()), align=1)
+            with otherwise:
+                with cgutils.for_range(b, valid) as tail:
+                    j = tail.index
+                    b.store(b.extract_element(b8, j), b.inttoptr(b.add(at, j), self.i8.as_pointer()))
+
+
+def _is_c(t, ndim, *dtypes):
+    from numba import types
+
+    return isinstance(t, types.Array) and t.ndim == ndim and t.layout == "C" and t.dtype in dtypes
+
+
+def _build_tile_rq():
+    from llvmlite import ir
+    from numba import types
+    from numba.core import cgutils
+    from numba.extending import intrinsic
+
+    @intrinsic
+    def tile_rq_native(typingctx, a, lda, flip, r0, packed, nb0, kg, out, o0, rows, blocks, q32, q64, scalars):
+        ok = (_is_c(a, 2, types.uint8, types.int8) and _is_c(packed, 3, types.int8) and _is_c(out, 2, types.int8)
+              and _is_c(q32, 2, types.int32) and _is_c(q64, 2, types.int64) and _is_c(scalars, 1, types.int64))
+        if not ok:
+            return None
+        sig = types.void(a, lda, flip, r0, packed, nb0, kg, out, o0, rows, blocks, q32, q64, scalars)
+
+        def codegen(context, builder, signature, args):
+            i32, i64 = ir.IntType(32), ir.IntType(64)
+            v16 = ir.VectorType(i32, 16)
+            tys = signature.args
+            (a_v, lda_v, flip_v, r0_v, p_v, nb0_v, kg_v, o_v, o0_v, rows_v, blocks_v, q32_v, q64_v,
+             s_v) = args
+
+            def as_i64(v, ty):
+                return context.cast(builder, v, ty, types.int64)
+
+            def data(v, ty):
+                return builder.ptrtoint(context.make_array(ty)(context, builder, v).data, i64)
+
+            lda, r0_, nb0_, kg_ = (as_i64(lda_v, tys[1]), as_i64(r0_v, tys[3]), as_i64(nb0_v, tys[5]),
+                                   as_i64(kg_v, tys[6]))
+            rows_, blocks_ = as_i64(rows_v, tys[9]), as_i64(blocks_v, tys[10])
+            ep = _Epilogue(context, builder, q32_v, tys[11], q64_v, tys[12], s_v, tys[13], o_v, tys[7],
+                           as_i64(o0_v, tys[8]))
+            const = ep.const
+            flip = builder.trunc(as_i64(flip_v, tys[2]), i32)
+            wstride = builder.mul(kg_, const(64))
+            a0 = builder.add(data(a_v, tys[0]), builder.mul(r0_, lda))
+            w0 = builder.add(data(p_v, tys[4]), builder.mul(nb0_, wstride))
+            one = const(1)
+
+            def clamped(i, count):        # rows / blocks past the end re-read the last one (no stores)
+                c = const(i)
+                return builder.select(builder.icmp_signed("<", c, count), c, builder.sub(count, one))
+
+            arow = [builder.add(a0, builder.mul(clamped(r, rows_), lda)) for r in range(ROWS)]
+            wcol = [builder.add(w0, builder.mul(clamped(c, blocks_), wstride)) for c in range(BLOCKS)]
+            dp = cgutils.get_or_insert_function(builder.module, ir.FunctionType(v16, [v16, v16, v16]),
+                                                "llvm.x86.avx512.vpdpbusd.512")
+            accs = [[cgutils.alloca_once_value(builder, ir.Constant(v16, None)) for _ in range(BLOCKS)]
+                    for _ in range(ROWS)]
+            with cgutils.for_range(builder, kg_) as loop:
+                g = loop.index
+                ws = [ep.load_vec(builder.add(wcol[c], builder.mul(g, const(64))), v16) for c in range(BLOCKS)]
+                for r in range(ROWS):
+                    four = builder.load(builder.inttoptr(builder.add(arow[r], builder.mul(g, const(4))),
+                                                         i32.as_pointer()), align=1)
+                    vec = ep.splat(builder.xor(four, flip), v16)
+                    for c in range(BLOCKS):
+                        builder.store(builder.call(dp, [builder.load(accs[r][c]), vec, ws[c]]), accs[r][c])
+            for c in range(BLOCKS):
+                with builder.if_then(builder.icmp_signed("<", const(c), blocks_), likely=True):
+                    ch = builder.mul(builder.add(nb0_, const(c)), const(16))     # first channel of the block
+                    chans = ep.channels(ch)
+                    for r in range(ROWS):
+                        with builder.if_then(builder.icmp_signed("<", const(r), rows_), likely=True):
+                            ep.store(builder.load(accs[r][c]), chans, const(r), ch)
+            return context.get_dummy_value()
+
+        return sig, codegen
+
+    return tile_rq_native
+
+
+def _build_requantize_block():
+    from numba import types
+    from numba.core import cgutils
+    from numba.extending import intrinsic
+
+    @intrinsic
+    def requantize_block_native(typingctx, acc, acol, rows, nb0, blocks, out, o0, q32, q64, scalars):
+        ok = (_is_c(acc, 2, types.int32, types.float32) and _is_c(out, 2, types.int8) and _is_c(q32, 2, types.int32)
+              and _is_c(q64, 2, types.int64) and _is_c(scalars, 1, types.int64))
+        if not ok:
+            return None
+        sig = types.void(acc, acol, rows, nb0, blocks, out, o0, q32, q64, scalars)
+        is_float = acc.dtype == types.float32
+
+        def codegen(context, builder, signature, args):
+            tys = signature.args
+            acc_v, acol_v, rows_v, nb0_v, blocks_v, o_v, o0_v, q32_v, q64_v, s_v = args
+
+            def as_i64(v, ty):
+                return context.cast(builder, v, ty, types.int64)
+
+            ep = _Epilogue(context, builder, q32_v, tys[7], q64_v, tys[8], s_v, tys[9], o_v, tys[5],
+                           as_i64(o0_v, tys[6]))
+            const, i64 = ep.const, ep.i64
+            acc_arr = context.make_array(tys[0])(context, builder, acc_v)
+            lda = builder.mul(builder.extract_value(acc_arr.shape, 1), const(4))
+            acc0 = builder.add(builder.ptrtoint(acc_arr.data, i64), builder.mul(as_i64(acol_v, tys[1]), const(4)))
+            rows_, nb0_, blocks_ = as_i64(rows_v, tys[2]), as_i64(nb0_v, tys[3]), as_i64(blocks_v, tys[4])
+            f16 = ep.ir.VectorType(ep.ir.FloatType(), 16)
+            for c in range(BLOCKS):
+                with builder.if_then(builder.icmp_signed("<", const(c), blocks_), likely=True):
+                    ch = builder.mul(builder.add(nb0_, const(c)), const(16))
+                    chans = ep.channels(ch)
+                    with cgutils.for_range(builder, rows_) as loop:
+                        r = loop.index
+                        at = builder.add(acc0, builder.add(builder.mul(r, lda), const(64 * c)))
+                        if is_float:        # float32 sums that hold integers exactly
+                            sums = builder.fptosi(ep.load_vec(at, f16), ep.v16)
+                        else:
+                            sums = ep.load_vec(at, ep.v16)
+                        ep.store(sums, chans, r, ch)
+            return context.get_dummy_value()
+
+        return sig, codegen
+
+    return requantize_block_native
+
+
+@native(_build_requantize_block)
+def requantize_block(acc, acol, rows, nb0, blocks, out, o0, q32, q64, scalars):
+    """Rows 0..rows of the sums ``acc`` (int32, or float32 holding integers; ``acol``: the flat element
+    offset in ``acc`` of row 0's channel 16·nb0), channels 16·nb0 … 16·(nb0 + blocks) requantized into
+    ``out`` rows o0..o0+rows as :func:`tile_rq`'s epilogue does (compiled: the same IR); here, numpy."""
+    o = int(scalars[4])
+    first, end = 16 * nb0, min(16 * (nb0 + blocks), o)
+    flat, lda = acc.reshape(-1), acc.shape[1]
+    sums = np.stack([flat[acol + r * lda:acol + r * lda + end - first] for r in range(rows)]).astype(np.int64)
+    out[o0:o0 + rows, first:end] = _requantize_np(sums, first, end, q32, q64, scalars)
+
+
+def _build_depthwise_rq():
+    from llvmlite import ir
+    from numba import types
+    from numba.core import cgutils
+    from numba.extending import intrinsic
+
+    @intrinsic
+    def depthwise_rq_native(typingctx, x, pix0, pstep, tstep, rstep, count, w, wz, out, o0, q32, q64, scalars):
+        ok = (isinstance(x, types.Array) and x.layout == "C" and x.dtype == types.int8
+              and _is_c(w, 2, types.float32) and _is_c(wz, 1, types.float32) and _is_c(out, 2, types.int8)
+              and _is_c(q32, 2, types.int32) and _is_c(q64, 2, types.int64) and _is_c(scalars, 1, types.int64))
+        if not ok:
+            return None
+        sig = types.void(x, pix0, pstep, tstep, rstep, count, w, wz, out, o0, q32, q64, scalars)
+
+        def codegen(context, builder, signature, args):
+            tys = signature.args
+            x_v, pix0_v, pstep_v, tstep_v, rstep_v, count_v, w_v, wz_v, o_v, o0_v, q32_v, q64_v, s_v = args
+
+            def as_i64(k):
+                return context.cast(builder, args[k], tys[k], types.int64)
+
+            def data(k):
+                return builder.ptrtoint(context.make_array(tys[k])(context, builder, args[k]).data, ir.IntType(64))
+
+            ep = _Epilogue(context, builder, q32_v, tys[10], q64_v, tys[11], s_v, tys[12], o_v, tys[8], as_i64(9))
+            const, v16 = ep.const, ep.v16
+            f32 = ir.FloatType()
+            f16 = ir.VectorType(f32, 16)
+            fma = cgutils.get_or_insert_function(builder.module, ir.FunctionType(f16, [f16, f16, f16]),
+                                                 "llvm.fma.v16f32")
+            x0 = builder.add(data(0), as_i64(1))
+            pstep, tstep, rstep, count = as_i64(2), as_i64(3), as_i64(4), as_i64(5)
+            w0, wz0 = data(6), data(7)
+            c = ep.ldo                                   # channels: the output's row length
+            taps = [builder.add(builder.mul(const(ky), rstep), builder.mul(const(kx), tstep))
+                    for ky in range(3) for kx in range(3)]
+            blocks = builder.udiv(builder.add(c, const(15)), const(16))
+            with cgutils.for_range(builder, blocks) as outer:
+                # the last block ends at channel C (it overlaps the one before when C % 16 != 0: the same
+                # values are stored twice), so no load or store runs past a pixel's channels
+                ch = builder.mul(outer.index, const(16))
+                past = builder.icmp_signed(">", builder.add(ch, const(16)), c)
+                ch = builder.select(past, builder.sub(c, const(16)), ch)
+                ws = [ep.load_vec(builder.add(w0, builder.mul(builder.add(builder.mul(const(t), c), ch), const(4))),
+                                  f16) for t in range(9)]
+                bias = ep.load_vec(builder.add(wz0, builder.mul(ch, const(4))), f16)
+                chans = ep.channels(ch)
+                def pixels(first, n):
+                    # two chains of multiply-adds per pixel (even and odd taps), n pixels side by side: the
+                    # chains are independent, so their latencies overlap
+                    sums = []
+                    for j in range(n):
+                        p = builder.add(first, const(j))
+                        base = builder.add(builder.add(x0, builder.mul(p, pstep)), ch)
+                        acc = [bias, ir.Constant(f16, None)]
+                        for t in range(9):
+                            xv = ep.load_vec(builder.add(base, taps[t]), ep.v16b)
+                            acc[t % 2] = builder.call(fma, [builder.sitofp(builder.sext(xv, v16), f16), ws[t],
+                                                            acc[t % 2]])
+                        sums.append((p, builder.fadd(acc[0], acc[1])))
+                    for p, total in sums:
+                        ep.store(builder.fptosi(total, v16), chans, p, ch)
+
+                pairs = builder.udiv(count, const(2))
+                with cgutils.for_range(builder, pairs) as inner:
+                    pixels(builder.mul(inner.index, const(2)), 2)
+                with builder.if_then(builder.icmp_signed("!=", builder.mul(pairs, const(2)), count)):
+                    pixels(builder.sub(count, const(1)), 1)
+            return context.get_dummy_value()
+
+        return sig, codegen
+
+    return depthwise_rq_native
+
+
+@native(_build_depthwise_rq)
+def depthwise_rq(x, pix0, pstep, tstep, rstep, count, w, wz, out, o0, q32, q64, scalars):
+    """``count`` output pixels of a 3x3 depthwise convolution (depth multiplier 1, C ≥ 16 channels) whose nine
+    taps all lie inside the image, requantized as :func:`tile_rq`'s epilogue does, into ``out`` [*, C] rows
+    o0 … o0 + count.
+
+    Byte offsets into ``x`` (int8, C-contiguous): ``pix0`` of the first pixel's top-left tap, ``pstep`` from
+    one output pixel to the next, ``tstep`` from a tap to the next in a filter row, ``rstep`` from a filter
+    row to the next.  ``w`` float32 [9, C], ``wz`` float32 [C] (−input_zero_point·Σ w: the sums start
+    there, so no subtraction per tap).  Compiled: 16 channels at a time, the nine taps as float32 fused
+    multiply-adds (exact: every value is an integer below 2^24), then the epilogue in registers; here, numpy.
+    """
+    c = out.shape[1]
+    flat = x.reshape(-1).astype(np.int64)
+    offs = [ky * rstep + kx * tstep for ky in range(3) for kx in range(3)]
+    for p in range(count):
+        base = pix0 + p * pstep
+        sums = wz.astype(np.int64) + sum(flat[base + o:base + o + c] * w[t].astype(np.int64)
+                                         for t, o in enumerate(offs))
+        out[o0 + p] = _requantize_np(sums[None, :], 0, c, q32, q64, scalars)[0]
+
+
+def _requantize_np(sums, first, end, q32, q64, scalars):
+    """The epilogue's arithmetic in numpy (the Python twins of :func:`tile_rq` and :func:`requantize_block`)."""
+    p = (sums + q32[0, first:end]) * q32[1, first:end].astype(np.int64)
+    up = (p + q64[0, first:end]) >> q64[1, first:end]
+    v = (p + (1 << 30)) >> 31
+    mask = q64[3, first:end]
+    away = (v >> q64[2, first:end]) + ((v & mask) > (mask >> 1) + (v < 0))
+    q = up if scalars[3] == 1 else away if scalars[3] == 0 else np.where(q32[2, first:end] != 0, up, away)
+    return np.clip(q + scalars[0], scalars[1], scalars[2])
+
+
+@native(_build_tile_rq)
+def tile_rq(a, lda, flip, r0, packed, nb0, kg, out, o0, rows, blocks, q32, q64, scalars):
+    """:func:`tile` with the requantization in its epilogue: int8 straight into ``out`` rows o0..o0+rows,
+    channels 16·nb0 … 16·(nb0 + blocks), none at or past ``scalars[4]`` (the output's channel count).
+
+    ``a`` holds the product's rows of ``lda`` bytes from row r0, each 4-byte group XOR ``flip`` (0 for
+    unsigned rows; 0x80808080 turns int8 bytes into the unsigned x + 128).  ``q32``, ``q64`` and
+    ``scalars`` come from :func:`requant_tables`: per channel (padded to 16) the folded bias, the
+    multiplier, the rounding term and the shift of ties-up rounding, and the shift and mask of
+    ties-away rounding; (output zero point, lo, hi, half_up, channels).  Only for narrow
+    requantizations (:func:`narrow_requantize`): sum + bias is an exact int32.  Compiled: the
+    ``vpdpbusd`` loop, then each 16-lane block of sums requantized in registers; here, numpy.
+    """
+    o = int(scalars[4])
+    x = a.reshape(-1)[r0 * lda:(r0 + rows) * lda].reshape(rows, lda)[:, :4 * kg].view(np.uint8)
+    x = x ^ np.uint8(int(flip) & 0x80)
+    x = x.astype(np.int64)
+    for c in range(blocks):
+        first = 16 * (nb0 + c)
+        end = min(first + 16, o)
+        if end <= first:
+            continue
+        w = packed[nb0 + c].reshape(kg, 16, 4).transpose(1, 0, 2).reshape(16, 4 * kg).astype(np.int64)
+        out[o0:o0 + rows, first:end] = _requantize_np((x @ w.T)[:, :end - first], first, end, q32, q64, scalars)
+
+
+FLIP = 0x80808080    # XOR on 4 int8 bytes: the unsigned x + 128 of each
+
+
+def requant_tables(bias, mult, shift, out_zp: int, lo: int, hi: int, half_up: bool, n16: int, bound: int,
+                   n_up: int | None = None):
+    """(q32, q64, scalars) of :func:`tile_rq` / :func:`requantize_block` for channels padded to ``n16``, or None
+    where the requantization is not narrow (a left shift, or sum + bias could leave int32 for sums up to
+    ``bound``: then the general :func:`requantize_wide` runs).  Made once, at prepare.
+
+    The final shift's ties go up in every channel (``half_up``) or none; with ``n_up`` given, up in the
+    channels below it and away from zero in the others (litert-x86's depthwise vector loop and scalar tail).
+    q32: [bias, multiplier, ties-up flag]; q64: [rounding term and shift of ties-up rounding (the two
+    rounding steps in one: ((p + 2^30) >> 31 + nudge) >> right = (p + 2^30 + nudge·2^31) >> (31 + right)),
+    shift and mask of ties-away rounding]; scalars: (output zero point, lo, hi, mode, channels), mode 1
+    all ties up, 0 all away, 2 per channel."""
+    bias, mult = np.asarray(bias, np.int64), np.asarray(mult, np.int64)
+    shift = np.broadcast_to(np.asarray(shift, np.int64), bias.shape)
+    mult = np.broadcast_to(mult, bias.shape)
+    if (shift > 0).any() or (shift < -31).any() or (np.abs(bias) + bound >= 2 ** 31 - 1).any() or (
+            mult < 0).any() or (mult > 2 ** 31 - 1).any():
+        return None
+    o = bias.shape[0]
+    n_up = (o if half_up else 0) if n_up is None else max(0, min(int(n_up), o))
+    right = -shift
+    mask = (np.int64(1) << right) - 1
+    nudge = mask - (mask >> 1)
+    q32 = np.zeros((3, n16), np.int32)
+    q64 = np.zeros((4, n16), np.int64)
+    q64[1] = 31
+    q32[0, :o], q32[1, :o], q32[2, :n_up] = bias, mult, 1
+    q64[0, :o] = (1 << 30) + (nudge << 31)
+    q64[1, :o] = 31 + right
+    q64[2, :o], q64[3, :o] = right, mask
+    mode = 1 if n_up == o else 0 if n_up == 0 else 2
+    return q32, q64, np.array([out_zp, lo, hi, mode, o], np.int64)
+
+
+@njit(nogil=True)
+def conv_rows_rq(x, xr, packed, q32, q64, scalars, out, pad, oh, ow, kh, kw, sh, sw, dh, dw, pt, pl, direct, m0,
+                 m1):
+    """Output rows m0..m1 of an int8 convolution, like :func:`conv_rows`, with the requantization in the
+    micro-kernel (:func:`tile_rq`).  ``xr`` is the input as [N·H, W·C].  ``direct`` (a 1x1 convolution,
+    stride 1, no padding, C a multiple of 4): the micro-kernel reads the input pixels themselves (C bytes
+    apart in ``xr``), made unsigned as it loads them — no im2col copy at all; otherwise the unsigned rows
+    are gathered ``CHUNK`` at a time (:func:`gather_rows`)."""
+    nblocks, kg, _ = packed.shape
+    if direct:
+        lda = x.shape[3]
+        for start in range(m0, m1, CHUNK):
+            rows = min(CHUNK, m1 - start)
+            for nb0 in range(0, nblocks, BLOCKS):
+                blocks = min(BLOCKS, nblocks - nb0)
+                for r0 in range(0, rows, ROWS):
+                    tile_rq(xr, lda, FLIP, start + r0, packed, nb0, kg, out, start + r0, min(ROWS, rows - r0),
+                            blocks, q32, q64, scalars)
+        return
+    a = np.zeros((CHUNK, 4 * kg), np.uint8)
+    per_image = oh * ow
+    for start in range(m0, m1, CHUNK):
+        rows = min(CHUNK, m1 - start)
+        gather_rows(x, xr, a, start, rows, pad, ow, per_image, kh, kw, sh, sw, dh, dw, pt, pl)
+        for nb0 in range(0, nblocks, BLOCKS):
+            blocks = min(BLOCKS, nblocks - nb0)
+            for r0 in range(0, rows, ROWS):
+                tile_rq(a, 4 * kg, 0, r0, packed, nb0, kg, out, start + r0, min(ROWS, rows - r0), blocks, q32, q64,
+                        scalars)
+
+
+@njit(nogil=True)
+def conv_rows_amx_rq(x, xr, packed, q32, q64, scalars, out, pad, oh, ow, kh, kw, sh, sw, dh, dw, pt, pl, cfg, m0,
+                     m1):
+    """:func:`conv_rows_amx` with :func:`conv_rows_rq`'s requantization: each 16-row block of sums from the
+    AMX tiles is requantized by :func:`requantize_block` (the epilogue of :func:`tile_rq`).
+
+    The loops run filter-block first: all the unsigned rows m0..m1 are gathered once (:func:`gather_rows`,
+    M·K bytes, in the L2 cache), then for each group of 64 output channels the tiles walk every row, so
+    that group's filter tiles (K·64 bytes) are read from the L1 cache again and again while the rows come
+    from L2 — the other way round, every 16 rows read the whole filter from L2."""
+    nblocks, kg, _ = packed.shape
+    rows = m1 - m0
+    a = np.zeros((-(-rows // AMX_ROWS) * AMX_ROWS, 4 * kg), np.uint8)
+    acc = np.empty((AMX_ROWS, 16 * BLOCKS), np.int32)
+    per_image = oh * ow
+    gather_rows(x, xr, a, m0, rows, pad, ow, per_image, kh, kw, sh, sw, dh, dw, pt, pl)
+    amx_begin(cfg)
+    for nb0 in range(0, nblocks, BLOCKS):
+        blocks = min(BLOCKS, nblocks - nb0)
+        for r0 in range(0, rows, AMX_ROWS):
+            amx_tile(cfg, a, r0, packed, nb0, kg, acc, blocks)
+            requantize_block(acc, 0, min(AMX_ROWS, rows - r0), nb0, blocks, out, m0 + r0, q32, q64, scalars)
+    amx_end()
+
+
+def conv(x, packed, bias, mult, shift, out_zp, lo, hi, half_up, out2d, geometry, threads: int = 1,
+         tables=None) -> None:
     """Run :func:`conv_rows` over all output rows, split between ``threads`` threads when > 1
     (:func:`workbench.perf.jit.run_rows`).
 
-    ``geometry`` = (oh, ow, kh, kw, sh, sw, dh, dw, pad_top, pad_left, pad byte).
+    ``geometry`` = (oh, ow, kh, kw, sh, sw, dh, dw, pad_top, pad_left, pad byte).  ``tables``: what
+    :func:`requant_tables` made at prepare (None where the requantization is not narrow); with them the
+    VNNI block requantizes in its epilogue (:func:`conv_rows_rq`).
     """
     oh, ow, kh, kw, sh, sw, dh, dw, pt, pl, pad = geometry
     kg = packed.shape[1]
+    work = out2d.size * kh * kw * x.shape[3]
+    n, h, w, c = x.shape
     if out2d.shape[0] >= AMX_ROWS and kg % 16 == 0 and 4 * kg >= AMX_MIN_K and amx_available():
+        if tables is not None:
+            run_rows(conv_rows_amx_rq, out2d.shape[0], threads, x, x.reshape(n * h, w * c), packed, *tables, out2d,
+                     pad, oh, ow, kh, kw, sh, sw, dh, dw, pt, pl, _AMX_CONFIG, align=AMX_ROWS, work=work)
+            return
         run_rows(conv_rows_amx, out2d.shape[0], threads, x, packed, bias, mult, shift, out_zp, lo, hi, half_up, out2d,
-                 pad, oh, ow, kh, kw, sh, sw, dh, dw, pt, pl, _AMX_CONFIG, align=AMX_ROWS,
-                 work=out2d.size * kh * kw * x.shape[3])
+                 pad, oh, ow, kh, kw, sh, sw, dh, dw, pt, pl, _AMX_CONFIG, align=AMX_ROWS, work=work)
+        return
+    if tables is not None:
+        direct = (kh == kw == sh == sw == 1 and pt == pl == 0 and (oh, ow) == (h, w) and c == 4 * kg
+                  and x.flags.c_contiguous)
+        q32, q64, scalars = tables
+        run_rows(conv_rows_rq, out2d.shape[0], threads, x, x.reshape(n * h, w * c), packed, q32, q64, scalars, out2d,
+                 pad, oh, ow, kh, kw, sh, sw, dh, dw, pt, pl, direct, align=ROWS, work=work)
         return
     run_rows(conv_rows, out2d.shape[0], threads, x, packed, bias, mult, shift, out_zp, lo, hi, half_up, out2d, pad,
-             oh, ow, kh, kw, sh, sw, dh, dw, pt, pl, align=ROWS, work=out2d.size * kh * kw * x.shape[3])
+             oh, ow, kh, kw, sh, sw, dh, dw, pt, pl, align=ROWS, work=work)
+
+
+def tables_for(packed, bias_folded, mult, shift, out_zp: int, lo: int, hi: int, half_up: bool):
+    """:func:`requant_tables` for a filter packed by :func:`pack_filter` (None: not narrow)."""
+    nblocks, kg, _ = packed.shape
+    return requant_tables(bias_folded, mult, shift, out_zp, lo, hi, half_up, 16 * nblocks, 255 * 128 * 4 * kg)

@@ -76,7 +76,7 @@ LAYERS = OpLayers({"int8_3x3_c5": depthwise_i8((1, 6, 5, 5), (3, 3), act=Act.REL
                    "int8_5x3": depthwise_i8((1, 6, 5, 4), (5, 3))})
 
 
-@pytest.mark.parametrize("case,kernel", [("int8_3x3_c5", "depthwise3x3_int8_rows"),
+@pytest.mark.parametrize("case,kernel", [("int8_3x3_c5", "depthwise3x3_int8_rq"),
                                          ("int8_3x3_m2", "depthwise_int8_rows"),
                                          ("int8_5x3", "depthwise_int8_rows")])
 def test_bind_picks_the_3x3_kernel_only_for_3x3_multiplier_1(case, kernel):

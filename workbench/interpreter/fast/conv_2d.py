@@ -212,17 +212,21 @@ def im2col_rows(xr, cr, c, kh, kw, oh, ow, sh, sw, dh, dw, pt, pl, r0, r1):
                 k0 = ky * run
                 if whole and 0 <= iy < h:
                     s0 = ix0 * c
+                    dst = cr[m, k0:k0 + run]    # slices first: with an index like k0 + t numba checks for a
+                    src = xr[b, iy, s0:s0 + run]    # negative one at every step, and the loop stays scalar
                     for t in range(run):
-                        cr[m, k0 + t] = xr[b, iy, s0 + t]
+                        dst[t] = src[t]
                     continue
                 for kx in range(kw):
                     ix = ix0 + kx * dw
+                    dst = cr[m, k0 + kx * c:k0 + (kx + 1) * c]
                     if 0 <= iy < h and 0 <= ix < w:
+                        src = xr[b, iy, ix * c:(ix + 1) * c]
                         for i in range(c):
-                            cr[m, k0 + kx * c + i] = xr[b, iy, ix * c + i]
+                            dst[i] = src[i]
                     else:
                         for i in range(c):
-                            cr[m, k0 + kx * c + i] = 0.0
+                            dst[i] = 0.0
 
 
 @njit(nogil=True)
@@ -232,13 +236,14 @@ def float_epilogue_rows(out2d, bias, lo, hi, r0, r1):
     as with ``np.clip`` (both comparisons are false)."""
     n = out2d.shape[1]
     for r in range(r0, r1):
+        row = out2d[r]          # a row view: the loop below vectorises
         for j in range(n):
-            v = out2d[r, j] + bias[j]
+            v = row[j] + bias[j]
             if v < lo:
                 v = lo
             elif v > hi:
                 v = hi
-            out2d[r, j] = v
+            row[j] = v
 
 
 @njit(nogil=True)
@@ -249,13 +254,22 @@ def float_guard_epilogue_rows(src2d, limit, flags, out2d, bias, lo, hi, r0, r1):
     then + bias and the clamp on rows r0..r1 of ``out2d`` (:func:`float_epilogue_rows`).  When a flag
     is raised the caller overwrites the whole output with the teaching layer's sums."""
     k = src2d.shape[1]
+    n = out2d.shape[1]
+    bad = False
     for r in range(r0, r1):
-        bad = False
+        src = src2d[r]
         for j in range(k):
-            bad |= not abs(src2d[r, j]) < limit    # no early exit: the loop vectorises
-        if bad:
-            flags[0] = 1
-        float_epilogue_rows(out2d, bias, lo, hi, r, r + 1)
+            bad |= not abs(src[j]) < limit     # no early exit: the loop vectorises
+        row = out2d[r]
+        for j in range(n):
+            v = row[j] + bias[j]
+            if v < lo:
+                v = lo
+            elif v > hi:
+                v = hi
+            row[j] = v
+    if bad:
+        flags[0] = 1
 
 
 class FloatNumba(FastPath):
@@ -276,22 +290,29 @@ class FloatNumba(FastPath):
 
 class FloatBlas(FastPath):
     """``matmul`` (1x1, stride 1, no padding) or ``im2col+blas``: one BLAS product, then the guard,
-    bias and clamp in one pass of row pieces on ``num_threads`` threads."""
+    bias and clamp in one pass of row pieces on ``num_threads`` threads.  What does not change between
+    invokes (the guard's limit for constant weights, the clamp bounds as float32, the flag) is made at
+    bind: a small node spent more time on that Python arithmetic than in its product."""
 
-    __slots__ = ("name", "weights", "bound", "bias", "layout")
+    __slots__ = ("name", "weights", "bound", "bias", "layout", "limit", "lo", "hi", "flags")
 
-    def __init__(self, name, weights, bias, layout):
+    def __init__(self, name, weights, bias, layout, d):
         self.name, self.weights, self.bias, self.layout = name, weights, bias, layout
         self.bound = None if weights is None else weight_bound(weights)
+        self.limit = None if self.bound is None else guard_limit(self.bound)
+        self.lo, self.hi = np.float32(d.output_activation_min), np.float32(d.output_activation_max)
+        self.flags = np.zeros(1, np.int8)
 
     @np.errstate(over="ignore", invalid="ignore")       # float inf / nan silently, as TFLite
     def __call__(self, context, node, d) -> None:
         tensors = context.tensors
         x = tensors[node.inputs[0]]
         out = tensors[node.outputs[0]]
-        bias = _bias(context, node, self.bias)
-        weights = self.weights if self.weights is not None else filter_matrix(tensors[node.inputs[1]])
-        bound = self.bound if self.bound is not None else weight_bound(weights)
+        bias = self.bias if self.bias is not None else tensors[node.inputs[2]]
+        weights, limit = self.weights, self.limit
+        if weights is None:
+            weights = filter_matrix(tensors[node.inputs[1]])
+            limit = guard_limit(weight_bound(weights))
         threads = context.num_threads
         out2d = out.reshape(-1, out.shape[3])
         if self.layout is None:
@@ -305,10 +326,10 @@ class FloatBlas(FastPath):
         np.matmul(src2d, weights, out=out2d)
         # one pass after the product: the guard on the product's left matrix (every value that enters
         # the sums) with + bias and the clamp; a raised flag means the teaching layer's sums instead
-        flags = np.zeros(1, np.int8)
-        run_rows(float_guard_epilogue_rows, out2d.shape[0], threads, src2d, guard_limit(bound), flags, out2d, bias,
-                 np.float32(d.output_activation_min), np.float32(d.output_activation_max),
-                 work=(src2d.size + out2d.size) * 8)
+        flags = self.flags
+        flags[0] = 0
+        run_rows(float_guard_epilogue_rows, out2d.shape[0], threads, src2d, limit, flags, out2d, bias, self.lo,
+                 self.hi, work=(src2d.size + out2d.size) * 8)
         if flags[0]:
             out[...] = conv_float(x, tensors[node.inputs[1]], bias, d)
 
@@ -328,13 +349,19 @@ def bind_float(context, node, d):
     _, h, w, c = context.shape(node.input(0))
     filt = context.value(node.input(1))
     weights = filter_matrix(filt) if filt is not None else None
+    if weights is not None and n * oh * ow >= 2 and weights.shape[1] >= weights.shape[0]:
+        # OpenBLAS multiplies by a [K, O] matrix laid out row by row faster than by the transposed view of
+        # the [O, K] filter when there are a few rows to multiply (measured: 9x56 @ 56x336 16 -> 4 µs, 196x512
+        # @ 512x512 0.63 -> 0.58 ms; the same for one row or thousands), at the price of a copy of the
+        # weights (XNNPACK, litert's default, keeps a packed copy of its own).
+        weights = np.ascontiguousarray(weights)
     needs_pad = d.pad_top > 0 or d.pad_left > 0 or padded_shape(
         (n, h, w, c), d.filter_h, d.filter_w, oh, ow, d.stride_h, d.stride_w, d.dilation_h, d.dilation_w, d.pad_top,
         d.pad_left)[1:3] != (h, w)
     if d.filter_h == d.filter_w == 1 and d.stride_h == d.stride_w == 1 and not needs_pad:
-        return FloatBlas("matmul", weights, bias, None)
+        return FloatBlas("matmul", weights, bias, None, d)
     layout = context.scratch.reserve(((n * oh * ow, d.filter_h * d.filter_w * c), np.float32))
-    return FloatBlas("im2col+blas", weights, bias, layout)
+    return FloatBlas("im2col+blas", weights, bias, layout, d)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -392,10 +419,15 @@ class Int8Numba(FastPath):
 
 
 class Int8Vnni(FastPath):
-    __slots__ = ("name", "packed", "bias_folded", "half_up")
+    """The VNNI product (:func:`workbench.perf.vnni.conv`); ``tables``: the requantization in the
+    micro-kernel's epilogue, made here once (None where it is not narrow: the general requantization)."""
 
-    def __init__(self, packed, bias_folded, half_up):
+    __slots__ = ("name", "packed", "bias_folded", "half_up", "tables")
+
+    def __init__(self, packed, bias_folded, half_up, d):
         self.name, self.packed, self.bias_folded, self.half_up = "vnni(int8, exact)", packed, bias_folded, half_up
+        self.tables = _vnni.tables_for(packed, bias_folded, d.output_multiplier, d.output_shift, d.output_zero_point,
+                                       d.output_activation_min, d.output_activation_max, half_up)
 
     def __call__(self, context, node, d) -> None:
         x, out = context.tensors[node.inputs[0]], context.tensors[node.outputs[0]]
@@ -403,7 +435,7 @@ class Int8Vnni(FastPath):
         _vnni.conv(x, self.packed, self.bias_folded, d.output_multiplier, d.output_shift, d.output_zero_point,
                    d.output_activation_min, d.output_activation_max, self.half_up, out.reshape(-1, o),
                    (oh, ow, d.filter_h, d.filter_w, d.stride_h, d.stride_w, d.dilation_h, d.dilation_w, d.pad_top,
-                    d.pad_left, d.input_zero_point + 128), context.num_threads)
+                    d.pad_left, d.input_zero_point + 128), context.num_threads, self.tables)
 
 
 class Int8Blas(FastPath):
@@ -442,7 +474,7 @@ def bind_int8(context, node, d):
     w2d = filt.reshape(o, -1)                                # [O, K]
     if _vnni.worth_it(n * oh * ow, k, o):
         return Int8Vnni(_vnni.pack_filter(w2d, _vnni.k_align(k)), _vnni.folded_bias(bias, w2d, d.input_zero_point),
-                        half_up)
+                        half_up, d)
     wmat = w2d.T.astype(np.int64)                            # [K, O]
     fdt = quant.exact_float_dtype(float(np.abs(wmat).sum(axis=0).max(initial=0)))
     direct, pshape = _product_layout(d, x_shape)

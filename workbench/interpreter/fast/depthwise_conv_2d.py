@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...perf.jit import njit, run_rows
-from ...perf.vnni import narrow_requantize, shift_parts
+from ...perf import vnni
+from ...perf.jit import native, njit, run_rows
+from ...perf.vnni import depthwise_rq, narrow_requantize, requantize_block, shift_parts
 from ...schema.enums import BuiltinOperator
 from ..kernels.depthwise_conv_2d import (
     DepthwiseConv2DData,
@@ -201,6 +202,145 @@ def depthwise3x3_rows(x, w, bias, out, sh, sw, dh, dw, pt, pl, lo, hi, r0, r1):
                 out[b, oy, ox, k] = v
 
 
+PIXELS = 4      # output pixels the float 3x3 IR kernel computes side by side (independent chains of adds)
+
+
+def _build_depthwise3x3_f32():
+    from llvmlite import ir
+    from numba import types
+    from numba.core import cgutils
+    from numba.extending import intrinsic
+
+    def is_c(t, ndim):
+        return isinstance(t, types.Array) and t.layout == "C" and t.dtype == types.float32 and t.ndim == ndim
+
+    @intrinsic
+    def depthwise3x3_f32_native(typingctx, x, pix0, pstep, tstep, rstep, count, w, bias, out, o0, lo, hi):
+        if not (isinstance(x, types.Array) and x.layout == "C" and x.dtype == types.float32 and is_c(w, 2)
+                and is_c(bias, 1) and is_c(out, 2)):
+            return None
+        sig = types.void(x, pix0, pstep, tstep, rstep, count, w, bias, out, o0, lo, hi)
+
+        def codegen(context, builder, signature, args):
+            tys = signature.args
+            i64, f32 = ir.IntType(64), ir.FloatType()
+            f16 = ir.VectorType(f32, 16)
+
+            def as_i64(k):
+                return context.cast(builder, args[k], tys[k], types.int64)
+
+            def arr(k):
+                return context.make_array(tys[k])(context, builder, args[k])
+
+            def addr(k):
+                return builder.ptrtoint(arr(k).data, i64)
+
+            def const(v):
+                return ir.Constant(i64, v)
+
+            def load(at):
+                return builder.load(builder.inttoptr(at, f16.as_pointer()), align=4)
+
+            def splat(v):
+                vec = builder.insert_element(ir.Constant(f16, ir.Undefined), v, ir.Constant(ir.IntType(32), 0))
+                return builder.shuffle_vector(vec, ir.Constant(f16, ir.Undefined),
+                                              ir.Constant(ir.VectorType(ir.IntType(32), 16), None))
+
+            out_arr = arr(8)
+            c = builder.extract_value(out_arr.shape, 1)
+            out0 = builder.add(builder.ptrtoint(out_arr.data, i64), builder.mul(builder.mul(as_i64(9), c), const(4)))
+            x0 = builder.add(addr(0), builder.mul(as_i64(1), const(4)))
+            pstep, tstep, rstep = (builder.mul(as_i64(k), const(4)) for k in (2, 3, 4))     # in bytes
+            count = as_i64(5)
+            w0, b0 = addr(6), addr(7)
+            lo = splat(context.cast(builder, args[10], tys[10], types.float32))
+            hi = splat(context.cast(builder, args[11], tys[11], types.float32))
+            taps = [builder.add(builder.mul(const(ky), rstep), builder.mul(const(kx), tstep))
+                    for ky in range(3) for kx in range(3)]
+            blocks = builder.udiv(builder.add(c, const(15)), const(16))
+
+            def pixels(first, n):
+                # n pixels side by side, the channel blocks inside (the input is read in order)
+                with cgutils.for_range(builder, blocks) as inner:
+                    ch = builder.mul(inner.index, const(16))
+                    past = builder.icmp_signed(">", builder.add(ch, const(16)), c)
+                    ch = builder.select(past, builder.sub(c, const(16)), ch)     # the last block ends at C
+                    ch4 = builder.mul(ch, const(4))
+                    ws = [load(builder.add(w0, builder.add(builder.mul(builder.mul(const(t), c), const(4)), ch4)))
+                          for t in range(9)]
+                    bias = load(builder.add(b0, ch4))
+                    accs, rows = [], []
+                    for j in range(n):
+                        p = builder.add(first, const(j))
+                        rows.append(p)
+                        accs.append((builder.add(builder.add(x0, builder.mul(p, pstep)), ch4), bias))
+                    for t in range(9):      # the teaching layer's order: bias, then row by row, column by column
+                        accs = [(base, builder.fadd(acc, builder.fmul(load(builder.add(base, taps[t])), ws[t])))
+                                for base, acc in accs]
+                    for p, (_, v) in zip(rows, accs):
+                        v = builder.select(builder.fcmp_ordered("<", v, lo), lo, v)    # NaN stays NaN
+                        v = builder.select(builder.fcmp_ordered(">", v, hi), hi, v)
+                        at = builder.add(out0, builder.add(builder.mul(builder.mul(p, c), const(4)), ch4))
+                        builder.store(v, builder.inttoptr(at, f16.as_pointer()), align=4)
+
+            groups = builder.udiv(count, const(PIXELS))
+            with cgutils.for_range(builder, groups) as outer:
+                pixels(builder.mul(outer.index, const(PIXELS)), PIXELS)
+            with cgutils.for_range(builder, builder.sub(count, builder.mul(groups, const(PIXELS)))) as tail:
+                pixels(builder.add(builder.mul(groups, const(PIXELS)), tail.index), 1)
+            return context.get_dummy_value()
+
+        return sig, codegen
+
+    return depthwise3x3_f32_native
+
+
+@native(_build_depthwise3x3_f32)
+def depthwise3x3_f32(x, pix0, pstep, tstep, rstep, count, w, bias, out, o0, lo, hi):
+    """``count`` output pixels of a float32 3x3 depthwise convolution (depth multiplier 1, C ≥ 16) whose nine
+    taps lie inside the image, into ``out`` [*, C] rows o0 … o0 + count.  Offsets into ``x`` count float32
+    values: ``pix0`` of the first pixel's top-left tap, ``pstep`` from a pixel to the next, ``tstep`` from
+    a tap to the next in a filter row, ``rstep`` from a filter row to the next; ``w`` [9, C].
+
+    Compiled: 16 channels to a vector register, ``PIXELS`` pixels side by side; each sum starts at the bias
+    and adds the nine products one by one in :func:`depthwise_rows`' order (no fused multiply-add), so the
+    bits are the teaching layer's; then the clamp to [lo, hi].  Here, numpy in the same order."""
+    c = out.shape[1]
+    flat = x.reshape(-1)
+    offs = [ky * rstep + kx * tstep for ky in range(3) for kx in range(3)]
+    for p in range(count):
+        base = pix0 + p * pstep
+        v = bias.copy()
+        for t, o in enumerate(offs):
+            v = v + flat[base + o:base + o + c] * w[t]
+        v = np.where(v < lo, lo, v)
+        out[o0 + p] = np.where(v > hi, hi, v)
+
+
+@njit(nogil=True)
+def depthwise3x3_ir_rows(x, w, w9, bias, out, out2d, sh, sw, dh, dw, pt, pl, lo, hi, r0, r1):
+    """:func:`depthwise3x3_rows` with the inside pixels of each row in one call of :func:`depthwise3x3_f32`
+    (C ≥ 16; ``w9`` the filter as [9, C], ``out2d`` the output as [N·OH·OW, C]); the rows and pixels near
+    the padded edges take :func:`depthwise_rows`' loop as before."""
+    _, h, wd, c = x.shape
+    _, oh, ow, _ = out.shape
+    for r in range(r0, r1):
+        b = r // oh
+        oy = r % oh
+        y0 = oy * sh - pt
+        if y0 < 0 or y0 + 2 * dh >= h:
+            depthwise_rows(x, w, bias, out, sh, sw, dh, dw, pt, pl, lo, hi, r, r + 1)
+            continue
+        xa = min(ow, max(0, -(-pl // sw)))                       # first ox with x0 >= 0
+        xb = max(xa, min(ow, (wd - 1 - 2 * dw + pl) // sw + 1))  # past the last ox with x0 + 2·dw < W
+        for ox in range(ow):
+            if ox < xa or ox >= xb:
+                _depthwise_pixel(x, w, bias, out, b, oy, ox, y0, ox * sw - pl, dh, dw, lo, hi)
+        if xb > xa:
+            depthwise3x3_f32(x, ((b * h + y0) * wd + xa * sw - pl) * c, sw * c, dw * c, dh * wd * c, xb - xa, w9,
+                             bias, out2d, r * ow + xa, lo, hi)
+
+
 @njit(nogil=True)
 def _depthwise_pixel(x, w, bias, out, b, oy, ox, y0, x0, dh, dw, lo, hi):
     """One output pixel of a 3x3, multiplier-1 depthwise conv at the padded edge: the in-image taps
@@ -300,6 +440,61 @@ def depthwise3x3_int8_rows(x, w, bias, mult, shift, out_zp, lo, hi, half_up, n_v
                 t = (t * mult[k] + 1073741824) >> 31
                 t = (t >> right[k]) + ((t & mask[k]) > ((mask[k] >> 1) + (t < 0))) + out_zp
                 out[b, oy, ox, k] = min(max(t, lo), hi)
+
+
+@njit(nogil=True)
+def depthwise3x3_int8_rq(x, w, w9, wz, out2d, q32, q64, scalars, oh, ow, sh, sw, dh, dw, pt, pl, in_zp, r0, r1):
+    """:func:`depthwise3x3_int8_rows` with the zero point folded and the requantization of
+    :func:`workbench.perf.vnni.requantize_block` (16 channels to a vector register, in registers).
+
+    Inside the image (C ≥ 16) one call of :func:`workbench.perf.vnni.depthwise_rq` per output row computes
+    every pixel whose taps are all in the image: Σ (x − in_zp)·w = Σ x·w + ``wz`` (``wz`` = −in_zp·Σ w per
+    channel, made at bind), nine fused multiply-adds per 16 channels.  The other pixels (the padded edges,
+    or every pixel when C < 16) sum here, tap by tap, in float32 (exact: integers below 2^24) into ``acc``
+    [OW, channels padded to 16], and are requantized by :func:`~workbench.perf.vnni.requantize_block`.
+    ``w`` is the filter as float32 [3, 3, C], ``w9`` the same as [9, C]; ``out2d`` the output as [N·OH·OW, C]."""
+    _, h, wd, c = x.shape
+    n16 = q32.shape[1]
+    nblocks = n16 // 16
+    zp = np.float32(in_zp)
+    acc = np.zeros((ow, n16), np.float32)
+    xa = min(ow, max(0, -(-pl // sw)))                       # first ox with x0 >= 0
+    xb = max(xa, min(ow, (wd - 1 - 2 * dw + pl) // sw + 1))  # past the last ox with x0 + 2·dw < W
+    wide = c >= 16
+    for r in range(r0, r1):
+        b = r // oh
+        oy = r % oh
+        y0 = oy * sh - pt
+        inside_y = y0 >= 0 and y0 + 2 * dh < h
+        inner = inside_y and wide and xb > xa
+        for ox in range(ow):
+            if inner and xa <= ox < xb:
+                continue
+            x0 = ox * sw - pl
+            for k in range(c):
+                acc[ox, k] = 0
+            for ky in range(3):
+                iy = y0 + ky * dh
+                if iy < 0 or iy >= h:
+                    continue
+                for kx in range(3):
+                    ix = x0 + kx * dw
+                    if ix < 0 or ix >= wd:
+                        continue
+                    for k in range(c):
+                        acc[ox, k] += (np.float32(x[b, iy, ix, k]) - zp) * w[ky, kx, k]
+        if inner:
+            pix0 = ((b * h + y0) * wd + xa * sw - pl) * c
+            depthwise_rq(x, pix0, sw * c, dw * c, dh * wd * c, xb - xa, w9, wz, out2d, r * ow + xa, q32, q64,
+                         scalars)
+            spans = ((0, xa), (xb, ow))
+        else:
+            spans = ((0, ow), (ow, ow))
+        for s0, s1 in spans:
+            if s1 > s0:
+                for nb0 in range(0, nblocks, vnni.BLOCKS):
+                    requantize_block(acc, s0 * n16 + 16 * nb0, s1 - s0, nb0, min(vnni.BLOCKS, nblocks - nb0), out2d,
+                                     r * ow + s0, q32, q64, scalars)
 
 
 @njit
@@ -411,46 +606,74 @@ def is_3x3_multiplier_1(context, node) -> bool:
 
 class FloatRows(_Depthwise):
     """Rows over threads; ``kernel`` is :func:`depthwise3x3_rows` for a 3x3 multiplier-1 filter, chosen at
-    bind, else :func:`depthwise_rows`."""
+    bind, else :func:`depthwise_rows`; :func:`depthwise3x3_ir_rows` for a 3x3 multiplier-1 filter with at
+    least 16 channels, constant and bias-first (litert-x86)."""
 
-    __slots__ = ("kernel",)
+    __slots__ = ("kernel", "w9")
     weights_dtype = np.float32
     bias_dtype = np.float32
 
     def __init__(self, context, node):
         super().__init__(context, node)
         self.kernel = depthwise3x3_rows if is_3x3_multiplier_1(context, node) else depthwise_rows
+        self.w9 = None
+        if self.kernel is depthwise3x3_rows and self.weights is not None and self.weights.shape[2] >= 16:
+            self.kernel = depthwise3x3_ir_rows
+            self.w9 = np.ascontiguousarray(self.weights.reshape(9, -1))
 
     def __repr__(self) -> str:
         return f"<fast path {self.name}: {self.kernel.__name__}>"
 
     def __call__(self, context, node, d):
         x, w, bias, out = self.operands(context, node)
-        run_rows(self.kernel, out.shape[0] * out.shape[1], context.num_threads, x, w, bias, out, d.stride_h,
+        if self.w9 is None:
+            args = (x, w, bias, out)
+        else:
+            args = (x, w, self.w9, bias, out, out.reshape(-1, out.shape[3]))
+        run_rows(self.kernel, out.shape[0] * out.shape[1], context.num_threads, *args, d.stride_h,
                  d.stride_w, d.dilation_h, d.dilation_w, d.pad_top, d.pad_left, np.float32(d.output_activation_min),
                  np.float32(d.output_activation_max), work=out.size * w.shape[0] * w.shape[1])
 
 
 class Int8Rows(_Depthwise):
     """Rows over threads; ``kernel`` is :func:`depthwise3x3_int8_rows` for a 3x3 multiplier-1 filter,
-    chosen at bind, else :func:`depthwise_int8_rows`."""
+    chosen at bind, else :func:`depthwise_int8_rows`; :func:`depthwise3x3_int8_rq` where, in addition,
+    the filter and bias are constant and the requantization is narrow (``tables``, made here)."""
 
-    __slots__ = ("kernel",)
+    __slots__ = ("kernel", "tables", "wz", "w9")
     weights_dtype = np.int16
 
-    def __init__(self, context, node):
+    def __init__(self, context, node, d):
         super().__init__(context, node)
         self.kernel = depthwise_int8_rows
+        self.tables = self.wz = self.w9 = None
         if is_3x3_multiplier_1(context, node):
             self.kernel = depthwise3x3_int8_rows
             if self.weights is not None:
                 self.weights = self.weights.astype(np.float32)      # its float32 sums are exact (see there)
+                if self.bias is not None:
+                    co = self.weights.shape[2]
+                    self.tables = vnni.requant_tables(self.bias, d.output_multiplier, d.output_shift,
+                                                      d.output_zero_point, d.output_activation_min,
+                                                      d.output_activation_max, True, -(-co // 16) * 16, 255 * 128 * 9,
+                                                      n_up=d.vector_channels)
+            if self.tables is not None:
+                self.kernel = depthwise3x3_int8_rq
+                self.wz = (-float(d.input_zero_point) * self.weights.astype(np.float64).sum(axis=(0, 1))).astype(
+                    np.float32)
+                self.w9 = np.ascontiguousarray(self.weights.reshape(9, -1))
 
     def __repr__(self) -> str:
         return f"<fast path {self.name}: {self.kernel.__name__}>"
 
     def __call__(self, context, node, d):
         x, w, bias, out = self.operands(context, node)
+        if self.tables is not None:
+            _, oh, ow, co = out.shape
+            run_rows(depthwise3x3_int8_rq, out.shape[0] * oh, context.num_threads, x, w, self.w9, self.wz,
+                     out.reshape(-1, co), *self.tables, oh, ow, d.stride_h, d.stride_w, d.dilation_h, d.dilation_w,
+                     d.pad_top, d.pad_left, d.input_zero_point, work=out.size * 9)
+            return
         if self.kernel is depthwise3x3_int8_rows and w.dtype != np.float32:
             w = w.astype(np.float32)                                 # a filter that is not constant
         run_rows(self.kernel, out.shape[0] * out.shape[1], context.num_threads, x, w, bias,
@@ -528,7 +751,7 @@ def bind_float(context, node, d):
 
 @fast_path(OP, DepthwiseConv2DInt8Data, variants=ALL)      # the tie rule comes from d.vector_channels
 def bind_int8(context, node, d):
-    return Int8Rows(context, node)
+    return Int8Rows(context, node, d)
 
 
 @fast_path(OP, DepthwiseConv2DUint8Data, variants=ALL)

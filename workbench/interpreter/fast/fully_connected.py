@@ -104,17 +104,19 @@ class RowsBlas(FastPath):
 class Int8Vnni(FastPath):
     """int8 on the VNNI dot product: W − w_zp packed for ``vpdpbusd``, the input offset by 128."""
 
-    __slots__ = ("name", "packed", "bias_folded", "half_up")
+    __slots__ = ("name", "packed", "bias_folded", "half_up", "tables")
 
-    def __init__(self, packed, bias_folded, half_up):
+    def __init__(self, packed, bias_folded, half_up, d):
         self.name, self.packed, self.bias_folded, self.half_up = "vnni(int8, exact)", packed, bias_folded, half_up
+        self.tables = vnni.tables_for(packed, bias_folded, d.output_multiplier, d.output_shift, d.output_zero_point,
+                                      d.output_activation_min, d.output_activation_max, half_up)
 
     def __call__(self, context, node, d):
         t = context.tensors
         vnni.conv(t[node.inputs[0]].reshape(d.batch, 1, 1, d.depth), self.packed, self.bias_folded,
                   d.output_multiplier, d.output_shift, d.output_zero_point, d.output_activation_min,
                   d.output_activation_max, self.half_up, t[node.outputs[0]].reshape(d.batch, d.units),
-                  (1, 1, 1, 1, 1, 1, 1, 1, 0, 0, d.input_zero_point + 128), context.num_threads)
+                  (1, 1, 1, 1, 1, 1, 1, 1, 0, 0, d.input_zero_point + 128), context.num_threads, self.tables)
 
 
 def _rows_blas(context, node, d, input_abs_max, multipliers, shifts):
@@ -135,7 +137,7 @@ def bind_int8(context, node, d):
             and -128 <= int(w.min(initial=0)) - d.filter_zero_point
             and int(w.max(initial=0)) - d.filter_zero_point <= 127):
         wm = (w.astype(np.int64) - d.filter_zero_point).astype(np.int8)       # [units, K]
-        return Int8Vnni(vnni.pack_filter(wm), vnni.folded_bias(bias, wm, d.input_zero_point), half_up)
+        return Int8Vnni(vnni.pack_filter(wm), vnni.folded_bias(bias, wm, d.input_zero_point), half_up, d)
     return _rows_blas(context, node, d, 128, d.output_multiplier, d.output_shift)
 
 
