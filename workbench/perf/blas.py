@@ -10,12 +10,15 @@ import ctypes
 import glob
 import os
 
+import numpy as np
+
 _setter = None
 _getter = None
 _library = None         # the OpenBLAS that numpy loaded (ctypes)
 _searched = False
 _current: int | None = None
 _handed_over: int | None = None     # OpenBLAS's jobs go to the kernel library's pool (since n threads)
+_gemm = None                        # (split function, sgemm address, set-threads address, ilp64) or False
 
 SHARE_PRODUCTS = True
 """Whether ``set_threads(n)`` lets OpenBLAS cut one product among n threads (its jobs run on the kernel
@@ -103,3 +106,57 @@ def hand_over(n: int) -> bool:
     _handed_over = n
     return True
 
+
+
+MIN_SPLIT_WORK = 150_000
+"""Multiply-adds below which :func:`matmul` does not cut a product among threads: a product that
+small takes a few microseconds, about what handing half of it to another thread costs."""
+
+MAX_SPLIT_ROWS = 64
+"""Products of this many rows or more are left to OpenBLAS's own threads, which share the packed
+right matrix between them: for MobileNet's 1x1 convolutions at 14x14 and more, cutting the product
+in independent pieces was no faster (measured on 2 cores: 196x512 @ 512x512 0.55 ms with OpenBLAS's
+2 threads, 0.49-0.54 ms in pieces; 196x96 @ 96x576 0.16 ms either way).  Below, the 7x7 layers and
+fully-connected layers, OpenBLAS gained little from its second thread and the pieces (cut by output
+columns) do better (49x1024 @ 1024x1024: 0.80 ms against 0.73 ms; 49x960 @ 960x160: 0.12 against 0.10)."""
+
+
+def _gemm_split():
+    """The kernel library's ``gemm_split`` and the addresses it needs from numpy's OpenBLAS, or False."""
+    global _gemm
+    if _gemm is None:
+        _gemm = False
+        from . import precompiled
+
+        lib = precompiled.library() if available() else None
+        split = getattr(lib.module, "gemm_split", None) if lib is not None else None
+        if split is not None:
+            for name, ilp64 in (("scipy_cblas_sgemm64_", 1), ("cblas_sgemm64_", 1), ("scipy_cblas_sgemm", 0),
+                                ("cblas_sgemm", 0)):
+                fn = getattr(_library, name, None)
+                if fn is not None:
+                    sgemm = ctypes.cast(fn, ctypes.c_void_p).value
+                    setter = ctypes.cast(_setter, ctypes.c_void_p).value
+                    _gemm = (split, sgemm, setter, ilp64)
+                    break
+    return _gemm
+
+
+def _openblas_threads() -> int:
+    """How many threads OpenBLAS is set to now (gemm_split sets it back to that after its pieces)."""
+    if _current is not None:
+        return int(_current) if SHARE_PRODUCTS else 1
+    return get_threads() or 1
+
+
+def matmul(a, b, out, threads: int) -> None:
+    """``np.matmul(a, b, out=out)`` for float32 matrices, cut among ``threads`` threads of the kernel
+    library's pool (``gemm_split`` in ``native/shim_tail.c``: by output columns or by rows, every piece
+    a single-thread OpenBLAS product) when the product is big enough and has few rows
+    (:data:`MAX_SPLIT_ROWS`); else, or without the library or
+    OpenBLAS's cblas_sgemm, ``np.matmul`` itself (which OpenBLAS may share among its threads)."""
+    if threads > 1 and a.shape[0] < MAX_SPLIT_ROWS and a.shape[0] * a.shape[1] * b.shape[1] >= MIN_SPLIT_WORK:
+        g = _gemm if _gemm is not None else _gemm_split()
+        if g and g[0](g[1], g[2], g[3], _openblas_threads(), threads, a, b, out):
+            return
+    np.matmul(a, b, out=out)

@@ -186,6 +186,7 @@ static struct {
     atomic_int finished_parts;     /* its parts run to the end */
     int misses;                    /* independent-parts jobs in a row whose parts the caller ran alone */
     atomic_int solo;               /* independent-parts jobs the callers run alone from now on */
+    long stat_jobs, stat_alone, stat_solo;  /* independent-parts jobs: posted, run by the caller alone, not posted */
 } pool = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER, 0,
            PTHREAD_MUTEX_INITIALIZER};
 
@@ -285,6 +286,7 @@ static void pool_run(part_fn fn, void *ctx, int parts, int threads, int claim)
     if (claim && threads > 1 && atomic_load_explicit(&pool.solo, memory_order_relaxed) > 0) {
         /* the workers missed the last jobs (their cores are busy): alone for a while, no wake-ups */
         atomic_fetch_sub_explicit(&pool.solo, 1, memory_order_relaxed);
+        pool.stat_solo++;
         threads = 1;
     }
     if (threads <= 1 || (claim && (parts > MAX_PARTS || pthread_mutex_trylock(&pool.busy) != 0))) {
@@ -303,7 +305,9 @@ static void pool_run(part_fn fn, void *ctx, int parts, int threads, int claim)
         atomic_store_explicit(&pool.finished_parts, 0, memory_order_relaxed);
         atomic_store_explicit(&pool.word, WORD(pool.job, parts, 0), memory_order_release);
         post((g | 1) + 2);              /* odd: independent parts */
+        pool.stat_jobs++;
         if (claim_parts(0) == parts) {  /* no worker came in time */
+            pool.stat_alone++;
             if (++pool.misses >= MISSES_TO_SOLO) {
                 pool.misses = 0;
                 atomic_store_explicit(&pool.solo, SOLO_JOBS, memory_order_relaxed);
