@@ -112,13 +112,12 @@ MIN_SPLIT_WORK = 150_000
 """Multiply-adds below which :func:`matmul` does not cut a product among threads: a product that
 small takes a few microseconds, about what handing half of it to another thread costs."""
 
-MAX_SPLIT_ROWS = 64
-"""Products of this many rows or more are left to OpenBLAS's own threads, which share the packed
-right matrix between them: for MobileNet's 1x1 convolutions at 14x14 and more, cutting the product
-in independent pieces was no faster (measured on 2 cores: 196x512 @ 512x512 0.55 ms with OpenBLAS's
-2 threads, 0.49-0.54 ms in pieces; 196x96 @ 96x576 0.16 ms either way).  Below, the 7x7 layers and
-fully-connected layers, OpenBLAS gained little from its second thread and the pieces (cut by output
-columns) do better (49x1024 @ 1024x1024: 0.80 ms against 0.73 ms; 49x960 @ 960x160: 0.12 against 0.10)."""
+SPLIT = True
+"""Whether :func:`matmul` cuts products among threads itself (else OpenBLAS's threads do).  Measured
+node by node inside the networks on 2 quiet cores (benchmarks/bench_layers.py --overhead
+--compare-threads 2; median of 25, load 0.6): the 1x1 convolutions of MobileNet v2 took 7.8 ms in
+pieces against 8.1 ms with OpenBLAS's threads, those of v1 10.0 against 10.3; the 7x7 layers
+(49 rows) about 10 % less each (OpenBLAS gains little from its second thread there)."""
 
 
 def _gemm_split():
@@ -152,10 +151,9 @@ def _openblas_threads() -> int:
 def matmul(a, b, out, threads: int) -> None:
     """``np.matmul(a, b, out=out)`` for float32 matrices, cut among ``threads`` threads of the kernel
     library's pool (``gemm_split`` in ``native/shim_tail.c``: by output columns or by rows, every piece
-    a single-thread OpenBLAS product) when the product is big enough and has few rows
-    (:data:`MAX_SPLIT_ROWS`); else, or without the library or
+    a single-thread OpenBLAS product) when the product is big enough; else, or without the library or
     OpenBLAS's cblas_sgemm, ``np.matmul`` itself (which OpenBLAS may share among its threads)."""
-    if threads > 1 and a.shape[0] < MAX_SPLIT_ROWS and a.shape[0] * a.shape[1] * b.shape[1] >= MIN_SPLIT_WORK:
+    if threads > 1 and SPLIT and a.shape[0] * a.shape[1] * b.shape[1] >= MIN_SPLIT_WORK:
         g = _gemm if _gemm is not None else _gemm_split()
         if g and g[0](g[1], g[2], g[3], _openblas_threads(), threads, a, b, out):
             return

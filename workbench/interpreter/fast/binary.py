@@ -157,7 +157,7 @@ class FloatRows(FastPath):
         c = out.shape[-1]
         out2d = out.reshape(-1, c)
         run_rows(float_binary_rows, out2d.shape[0], context.num_threads, t[node.inputs[0]].reshape(-1, c),
-                 t[node.inputs[1]].reshape(-1, c), out2d, self.op, self.lo, self.hi, work=out.size * 4)
+                 t[node.inputs[1]].reshape(-1, c), out2d, self.op, self.lo, self.hi, work=out.size)
 
 
 def _bind_float(context, node, d, op: int):
