@@ -100,3 +100,42 @@ def test_pack_filter_pads_k_for_amx():
         p = vnni.pack_filter(w2d, align)
         assert p.shape == (1, groups, 64) and (vnni.unpack_filter(p, 3, 35) == w2d).all()
     assert vnni.k_align(100) == 4 and vnni.k_align(vnni.AMX_MIN_K) == (64 if vnni.amx_available() else 4)
+
+
+# N, H, W, C, O, KH, KW, stride, pad (top, left), output (OH, OW): fewer than 32 rows, long sums
+FEW_ROWS = [(1, 7, 7, 160, 200, 1, 1, (1, 1), (0, 0), (7, 7)),
+            (1, 5, 5, 20, 70, 3, 3, (1, 1), (1, 1), (5, 5)),
+            (2, 6, 6, 130, 131, 1, 1, (2, 2), (0, 0), (3, 3))]
+
+
+@pytest.mark.parametrize("shape", FEW_ROWS)
+def test_few_rows_shared_by_output_channels_are_the_teaching_layer(shape, monkeypatch):
+    """vnni.conv on 1, 2 and 3 threads: a layer of few rows takes conv_cols_amx_rq where AMX runs (the
+    threads share the groups of output channels), the same bits as on one thread and as the teaching
+    layer; elsewhere the VNNI block, with the same bits."""
+    n, h, w, c, o, kh, kw, (sh, sw), (pt, pl), (oh, ow) = shape
+    rng = np.random.default_rng(c + o)
+    x = rng.integers(-128, 128, (n, h, w, c)).astype(np.int8)
+    f = rng.integers(-128, 128, (o, kh, kw, c)).astype(np.int8)
+    bias = rng.integers(-20000, 20000, o).astype(np.int32)
+    mult = rng.integers(2 ** 30, 2 ** 31, o).astype(np.int64)
+    shift = rng.integers(-9, 1, o).astype(np.int64)
+    zp, out_zp, lo, hi = -5, 2, -128, 127
+    w2d = f.reshape(o, -1)
+    packed = vnni.pack_filter(w2d, vnni.k_align(w2d.shape[1]))
+    folded = vnni.folded_bias(bias, w2d, zp)
+    tables = vnni.tables_for(packed, folded, mult, shift, out_zp, lo, hi, True)
+    assert tables is not None
+    want = teaching(x, f, bias, (sh, sw), (1, 1), (pt, pl), (oh, ow), zp, mult, shift, out_zp, lo, hi, True)
+    used = []
+    real = vnni.run_rows
+    monkeypatch.setattr(vnni, "run_rows", lambda fn, *a, **k: (used.append(fn), real(fn, *a, **k)))
+    for threads in (1, 2, 3):
+        out = np.full((n * oh * ow, o), 99, np.int8)
+        vnni.conv(x, packed, folded, mult, shift, out_zp, lo, hi, True, out,
+                  (oh, ow, kh, kw, sh, sw, 1, 1, pt, pl, np.uint8(zp + 128)), threads, tables)
+        assert (out.reshape(want.shape) == want).all(), (threads, int((out.reshape(want.shape) != want).sum()))
+    if vnni.amx_available():
+        assert used == [vnni.conv_rows_amx_rq, vnni.conv_cols_amx_rq, vnni.conv_cols_amx_rq]
+    else:
+        assert vnni.conv_cols_amx_rq not in used
