@@ -1095,28 +1095,6 @@ def conv_rows_amx_rq(x, xr, packed, q32, q64, scalars, out, pad, oh, ow, kh, kw,
     amx_end()
 
 
-@njit(nogil=True)
-def conv_cols_amx_rq(x, xr, packed, q32, q64, scalars, out, pad, oh, ow, kh, kw, sh, sw, dh, dw, pt, pl, cfg, rows,
-                     g0, g1):
-    """:func:`conv_rows_amx_rq` for all ``rows`` output rows and the output channels of filter-block groups
-    g0..g1 only (a group: ``BLOCKS`` blocks of 16 channels): the way to share a layer of few rows (a 7x7
-    layer has 49, not enough for two threads' 16-row blocks) among threads.  Each thread gathers every
-    row (M·K bytes, small when M is) and writes its own columns of ``out``; the sums and the
-    requantization of every output are those of :func:`conv_rows_amx_rq`."""
-    nblocks, kg, _ = packed.shape
-    a = np.zeros((-(-rows // AMX_ROWS) * AMX_ROWS, 4 * kg), np.uint8)
-    acc = np.empty((AMX_ROWS, 16 * BLOCKS), np.int32)
-    gather_rows(x, xr, a, 0, rows, pad, ow, oh * ow, kh, kw, sh, sw, dh, dw, pt, pl)
-    amx_begin(cfg)
-    for g in range(g0, g1):
-        nb0 = g * BLOCKS
-        blocks = min(BLOCKS, nblocks - nb0)
-        for r0 in range(0, rows, AMX_ROWS):
-            amx_tile(cfg, a, r0, packed, nb0, kg, acc, blocks)
-            requantize_block(acc, 0, min(AMX_ROWS, rows - r0), nb0, blocks, out, r0, q32, q64, scalars)
-    amx_end()
-
-
 def conv(x, packed, bias, mult, shift, out_zp, lo, hi, half_up, out2d, geometry, threads: int = 1,
          tables=None) -> None:
     """Run :func:`conv_rows` over all output rows, split between ``threads`` threads when > 1
@@ -1132,14 +1110,7 @@ def conv(x, packed, bias, mult, shift, out_zp, lo, hi, half_up, out2d, geometry,
     n, h, w, c = x.shape
     if out2d.shape[0] >= AMX_ROWS and kg % 16 == 0 and 4 * kg >= AMX_MIN_K and amx_available():
         if tables is not None:
-            m = out2d.shape[0]
-            groups = -(-packed.shape[0] // BLOCKS)
-            if threads > 1 and m < 2 * AMX_ROWS * min(threads, 2) and groups >= 2:
-                # too few rows to share (a 7x7 layer): the threads share the output channels instead
-                run_rows(conv_cols_amx_rq, groups, threads, x, x.reshape(n * h, w * c), packed, *tables, out2d, pad,
-                         oh, ow, kh, kw, sh, sw, dh, dw, pt, pl, _AMX_CONFIG, m, work=work)
-                return
-            run_rows(conv_rows_amx_rq, m, threads, x, x.reshape(n * h, w * c), packed, *tables, out2d,
+            run_rows(conv_rows_amx_rq, out2d.shape[0], threads, x, x.reshape(n * h, w * c), packed, *tables, out2d,
                      pad, oh, ow, kh, kw, sh, sw, dh, dw, pt, pl, _AMX_CONFIG, align=AMX_ROWS, work=work)
             return
         run_rows(conv_rows_amx, out2d.shape[0], threads, x, packed, bias, mult, shift, out_zp, lo, hi, half_up, out2d,
