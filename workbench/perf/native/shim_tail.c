@@ -163,8 +163,8 @@ static PyObject *kernel_call_rows(PyObject *self, PyObject *const *args, Py_ssiz
  * products badly (a 196x96 @ 96x576 product took as long on 2 threads as on 1); independent pieces
  * on the claiming pool never wait for a late thread.  Cut by rows (each thread packs its share of a
  * and all of b) when there are at least 32 a thread, else by output columns (pieces a multiple of 16
- * columns): measured inside MobileNet v1 / v2 on 2 cores, rows beat columns for 196 rows and more.  cblas order and transpose codes: cblas.h (101 row major,
- * 111 no transpose, 112 transpose). */
+ * columns): measured inside MobileNet v1 / v2 on 2 cores, rows beat columns for 196 rows and more.
+ * cblas order and transpose codes: cblas.h (101 row major, 111 no transpose, 112 transpose). */
 typedef void (*sgemm64_fn)(int, int, int, int64_t, int64_t, int64_t, float, const float *, int64_t,
                            const float *, int64_t, float, float *, int64_t);
 typedef void (*sgemm32_fn)(int, int, int, int32_t, int32_t, int32_t, float, const float *, int32_t,
