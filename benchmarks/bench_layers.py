@@ -15,12 +15,18 @@ executed node's call (its speed-layer path: Python dispatch, the kernel, any cop
 place on the network's own tensors, their sum, and the whole invoke; the difference is what an invoke
 costs outside the nodes (the plan loop, entering and leaving the running state).  No flag in the
 interpreter: the plan's calls are timed from here, so nothing changes when this is not running.
+
+``--overhead --compare-threads N`` times every node that way with 1 and with N threads (two
+interpreters of ours on the same input, alternating whole runs) and prints both times and the
+speed-up t(1)/t(N), sorted by the time N threads lose against a perfect t(1)/N.  ``--v2`` adds
+MobileNet v2 1.0/224 float32 built in code (``benchmarks/mobilenet_v2_file.py``).
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import os
 import sys
 import time
 from pathlib import Path
@@ -138,6 +144,47 @@ def overhead(path: Path, runs: int, threads: int) -> None:
           f"loop {w - b:.3f} ms")
 
 
+def compare_threads(path: Path, runs: int, threads: int) -> None:
+    """Per-node time inside the whole network at 1 and at ``threads`` threads, side by side."""
+    from workbench.interpreter import Interpreter
+
+    its = []
+    for n in (1, threads):
+        it = Interpreter(model_content=path.read_bytes(), num_threads=n)
+        it.allocate_tensors()
+        seed(it)
+        for _ in range(3):
+            it.invoke()
+        its.append(it)
+    plans = [(it._sg(0).context, it._sg(0).plan) for it in its]
+    times = [[[] for _ in plans[0][1]] for _ in its]
+    whole = [[] for _ in its]
+    for _ in range(runs):
+        for j, it in enumerate(its):
+            t0 = time.perf_counter()
+            it.invoke()
+            whole[j].append(time.perf_counter() - t0)
+            ctx, plan = plans[j]
+            for k, (fn, node, data) in enumerate(plan):   # right after its own invoke: the pool's threads
+                t0 = time.perf_counter()                  # are as awake as in a run of the network
+                fn(ctx, node, data)
+                times[j][k].append(time.perf_counter() - t0)
+    med = [[1000 * float(np.median(t)) for t in tj] for tj in times]
+    names = [getattr(fn, "name", type(fn).__name__) for fn, _, _ in plans[0][1]]
+    print(f"\n{path.name}, ours in the whole network, 1 vs {threads} threads, median of {runs}, "
+          f"load {' '.join(f'{v:.2f}' for v in os.getloadavg())}")
+    print(f"{'node':>4s} {'1 thr':>7s} {f'{threads} thr':>7s} {'speedup':>7s} {'lost ms':>7s}  op [path] output")
+    order = sorted(range(len(names)), key=lambda k: -(med[1][k] - med[0][k] / threads))
+    for k in order:
+        node = plans[0][1][k][1]
+        shape = "x".join(str(v) for v in plans[0][0].tensors[node.outputs[0]].shape) if node.outputs else ""
+        print(f"{node.index:4d} {med[0][k]:7.3f} {med[1][k]:7.3f} {med[0][k] / max(med[1][k], 1e-9):7.2f} "
+              f"{med[1][k] - med[0][k] / threads:7.3f}  {node.op_name} [{names[k]}] {shape}")
+    w = [1000 * float(np.median(t)) for t in whole]
+    print(f"sum of the nodes {sum(med[0]):.3f} / {sum(med[1]):.3f} ms; invoke() {w[0]:.3f} / {w[1]:.3f} ms "
+          f"(speed-up {w[0] / w[1]:.2f})")
+
+
 def describe(model, index: int, fast: str) -> str:
     from workbench import schema
 
@@ -165,11 +212,22 @@ def main(argv=None) -> int:
     ap.add_argument("--model", type=Path, action="append")
     ap.add_argument("--overhead", action="store_true", help="ours only: node times inside the whole network, "
                     "their sum and the whole invoke")
+    ap.add_argument("--compare-threads", type=int, default=0, metavar="N",
+                    help="with --overhead: node times at 1 and at N threads side by side")
+    ap.add_argument("--v2", action="store_true", help="add MobileNet v2 1.0/224 float32 (built in code)")
     args = ap.parse_args(argv)
     paths = [m for m in (args.model or [MODELS / m for m in DEFAULT_MODELS]) if m.exists()]
+    if args.v2:
+        sys.path.insert(0, str(ROOT / "benchmarks"))
+        import mobilenet_v2_file
+
+        paths.append(mobilenet_v2_file.path())
     if args.overhead:
         for path in paths:
-            overhead(path, args.runs, args.threads)
+            if args.compare_threads > 1:
+                compare_threads(path, args.runs, args.compare_threads)
+            else:
+                overhead(path, args.runs, args.threads)
         return 0
     for path in paths:
         model = schema.load(path.read_bytes())

@@ -123,3 +123,30 @@ def test_python_threads_share_the_pool(rows_kernel):
     for t in workers:
         t.join()
     assert not bad
+
+
+@pytest.mark.parametrize("m,k,n", [(49, 96, 160), (1, 300, 1000), (7, 5, 3), (200, 24, 40), (3, 64, 70)])
+def test_gemm_split_is_the_product(rows_kernel, m, k, n):
+    """``gemm_split`` (native/shim_tail.c) through ``blas.matmul``: cut by output columns or by rows,
+    right matrix laid out by rows or by columns, on 1, 2 and 3 threads: numpy's product."""
+    from workbench.perf import blas
+
+    blas._gemm = None
+    g = blas._gemm_split()
+    assert blas.available() and g, "numpy's OpenBLAS with cblas_sgemm and the library's gemm_split"
+    rng = np.random.default_rng(m * 1000 + n)
+    a = rng.uniform(-1, 1, (m, k)).astype(np.float32)
+    for b in (rng.uniform(-1, 1, (k, n)).astype(np.float32), np.asfortranarray(rng.uniform(-1, 1, (k, n)),
+                                                                                np.float32)):
+        want = np.matmul(a, b)
+        for threads in (1, 2, 3):
+            out = np.full((m, n), np.nan, np.float32)
+            assert g[0](g[1], g[2], g[3], 1, threads, a, b, out) is True
+            np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-5, err_msg=f"{threads} threads")
+            out[:] = np.nan
+            blas.matmul(a, b, out, threads)
+            np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-5, err_msg=f"blas.matmul, {threads} threads")
+    # arrays it does not take: the caller multiplies another way
+    assert g[0](g[1], g[2], g[3], 1, 2, a.astype(np.float64), b, np.empty((m, n), np.float32)) is False
+    assert g[0](g[1], g[2], g[3], 1, 2, a, b, np.empty((m + 1, n), np.float32)) is False
+    blas._gemm = None

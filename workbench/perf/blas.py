@@ -10,12 +10,15 @@ import ctypes
 import glob
 import os
 
+import numpy as np
+
 _setter = None
 _getter = None
 _library = None         # the OpenBLAS that numpy loaded (ctypes)
 _searched = False
 _current: int | None = None
 _handed_over: int | None = None     # OpenBLAS's jobs go to the kernel library's pool (since n threads)
+_gemm = None                        # (split function, sgemm address, set-threads address, ilp64) or False
 
 SHARE_PRODUCTS = True
 """Whether ``set_threads(n)`` lets OpenBLAS cut one product among n threads (its jobs run on the kernel
@@ -103,3 +106,55 @@ def hand_over(n: int) -> bool:
     _handed_over = n
     return True
 
+
+
+MIN_SPLIT_WORK = 150_000
+"""Multiply-adds below which :func:`matmul` does not cut a product among threads: a product that
+small takes a few microseconds, about what handing half of it to another thread costs."""
+
+SPLIT = True
+"""Whether :func:`matmul` cuts products among threads itself (else OpenBLAS's threads do).  Measured
+node by node inside the networks on 2 quiet cores (benchmarks/bench_layers.py --overhead
+--compare-threads 2; median of 25, load 0.6): the 1x1 convolutions of MobileNet v2 took 7.8 ms in
+pieces against 8.1 ms with OpenBLAS's threads, those of v1 10.0 against 10.3; the 7x7 layers
+(49 rows) about 10 % less each (OpenBLAS gains little from its second thread there)."""
+
+
+def _gemm_split():
+    """The kernel library's ``gemm_split`` and the addresses it needs from numpy's OpenBLAS, or False."""
+    global _gemm
+    if _gemm is None:
+        _gemm = False
+        from . import precompiled
+
+        lib = precompiled.library() if available() else None
+        split = getattr(lib.module, "gemm_split", None) if lib is not None else None
+        if split is not None:
+            for name, ilp64 in (("scipy_cblas_sgemm64_", 1), ("cblas_sgemm64_", 1), ("scipy_cblas_sgemm", 0),
+                                ("cblas_sgemm", 0)):
+                fn = getattr(_library, name, None)
+                if fn is not None:
+                    sgemm = ctypes.cast(fn, ctypes.c_void_p).value
+                    setter = ctypes.cast(_setter, ctypes.c_void_p).value
+                    _gemm = (split, sgemm, setter, ilp64)
+                    break
+    return _gemm
+
+
+def _openblas_threads() -> int:
+    """How many threads OpenBLAS is set to now (gemm_split sets it back to that after its pieces)."""
+    if _current is not None:
+        return int(_current) if SHARE_PRODUCTS else 1
+    return get_threads() or 1
+
+
+def matmul(a, b, out, threads: int) -> None:
+    """``np.matmul(a, b, out=out)`` for float32 matrices, cut among ``threads`` threads of the kernel
+    library's pool (``gemm_split`` in ``native/shim_tail.c``: by output columns or by rows, every piece
+    a single-thread OpenBLAS product) when the product is big enough; else, or without the library or
+    OpenBLAS's cblas_sgemm, ``np.matmul`` itself (which OpenBLAS may share among its threads)."""
+    if threads > 1 and SPLIT and a.shape[0] * a.shape[1] * b.shape[1] >= MIN_SPLIT_WORK:
+        g = _gemm if _gemm is not None else _gemm_split()
+        if g and g[0](g[1], g[2], g[3], _openblas_threads(), threads, a, b, out):
+            return
+    np.matmul(a, b, out=out)

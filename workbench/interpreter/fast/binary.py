@@ -10,6 +10,9 @@
   teaching layer computes both everywhere and picks).
 * comparisons of rescaled int8 / uint8 / int16 ("lut"): the rescaled value of every input value, looked
   up, then the teaching layer's comparison.
+* float32 ADD / SUB / MUL of two inputs of one shape ("rows"): :func:`float_binary_rows`, the IEEE
+  operation and the activation clamp in one pass, rows shared among ``num_threads`` threads (the
+  teaching layer makes two passes, the operation then ``np.clip``, on one thread).
 
 Every table comes from the teaching layer's functions on an OpData that prepare built under the
 node's variant, so each fast path serves both variants.
@@ -21,9 +24,10 @@ import dataclasses
 
 import numpy as np
 
+from ...perf.jit import njit, run_rows
 from ...schema.enums import BuiltinOperator as B
 from ..kernels import equal, greater, greater_equal, less, less_equal, not_equal
-from ..kernels._binary import BinaryInt8Data, BinaryQuantizedData, add_sub_general, vector_loop_values
+from ..kernels._binary import BinaryData, BinaryInt8Data, BinaryQuantizedData, add_sub_general, vector_loop_values
 from ..kernels._compare import ComparisonData, scaled_array
 from ..kernels.add import add_quantized
 from ..kernels.div import DivQuantizedData, check_divisor, div_quantized
@@ -114,18 +118,76 @@ def _bind_arithmetic(kind: str, fn, d):
     return PairTable(table, vector, d.vector_mask)
 
 
-@fast_path(B.ADD, BinaryQuantizedData, BinaryInt8Data, variants=ALL)
+@njit(nogil=True)
+def float_binary_rows(a, b, out, op, lo, hi, r0, r1):
+    """Rows r0..r1 of ``out`` = a (op) b, then clamped to [lo, hi] (op 0 add, 1 subtract, 2 multiply),
+    as ``reference_ops::Add`` / ``Sub`` / ``Mul`` do with their activation: every output on its own, so
+    the threads' pieces give the teaching layer's values.  NaN stays NaN (both comparisons are false),
+    as with ``np.clip``."""
+    n = out.shape[1]
+    for r in range(r0, r1):
+        x, y, z = a[r], b[r], out[r]
+        for j in range(n):
+            if op == 0:
+                v = x[j] + y[j]
+            elif op == 1:
+                v = x[j] - y[j]
+            else:
+                v = x[j] * y[j]
+            if v < lo:
+                v = lo
+            elif v > hi:
+                v = hi
+            z[j] = v
+
+
+class FloatRows(FastPath):
+    """float32 ADD / SUB / MUL of two inputs of the output's shape: :func:`float_binary_rows`."""
+
+    __slots__ = ("op", "lo", "hi")
+    name = "rows"
+
+    def __init__(self, op: int, d):
+        self.op = op
+        self.lo, self.hi = np.float32(d.output_activation_min), np.float32(d.output_activation_max)
+
+    def __call__(self, context, node, d):
+        t = context.tensors
+        out = t[node.outputs[0]]
+        c = out.shape[-1]
+        out2d = out.reshape(-1, c)
+        run_rows(float_binary_rows, out2d.shape[0], context.num_threads, t[node.inputs[0]].reshape(-1, c),
+                 t[node.inputs[1]].reshape(-1, c), out2d, self.op, self.lo, self.hi, work=out.size)
+
+
+def _bind_float(context, node, d, op: int):
+    """:class:`FloatRows` for two float32 inputs of the output's shape (no broadcast) with a last axis."""
+    shape = tuple(d.output_shape)
+    if (d.broadcast or len(shape) == 0 or shape[-1] == 0 or len(node.inputs) != 2
+            or any(tuple(context.shape(node.input(k))) != shape for k in (0, 1))
+            or any(context.dtype(node.input(k)) != np.float32 for k in (0, 1))):
+        return None
+    return FloatRows(op, d)
+
+
+@fast_path(B.ADD, BinaryQuantizedData, BinaryInt8Data, BinaryData, variants=ALL)
 def bind_add(context, node, d):
+    if type(d) is BinaryData:
+        return _bind_float(context, node, d, 0)
     return _bind_arithmetic("add", add_quantized, d)
 
 
-@fast_path(B.SUB, BinaryQuantizedData, BinaryInt8Data, variants=ALL)
+@fast_path(B.SUB, BinaryQuantizedData, BinaryInt8Data, BinaryData, variants=ALL)
 def bind_sub(context, node, d):
+    if type(d) is BinaryData:
+        return _bind_float(context, node, d, 1)
     return _bind_arithmetic("sub", sub_quantized, d)
 
 
-@fast_path(B.MUL, BinaryQuantizedData, BinaryInt8Data, variants=ALL)
+@fast_path(B.MUL, BinaryQuantizedData, BinaryInt8Data, BinaryData, variants=ALL)
 def bind_mul(context, node, d):
+    if type(d) is BinaryData:
+        return _bind_float(context, node, d, 2)
     return _bind_arithmetic("mul", mul_quantized, d)
 
 

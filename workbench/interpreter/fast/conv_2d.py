@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...perf import blas as _blas
 from ...perf import vnni as _vnni
 from ...perf.jit import njit, run_rows
 from ...schema.enums import BuiltinOperator
@@ -289,7 +290,8 @@ class FloatNumba(FastPath):
 
 
 class FloatBlas(FastPath):
-    """``matmul`` (1x1, stride 1, no padding) or ``im2col+blas``: one BLAS product, then the guard,
+    """``matmul`` (1x1, stride 1, no padding) or ``im2col+blas``: one BLAS product (cut among
+    ``num_threads`` threads by :func:`workbench.perf.blas.matmul`), then the guard,
     bias and clamp in one pass of row pieces on ``num_threads`` threads.  What does not change between
     invokes (the guard's limit for constant weights, the clamp bounds as float32, the flag) is made at
     bind: a small node spent more time on that Python arithmetic than in its product."""
@@ -323,7 +325,7 @@ class FloatBlas(FastPath):
             xr = x.reshape(n, x.shape[1], -1)
             run_rows(im2col_rows, n * oh, threads, xr, src2d, x.shape[3], d.filter_h, d.filter_w, oh, ow,
                      d.stride_h, d.stride_w, d.dilation_h, d.dilation_w, d.pad_top, d.pad_left, work=src2d.size * 4)
-        np.matmul(src2d, weights, out=out2d)
+        _blas.matmul(src2d, weights, out2d, threads)
         # one pass after the product: the guard on the product's left matrix (every value that enters
         # the sums) with + bias and the clamp; a raised flag means the teaching layer's sums instead
         flags = self.flags

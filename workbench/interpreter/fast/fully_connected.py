@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...perf import vnni
+from ...perf import blas, vnni
 from ...perf.jit import run_rows
 from ...schema.enums import BuiltinOperator
 from .. import quant
@@ -48,8 +48,9 @@ def _bias(context, node, units, dtype=np.int64):
 
 
 class FloatBlas(FastPath):
-    """y = x·Wᵀ as one BLAS product (Wᵀ a view of the constant weights), then + bias and the clamp
-    in one pass of row pieces on ``num_threads`` threads (``conv_2d.float_epilogue_rows``)."""
+    """y = x·Wᵀ as one BLAS product (Wᵀ a view of the constant weights; :func:`workbench.perf.blas.matmul`
+    cuts it among ``num_threads`` threads), then + bias and the clamp in one pass of row pieces on
+    ``num_threads`` threads (``conv_2d.float_epilogue_rows``)."""
 
     __slots__ = ("name", "weights_t", "bias")
 
@@ -65,7 +66,7 @@ class FloatBlas(FastPath):
         if bias is None:
             bias = t[b_t] if b_t >= 0 else np.zeros(d.units, np.float32)
         with np.errstate(over="ignore", invalid="ignore"):      # float inf / nan silently, as TFLite
-            np.matmul(t[node.inputs[0]].reshape(d.batch, d.depth), wt, out=out2d)
+            blas.matmul(t[node.inputs[0]].reshape(d.batch, d.depth), wt, out2d, context.num_threads)
         run_rows(float_epilogue_rows, d.batch, context.num_threads, out2d, bias,
                  np.float32(d.output_activation_min), np.float32(d.output_activation_max), work=out2d.size * 8)
 

@@ -133,11 +133,12 @@ static int take_scalar(PyObject *o, char letter, slots_t *s)
  *
  * Two kinds of job:
  *  - independent parts (kernel rows, "claim"): every thread, the caller included, takes the next
- *    part not yet taken until none is left.  The caller waits only for the parts that were taken,
- *    never for a worker to show up: when the other cores are busy and a worker is not scheduled
- *    in time, the caller simply runs every part itself, so two threads are never much slower than
- *    one.  The job's number, its part count and the next free part share one atomic word, so a
- *    worker that wakes late can only take a part of a job that still has one free.  After
+ *    part not yet taken until none is left (the caller from the front, the workers from the back).
+ *    The caller waits only for the parts that were taken, never for a worker to show up: when the
+ *    other cores are busy and a worker is not scheduled in time, the caller simply runs every part
+ *    itself, so two threads are never much slower than one.  The job's number, its part count and
+ *    the parts taken from each end share one atomic word, so a worker that wakes late can only take
+ *    a part of a job that still has one free.  After
  *    MISSES_TO_SOLO jobs in a row that no worker joined, the next SOLO_JOBS run on the caller alone
  *    (no wake-up at all), then the pool is asked again.
  *  - OpenBLAS's jobs, which wait for each other: job p must run on its own thread p (thread 0 is
@@ -161,10 +162,15 @@ static int take_scalar(PyObject *o, char letter, slots_t *s)
 
 typedef void (*part_fn)(void *ctx, int part, int thread);
 
-/* the claim word: job number (32 bits) | parts (16) | next free part (16) */
-#define WORD(job, parts, next) (((uint64_t)(uint32_t)(job) << 32) | ((uint64_t)(parts) << 16) | (uint64_t)(next))
-#define WORD_PARTS(w) ((int)(((w) >> 16) & 0xffff))
-#define WORD_NEXT(w) ((int)((w) & 0xffff))
+/* the claim word: job number (16 bits) | parts (16) | parts taken from the front (16) | from the back (16).
+ * The caller takes parts from the front, the workers from the back: consecutive jobs cut the same way
+ * (rows of one image, node after node) then give each thread mostly the rows it wrote in the job before,
+ * still in its core's cache (measured: a 14x14x576 depthwise layer took 0.12 ms on one thread, 0.055 ms
+ * on two run alone, but 0.10 ms inside the network, where half its input sat in the other core's cache) */
+#define WORD(job, parts) (((uint64_t)(uint16_t)(job) << 48) | ((uint64_t)(parts) << 32))
+#define WORD_PARTS(w) ((int)(((w) >> 32) & 0xffff))
+#define WORD_FRONT(w) ((int)(((w) >> 16) & 0xffff))
+#define WORD_BACK(w) ((int)((w) & 0xffff))
 
 static struct {
     pthread_mutex_t lock;          /* the sleepers' lock, and the one that orders posts */
@@ -181,11 +187,12 @@ static struct {
     part_fn fn;
     void *ctx;
     int parts, width;              /* parts of an OpenBLAS job, threads sharing it (caller included) */
-    uint32_t job;                  /* number of the last independent-parts job */
+    uint16_t job;                  /* number of the last independent-parts job */
     _Atomic uint64_t word;         /* that job's claim word (WORD) */
     atomic_int finished_parts;     /* its parts run to the end */
     int misses;                    /* independent-parts jobs in a row whose parts the caller ran alone */
     atomic_int solo;               /* independent-parts jobs the callers run alone from now on */
+    long stat_jobs, stat_alone, stat_solo;  /* independent-parts jobs: posted, run by the caller alone, not posted */
 } pool = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER, 0,
            PTHREAD_MUTEX_INITIALIZER};
 
@@ -194,12 +201,13 @@ static int claim_parts(int thread)
 {
     int ran = 0;
     uint64_t w = atomic_load_explicit(&pool.word, memory_order_acquire);
-    while (WORD_NEXT(w) < WORD_PARTS(w)) {
-        if (!atomic_compare_exchange_weak_explicit(&pool.word, &w, w + 1, memory_order_acq_rel,
-                                                   memory_order_acquire))
+    while (WORD_FRONT(w) + WORD_BACK(w) < WORD_PARTS(w)) {
+        int part = thread == 0 ? WORD_FRONT(w) : WORD_PARTS(w) - 1 - WORD_BACK(w);
+        if (!atomic_compare_exchange_weak_explicit(&pool.word, &w, w + (thread == 0 ? (uint64_t)1 << 16 : 1),
+                                                   memory_order_acq_rel, memory_order_acquire))
             continue;              /* w now holds the current word: try again */
         /* the part is ours: the job cannot finish (nor its fn / ctx change) before we are done */
-        pool.fn(pool.ctx, WORD_NEXT(w), thread);
+        pool.fn(pool.ctx, part, thread);
         ran++;
         if (atomic_fetch_add_explicit(&pool.finished_parts, 1, memory_order_acq_rel) + 1 == WORD_PARTS(w)) {
             pthread_mutex_lock(&pool.lock);
@@ -285,6 +293,7 @@ static void pool_run(part_fn fn, void *ctx, int parts, int threads, int claim)
     if (claim && threads > 1 && atomic_load_explicit(&pool.solo, memory_order_relaxed) > 0) {
         /* the workers missed the last jobs (their cores are busy): alone for a while, no wake-ups */
         atomic_fetch_sub_explicit(&pool.solo, 1, memory_order_relaxed);
+        pool.stat_solo++;
         threads = 1;
     }
     if (threads <= 1 || (claim && (parts > MAX_PARTS || pthread_mutex_trylock(&pool.busy) != 0))) {
@@ -301,9 +310,11 @@ static void pool_run(part_fn fn, void *ctx, int parts, int threads, int claim)
         long g = atomic_load(&pool.generation);
         pool.job++;
         atomic_store_explicit(&pool.finished_parts, 0, memory_order_relaxed);
-        atomic_store_explicit(&pool.word, WORD(pool.job, parts, 0), memory_order_release);
+        atomic_store_explicit(&pool.word, WORD(pool.job, parts), memory_order_release);
         post((g | 1) + 2);              /* odd: independent parts */
+        pool.stat_jobs++;
         if (claim_parts(0) == parts) {  /* no worker came in time */
+            pool.stat_alone++;
             if (++pool.misses >= MISSES_TO_SOLO) {
                 pool.misses = 0;
                 atomic_store_explicit(&pool.solo, SOLO_JOBS, memory_order_relaxed);

@@ -156,17 +156,159 @@ static PyObject *kernel_call_rows(PyObject *self, PyObject *const *args, Py_ssiz
     Py_RETURN_NOTIMPLEMENTED;
 }
 
+/* ------------------------------------------------------------------------------------------
+ * c = a @ b for float32 matrices, cut in pieces shared by the pool, each piece one single-thread
+ * cblas_sgemm of the OpenBLAS numpy loaded (its address comes from workbench/perf/blas.py).  OpenBLAS
+ * cuts a product among threads itself, but its jobs wait for each other and it shares small
+ * products badly (a 196x96 @ 96x576 product took as long on 2 threads as on 1); independent pieces
+ * on the claiming pool never wait for a late thread.  Cut by rows (each thread packs its share of a
+ * and all of b) when there are at least 32 a thread, else by output columns (pieces a multiple of 16
+ * columns): measured inside MobileNet v1 / v2 on 2 cores, rows beat columns for 196 rows and more.
+ * cblas order and transpose codes: cblas.h (101 row major, 111 no transpose, 112 transpose). */
+typedef void (*sgemm64_fn)(int, int, int, int64_t, int64_t, int64_t, float, const float *, int64_t,
+                           const float *, int64_t, float, float *, int64_t);
+typedef void (*sgemm32_fn)(int, int, int, int32_t, int32_t, int32_t, float, const float *, int32_t,
+                           const float *, int32_t, float, float *, int32_t);
+typedef void (*set_threads_fn)(int);
+typedef struct {
+    void *sgemm;
+    int ilp64, by_cols, tb;
+    int64_t m, n, k, step;
+    const float *a, *b;
+    float *c;
+} gemm_t;
+
+static void gemm_part(void *ctx, int part, int thread)
+{
+    gemm_t *g = (gemm_t *)ctx;
+    int64_t p0 = (int64_t)part * g->step, p1 = p0 + g->step, m = g->m, n = g->n;
+    int64_t ldb = g->tb ? g->k : g->n;
+    const float *a = g->a, *b = g->b;
+    float *c = g->c;
+    (void)thread;
+    if (g->by_cols) {
+        if (p1 > n)
+            p1 = n;
+        n = p1 - p0;
+        b += g->tb ? p0 * g->k : p0;
+        c += p0;
+    } else {
+        if (p1 > m)
+            p1 = m;
+        m = p1 - p0;
+        a += p0 * g->k;
+        c += p0 * g->n;
+    }
+    if (m <= 0 || n <= 0)
+        return;
+    if (g->ilp64)
+        ((sgemm64_fn)g->sgemm)(101, 111, g->tb ? 112 : 111, m, n, g->k, 1.0f, a, g->k, b, ldb, 0.0f, c, g->n);
+    else
+        ((sgemm32_fn)g->sgemm)(101, 111, g->tb ? 112 : 111, (int32_t)m, (int32_t)n, (int32_t)g->k, 1.0f, a,
+                               (int32_t)g->k, b, (int32_t)ldb, 0.0f, c, (int32_t)g->n);
+}
+
+static PyArrayObject *float_matrix(PyObject *o)
+{
+    PyArrayObject *x;
+    if (!PyArray_Check(o))
+        return NULL;
+    x = (PyArrayObject *)o;
+    if (PyArray_NDIM(x) != 2 || PyArray_TYPE(x) != NPY_FLOAT32 || !PyArray_ISALIGNED(x) || !PyArray_ISNOTSWAPPED(x))
+        return NULL;
+    return x;
+}
+
+/* gemm_split(sgemm, set_threads, ilp64, restore, threads, a, b, c): c = a @ b on the pool; False when
+ * the arrays do not fit (then the caller multiplies another way).  a and c C-contiguous, b C- or
+ * F-contiguous; OpenBLAS runs on one thread meanwhile, then on `restore` threads again. */
+static PyObject *kernel_gemm_split(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    PyArrayObject *a, *b, *c;
+    gemm_t g;
+    void *setn;
+    long restore, threads;
+    int parts;
+    if (nargs != 8) {
+        PyErr_SetString(PyExc_TypeError, "gemm_split(sgemm, set_threads, ilp64, restore, threads, a, b, c)");
+        return NULL;
+    }
+    g.sgemm = PyLong_AsVoidPtr(args[0]);
+    setn = PyLong_AsVoidPtr(args[1]);
+    g.ilp64 = (int)PyLong_AsLong(args[2]);
+    restore = PyLong_AsLong(args[3]);
+    threads = PyLong_AsLong(args[4]);
+    if (PyErr_Occurred())
+        return NULL;
+    a = float_matrix(args[5]);
+    b = float_matrix(args[6]);
+    c = float_matrix(args[7]);
+    if (g.sgemm == NULL || setn == NULL || a == NULL || b == NULL || c == NULL || !PyArray_IS_C_CONTIGUOUS(a)
+        || !PyArray_IS_C_CONTIGUOUS(c) || !PyArray_ISWRITEABLE(c))
+        Py_RETURN_FALSE;
+    g.m = PyArray_DIM(a, 0);
+    g.k = PyArray_DIM(a, 1);
+    g.n = PyArray_DIM(b, 1);
+    if (PyArray_DIM(b, 0) != g.k || PyArray_DIM(c, 0) != g.m || PyArray_DIM(c, 1) != g.n || g.m < 1 || g.n < 1
+        || g.k < 1 || (!g.ilp64 && (g.m > INT32_MAX || g.n > INT32_MAX || g.k > INT32_MAX)))
+        Py_RETURN_FALSE;
+    if (PyArray_IS_C_CONTIGUOUS(b))
+        g.tb = 0;
+    else if (PyArray_IS_F_CONTIGUOUS(b))
+        g.tb = 1;
+    else
+        Py_RETURN_FALSE;
+    g.a = (const float *)PyArray_DATA(a);
+    g.b = (const float *)PyArray_DATA(b);
+    g.c = (float *)PyArray_DATA(c);
+    if (threads < 1)
+        threads = 1;
+    if (threads > MAX_THREADS)
+        threads = MAX_THREADS;
+    g.by_cols = g.m < 32 * threads && g.n >= 32 * threads;
+    if (g.by_cols) {
+        g.step = (g.n + threads - 1) / threads;
+        g.step = (g.step + 15) / 16 * 16;
+        parts = (int)((g.n + g.step - 1) / g.step);
+    } else {
+        g.step = (g.m + threads - 1) / threads;
+        parts = (int)((g.m + g.step - 1) / g.step);
+    }
+    Py_BEGIN_ALLOW_THREADS
+    if (restore != 1)
+        ((set_threads_fn)setn)(1);
+    if (parts <= 1)
+        gemm_part(&g, 0, 0);
+    else
+        pool_run(gemm_part, &g, parts, (int)threads, 1);
+    if (restore != 1)
+        ((set_threads_fn)setn)((int)restore);
+    Py_END_ALLOW_THREADS
+    Py_RETURN_TRUE;
+}
+
 /* blas_callback(): the address of the function OpenBLAS may hand its jobs to */
 static PyObject *kernel_blas_callback(PyObject *self, PyObject *unused)
 {
     return PyLong_FromVoidPtr((void *)blas_threads_callback);
 }
 
+/* pool_stats(): (jobs posted to the pool, of those run by the caller alone, jobs not posted in a solo
+ * stretch): how often the pool's workers actually share the row pieces (benchmarks/bench_layers.py) */
+static PyObject *kernel_pool_stats(PyObject *self, PyObject *unused)
+{
+    return Py_BuildValue("(lll)", pool.stat_jobs, pool.stat_alone, pool.stat_solo);
+}
+
 static PyMethodDef METHODS[] = {
+    {"pool_stats", (PyCFunction)kernel_pool_stats, METH_NOARGS,
+     "pool_stats(): (jobs posted, run by the caller alone, not posted: solo stretch)"},
     {"call_rows", (PyCFunction)(void (*)(void))kernel_call_rows, METH_FASTCALL,
      "call_rows(first, count, fallback, threads, total, align, *args): rows 0..total on the pool"},
     {"blas_callback", (PyCFunction)kernel_blas_callback, METH_NOARGS,
      "blas_callback(): address of the OpenBLAS threads callback (each job on a thread of the pool)"},
+    {"gemm_split", (PyCFunction)(void (*)(void))kernel_gemm_split, METH_FASTCALL,
+     "gemm_split(sgemm, set_threads, ilp64, restore, threads, a, b, c): c = a @ b in pieces on the pool"},
     {"call", (PyCFunction)(void (*)(void))kernel_call, METH_FASTCALL,
      "call(first, count, fallback, *args): run the first of entries first..first+count that takes args"},
     {"match", (PyCFunction)(void (*)(void))kernel_match, METH_FASTCALL,
