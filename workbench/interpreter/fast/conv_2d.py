@@ -255,20 +255,12 @@ def float_guard_epilogue_rows(src2d, limit, flags, out2d, bias, lo, hi, r0, r1):
     then + bias and the clamp on rows r0..r1 of ``out2d`` (:func:`float_epilogue_rows`).  When a flag
     is raised the caller overwrites the whole output with the teaching layer's sums."""
     k = src2d.shape[1]
-    n = out2d.shape[1]
     bad = False
     for r in range(r0, r1):
         src = src2d[r]
         for j in range(k):
             bad |= not abs(src[j]) < limit     # no early exit: the loop vectorises
-        row = out2d[r]
-        for j in range(n):
-            v = row[j] + bias[j]
-            if v < lo:
-                v = lo
-            elif v > hi:
-                v = hi
-            row[j] = v
+    float_epilogue_rows(out2d, bias, lo, hi, r0, r1)
     if bad:
         flags[0] = 1
 

@@ -364,6 +364,25 @@ def _depthwise_pixel(x, w, bias, out, b, oy, ox, y0, x0, dh, dw, lo, hi):
 
 
 @njit(nogil=True)
+def _int8_edge_pixel(acc, ox, x, w, b, y0, x0, dh, dw, zp):
+    """acc[ox] = the 3x3 window's sum of (input - zero point) x weight for a pixel whose window leaves the
+    input (taps outside it are skipped: the zero padding of an int8 convolution is the zero point)."""
+    h, wd, c = x.shape[1], x.shape[2], x.shape[3]
+    for k in range(c):
+        acc[ox, k] = 0
+    for ky in range(3):
+        iy = y0 + ky * dh
+        if iy < 0 or iy >= h:
+            continue
+        for kx in range(3):
+            ix = x0 + kx * dw
+            if ix < 0 or ix >= wd:
+                continue
+            for k in range(c):
+                acc[ox, k] += (np.float32(x[b, iy, ix, k]) - zp) * w[ky, kx, k]
+
+
+@njit(nogil=True)
 def depthwise3x3_int8_rows(x, w, bias, mult, shift, out_zp, lo, hi, half_up, n_vec, out, sh, sw, dh, dw, pt,
                            pl, in_zp, r0, r1):
     """:func:`depthwise_int8_rows` for a 3x3 filter with depth multiplier 1, output rows r0..r1.
@@ -406,18 +425,7 @@ def depthwise3x3_int8_rows(x, w, bias, mult, shift, out_zp, lo, hi, half_up, n_v
                     a += (np.float32(x[b, y2, x2, k]) - zp) * w[2, 2, k]
                     acc[ox, k] = a
             else:
-                for k in range(c):
-                    acc[ox, k] = 0
-                for ky in range(3):
-                    iy = y0 + ky * dh
-                    if iy < 0 or iy >= h:
-                        continue
-                    for kx in range(3):
-                        ix = x0 + kx * dw
-                        if ix < 0 or ix >= wd:
-                            continue
-                        for k in range(c):
-                            acc[ox, k] += (np.float32(x[b, iy, ix, k]) - zp) * w[ky, kx, k]
+                _int8_edge_pixel(acc, ox, x, w, b, y0, x0, dh, dw, zp)
         for ox in range(ow):
             if narrow:          # the same arithmetic with an int32 sum and multiplier (narrow_requantize)
                 for k in range(nv):
@@ -470,19 +478,7 @@ def depthwise3x3_int8_rq(x, w, w9, wz, out2d, q32, q64, scalars, oh, ow, sh, sw,
         for ox in range(ow):
             if inner and xa <= ox < xb:
                 continue
-            x0 = ox * sw - pl
-            for k in range(c):
-                acc[ox, k] = 0
-            for ky in range(3):
-                iy = y0 + ky * dh
-                if iy < 0 or iy >= h:
-                    continue
-                for kx in range(3):
-                    ix = x0 + kx * dw
-                    if ix < 0 or ix >= wd:
-                        continue
-                    for k in range(c):
-                        acc[ox, k] += (np.float32(x[b, iy, ix, k]) - zp) * w[ky, kx, k]
+            _int8_edge_pixel(acc, ox, x, w, b, y0, ox * sw - pl, dh, dw, zp)
         if inner:
             pix0 = ((b * h + y0) * wd + xa * sw - pl) * c
             depthwise_rq(x, pix0, sw * c, dw * c, dh * wd * c, xb - xa, w9, wz, out2d, r * ow + xa, q32, q64,
