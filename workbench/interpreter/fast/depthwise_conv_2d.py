@@ -159,6 +159,14 @@ def depthwise_int8_rows(x, w, bias, mult, shift, out_zp, lo, hi, half_up, n_vec,
 
 
 @njit(nogil=True)
+def _inside_columns(ow, wd, sw, dw, pl):
+    """(xa, xb): the output columns whose 3x3 window (column dilation ``dw``) lies inside the input's ``wd``
+    columns — xa the first with x0 >= 0, xb one past the last with x0 + 2·dw < W."""
+    xa = min(ow, max(0, -(-pl // sw)))
+    return xa, max(xa, min(ow, (wd - 1 - 2 * dw + pl) // sw + 1))
+
+
+@njit(nogil=True)
 def depthwise3x3_rows(x, w, bias, out, sh, sw, dh, dw, pt, pl, lo, hi, r0, r1):
     """:func:`depthwise_rows` for a 3x3 filter with depth multiplier 1, output rows r0..r1.
 
@@ -175,8 +183,7 @@ def depthwise3x3_rows(x, w, bias, out, sh, sw, dh, dw, pt, pl, lo, hi, r0, r1):
         if y0 < 0 or y0 + 2 * dh >= h:
             depthwise_rows(x, w, bias, out, sh, sw, dh, dw, pt, pl, lo, hi, r, r + 1)
             continue
-        xa = min(ow, max(0, -(-pl // sw)))                       # first ox with x0 >= 0
-        xb = max(xa, min(ow, (wd - 1 - 2 * dw + pl) // sw + 1))  # past the last ox with x0 + 2·dw < W
+        xa, xb = _inside_columns(ow, wd, sw, dw, pl)
         y1, y2 = y0 + dh, y0 + 2 * dh
         for ox in range(ow):
             if ox < xa or ox >= xb:
@@ -331,8 +338,7 @@ def depthwise3x3_ir_rows(x, w, w9, bias, out, out2d, sh, sw, dh, dw, pt, pl, lo,
         if y0 < 0 or y0 + 2 * dh >= h:
             depthwise_rows(x, w, bias, out, sh, sw, dh, dw, pt, pl, lo, hi, r, r + 1)
             continue
-        xa = min(ow, max(0, -(-pl // sw)))                       # first ox with x0 >= 0
-        xb = max(xa, min(ow, (wd - 1 - 2 * dw + pl) // sw + 1))  # past the last ox with x0 + 2·dw < W
+        xa, xb = _inside_columns(ow, wd, sw, dw, pl)
         for ox in range(ow):
             if ox < xa or ox >= xb:
                 _depthwise_pixel(x, w, bias, out, b, oy, ox, y0, ox * sw - pl, dh, dw, lo, hi)
@@ -401,8 +407,7 @@ def depthwise3x3_int8_rows(x, w, bias, mult, shift, out_zp, lo, hi, half_up, n_v
     narrow, bias32, mult32 = narrow_requantize(bias, mult, left, 255 * 128 * 9)
     zp = np.float32(in_zp)
     acc = np.empty((ow, c), np.float32)
-    xa = min(ow, max(0, -(-pl // sw)))                       # first ox with x0 >= 0
-    xb = max(xa, min(ow, (wd - 1 - 2 * dw + pl) // sw + 1))  # past the last ox with x0 + 2·dw < W
+    xa, xb = _inside_columns(ow, wd, sw, dw, pl)
     for r in range(r0, r1):
         b = r // oh
         oy = r % oh
@@ -466,8 +471,7 @@ def depthwise3x3_int8_rq(x, w, w9, wz, out2d, q32, q64, scalars, oh, ow, sh, sw,
     nblocks = n16 // 16
     zp = np.float32(in_zp)
     acc = np.zeros((ow, n16), np.float32)
-    xa = min(ow, max(0, -(-pl // sw)))                       # first ox with x0 >= 0
-    xb = max(xa, min(ow, (wd - 1 - 2 * dw + pl) // sw + 1))  # past the last ox with x0 + 2·dw < W
+    xa, xb = _inside_columns(ow, wd, sw, dw, pl)
     wide = c >= 16
     for r in range(r0, r1):
         b = r // oh
