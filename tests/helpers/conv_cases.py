@@ -171,3 +171,15 @@ def conv_case(kind, x_shape, w_shape, stride=(1, 1), padding=S, dilation=(1, 1),
         b.output(yt)
         return b, feeds
     return build
+
+
+def conv_int8_teaching(x, f, bias, stride, dilation, pad, out_hw, zp, mult, shift, out_zp, lo, hi, half_up):
+    """The teaching layer's int8 CONV_2D (``kernels/conv_2d.conv_int8``) on raw arrays: an input ``x``
+    [N, H, W, C], filter ``f`` [O, KH, KW, C], per-channel ``mult`` / ``shift``, ties up (``half_up``) or away."""
+    from workbench.interpreter.kernels import conv_2d
+
+    d = conv_2d.Conv2DInt8Data(
+        "", stride[0], stride[1], dilation[0], dilation[1], f.shape[1], f.shape[2], pad[0], pad[1], 1,
+        (x.shape[0], *out_hw, f.shape[0]), "", 1.0, zp, None, 1.0, out_zp, None, mult, shift, lo, hi, True,
+        "up" if half_up else "away")
+    return conv_2d.conv_int8(x, f, bias, d)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from workbench.interpreter.kernels import conv_2d
+from helpers.conv_cases import conv_int8_teaching
 from workbench.perf import vnni
 
 # N, H, W, C, O, KH, KW, stride, dilation, pad (top, left), output (OH, OW)
@@ -18,12 +18,6 @@ SHAPES = [(1, 9, 7, 5, 37, 3, 2, (2, 1), (1, 2), (1, 2), (5, 7)),
           (1, 8, 8, 3, 16, 3, 3, (2, 2), (2, 2), (1, 1), (4, 4))]
 
 
-def teaching(x, f, bias, stride, dilation, pad, out_hw, zp, mult, shift, out_zp, lo, hi, half_up):
-    d = conv_2d.Conv2DInt8Data(
-        "", stride[0], stride[1], dilation[0], dilation[1], f.shape[1], f.shape[2], pad[0], pad[1], 1,
-        (x.shape[0], *out_hw, f.shape[0]), "", 1.0, zp, None, 1.0, out_zp, None, mult, shift, lo, hi, True,
-        "up" if half_up else "away")
-    return conv_2d.conv_int8(x, f, bias, d)
 
 
 @pytest.mark.parametrize("top_shift", [0, 1])
@@ -52,7 +46,8 @@ def test_amx_rows_are_the_teaching_layer(shape, compiled, half_up, top_shift):
     packed = np.ascontiguousarray(padded.reshape(n16 // 16, 16, k64 // 4, 4).transpose(0, 2, 1, 3)).reshape(
         n16 // 16, k64 // 4, 64)
     for zp, out_zp, lo, hi in ((-7, 3, -128, 127), (127, 0, -20, 90)):
-        want = teaching(x, f, bias, (sh, sw), (dh, dw), (pt, pl), (oh, ow), zp, mult, shift, out_zp, lo, hi, half_up)
+        want = conv_int8_teaching(x, f, bias, (sh, sw), (dh, dw), (pt, pl), (oh, ow), zp, mult, shift, out_zp, lo, hi,
+                                  half_up)
         out = np.full((n * oh * ow, o), 99, np.int8)
         fn(x, packed, vnni.folded_bias(bias, w2d, zp), mult, shift, out_zp, lo, hi, half_up, out, np.uint8(zp + 128),
            oh, ow, kh, kw, sh, sw, dh, dw, pt, pl, vnni.amx_config(), 0, n * oh * ow)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from helpers.conv_cases import conv_int8_teaching
 from helpers.op_layers import OpLayers
 from helpers.quantized_ops_cases import depthwise_i8
 from workbench.interpreter import Interpreter
@@ -30,12 +31,6 @@ SHAPES = [(1, 9, 7, 5, 37, 3, 2, (2, 1), (1, 2), (1, 2), (5, 7)),        # odd e
           (1, 8, 8, 3, 16, 3, 3, (2, 2), (2, 2), (1, 1), (4, 4))]         # a first layer, dilated
 
 
-def teaching(x, f, bias, stride, dilation, pad, out_hw, zp, mult, shift, out_zp, lo, hi, half_up):
-    d = conv_2d.Conv2DInt8Data(
-        "", stride[0], stride[1], dilation[0], dilation[1], f.shape[1], f.shape[2], pad[0], pad[1], 1,
-        (x.shape[0], *out_hw, f.shape[0]), "", 1.0, zp, None, 1.0, out_zp, None, mult, shift, lo, hi, True,
-        "up" if half_up else "away")
-    return conv_2d.conv_int8(x, f, bias, d)
 
 
 def operands(shape, seed):
@@ -63,7 +58,7 @@ def test_rows_requantized_in_registers_are_the_teaching_layer(shape, compiled, h
     packed = vnni.pack_filter(w2d, 64 if amx else 4)
     direct = kh == kw == sh == sw == 1 and pt == pl == 0 and c == 4 * packed.shape[1]
     for zp, out_zp, lo, hi in ((-7, 3, -128, 127), (127, 0, -20, 90)):
-        want = teaching(x, f, bias, (sh, sw), (dh, dw_), (pt, pl), (oh, ow), zp, mult, shift, out_zp, lo, hi,
+        want = conv_int8_teaching(x, f, bias, (sh, sw), (dh, dw_), (pt, pl), (oh, ow), zp, mult, shift, out_zp, lo, hi,
                         half_up)
         tables = vnni.tables_for(packed, vnni.folded_bias(bias, w2d, zp), mult, shift, out_zp, lo, hi, half_up)
         out = np.full((n * oh * ow, o), 99, np.int8)
@@ -108,7 +103,7 @@ def test_conv_takes_the_registers_epilogue_only_with_tables(monkeypatch, top_shi
     out = np.zeros((35, 20), np.int8)
     vnni.conv(x, packed, folded, mult, shift, 1, -128, 127, True, out, (5, 7, 1, 1, 1, 1, 1, 1, 0, 0, 132), 1, tables)
     assert took == ["conv_rows" if top_shift else "conv_rows_rq"]
-    want = teaching(x, f, bias, (1, 1), (1, 1), (0, 0), (5, 7), 4, mult, shift, 1, -128, 127, True)
+    want = conv_int8_teaching(x, f, bias, (1, 1), (1, 1), (0, 0), (5, 7), 4, mult, shift, 1, -128, 127, True)
     assert (out.reshape(want.shape) == want).all()
 
 
