@@ -2,9 +2,24 @@
 (arrays and their sizes, scalars of each kind, a scalar result, arrays the kernel allocates, an
 exception raised inside the kernel)."""
 
+import os
+
 import numpy as np
 
+from workbench.perf import jit as _jit
+from workbench.perf import precompiled
 from workbench.perf.jit import njit
+
+
+def use_library(directory) -> None:
+    """Point the process at the kernel library in ``directory`` (None: back to the default) and let every
+    jitted function choose again between the library and numba."""
+    if directory is None:
+        os.environ.pop("WORKBENCH_KERNELS_DIR", None)
+    else:
+        os.environ["WORKBENCH_KERNELS_DIR"] = str(directory)
+    precompiled.forget()
+    _jit.forget_callables()
 
 
 @njit(nogil=True)

@@ -29,16 +29,6 @@ SAMPLES = ROOT / "sample_models"
 DEFAULT_DIR = precompiled.library_dir()      # read before any test here points the process elsewhere
 
 
-def _use(directory):
-    """Point the process at ``directory`` (None: back to the default) and choose again."""
-    if directory is None:
-        os.environ.pop("WORKBENCH_KERNELS_DIR", None)
-    else:
-        os.environ["WORKBENCH_KERNELS_DIR"] = str(directory)
-    precompiled.forget()
-    _jit.forget_callables()
-
-
 def _readonly(a):
     a.setflags(write=False)
     return a
@@ -55,7 +45,7 @@ TOUCHED = [np.zeros((2, 3), np.float32), np.zeros(4, np.int8), np.zeros((1, 1, 2
 def probe_library(tmp_path_factory):
     old = os.environ.get("WORKBENCH_KERNELS_DIR")
     d = tmp_path_factory.mktemp("kernels")
-    _use(d)
+    probe.use_library(d)
     x = np.arange(12, dtype=np.float32).reshape(3, 4)
     manifest = precompiled.build(functions=[
         (probe.scaled_rows, [(x, np.empty_like(x), np.float32(0.5), 1.0, True, 0, 3)]),
@@ -65,9 +55,9 @@ def probe_library(tmp_path_factory):
         (probe.growing_list, [(5, np.empty(5))]),
         (probe.touch, [(v,) for v in TOUCHED]),
     ], directory=d, log=lambda *_: None)
-    _use(d)
+    probe.use_library(d)
     yield d, manifest
-    _use(old)
+    probe.use_library(old)
 
 
 def _numba(lazy):
@@ -178,7 +168,7 @@ def test_first_calls_from_several_threads_all_find_the_library(probe_library, mo
     import time
 
     d, _ = probe_library
-    _use(d)
+    probe.use_library(d)
     slow = precompiled._load
 
     def load():
@@ -242,7 +232,7 @@ def test_what_the_library_lacks_goes_to_numba(probe_library):
 def test_a_library_for_other_sources_is_ignored(tmp_path):
     old = os.environ.get("WORKBENCH_KERNELS_DIR")
     try:
-        _use(tmp_path)
+        probe.use_library(tmp_path)
         so, man = precompiled.library_paths(tmp_path)
         so.write_bytes(b"not a shared library")
         man.write_text(json.dumps({"format": precompiled.FORMAT, "fingerprint": "0" * 64, "entries": []}))
@@ -261,7 +251,7 @@ def test_a_library_for_other_sources_is_ignored(tmp_path):
         probe.scaled_rows(x, out, np.float32(2.0), 0.0, False, 0, 2)
         assert (out == 2).all()
     finally:
-        _use(old)
+        probe.use_library(old)
 
 
 def test_the_library_takes_exactly_what_numba_types_alike(probe_library):

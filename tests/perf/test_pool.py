@@ -13,17 +13,7 @@ import numpy as np
 import pytest
 
 from helpers import precompiled_probe as probe
-from workbench.perf import jit as _jit
 from workbench.perf import precompiled
-
-
-def _use(directory):
-    if directory is None:
-        os.environ.pop("WORKBENCH_KERNELS_DIR", None)
-    else:
-        os.environ["WORKBENCH_KERNELS_DIR"] = str(directory)
-    precompiled.forget()
-    _jit.forget_callables()
 
 
 @pytest.fixture(scope="module")
@@ -31,15 +21,15 @@ def rows_kernel(tmp_path_factory):
     """``probe.scaled_rows`` from a library of its own (one entry: a few seconds to build)."""
     old = os.environ.get("WORKBENCH_KERNELS_DIR")
     d = tmp_path_factory.mktemp("pool_kernels")
-    _use(d)
+    probe.use_library(d)
     x = np.arange(12, dtype=np.float32).reshape(3, 4)
     precompiled.build(functions=[(probe.scaled_rows, [(x, np.empty_like(x), np.float32(0.5), 1.0, True, 0, 3)])],
                       directory=d, log=lambda *_: None)
-    _use(d)
+    probe.use_library(d)
     pre = precompiled.for_function(probe.scaled_rows)
     assert pre is not None
     yield pre
-    _use(old)
+    probe.use_library(old)
 
 
 def _reference(x):
