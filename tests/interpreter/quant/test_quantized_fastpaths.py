@@ -25,6 +25,7 @@ from workbench import dump
 from workbench.interpreter import Interpreter
 from workbench.interpreter.fast import conv_2d as fast_conv
 from workbench.interpreter.kernels import conv_2d
+from workbench.perf import fgemm as _fgemm
 from workbench.perf import jit as _jit
 from workbench.perf import vnni as _vnni
 from workbench.schema import ActivationFunctionType as Act
@@ -329,13 +330,20 @@ FLOAT_CONVS = {
 }
 
 
+@pytest.mark.parametrize("path", ["igemm", "blas"])
 @pytest.mark.parametrize("case", sorted(FLOAT_CONVS))
-def test_float_conv_rows_shared_between_threads(case, split_everything):
-    """The float CONV_2D fast paths (1x1 matmul, im2col): OpenBLAS's product, then bias and clamp in
-    row pieces on two threads: what one thread writes, and the reference's values; a NaN in one
-    piece's rows (or a sum that overflows) sends the whole node to the reference."""
+def test_float_conv_rows_shared_between_threads(case, path, split_everything, monkeypatch):
+    """The float CONV_2D fast paths: the kernel library's own product (igemm, where the library and
+    AVX-512 are there), or OpenBLAS's product then bias and clamp in row pieces (1x1 matmul, im2col),
+    on two threads: what one thread writes, and the reference's values; a NaN in one piece's rows
+    (or a sum that overflows) sends the whole node to the reference."""
     from helpers.interpreter_ops_cases import conv as conv_f32
 
+    if path == "igemm" and _fgemm.function() is None:
+        pytest.skip("no kernel library with AVX-512 here: the BLAS case covers this machine")
+    if path == "blas":
+        monkeypatch.setattr(_fgemm, "function", lambda: None)
+    monkeypatch.setattr(_fgemm, "MIN_SPLIT_WORK", 0)
     x_shape, w_shape, stride = FLOAT_CONVS[case]
     builder, inputs = conv_f32(x_shape, w_shape, stride=stride, act=Act.RELU6)(case)
     inputs = {"x": inputs["x"] * np.float32(8)}
@@ -343,7 +351,7 @@ def test_float_conv_rows_shared_between_threads(case, split_everything):
     one, kname = run(model, inputs, threads=1)
     two, _ = run(model, inputs, threads=2)
     ref, _ = run(model, inputs, reference=True)
-    assert "matmul" in kname or "im2col" in kname, kname
+    assert ("igemm" in kname) if path == "igemm" else ("matmul" in kname or "im2col" in kname), kname
     np.testing.assert_allclose(two[0], one[0], rtol=1e-5, atol=1e-5)   # BLAS may sum in another order
     np.testing.assert_allclose(two[0], ref[0], rtol=1e-5, atol=1e-5)
     assert 0 < (two[0] == 6).sum() < two[0].size and (two[0] == 0).any()        # the clamp happened per piece

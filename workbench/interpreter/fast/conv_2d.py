@@ -31,6 +31,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...perf import blas as _blas
+from ...perf import fgemm as _fgemm
 from ...perf import vnni as _vnni
 from ...perf.jit import njit, run_rows
 from ...schema.enums import BuiltinOperator
@@ -328,6 +329,43 @@ class FloatBlas(FastPath):
             out[...] = conv_float(x, tensors[node.inputs[1]], bias, d)
 
 
+class FloatNative(FastPath):
+    """``igemm``: the kernel library's C convolution (:mod:`workbench.perf.fgemm`, ``native/conv_f32.c``):
+    the product, + bias, the clamp and the guard in one pass on ``num_threads`` threads, reading the
+    input through pointers (no im2col copy) and the filter packed at bind.  A raised guard means the
+    teaching layer's sums, and so does a call the library does not take (arrays it does not expect)."""
+
+    __slots__ = ("name", "fn", "packed", "bias", "zeros", "geometry", "clamp", "work")
+
+    def __init__(self, fn, filt, bias, d):
+        self.name, self.fn = "igemm", fn
+        self.work = int(np.prod(d.output_shape[:3])) * filt.size     # multiply-adds
+        self.packed = _fgemm.pack_filter(filt)
+        self.bias = _fgemm.pad_bias(bias)
+        self.zeros = np.zeros(filt.shape[3], np.float32)
+        self.geometry = _fgemm.geometry(d)
+        limit = guard_limit(weight_bound(filter_matrix(filt)))
+        self.clamp = np.array([d.output_activation_min, d.output_activation_max, limit], np.float32)
+
+    @np.errstate(over="ignore", invalid="ignore")       # float inf / nan silently, as TFLite
+    def __call__(self, context, node, d) -> None:
+        tensors = context.tensors
+        x, out = tensors[node.inputs[0]], tensors[node.outputs[0]]
+        threads = context.num_threads if self.work >= _fgemm.MIN_SPLIT_WORK else 1
+        done = self.fn(threads, x, self.packed, self.bias, self.zeros, out, self.geometry, self.clamp)
+        if done != 0:           # 1: the guard was raised; -1: arrays the library did not take
+            out[...] = conv_float(x, tensors[node.inputs[1]], self.bias[:out.shape[3]], d)
+
+
+def _is_direct(d, x_shape) -> bool:
+    """A 1x1 convolution with stride 1 and no padding: the input itself is the product's left matrix."""
+    n, h, w, c = x_shape
+    needs_pad = d.pad_top > 0 or d.pad_left > 0 or padded_shape(
+        (n, h, w, c), d.filter_h, d.filter_w, d.output_shape[1], d.output_shape[2], d.stride_h, d.stride_w,
+        d.dilation_h, d.dilation_w, d.pad_top, d.pad_left)[1:3] != (h, w)
+    return d.filter_h == d.filter_w == 1 and d.stride_h == d.stride_w == 1 and not needs_pad
+
+
 BLAS_VARIANTS = (LITERT_X86.name,)     # variants whose float sums need not be in reference_ops::Conv's order
 
 
@@ -342,6 +380,9 @@ def bind_float(context, node, d):
         return None
     _, h, w, c = context.shape(node.input(0))
     filt = context.value(node.input(1))
+    native = _fgemm.function() if filt is not None and bias is not None else None
+    if native is not None:
+        return FloatNative(native, filt, bias, d)
     weights = filter_matrix(filt) if filt is not None else None
     if weights is not None and n * oh * ow >= 2 and weights.shape[1] >= weights.shape[0]:
         # OpenBLAS multiplies by a [K, O] matrix laid out row by row faster than by the transposed view of
@@ -349,10 +390,7 @@ def bind_float(context, node, d):
         # @ 512x512 0.63 -> 0.58 ms; the same for one row or thousands), at the price of a copy of the
         # weights (XNNPACK, litert's default, keeps a packed copy of its own).
         weights = np.ascontiguousarray(weights)
-    needs_pad = d.pad_top > 0 or d.pad_left > 0 or padded_shape(
-        (n, h, w, c), d.filter_h, d.filter_w, oh, ow, d.stride_h, d.stride_w, d.dilation_h, d.dilation_w, d.pad_top,
-        d.pad_left)[1:3] != (h, w)
-    if d.filter_h == d.filter_w == 1 and d.stride_h == d.stride_w == 1 and not needs_pad:
+    if _is_direct(d, (n, h, w, c)):
         return FloatBlas("matmul", weights, bias, None, d)
     layout = context.scratch.reserve(((n * oh * ow, d.filter_h * d.filter_w * c), np.float32))
     return FloatBlas("im2col+blas", weights, bias, layout, d)

@@ -309,6 +309,9 @@ static PyMethodDef METHODS[] = {
      "blas_callback(): address of the OpenBLAS threads callback (each job on a thread of the pool)"},
     {"gemm_split", (PyCFunction)(void (*)(void))kernel_gemm_split, METH_FASTCALL,
      "gemm_split(sgemm, set_threads, ilp64, restore, threads, a, b, c): c = a @ b in pieces on the pool"},
+    {"conv_f32", (PyCFunction)(void (*)(void))kernel_conv_f32, METH_FASTCALL,
+     "conv_f32(threads, x, packed, bias, zeros, out, geometry, clamp): a float convolution on the pool "
+     "(0 done, 1 guard raised, -1 not taken)"},
     {"call", (PyCFunction)(void (*)(void))kernel_call, METH_FASTCALL,
      "call(first, count, fallback, *args): run the first of entries first..first+count that takes args"},
     {"match", (PyCFunction)(void (*)(void))kernel_match, METH_FASTCALL,

@@ -1,0 +1,348 @@
+/* ------------------------------------------------------------------------------------------
+ * Float convolutions (groups of one) as one "indirect" matrix product, bias, clamp and the overflow
+ * guard in the same pass.  workbench/perf/build.py puts this file between the table of entries and
+ * shim_tail.c, whose module table lists conv_f32.
+ *
+ * The product: output pixel m, output channel j = bias[j] + sum over taps (ky, kx) and input channels
+ * ci of x[pixel under tap] * w[j, ky, kx, ci].  Rather than copying every tap's pixels into an im2col
+ * matrix, a tile of MR output pixels keeps one pointer per (tap, pixel): to the input pixel under the
+ * tap, or to a row of zeros where the tap falls in the padding.  This is how XNNPACK's convolution
+ * operators feed their GEMM micro-kernels (google/XNNPACK, src/operators/convolution-nhwc.c, the
+ * "indirection buffer"); a 1x1 convolution with stride 1 is the plain product, one pointer a pixel.
+ *
+ * The weights are packed once, at bind (workbench/perf/fgemm.py): panels of NR = 16 output channels,
+ * each panel K rows of 16 values (K = KH*KW*C, in the filter's own (ky, kx, ci) order), zeros past
+ * the last channel.  The micro-kernel computes MR x 32 outputs (two panels) in 14 AVX-512 registers:
+ * for every k it loads two rows of 16 weights and multiplies them by the MR input values, each
+ * broadcast to a register (or MR x 16 for a last lone panel).  Rows past the last pixel re-read the
+ * last one and are not stored; columns past the last channel are not stored.
+ *
+ * The guard: the speed layer's sums run in another order than the reference kernels' (fused
+ * multiply-adds, other partial sums), which is harmless unless a partial sum can overflow float32;
+ * the caller gives the limit below which no input value can make one overflow (1e38 over the
+ * weights' max |w| times K, workbench/interpreter/fast/conv_2d.py) and the kernel reports any input
+ * value not below it (or NaN): the caller then runs the teaching layer's sums instead.
+ *
+ * Threads: the tiles are cut in row pieces, or, when there are few (a 7x7 layer has 7 tiles), the
+ * panels in column pieces, shared by the pool (pool_run).  Inside a piece, the tiles go in chunks
+ * whose input fits in the core's L2 cache; each panel pair then meets every tile of the chunk while
+ * its weights stay in cache. */
+#if (defined(__x86_64__) || defined(_M_X64)) && (defined(__GNUC__) || defined(__clang__))
+#define CONVF_X86 1
+#define CONVF_TARGET __attribute__((target("avx512f,fma")))
+#else
+#define CONVF_X86 0
+#endif
+
+#define CONVF_MR 7              /* output pixels a tile: 7 divides 112, 56, 28, 14 and 7 */
+#define CONVF_NR 16             /* output channels a packed panel */
+#define CONVF_L2_CHUNK (256 * 1024)   /* bytes of input a chunk of tiles reads */
+#define CONVF_STACK_TAPS 64     /* tiles with up to this many taps keep their pointers on the stack */
+
+typedef struct {
+    const float *x, *w, *bias, *zeros;
+    float *out;
+    int64_t h, wd, c, oh, ow, o, kh, kw, sh, sw, dh, dw, pt, pl;
+    int64_t taps, k, m, tiles, panels, values;
+    int64_t tile_parts, tiles_per_part, panel_parts, panels_per_part, chunk_tiles;
+    float lo, hi, limit;
+    int direct;
+    atomic_int bad;             /* an input value at or above the guard's limit, or NaN */
+    atomic_int failed;          /* no memory for a piece's pointers */
+} convf_t;
+
+#if CONVF_X86
+
+/* the pointers of the tile of output pixels m0..m0+MR-1: ap[tap * MR + i] (a division per tile, not
+ * per pixel: the pixels of a tile follow each other along the output rows) */
+static void convf_pointers(const convf_t *g, int64_t m0, const float **ap)
+{
+    int64_t i, ky, kx, plane = g->oh * g->ow, b, oy, ox;
+    if (g->direct) {
+        for (i = 0; i < CONVF_MR; i++)
+            ap[i] = g->x + (m0 + i < g->m ? m0 + i : g->m - 1) * g->c;
+        return;
+    }
+    b = m0 / plane;
+    oy = m0 % plane / g->ow;
+    ox = m0 % g->ow;
+    for (i = 0; i < CONVF_MR; i++) {
+        if (m0 + i < g->m) {            /* past the last pixel: the last one's pointers again */
+            if (i > 0 && ++ox == g->ow) {
+                ox = 0;
+                if (++oy == g->oh) {
+                    oy = 0;
+                    b++;
+                }
+            }
+        }
+        for (ky = 0; ky < g->kh; ky++) {
+            int64_t iy = oy * g->sh - g->pt + ky * g->dh;
+            for (kx = 0; kx < g->kw; kx++) {
+                int64_t ix = ox * g->sw - g->pl + kx * g->dw;
+                int inside = iy >= 0 && iy < g->h && ix >= 0 && ix < g->wd;
+                ap[(ky * g->kw + kx) * CONVF_MR + i] = inside ? g->x + ((b * g->h + iy) * g->wd + ix) * g->c : g->zeros;
+            }
+        }
+    }
+}
+
+static __mmask16 convf_mask(int64_t cols)
+{
+    return cols >= 16 ? (__mmask16)0xffff : cols <= 0 ? (__mmask16)0 : (__mmask16)((1u << cols) - 1u);
+}
+
+CONVF_TARGET static inline __m512 convf_clamp(__m512 v, __m512 lo, __m512 hi)
+{
+    /* max / min return their second operand when either is NaN: NaN stays NaN, as with np.clip */
+    return _mm512_min_ps(hi, _mm512_max_ps(lo, v));
+}
+
+#define CONVF_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6)
+
+/* MR x 32 outputs: panels w and w + panel_stride; rows and cols say which of them to store */
+CONVF_TARGET static void convf_tile32(const convf_t *g, const float *const *ap, const float *w, const float *bias,
+                                      float *out, int rows, int64_t cols)
+{
+    const int64_t taps = g->taps, c = g->c, panel_stride = g->k * CONVF_NR, ldo = g->o;
+    const float *w1 = w + panel_stride;
+    __m512 lo = _mm512_set1_ps(g->lo), hi = _mm512_set1_ps(g->hi);
+    __m512 b0 = _mm512_loadu_ps(bias), b1 = _mm512_loadu_ps(bias + CONVF_NR);
+    __mmask16 m0 = convf_mask(cols), m1 = convf_mask(cols - CONVF_NR);
+    int64_t t, j;
+#define CONVF_INIT2(i) __m512 acc##i##a = b0, acc##i##b = b1;
+    CONVF_ROWS(CONVF_INIT2)
+    for (t = 0; t < taps; t++) {
+        const float *const *p = ap + t * CONVF_MR;
+#define CONVF_PTR(i) const float *a##i = p[i];
+        CONVF_ROWS(CONVF_PTR)
+        for (j = 0; j < c; j++) {
+            __m512 wa = _mm512_loadu_ps(w), wb = _mm512_loadu_ps(w1), s;
+            w += CONVF_NR;
+            w1 += CONVF_NR;
+#define CONVF_FMA2(i) s = _mm512_set1_ps(a##i[j]); acc##i##a = _mm512_fmadd_ps(s, wa, acc##i##a); \
+                      acc##i##b = _mm512_fmadd_ps(s, wb, acc##i##b);
+            CONVF_ROWS(CONVF_FMA2)
+        }
+    }
+#define CONVF_STORE2(i) if (i < rows) { _mm512_mask_storeu_ps(out + i * ldo, m0, convf_clamp(acc##i##a, lo, hi)); \
+                                        _mm512_mask_storeu_ps(out + i * ldo + CONVF_NR, m1, convf_clamp(acc##i##b, lo, hi)); }
+    CONVF_ROWS(CONVF_STORE2)
+}
+
+/* MR x 16 outputs: one panel (the last, when the channels leave a lone one) */
+CONVF_TARGET static void convf_tile16(const convf_t *g, const float *const *ap, const float *w, const float *bias,
+                                      float *out, int rows, int64_t cols)
+{
+    const int64_t taps = g->taps, c = g->c, ldo = g->o;
+    __m512 lo = _mm512_set1_ps(g->lo), hi = _mm512_set1_ps(g->hi);
+    __m512 b0 = _mm512_loadu_ps(bias);
+    __mmask16 m0 = convf_mask(cols);
+    int64_t t, j;
+#define CONVF_INIT1(i) __m512 acc##i = b0;
+    CONVF_ROWS(CONVF_INIT1)
+    for (t = 0; t < taps; t++) {
+        const float *const *p = ap + t * CONVF_MR;
+        CONVF_ROWS(CONVF_PTR)
+        for (j = 0; j < c; j++) {
+            __m512 wa = _mm512_loadu_ps(w), s;
+            w += CONVF_NR;
+#define CONVF_FMA1(i) s = _mm512_set1_ps(a##i[j]); acc##i = _mm512_fmadd_ps(s, wa, acc##i);
+            CONVF_ROWS(CONVF_FMA1)
+        }
+    }
+#define CONVF_STORE1(i) if (i < rows) _mm512_mask_storeu_ps(out + i * ldo, m0, convf_clamp(acc##i, lo, hi));
+    CONVF_ROWS(CONVF_STORE1)
+}
+
+/* 1 when a value of p[0..count) is not below limit in magnitude, or is NaN */
+CONVF_TARGET static int convf_bad(const float *p, int64_t count, float limit)
+{
+    __m512 lim = _mm512_set1_ps(limit);
+    __mmask16 bad = 0;
+    int64_t j;
+    for (j = 0; j + 16 <= count; j += 16)
+        bad |= _mm512_cmp_ps_mask(_mm512_abs_ps(_mm512_loadu_ps(p + j)), lim, _CMP_NLT_UQ);
+    if (j < count) {
+        __mmask16 tail = convf_mask(count - j);
+        bad |= _mm512_mask_cmp_ps_mask(tail, _mm512_abs_ps(_mm512_maskz_loadu_ps(tail, p + j)), lim, _CMP_NLT_UQ);
+    }
+    return bad != 0;
+}
+
+static void convf_part(void *ctx, int part, int thread)
+{
+    convf_t *g = (convf_t *)ctx;
+    int64_t rp = part / g->panel_parts, pp = part % g->panel_parts;
+    int64_t t0 = rp * g->tiles_per_part, t1 = t0 + g->tiles_per_part;
+    int64_t q0 = pp * g->panels_per_part, q1 = q0 + g->panels_per_part;
+    const float *stack[CONVF_STACK_TAPS * CONVF_MR];
+    const float **ap = stack;
+    int64_t c0, t, q;
+    (void)thread;
+    if (t1 > g->tiles)
+        t1 = g->tiles;
+    if (q1 > g->panels)
+        q1 = g->panels;
+    if (pp == 0) {              /* the guard: this row piece's share of the input, once */
+        int64_t v0 = g->values * rp / g->tile_parts, v1 = g->values * (rp + 1) / g->tile_parts;
+        if (convf_bad(g->x + v0, v1 - v0, g->limit))
+            atomic_store_explicit(&g->bad, 1, memory_order_relaxed);
+    }
+    if (g->taps > CONVF_STACK_TAPS) {
+        ap = (const float **)malloc((size_t)(g->taps * CONVF_MR) * sizeof(*ap));
+        if (ap == NULL) {
+            atomic_store_explicit(&g->failed, 1, memory_order_relaxed);
+            return;
+        }
+    }
+    for (c0 = t0; c0 < t1; c0 += g->chunk_tiles) {
+        int64_t c1 = c0 + g->chunk_tiles < t1 ? c0 + g->chunk_tiles : t1;
+        for (q = q0; q < q1;) {
+            int64_t cols = g->o - q * CONVF_NR;
+            int pair = cols > CONVF_NR && q + 1 < q1;
+            const float *w = g->w + q * g->k * CONVF_NR, *bias = g->bias + q * CONVF_NR;
+            for (t = c0; t < c1; t++) {
+                int64_t m0 = t * CONVF_MR;
+                int rows = (int)(g->m - m0 < CONVF_MR ? g->m - m0 : CONVF_MR);
+                float *out = g->out + m0 * g->o + q * CONVF_NR;
+                convf_pointers(g, m0, ap);
+                if (pair)
+                    convf_tile32(g, ap, w, bias, out, rows, cols);
+                else
+                    convf_tile16(g, ap, w, bias, out, rows, cols);
+            }
+            q += pair ? 2 : 1;
+        }
+    }
+    if (ap != stack)
+        free(ap);
+}
+
+static int convf_cpu_ok(void)
+{
+    static int known = -1;
+    if (known < 0) {
+        __builtin_cpu_init();
+        known = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("fma");
+    }
+    return known;
+}
+
+#else
+
+static void convf_part(void *ctx, int part, int thread)
+{
+    (void)ctx;
+    (void)part;
+    (void)thread;
+}
+
+static int convf_cpu_ok(void)
+{
+    return 0;
+}
+
+#endif
+
+static PyArrayObject *convf_array(PyObject *o, int ndim, int writable)
+{
+    PyArrayObject *a;
+    if (!PyArray_Check(o))
+        return NULL;
+    a = (PyArrayObject *)o;
+    if (PyArray_NDIM(a) != ndim || PyArray_TYPE(a) != NPY_FLOAT32 || !PyArray_IS_C_CONTIGUOUS(a)
+        || !PyArray_ISALIGNED(a) || !PyArray_ISNOTSWAPPED(a) || (writable && !PyArray_ISWRITEABLE(a)))
+        return NULL;
+    return a;
+}
+
+/* conv_f32(threads, x, packed, bias, zeros, out, geometry, clamp): out = clamp(conv(x) + bias) on the
+ * pool.  geometry: int64 [kh, kw, stride h, stride w, dilation h, dilation w, pad top, pad left];
+ * clamp: float32 [lo, hi, guard limit].  0: done; 1: done, but an input value reached the guard's
+ * limit (the caller recomputes with the reference sums); -1: not taken (no AVX-512 on this CPU, or
+ * arrays that do not fit), out untouched. */
+static PyObject *kernel_conv_f32(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    PyArrayObject *x, *w, *bias, *zeros, *out, *geom, *clamp;
+    const int64_t *gi;
+    const float *cf;
+    convf_t g;
+    long threads;
+    int parts;
+    if (nargs != 8) {
+        PyErr_SetString(PyExc_TypeError, "conv_f32(threads, x, packed, bias, zeros, out, geometry, clamp)");
+        return NULL;
+    }
+    threads = PyLong_AsLong(args[0]);
+    if (threads == -1 && PyErr_Occurred())
+        return NULL;
+    x = convf_array(args[1], 4, 0);
+    w = convf_array(args[2], 1, 0);
+    bias = convf_array(args[3], 1, 0);
+    zeros = convf_array(args[4], 1, 0);
+    out = convf_array(args[5], 4, 1);
+    geom = PyArray_Check(args[6]) ? (PyArrayObject *)args[6] : NULL;
+    clamp = convf_array(args[7], 1, 0);
+    if (!convf_cpu_ok() || x == NULL || w == NULL || bias == NULL || zeros == NULL || out == NULL || clamp == NULL
+        || geom == NULL || PyArray_TYPE(geom) != NPY_INT64 || PyArray_NDIM(geom) != 1 || PyArray_DIM(geom, 0) != 8
+        || !PyArray_IS_C_CONTIGUOUS(geom) || !PyArray_ISALIGNED(geom) || !PyArray_ISNOTSWAPPED(geom)
+        || PyArray_DIM(clamp, 0) != 3)
+        return PyLong_FromLong(-1);
+    gi = (const int64_t *)PyArray_DATA(geom);
+    cf = (const float *)PyArray_DATA(clamp);
+    memset(&g, 0, sizeof g);
+    g.kh = gi[0]; g.kw = gi[1]; g.sh = gi[2]; g.sw = gi[3]; g.dh = gi[4]; g.dw = gi[5]; g.pt = gi[6]; g.pl = gi[7];
+    g.h = PyArray_DIM(x, 1); g.wd = PyArray_DIM(x, 2); g.c = PyArray_DIM(x, 3);
+    g.oh = PyArray_DIM(out, 1); g.ow = PyArray_DIM(out, 2); g.o = PyArray_DIM(out, 3);
+    g.taps = g.kh * g.kw;
+    g.k = g.taps * g.c;
+    g.m = PyArray_DIM(out, 0) * g.oh * g.ow;
+    g.panels = (g.o + CONVF_NR - 1) / CONVF_NR;
+    g.values = PyArray_SIZE(x);
+    if (PyArray_DIM(out, 0) != PyArray_DIM(x, 0) || g.kh < 1 || g.kw < 1 || g.sh < 1 || g.sw < 1 || g.dh < 1
+        || g.dw < 1 || g.pt < 0 || g.pl < 0 || g.c < 1 || g.o < 1 || PyArray_DIM(w, 0) != g.panels * g.k * CONVF_NR
+        || PyArray_DIM(bias, 0) < g.panels * CONVF_NR || PyArray_DIM(zeros, 0) < g.c)
+        return PyLong_FromLong(-1);
+    if (g.m == 0)
+        return PyLong_FromLong(0);
+    g.x = (const float *)PyArray_DATA(x);
+    g.w = (const float *)PyArray_DATA(w);
+    g.bias = (const float *)PyArray_DATA(bias);
+    g.zeros = (const float *)PyArray_DATA(zeros);
+    g.out = (float *)PyArray_DATA(out);
+    g.lo = cf[0]; g.hi = cf[1]; g.limit = cf[2];
+    g.direct = g.taps == 1 && g.sh == 1 && g.sw == 1 && g.pt == 0 && g.pl == 0 && g.oh == g.h && g.ow == g.wd;
+    g.tiles = (g.m + CONVF_MR - 1) / CONVF_MR;
+    g.chunk_tiles = CONVF_L2_CHUNK / (CONVF_MR * g.k * (int64_t)sizeof(float));
+    if (g.chunk_tiles < 1)
+        g.chunk_tiles = 1;
+    if (threads < 1)            /* the caller passes 1 for a convolution too small to share */
+        threads = 1;
+    if (threads > MAX_THREADS)
+        threads = MAX_THREADS;
+    g.tile_parts = 1;
+    g.panel_parts = 1;
+    if (threads > 1) {
+        int64_t pairs = (g.panels + 1) / 2;
+        if (g.tiles >= 4 * threads || pairs < threads)
+            g.tile_parts = g.tiles < threads ? g.tiles : threads;
+        else
+            g.panel_parts = threads;
+    }
+    g.tiles_per_part = (g.tiles + g.tile_parts - 1) / g.tile_parts;
+    g.tile_parts = (g.tiles + g.tiles_per_part - 1) / g.tiles_per_part;
+    g.panels_per_part = (g.panels + g.panel_parts - 1) / g.panel_parts;
+    g.panels_per_part += g.panels_per_part % 2;      /* whole pairs, so that a piece never splits one */
+    g.panel_parts = (g.panels + g.panels_per_part - 1) / g.panels_per_part;
+    parts = (int)(g.tile_parts * g.panel_parts);
+    Py_BEGIN_ALLOW_THREADS
+    if (parts <= 1)
+        convf_part(&g, 0, 0);
+    else
+        pool_run(convf_part, &g, parts, (int)threads, 1);
+    Py_END_ALLOW_THREADS
+    if (atomic_load(&g.failed))
+        return PyErr_NoMemory();
+    return PyLong_FromLong(atomic_load(&g.bad) ? 1 : 0);
+}
