@@ -37,6 +37,8 @@
 #define CONVF_MR 7              /* output pixels a tile: 7 divides 112, 56, 28, 14 and 7 */
 #define CONVF_NR 16             /* output channels a packed panel */
 #define CONVF_L2_CHUNK (256 * 1024)   /* bytes of input a chunk of tiles reads */
+#define CONVF_L1_WEIGHTS (32 * 1024)  /* bytes of packed weights that stay in L1 as a whole */
+#define CONVF_PARTS_PER_THREAD 2  /* pieces a thread: a thread that starts late takes fewer */
 #define CONVF_STACK_TAPS 64     /* tiles with up to this many taps keep their pointers on the stack */
 
 typedef struct {
@@ -314,7 +316,12 @@ static PyObject *kernel_conv_f32(PyObject *self, PyObject *const *args, Py_ssize
     g.lo = cf[0]; g.hi = cf[1]; g.limit = cf[2];
     g.direct = g.taps == 1 && g.sh == 1 && g.sw == 1 && g.pt == 0 && g.pl == 0 && g.oh == g.h && g.ow == g.wd;
     g.tiles = (g.m + CONVF_MR - 1) / CONVF_MR;
-    g.chunk_tiles = CONVF_L2_CHUNK / (CONVF_MR * g.k * (int64_t)sizeof(float));
+    /* weights that stay in L1 as a whole: every tile meets all the panels at once (its input stays
+     * in L1, its output row is written in one go); else chunks of tiles whose input stays in L2 */
+    if (g.panels * g.k * CONVF_NR * (int64_t)sizeof(float) <= CONVF_L1_WEIGHTS)
+        g.chunk_tiles = 1;
+    else
+        g.chunk_tiles = CONVF_L2_CHUNK / (CONVF_MR * g.k * (int64_t)sizeof(float));
     if (g.chunk_tiles < 1)
         g.chunk_tiles = 1;
     if (threads < 1)            /* the caller passes 1 for a convolution too small to share */
@@ -325,10 +332,14 @@ static PyObject *kernel_conv_f32(PyObject *self, PyObject *const *args, Py_ssize
     g.panel_parts = 1;
     if (threads > 1) {
         int64_t pairs = (g.panels + 1) / 2;
-        if (g.tiles >= 4 * threads || pairs < threads)
-            g.tile_parts = g.tiles < threads ? g.tiles : threads;
+        int64_t most = CONVF_PARTS_PER_THREAD * threads;
+        /* cut the bigger operand: with more output channels than pixels (14x14 and 7x7 layers) the
+         * weights, which then come from memory, not cache, once per node: each thread reads its
+         * share of them; else the pixels */
+        if (pairs >= threads && (g.o > g.m || g.tiles < 2 * threads))
+            g.panel_parts = pairs < most ? pairs : most;
         else
-            g.panel_parts = threads;
+            g.tile_parts = g.tiles < most ? g.tiles : most;
     }
     g.tiles_per_part = (g.tiles + g.tile_parts - 1) / g.tile_parts;
     g.tile_parts = (g.tiles + g.tiles_per_part - 1) / g.tiles_per_part;
