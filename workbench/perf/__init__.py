@@ -14,3 +14,17 @@ Nothing here knows what a model, a tensor or a kernel is; it imports only :mod:`
 The teaching layer (``workbench/interpreter/kernels``) never imports this package; the speed layer
 (``workbench/interpreter/fast``) does.
 """
+
+import numpy as _np
+
+CACHE_LINE = 64
+
+
+def aligned_zeros(shape, dtype) -> _np.ndarray:
+    """Zeros whose first byte starts a 64-byte cache line (numpy aligns large buffers to 16 bytes only):
+    packed weights the kernels stream with 64-byte vector loads, none of which then straddles two lines."""
+    dt = _np.dtype(dtype)
+    n = int(_np.prod(shape, dtype=_np.int64)) * dt.itemsize
+    raw = _np.zeros(n + CACHE_LINE, _np.uint8)
+    start = (-raw.ctypes.data) % CACHE_LINE
+    return raw[start:start + n].view(dt).reshape(shape)

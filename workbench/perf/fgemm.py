@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import aligned_zeros
+
 PANEL = 16
 """Output channels a packed panel holds (one AVX-512 register of float32)."""
 
@@ -30,7 +32,9 @@ def pack_filter(filt: np.ndarray) -> np.ndarray:
     panels = -(-o // PANEL)
     w = np.zeros((panels * PANEL, k), np.float32)
     w[:o] = np.asarray(filt, np.float32).reshape(o, k)
-    return np.ascontiguousarray(w.reshape(panels, PANEL, k).transpose(0, 2, 1)).reshape(-1)
+    packed = aligned_zeros(panels * k * PANEL, np.float32)
+    packed.reshape(panels, k, PANEL)[...] = w.reshape(panels, PANEL, k).transpose(0, 2, 1)
+    return packed
 
 
 def pad_bias(bias: np.ndarray) -> np.ndarray:

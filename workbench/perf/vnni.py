@@ -63,6 +63,7 @@ import os
 import numpy as np
 
 from .. import config
+from . import aligned_zeros
 from .jit import native, njit, run_rows
 
 ROWS = 4            # rows of the micro-kernel's block (4 × 4 accumulators of 16 lanes = 16 registers)
@@ -186,8 +187,9 @@ def pack_filter(w2d: np.ndarray, k_align: int = 4) -> np.ndarray:
     n16, k4 = -(-n // 16) * 16, -(-k // k_align) * k_align
     padded = np.zeros((n16, k4), np.int8)
     padded[:n, :k] = w2d
-    return np.ascontiguousarray(padded.reshape(n16 // 16, 16, k4 // 4, 4).transpose(0, 2, 1, 3)).reshape(
-        n16 // 16, k4 // 4, 64)
+    packed = aligned_zeros((n16 // 16, k4 // 4, 64), np.int8)
+    packed.reshape(n16 // 16, k4 // 4, 16, 4)[...] = padded.reshape(n16 // 16, 16, k4 // 4, 4).transpose(0, 2, 1, 3)
+    return packed
 
 
 def unpack_filter(packed: np.ndarray, n: int, k: int) -> np.ndarray:
