@@ -1,0 +1,134 @@
+"""The kernel library's float convolution (perf/native/conv_f32.c through perf/fgemm.py) against float64
+sums, on small random shapes: odd channel counts, a lone last panel of output channels, stride 2,
+dilation, padding on every side, several images, more taps than fit on the stack, pixels that are not a
+whole number of tiles; one and two threads; the clamp; the guard (1 when an input value reaches the
+limit or is NaN); and -1 for arrays it does not take.  The fast path that calls it is tested in
+tests/interpreter/fast/test_fast_conv_f32.py."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from workbench.perf import aligned_zeros, fgemm
+
+needs_library = pytest.mark.skipif(fgemm.function() is None,
+                                   reason="no kernel library with AVX-512 here (make kernels builds it)")
+
+# N, H, W, C, O, KH, KW, stride, dilation, pad (top, left), output (OH, OW)
+SHAPES = [(1, 9, 7, 5, 37, 3, 2, (2, 1), (1, 2), (1, 2), (5, 7)),        # odd everything, padding edges
+          (2, 6, 6, 33, 19, 3, 3, (1, 1), (1, 1), (1, 1), (6, 6)),        # two images, 3x3 SAME
+          (1, 11, 9, 7, 65, 1, 1, (2, 2), (1, 1), (0, 0), (6, 5)),        # 1x1 stride 2
+          (1, 5, 7, 12, 16, 1, 1, (1, 1), (1, 1), (0, 0), (5, 7)),        # 1x1 stride 1: one pointer a pixel
+          (1, 3, 3, 9, 3, 1, 1, (1, 1), (1, 1), (0, 0), (3, 3)),          # fewer channels than a panel
+          (1, 12, 12, 3, 32, 3, 3, (2, 2), (1, 1), (0, 0), (5, 5)),       # a first layer, VALID
+          (1, 10, 10, 2, 48, 9, 9, (1, 1), (1, 1), (4, 4), (10, 10)),     # 81 taps: pointers on the heap
+          (1, 7, 7, 40, 100, 1, 1, (1, 1), (1, 1), (0, 0), (7, 7))]       # more channels than pixels
+
+
+def reference(x, filt, bias, stride, dilation, pad, out_hw, lo, hi):
+    """The convolution in float64, straight from its definition."""
+    n, h, w, c = x.shape
+    o, kh, kw, _ = filt.shape
+    out = np.zeros((n, *out_hw, o)) + bias
+    for oy in range(out_hw[0]):
+        for ox in range(out_hw[1]):
+            for ky in range(kh):
+                for kx in range(kw):
+                    iy = oy * stride[0] - pad[0] + ky * dilation[0]
+                    ix = ox * stride[1] - pad[1] + kx * dilation[1]
+                    if 0 <= iy < h and 0 <= ix < w:
+                        out[:, oy, ox] += x[:, iy, ix].astype(np.float64) @ filt[:, ky, kx].T.astype(np.float64)
+    return np.clip(out, lo, hi)
+
+
+def operands(shape, seed):
+    n, h, w, c, o, kh, kw = shape[:7]
+    rng = np.random.default_rng(seed)
+    x = aligned_zeros((n, h, w, c), np.float32)
+    x[...] = rng.standard_normal(x.shape)
+    filt = rng.standard_normal((o, kh, kw, c)).astype(np.float32)
+    bias = rng.standard_normal(o).astype(np.float32)
+    return x, filt, bias
+
+
+def call(shape, x, filt, bias, threads, lo=-np.inf, hi=np.inf, limit=1e30, out=None):
+    n, _, _, c, o, kh, kw, stride, dilation, pad, out_hw = shape
+    out = np.full((n, *out_hw, o), 7.0, np.float32) if out is None else out
+    geometry = np.array([kh, kw, *stride, *dilation, *pad], np.int64)
+    done = fgemm.function()(threads, x, fgemm.pack_filter(filt), fgemm.pad_bias(bias), np.zeros(c, np.float32), out,
+                            geometry, np.array([lo, hi, limit], np.float32))
+    return done, out
+
+
+def test_pack_filter_puts_sixteen_channels_a_row_and_pads_with_zeros():
+    filt = np.arange(37 * 2 * 3 * 5, dtype=np.float32).reshape(37, 2, 3, 5)
+    packed = fgemm.pack_filter(filt)
+    assert packed.ctypes.data % 64 == 0 and packed.size == 3 * 30 * 16
+    panels = packed.reshape(3, 30, 16)
+    w2d = filt.reshape(37, 30)
+    assert np.array_equal(panels[1, :, 4], w2d[20]) and np.array_equal(panels[2, :, 4], w2d[36])
+    assert not panels[2, :, 5:].any()
+    assert np.array_equal(fgemm.pad_bias(np.arange(37, dtype=np.float32))[35:], [35, 36] + [0] * 11)
+
+
+@needs_library
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("k", range(len(SHAPES)))
+def test_conv_f32_equals_the_sums_of_its_definition(k, threads):
+    shape = SHAPES[k]
+    x, filt, bias = operands(shape, k)
+    done, out = call(shape, x, filt, bias, threads, lo=-1.5, hi=4.0)
+    want = reference(x, filt, bias, shape[7], shape[8], shape[9], shape[10], -1.5, 4.0)
+    assert done == 0
+    np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-5 * np.sqrt(filt[0].size))
+    assert (out == 4.0).any() and (out == -1.5).any()          # the clamp happened
+
+
+@needs_library
+def test_two_threads_write_what_one_writes():
+    shape = (1, 28, 28, 24, 40, 3, 3, (1, 1), (1, 1), (1, 1), (28, 28))
+    x, filt, bias = operands(shape, 7)
+    assert call(shape, x, filt, bias, 1)[1].tobytes() == call(shape, x, filt, bias, 2)[1].tobytes()
+
+
+@needs_library
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -3.0])
+def test_the_guard_reports_any_input_value_at_the_limit(bad, threads):
+    shape = SHAPES[1]
+    x, filt, bias = operands(shape, 3)
+    assert np.abs(x).max() >= 2.5 and call(shape, x, filt, bias, threads, limit=2.5)[0] == 1
+    x = np.clip(x, -2, 2)
+    assert call(shape, x, filt, bias, threads, limit=2.5)[0] == 0
+    x[-1, -1, -1, -1] = bad                                      # the last value of the last piece
+    assert call(shape, x, filt, bias, threads, limit=2.5)[0] == 1
+
+
+@needs_library
+def test_nan_weights_make_nan_outputs_through_the_clamp():
+    shape = SHAPES[3]
+    x, filt, bias = operands(shape, 5)
+    filt[2, 0, 0, 1] = np.nan
+    done, out = call(shape, x, filt, bias, 1, lo=0.0, hi=6.0)
+    assert done == 0 and np.isnan(out[..., 2]).all() and not np.isnan(out[..., 3]).any()
+
+
+@needs_library
+def test_arrays_it_does_not_take_leave_the_output_alone():
+    shape = SHAPES[0]
+    x, filt, bias = operands(shape, 1)
+    out = np.full((1, 5, 7, 37), 7.0, np.float32)
+    fn = fgemm.function()
+    geometry = np.array([3, 2, 2, 1, 1, 2, 1, 2], np.int64)
+    clamp = np.array([-np.inf, np.inf, 1e30], np.float32)
+    packed, padded = fgemm.pack_filter(filt), fgemm.pad_bias(bias)
+    zeros = np.zeros(5, np.float32)
+    assert fn(1, x.astype(np.float64), packed, padded, zeros, out, geometry, clamp) == -1          # not float32
+    assert fn(1, x, packed[:-16], padded, zeros, out, geometry, clamp) == -1                      # short filter
+    assert fn(1, x, packed, padded, zeros, out[:, :, ::2], geometry, clamp) == -1                 # not contiguous
+    assert fn(1, x, packed, padded, zeros, out, geometry.astype(np.int32), clamp) == -1           # geometry type
+    assert fn(1, x, packed, padded, zeros, out, np.array([3, 2, 0, 1, 1, 2, 1, 2], np.int64), clamp) == -1
+    assert (out == 7.0).all()
+    with pytest.raises(TypeError):
+        fn(1, x, packed)
