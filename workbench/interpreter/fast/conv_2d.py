@@ -1,7 +1,11 @@
 """Speed layer for CONV_2D in float32, int8, uint8 and 16x8 (hybrid: :mod:`.conv_hybrid`); the teaching
 layer is ``kernels/conv_2d.py`` (and ``_conv_uint8_hybrid.py``, ``_conv_geometry.py``).
 
-Three ways to compute the same sums:
+Four ways to compute the same sums:
+  * ``igemm`` (float32, groups of one, constant filter and bias, litert-x86): the kernel library's own C
+    product (:mod:`workbench.perf.fgemm`, ``perf/native/conv_f32.c``), which reads the input through one
+    pointer per (tap, pixel) instead of an im2col copy and adds the bias, clamps and checks the guard
+    (below) in the same pass; where the library or AVX-512 is missing, the BLAS paths below;
   * ``matmul`` / ``im2col+blas``: a 1x1 convolution is a matrix product; a KxK one becomes one after
     copying every window into a row of an "im2col" matrix (in ``context.scratch``, the buffer all
     nodes share, or in the node's own arrays);

@@ -23,10 +23,14 @@
  * weights' max |w| times K, workbench/interpreter/fast/conv_2d.py) and the kernel reports any input
  * value not below it (or NaN): the caller then runs the teaching layer's sums instead.
  *
- * Threads: the tiles are cut in row pieces, or, when there are few (a 7x7 layer has 7 tiles), the
- * panels in column pieces, shared by the pool (pool_run).  Inside a piece, the tiles go in chunks
- * whose input fits in the core's L2 cache; each panel pair then meets every tile of the chunk while
- * its weights stay in cache. */
+ * Order: when the packed weights fit in L1 (a 1x1 layer with few input channels), each tile meets
+ * every panel in turn, so its input stays in L1 and its output row is written at once; else the tiles
+ * go in chunks whose input fits in the core's L2 cache, and each panel pair meets every tile of the
+ * chunk while its weights stay in L1.
+ *
+ * Threads: two pieces a thread, shared by the pool (pool_run).  With more output channels than
+ * pixels (the 14x14 and 7x7 layers of a MobileNet, whose weights come from memory, not cache) the
+ * panels are cut, so each thread reads only its share of the weights; else the tiles. */
 #if (defined(__x86_64__) || defined(_M_X64)) && (defined(__GNUC__) || defined(__clang__))
 #define CONVF_X86 1
 #define CONVF_TARGET __attribute__((target("avx512f,fma")))
