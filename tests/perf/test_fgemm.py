@@ -61,14 +61,16 @@ def call(shape, x, filt, bias, threads, lo=-np.inf, hi=np.inf, limit=1e30, out=N
     return done, out
 
 
-def test_pack_filter_puts_sixteen_channels_a_row_and_pads_with_zeros():
+def test_pack_filter_puts_panel_pairs_side_by_side_and_pads_with_zeros():
     filt = np.arange(37 * 2 * 3 * 5, dtype=np.float32).reshape(37, 2, 3, 5)
     packed = fgemm.pack_filter(filt)
     assert packed.ctypes.data % 64 == 0 and packed.size == 3 * 30 * 16
-    panels = packed.reshape(3, 30, 16)
     w2d = filt.reshape(37, 30)
-    assert np.array_equal(panels[1, :, 4], w2d[20]) and np.array_equal(panels[2, :, 4], w2d[36])
-    assert not panels[2, :, 5:].any()
+    pair = packed[:2 * 30 * 16].reshape(30, 32)            # channels 0..31: 32 weights a filter row
+    lone = packed[2 * 30 * 16:].reshape(30, 16)            # channels 32..36 and zeros
+    assert np.array_equal(pair[:, 4], w2d[4]) and np.array_equal(pair[:, 20], w2d[20])
+    assert np.array_equal(lone[:, 4], w2d[36]) and not lone[:, 5:].any()
+    assert fgemm.pack_filter(filt[:32]).size == 2 * 30 * 16
     assert np.array_equal(fgemm.pad_bias(np.arange(37, dtype=np.float32))[35:], [35, 36] + [0] * 11)
 
 

@@ -25,15 +25,24 @@ _probed = None          # (library, its conv_f32 or None) once probed
 
 
 def pack_filter(filt: np.ndarray) -> np.ndarray:
-    """An OHWI float filter as ``conv_f32`` reads it: panels of :data:`PANEL` output channels, each
-    panel KH*KW*I rows of PANEL values (zeros past the last channel), flattened."""
+    """An OHWI float filter as ``conv_f32`` reads it, flattened: output channels in panels of
+    :data:`PANEL` (zeros past the last channel), two panels side by side — for each of the KH*KW*I
+    rows, 32 values: 16 of the first panel, 16 of the second — and a lone last panel alone, 16 values
+    a row.  The kernel then streams one run of weights per panel pair, which the CPU's prefetcher follows
+    better than two (measured: a 14x14x512 -> 512 layer whose weights come from memory took 0.87 ms
+    with two runs, 0.73 ms with one)."""
     o = filt.shape[0]
     k = int(np.prod(filt.shape[1:]))
     panels = -(-o // PANEL)
+    pairs = panels // 2
     w = np.zeros((panels * PANEL, k), np.float32)
     w[:o] = np.asarray(filt, np.float32).reshape(o, k)
     packed = aligned_zeros(panels * k * PANEL, np.float32)
-    packed.reshape(panels, k, PANEL)[...] = w.reshape(panels, PANEL, k).transpose(0, 2, 1)
+    split = pairs * 2 * PANEL * k
+    packed[:split].reshape(pairs, k, 2 * PANEL)[...] = w[:2 * PANEL * pairs].reshape(pairs, 2, PANEL, k).transpose(
+        0, 3, 1, 2).reshape(pairs, k, 2 * PANEL)
+    if panels % 2:
+        packed[split:].reshape(k, PANEL)[...] = w[2 * PANEL * pairs:].T
     return packed
 
 

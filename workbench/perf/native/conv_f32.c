@@ -10,9 +10,9 @@
  * operators feed their GEMM micro-kernels (google/XNNPACK, src/operators/convolution-nhwc.c, the
  * "indirection buffer"); a 1x1 convolution with stride 1 is the plain product, one pointer a pixel.
  *
- * The weights are packed once, at bind (workbench/perf/fgemm.py): panels of NR = 16 output channels,
- * each panel K rows of 16 values (K = KH*KW*C, in the filter's own (ky, kx, ci) order), zeros past
- * the last channel.  The micro-kernel computes MR x 32 outputs (two panels) in 14 AVX-512 registers:
+ * The weights are packed once, at bind (workbench/perf/fgemm.py): panels of NR = 16 output channels
+ * (zeros past the last channel), two panels side by side: K rows of 32 values (K = KH*KW*C, in the
+ * filter's own (ky, kx, ci) order); a lone last panel K rows of 16.  The micro-kernel computes MR x 32 outputs (two panels) in 14 AVX-512 registers:
  * for every k it loads two rows of 16 weights and multiplies them by the MR input values, each
  * broadcast to a register (or MR x 16 for a last lone panel).  Rows past the last pixel re-read the
  * last one and are not stored; columns past the last channel are not stored.
@@ -106,12 +106,12 @@ CONVF_TARGET static inline __m512 convf_clamp(__m512 v, __m512 lo, __m512 hi)
 
 #define CONVF_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6)
 
-/* MR x 32 outputs: panels w and w + panel_stride; rows and cols say which of them to store */
+/* MR x 32 outputs: the panel pair at w (rows of 32 weights); rows and cols say which of them to store */
 CONVF_TARGET static void convf_tile32(const convf_t *g, const float *const *ap, const float *w, const float *bias,
                                       float *out, int rows, int64_t cols)
 {
-    const int64_t taps = g->taps, c = g->c, panel_stride = g->k * CONVF_NR, ldo = g->o;
-    const float *w1 = w + panel_stride;
+    const int64_t taps = g->taps, c = g->c, ldo = g->o;
+    const float *w1 = w + CONVF_NR;
     __m512 lo = _mm512_set1_ps(g->lo), hi = _mm512_set1_ps(g->hi);
     __m512 b0 = _mm512_loadu_ps(bias), b1 = _mm512_loadu_ps(bias + CONVF_NR);
     __mmask16 m0 = convf_mask(cols), m1 = convf_mask(cols - CONVF_NR);
@@ -124,8 +124,8 @@ CONVF_TARGET static void convf_tile32(const convf_t *g, const float *const *ap, 
         CONVF_ROWS(CONVF_PTR)
         for (j = 0; j < c; j++) {
             __m512 wa = _mm512_loadu_ps(w), wb = _mm512_loadu_ps(w1), s;
-            w += CONVF_NR;
-            w1 += CONVF_NR;
+            w += 2 * CONVF_NR;
+            w1 += 2 * CONVF_NR;
 #define CONVF_FMA2(i) s = _mm512_set1_ps(a##i[j]); acc##i##a = _mm512_fmadd_ps(s, wa, acc##i##a); \
                       acc##i##b = _mm512_fmadd_ps(s, wb, acc##i##b);
             CONVF_ROWS(CONVF_FMA2)
