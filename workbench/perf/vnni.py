@@ -74,6 +74,7 @@ AMX_MIN_K = 128     # shorter sums stay on the VNNI block: with the requantizati
                     # filter-block-first loops of conv_rows_amx_rq, AMX was measured faster from K 128 (56x56x128
                     # -> 128: 0.33 against 0.43 ms; 28x28x256 -> 256: 0.22 against 0.35), level at K 64 (where
                     # the VNNI block reads a 1x1 convolution's input in place) and slower below
+COLS_BELOW = 4 * AMX_ROWS  # products with fewer rows are cut among threads by output channels, not rows
 MIN_MACS = 1 << 18  # smaller products stay on the plain BLAS path (nothing to win there)
 
 _available: bool | None = None
@@ -1042,19 +1043,17 @@ def requant_tables(bias, mult, shift, out_zp: int, lo: int, hi: int, half_up: bo
 
 
 @njit(nogil=True)
-def conv_rows_rq(x, xr, packed, q32, q64, scalars, out, pad, oh, ow, kh, kw, sh, sw, dh, dw, pt, pl, direct, m0,
-                 m1):
-    """Output rows m0..m1 of an int8 convolution, like :func:`conv_rows`, with the requantization in the
-    micro-kernel (:func:`tile_rq`).  ``xr`` is the input as [N·H, W·C].  ``direct`` (a 1x1 convolution,
-    stride 1, no padding, C a multiple of 4): the micro-kernel reads the input pixels themselves (C bytes
-    apart in ``xr``), made unsigned as it loads them — no im2col copy at all; otherwise the unsigned rows
-    are gathered ``CHUNK`` at a time (:func:`gather_rows`)."""
+def _rq_blocks(x, xr, packed, q32, q64, scalars, out, pad, oh, ow, kh, kw, sh, sw, dh, dw, pt, pl, direct, m0, m1,
+               g0, g1):
+    """Output rows m0..m1, output channel groups g0..g1 (``BLOCKS`` 16-channel blocks a group) of
+    :func:`conv_rows_rq`."""
     nblocks, kg, _ = packed.shape
     if direct:
         lda = x.shape[3]
         for start in range(m0, m1, CHUNK):
             rows = min(CHUNK, m1 - start)
-            for nb0 in range(0, nblocks, BLOCKS):
+            for g in range(g0, g1):
+                nb0 = g * BLOCKS
                 blocks = min(BLOCKS, nblocks - nb0)
                 for r0 in range(0, rows, ROWS):
                     tile_rq(xr, lda, FLIP, start + r0, packed, nb0, kg, out, start + r0, min(ROWS, rows - r0),
@@ -1065,11 +1064,53 @@ def conv_rows_rq(x, xr, packed, q32, q64, scalars, out, pad, oh, ow, kh, kw, sh,
     for start in range(m0, m1, CHUNK):
         rows = min(CHUNK, m1 - start)
         gather_rows(x, xr, a, start, rows, pad, ow, per_image, kh, kw, sh, sw, dh, dw, pt, pl)
-        for nb0 in range(0, nblocks, BLOCKS):
+        for g in range(g0, g1):
+            nb0 = g * BLOCKS
             blocks = min(BLOCKS, nblocks - nb0)
             for r0 in range(0, rows, ROWS):
                 tile_rq(a, 4 * kg, 0, r0, packed, nb0, kg, out, start + r0, min(ROWS, rows - r0), blocks, q32, q64,
                         scalars)
+
+
+@njit(nogil=True)
+def conv_rows_rq(x, xr, packed, q32, q64, scalars, out, pad, oh, ow, kh, kw, sh, sw, dh, dw, pt, pl, direct, m0,
+                 m1):
+    """Output rows m0..m1 of an int8 convolution, like :func:`conv_rows`, with the requantization in the
+    micro-kernel (:func:`tile_rq`).  ``xr`` is the input as [N·H, W·C].  ``direct`` (a 1x1 convolution,
+    stride 1, no padding, C a multiple of 4): the micro-kernel reads the input pixels themselves (C bytes
+    apart in ``xr``), made unsigned as it loads them — no im2col copy at all; otherwise the unsigned rows
+    are gathered ``CHUNK`` at a time (:func:`gather_rows`)."""
+    groups = -(-packed.shape[0] // BLOCKS)
+    _rq_blocks(x, xr, packed, q32, q64, scalars, out, pad, oh, ow, kh, kw, sh, sw, dh, dw, pt, pl, direct, m0, m1,
+               0, groups)
+
+
+@njit(nogil=True)
+def conv_cols_rq(x, xr, packed, q32, q64, scalars, out, pad, oh, ow, kh, kw, sh, sw, dh, dw, pt, pl, direct, rows,
+                 g0, g1):
+    """:func:`conv_rows_rq` for all ``rows`` output rows but only the output channel groups g0..g1: the
+    cut of a product with few rows among threads, each thread reading its share of the filter only."""
+    _rq_blocks(x, xr, packed, q32, q64, scalars, out, pad, oh, ow, kh, kw, sh, sw, dh, dw, pt, pl, direct, 0, rows,
+               g0, g1)
+
+
+@njit(nogil=True)
+def _amx_rq_blocks(x, xr, packed, q32, q64, scalars, out, pad, oh, ow, kh, kw, sh, sw, dh, dw, pt, pl, cfg, m0, m1,
+                   g0, g1):
+    """Output rows m0..m1, output channel groups g0..g1 of :func:`conv_rows_amx_rq`."""
+    nblocks, kg, _ = packed.shape
+    rows = m1 - m0
+    a = np.zeros((-(-rows // AMX_ROWS) * AMX_ROWS, 4 * kg), np.uint8)
+    acc = np.empty((AMX_ROWS, 16 * BLOCKS), np.int32)
+    gather_rows(x, xr, a, m0, rows, pad, ow, oh * ow, kh, kw, sh, sw, dh, dw, pt, pl)
+    amx_begin(cfg)
+    for g in range(g0, g1):
+        nb0 = g * BLOCKS
+        blocks = min(BLOCKS, nblocks - nb0)
+        for r0 in range(0, rows, AMX_ROWS):
+            amx_tile(cfg, a, r0, packed, nb0, kg, acc, blocks)
+            requantize_block(acc, 0, min(AMX_ROWS, rows - r0), nb0, blocks, out, m0 + r0, q32, q64, scalars)
+    amx_end()
 
 
 @njit(nogil=True)
@@ -1082,19 +1123,18 @@ def conv_rows_amx_rq(x, xr, packed, q32, q64, scalars, out, pad, oh, ow, kh, kw,
     M·K bytes, in the L2 cache), then for each group of 64 output channels the tiles walk every row, so
     that group's filter tiles (K·64 bytes) are read from the L1 cache again and again while the rows come
     from L2 — the other way round, every 16 rows read the whole filter from L2."""
-    nblocks, kg, _ = packed.shape
-    rows = m1 - m0
-    a = np.zeros((-(-rows // AMX_ROWS) * AMX_ROWS, 4 * kg), np.uint8)
-    acc = np.empty((AMX_ROWS, 16 * BLOCKS), np.int32)
-    per_image = oh * ow
-    gather_rows(x, xr, a, m0, rows, pad, ow, per_image, kh, kw, sh, sw, dh, dw, pt, pl)
-    amx_begin(cfg)
-    for nb0 in range(0, nblocks, BLOCKS):
-        blocks = min(BLOCKS, nblocks - nb0)
-        for r0 in range(0, rows, AMX_ROWS):
-            amx_tile(cfg, a, r0, packed, nb0, kg, acc, blocks)
-            requantize_block(acc, 0, min(AMX_ROWS, rows - r0), nb0, blocks, out, m0 + r0, q32, q64, scalars)
-    amx_end()
+    groups = -(-packed.shape[0] // BLOCKS)
+    _amx_rq_blocks(x, xr, packed, q32, q64, scalars, out, pad, oh, ow, kh, kw, sh, sw, dh, dw, pt, pl, cfg, m0, m1,
+                   0, groups)
+
+
+@njit(nogil=True)
+def conv_cols_amx_rq(x, xr, packed, q32, q64, scalars, out, pad, oh, ow, kh, kw, sh, sw, dh, dw, pt, pl, cfg, rows,
+                     g0, g1):
+    """:func:`conv_rows_amx_rq` for all ``rows`` output rows but only the output channel groups g0..g1 (each
+    thread gathers the rows itself: a 7x7 layer's 49 rows are a few tens of kilobytes)."""
+    _amx_rq_blocks(x, xr, packed, q32, q64, scalars, out, pad, oh, ow, kh, kw, sh, sw, dh, dw, pt, pl, cfg, 0, rows,
+                   g0, g1)
 
 
 def conv(x, packed, bias, mult, shift, out_zp, lo, hi, half_up, out2d, geometry, threads: int = 1,
@@ -1107,20 +1147,31 @@ def conv(x, packed, bias, mult, shift, out_zp, lo, hi, half_up, out2d, geometry,
     VNNI block requantizes in its epilogue (:func:`conv_rows_rq`).
     """
     oh, ow, kh, kw, sh, sw, dh, dw, pt, pl, pad = geometry
-    kg = packed.shape[1]
+    nblocks, kg = packed.shape[:2]
     work = out2d.size * kh * kw * x.shape[3]
     n, h, w, c = x.shape
-    if out2d.shape[0] >= AMX_ROWS and kg % 16 == 0 and 4 * kg >= AMX_MIN_K and amx_available():
+    m = out2d.shape[0]
+    amx = m >= AMX_ROWS and kg % 16 == 0 and 4 * kg >= AMX_MIN_K and amx_available()
+    groups = -(-nblocks // BLOCKS)
+    direct = kh == kw == sh == sw == 1 and pt == pl == 0 and (oh, ow) == (h, w) and c == 4 * kg and x.flags.c_contiguous
+    if tables is not None and m < COLS_BELOW and out2d.shape[1] > m and groups >= 4:
+        # too few rows to share (7x7 layers, a 1x1 image) and more output channels: each thread takes one
+        # share of the channels, gathers the rows itself and reads only its share of the filter, which
+        # comes from memory, not cache (on one thread the same loops as the row kernels, so the library
+        # compiled for one thread serves two)
+        kernel, last = (conv_cols_amx_rq, _AMX_CONFIG) if amx else (conv_cols_rq, direct)
+        run_rows(kernel, groups, threads, x, x.reshape(n * h, w * c), packed, *tables, out2d, pad, oh, ow, kh, kw, sh,
+                 sw, dh, dw, pt, pl, last, m, align=-(-groups // (2 * max(1, threads))), work=work)
+        return
+    if amx:
         if tables is not None:
-            run_rows(conv_rows_amx_rq, out2d.shape[0], threads, x, x.reshape(n * h, w * c), packed, *tables, out2d,
+            run_rows(conv_rows_amx_rq, m, threads, x, x.reshape(n * h, w * c), packed, *tables, out2d,
                      pad, oh, ow, kh, kw, sh, sw, dh, dw, pt, pl, _AMX_CONFIG, align=AMX_ROWS, work=work)
             return
         run_rows(conv_rows_amx, out2d.shape[0], threads, x, packed, bias, mult, shift, out_zp, lo, hi, half_up, out2d,
                  pad, oh, ow, kh, kw, sh, sw, dh, dw, pt, pl, _AMX_CONFIG, align=AMX_ROWS, work=work)
         return
     if tables is not None:
-        direct = (kh == kw == sh == sw == 1 and pt == pl == 0 and (oh, ow) == (h, w) and c == 4 * kg
-                  and x.flags.c_contiguous)
         q32, q64, scalars = tables
         run_rows(conv_rows_rq, out2d.shape[0], threads, x, x.reshape(n * h, w * c), packed, q32, q64, scalars, out2d,
                  pad, oh, ow, kh, kw, sh, sw, dh, dw, pt, pl, direct, align=ROWS, work=work)
