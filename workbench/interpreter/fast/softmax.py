@@ -64,8 +64,15 @@ def _logf(v):
     return _libm_one("logf", v)
 
 
+_POW2 = np.array([2.0 ** j for j in range(-64, 65)], np.float32)    # exact: powers of two, all normal
+
+
 @njit
 def _pow2(k):
+    """2^k as float32: from a table for |k| <= 64 (the packet exp's exponents: a call of pow for each
+    of its three factors cost more than the rest of the softmax), else from pow."""
+    if -64 <= k <= 64:
+        return _POW2[k + 64]
     return np.float32(2.0 ** k)
 
 
