@@ -56,8 +56,9 @@ def call(shape, x, filt, bias, threads, lo=-np.inf, hi=np.inf, limit=1e30, out=N
     n, _, _, c, o, kh, kw, stride, dilation, pad, out_hw = shape
     out = np.full((n, *out_hw, o), 7.0, np.float32) if out is None else out
     geometry = np.array([kh, kw, *stride, *dilation, *pad], np.int64)
-    done = fgemm.function()(threads, x, fgemm.pack_filter(filt), fgemm.pad_bias(bias), np.zeros(c, np.float32), out,
-                            geometry, np.array([lo, hi, limit], np.float32))
+    zeros = np.zeros(kw * c, np.float32)
+    done = fgemm.function()(threads, x, fgemm.pack_filter(filt), fgemm.pad_bias(bias), zeros, out, geometry,
+                            np.array([lo, hi, limit], np.float32))
     return done, out
 
 
@@ -125,12 +126,13 @@ def test_arrays_it_does_not_take_leave_the_output_alone():
     geometry = np.array([3, 2, 2, 1, 1, 2, 1, 2], np.int64)
     clamp = np.array([-np.inf, np.inf, 1e30], np.float32)
     packed, padded = fgemm.pack_filter(filt), fgemm.pad_bias(bias)
-    zeros = np.zeros(5, np.float32)
+    zeros = np.zeros(2 * 5, np.float32)
     assert fn(1, x.astype(np.float64), packed, padded, zeros, out, geometry, clamp) == -1          # not float32
     assert fn(1, x, packed[:-16], padded, zeros, out, geometry, clamp) == -1                      # short filter
     assert fn(1, x, packed, padded, zeros, out[:, :, ::2], geometry, clamp) == -1                 # not contiguous
     assert fn(1, x, packed, padded, zeros, out, geometry.astype(np.int32), clamp) == -1           # geometry type
     assert fn(1, x, packed, padded, zeros, out, np.array([3, 2, 0, 1, 1, 2, 1, 2], np.int64), clamp) == -1
+    assert fn(1, x, packed, padded, zeros[:9], out, geometry, clamp) == -1                       # zeros short of a run
     assert (out == 7.0).all()
     with pytest.raises(TypeError):
         fn(1, x, packed)

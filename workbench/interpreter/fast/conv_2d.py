@@ -346,7 +346,7 @@ class FloatNative(FastPath):
         self.work = int(np.prod(d.output_shape[:3])) * filt.size     # multiply-adds
         self.packed = _fgemm.pack_filter(filt)
         self.bias = _fgemm.pad_bias(bias)
-        self.zeros = np.zeros(filt.shape[3], np.float32)
+        self.zeros = np.zeros(filt.shape[2] * filt.shape[3], np.float32)     # a filter row's run in the padding
         self.geometry = _fgemm.geometry(d)
         limit = guard_limit(weight_bound(filter_matrix(filt)))
         self.clamp = np.array([d.output_activation_min, d.output_activation_max, limit], np.float32)

@@ -59,38 +59,58 @@ typedef struct {
 
 #if CONVF_X86
 
-/* the pointers of the tile of output pixels m0..m0+MR-1: ap[tap * MR + i] (a division per tile, not
- * per pixel: the pixels of a tile follow each other along the output rows) */
-static void convf_pointers(const convf_t *g, int64_t m0, const float **ap)
+/* The pointers of the tile of output pixels m0..m0+MR-1, as runs of input values: run r starts at
+ * ap[r * MR + i] for pixel i and is len[r] values long; the number of runs.  A run is one tap's C
+ * channels, or, where a filter row lies inside the image for every pixel of the tile (no dilation
+ * along x), the whole filter row's KW*C values, which follow each other in the input as in the
+ * packed weights (a network's first layer, C = 3, then multiplies runs of 9 values, not 3).  One
+ * division per tile, not per pixel: the pixels of a tile follow each other along the output rows. */
+static int64_t convf_pointers(const convf_t *g, int64_t m0, const float **ap, int64_t *len)
 {
-    int64_t i, ky, kx, plane = g->oh * g->ow, b, oy, ox;
+    int64_t i, ky, kx, plane = g->oh * g->ow, b[CONVF_MR], oy[CONVF_MR], ox[CONVF_MR], runs = 0;
     if (g->direct) {
         for (i = 0; i < CONVF_MR; i++)
             ap[i] = g->x + (m0 + i < g->m ? m0 + i : g->m - 1) * g->c;
-        return;
+        len[0] = g->c;
+        return 1;
     }
-    b = m0 / plane;
-    oy = m0 % plane / g->ow;
-    ox = m0 % g->ow;
-    for (i = 0; i < CONVF_MR; i++) {
-        if (m0 + i < g->m) {            /* past the last pixel: the last one's pointers again */
-            if (i > 0 && ++ox == g->ow) {
-                ox = 0;
-                if (++oy == g->oh) {
-                    oy = 0;
-                    b++;
-                }
+    b[0] = m0 / plane;
+    oy[0] = m0 % plane / g->ow;
+    ox[0] = m0 % g->ow;
+    for (i = 1; i < CONVF_MR; i++) {        /* past the last pixel: the last one's pointers again */
+        b[i] = b[i - 1], oy[i] = oy[i - 1], ox[i] = ox[i - 1];
+        if (m0 + i < g->m && ++ox[i] == g->ow) {
+            ox[i] = 0;
+            if (++oy[i] == g->oh) {
+                oy[i] = 0;
+                b[i]++;
             }
         }
-        for (ky = 0; ky < g->kh; ky++) {
-            int64_t iy = oy * g->sh - g->pt + ky * g->dh;
-            for (kx = 0; kx < g->kw; kx++) {
-                int64_t ix = ox * g->sw - g->pl + kx * g->dw;
+    }
+    for (ky = 0; ky < g->kh; ky++) {
+        int whole = g->dw == 1 && g->kw > 1;
+        for (i = 0; i < CONVF_MR && whole; i++) {
+            int64_t iy = oy[i] * g->sh - g->pt + ky * g->dh, ix = ox[i] * g->sw - g->pl;
+            whole = iy < 0 || iy >= g->h || (ix >= 0 && ix + g->kw <= g->wd);
+        }
+        if (whole) {
+            for (i = 0; i < CONVF_MR; i++) {
+                int64_t iy = oy[i] * g->sh - g->pt + ky * g->dh, ix = ox[i] * g->sw - g->pl;
+                ap[runs * CONVF_MR + i] = iy < 0 || iy >= g->h ? g->zeros : g->x + ((b[i] * g->h + iy) * g->wd + ix) * g->c;
+            }
+            len[runs++] = g->kw * g->c;
+            continue;
+        }
+        for (kx = 0; kx < g->kw; kx++) {
+            for (i = 0; i < CONVF_MR; i++) {
+                int64_t iy = oy[i] * g->sh - g->pt + ky * g->dh, ix = ox[i] * g->sw - g->pl + kx * g->dw;
                 int inside = iy >= 0 && iy < g->h && ix >= 0 && ix < g->wd;
-                ap[(ky * g->kw + kx) * CONVF_MR + i] = inside ? g->x + ((b * g->h + iy) * g->wd + ix) * g->c : g->zeros;
+                ap[runs * CONVF_MR + i] = inside ? g->x + ((b[i] * g->h + iy) * g->wd + ix) * g->c : g->zeros;
             }
+            len[runs++] = g->c;
         }
     }
+    return runs;
 }
 
 static __mmask16 convf_mask(int64_t cols)
@@ -106,11 +126,12 @@ CONVF_TARGET static inline __m512 convf_clamp(__m512 v, __m512 lo, __m512 hi)
 
 #define CONVF_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6)
 
-/* MR x 32 outputs: the panel pair at w (rows of 32 weights); rows and cols say which of them to store */
-CONVF_TARGET static void convf_tile32(const convf_t *g, const float *const *ap, const float *w, const float *bias,
-                                      float *out, int rows, int64_t cols)
+/* MR x 32 outputs: the panel pair at w (rows of 32 weights) times the tile's runs of input values (see
+ * convf_pointers); rows and cols say which of them to store */
+CONVF_TARGET static void convf_tile32(const convf_t *g, int64_t runs, const float *const *ap, const int64_t *len,
+                                      const float *w, const float *bias, float *out, int rows, int64_t cols)
 {
-    const int64_t taps = g->taps, c = g->c, ldo = g->o;
+    const int64_t ldo = g->o;
     const float *w1 = w + CONVF_NR;
     __m512 lo = _mm512_set1_ps(g->lo), hi = _mm512_set1_ps(g->hi);
     __m512 b0 = _mm512_loadu_ps(bias), b1 = _mm512_loadu_ps(bias + CONVF_NR);
@@ -118,8 +139,9 @@ CONVF_TARGET static void convf_tile32(const convf_t *g, const float *const *ap, 
     int64_t t, j;
 #define CONVF_INIT2(i) __m512 acc##i##a = b0, acc##i##b = b1;
     CONVF_ROWS(CONVF_INIT2)
-    for (t = 0; t < taps; t++) {
+    for (t = 0; t < runs; t++) {
         const float *const *p = ap + t * CONVF_MR;
+        const int64_t c = len[t];
 #define CONVF_PTR(i) const float *a##i = p[i];
         CONVF_ROWS(CONVF_PTR)
         for (j = 0; j < c; j++) {
@@ -137,18 +159,19 @@ CONVF_TARGET static void convf_tile32(const convf_t *g, const float *const *ap, 
 }
 
 /* MR x 16 outputs: one panel (the last, when the channels leave a lone one) */
-CONVF_TARGET static void convf_tile16(const convf_t *g, const float *const *ap, const float *w, const float *bias,
-                                      float *out, int rows, int64_t cols)
+CONVF_TARGET static void convf_tile16(const convf_t *g, int64_t runs, const float *const *ap, const int64_t *len,
+                                      const float *w, const float *bias, float *out, int rows, int64_t cols)
 {
-    const int64_t taps = g->taps, c = g->c, ldo = g->o;
+    const int64_t ldo = g->o;
     __m512 lo = _mm512_set1_ps(g->lo), hi = _mm512_set1_ps(g->hi);
     __m512 b0 = _mm512_loadu_ps(bias);
     __mmask16 m0 = convf_mask(cols);
     int64_t t, j;
 #define CONVF_INIT1(i) __m512 acc##i = b0;
     CONVF_ROWS(CONVF_INIT1)
-    for (t = 0; t < taps; t++) {
+    for (t = 0; t < runs; t++) {
         const float *const *p = ap + t * CONVF_MR;
+        const int64_t c = len[t];
         CONVF_ROWS(CONVF_PTR)
         for (j = 0; j < c; j++) {
             __m512 wa = _mm512_loadu_ps(w), s;
@@ -184,7 +207,7 @@ static void convf_part(void *ctx, int part, int thread)
     int64_t q0 = pp * g->panels_per_part, q1 = q0 + g->panels_per_part;
     const float *stack[CONVF_STACK_TAPS * CONVF_MR];
     const float **ap = stack;
-    int64_t c0, t, q;
+    int64_t stack_len[CONVF_STACK_TAPS], *len = stack_len, c0, t, q;
     (void)thread;
     if (t1 > g->tiles)
         t1 = g->tiles;
@@ -197,7 +220,10 @@ static void convf_part(void *ctx, int part, int thread)
     }
     if (g->taps > CONVF_STACK_TAPS) {
         ap = (const float **)malloc((size_t)(g->taps * CONVF_MR) * sizeof(*ap));
-        if (ap == NULL) {
+        len = (int64_t *)malloc((size_t)g->taps * sizeof(*len));
+        if (ap == NULL || len == NULL) {
+            free(ap);
+            free(len);
             atomic_store_explicit(&g->failed, 1, memory_order_relaxed);
             return;
         }
@@ -212,17 +238,19 @@ static void convf_part(void *ctx, int part, int thread)
                 int64_t m0 = t * CONVF_MR;
                 int rows = (int)(g->m - m0 < CONVF_MR ? g->m - m0 : CONVF_MR);
                 float *out = g->out + m0 * g->o + q * CONVF_NR;
-                convf_pointers(g, m0, ap);
+                int64_t runs = convf_pointers(g, m0, ap, len);
                 if (pair)
-                    convf_tile32(g, ap, w, bias, out, rows, cols);
+                    convf_tile32(g, runs, ap, len, w, bias, out, rows, cols);
                 else
-                    convf_tile16(g, ap, w, bias, out, rows, cols);
+                    convf_tile16(g, runs, ap, len, w, bias, out, rows, cols);
             }
             q += pair ? 2 : 1;
         }
     }
-    if (ap != stack)
+    if (ap != stack) {
         free(ap);
+        free(len);
+    }
 }
 
 static int convf_cpu_ok(void)
@@ -264,8 +292,8 @@ static PyArrayObject *convf_array(PyObject *o, int ndim, int writable)
 }
 
 /* conv_f32(threads, x, packed, bias, zeros, out, geometry, clamp): out = clamp(conv(x) + bias) on the
- * pool.  geometry: int64 [kh, kw, stride h, stride w, dilation h, dilation w, pad top, pad left];
- * clamp: float32 [lo, hi, guard limit].  0: done; 1: done, but an input value reached the guard's
+ * pool.  zeros: at least KW*C zeros (what a run in the padding reads); geometry: int64 [kh, kw,
+ * stride h, stride w, dilation h, dilation w, pad top, pad left]; clamp: float32 [lo, hi, guard limit].  0: done; 1: done, but an input value reached the guard's
  * limit (the caller recomputes with the reference sums); -1: not taken (no AVX-512 on this CPU, or
  * arrays that do not fit), out untouched. */
 static PyObject *kernel_conv_f32(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
@@ -308,7 +336,7 @@ static PyObject *kernel_conv_f32(PyObject *self, PyObject *const *args, Py_ssize
     g.values = PyArray_SIZE(x);
     if (PyArray_DIM(out, 0) != PyArray_DIM(x, 0) || g.kh < 1 || g.kw < 1 || g.sh < 1 || g.sw < 1 || g.dh < 1
         || g.dw < 1 || g.pt < 0 || g.pl < 0 || g.c < 1 || g.o < 1 || PyArray_DIM(w, 0) != g.panels * g.k * CONVF_NR
-        || PyArray_DIM(bias, 0) < g.panels * CONVF_NR || PyArray_DIM(zeros, 0) < g.c)
+        || PyArray_DIM(bias, 0) < g.panels * CONVF_NR || PyArray_DIM(zeros, 0) < g.kw * g.c)
         return PyLong_FromLong(-1);
     if (g.m == 0)
         return PyLong_FromLong(0);
