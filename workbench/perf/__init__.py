@@ -7,9 +7,11 @@ Nothing here knows what a model, a tensor or a kernel is; it imports only :mod:`
                  precompiled library; ``run_rows`` splits a loop over ``num_threads`` threads;
 ``blas``         which BLAS numpy uses and how many threads it may take;
 ``vnni``         the AVX-512 VNNI int8 dot-product loops (built with llvmlite intrinsics);
+``fgemm``        the library's C float convolution (``native/conv_f32.c``): its packed filter and lookup;
 ``precompiled``  the ahead-of-time kernel library: its fingerprint, lookup and status;
 ``build``        building that library from a workload the caller hands in (the command line runs
-                 the sample and corpus models through the interpreter).
+                 the sample and corpus models through the interpreter);
+``aligned_zeros`` (here) arrays that start on a 64-byte cache line.
 
 The teaching layer (``workbench/interpreter/kernels``) never imports this package; the speed layer
 (``workbench/interpreter/fast``) does.
