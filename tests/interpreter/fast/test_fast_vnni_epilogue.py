@@ -75,6 +75,60 @@ def test_rows_requantized_in_registers_are_the_teaching_layer(shape, compiled, h
         assert (out.reshape(want.shape) == want).all(), (zp, int((out.reshape(want.shape) != want).sum()))
 
 
+@pytest.mark.parametrize("amx", [False, True])
+@pytest.mark.parametrize("compiled", [True, False])
+@pytest.mark.parametrize("shape", [(1, 7, 7, 32, 70, 1, 1, (1, 1), (1, 1), (0, 0), (7, 7)),     # 7x7, read in place
+                                   (1, 1, 1, 64, 100, 1, 1, (1, 1), (1, 1), (0, 0), (1, 1)),    # one pixel
+                                   (2, 6, 5, 9, 67, 3, 3, (2, 2), (1, 1), (1, 1), (3, 3))])     # gathered, padded
+def test_channel_groups_requantized_in_registers_are_the_teaching_layer(shape, compiled, amx):
+    """conv_cols_rq / conv_cols_amx_rq: every row, output channel groups g0..g1, in two pieces as two
+    threads run them (the cut of a product with few rows); the bytes of the teaching layer."""
+    n, h, w, c, o, kh, kw, (sh, sw), (dh, dw_), (pt, pl), (oh, ow) = shape
+    if amx and compiled and not vnni.amx_available():
+        assert not vnni.amx_available()
+        return
+    x, f, bias, mult, shift = operands(shape, o)
+    w2d = f.reshape(o, -1)
+    packed = vnni.pack_filter(w2d, 64 if amx else 4)
+    direct = kh == kw == sh == sw == 1 and pt == pl == 0 and c == 4 * packed.shape[1]
+    zp, out_zp = -3, 2
+    want = conv_int8_teaching(x, f, bias, (sh, sw), (dh, dw_), (pt, pl), (oh, ow), zp, mult, shift, out_zp, -128, 127,
+                              True)
+    tables = vnni.tables_for(packed, vnni.folded_bias(bias, w2d, zp), mult, shift, out_zp, -128, 127, True)
+    out = np.full((n * oh * ow, o), 99, np.int8)
+    geometry = (oh, ow, kh, kw, sh, sw, dh, dw_, pt, pl)
+    groups = -(-packed.shape[0] // vnni.BLOCKS)
+    name = "conv_cols_amx_rq" if amx else "conv_cols_rq"
+    fn = getattr(vnni, name) if compiled else getattr(vnni, name).py_func
+    last = vnni.amx_config() if amx else direct
+    for g0, g1 in ((0, 1), (1, groups)):
+        fn(x, x.reshape(n * h, w * c), packed, *tables, out, np.uint8(zp + 128), *geometry, last, n * oh * ow, g0, g1)
+    assert (out.reshape(want.shape) == want).all()
+
+
+def test_conv_cuts_few_rows_by_channels(monkeypatch):
+    """vnni.conv: fewer than COLS_BELOW rows and more channels than rows -> the channel-group kernel (its pieces
+    the groups), else the row kernel; the teaching layer's bytes either way."""
+    took = []
+    for name in ("conv_rows_rq", "conv_cols_rq", "conv_rows_amx_rq", "conv_cols_amx_rq"):
+        real = getattr(vnni, name)
+        monkeypatch.setattr(vnni, name, lambda *a, real=real, name=name: (took.append(name), real(*a)))
+    for shape, cols in (((1, 3, 3, 16, 200, 1, 1, (1, 1), (1, 1), (0, 0), (3, 3)), True),   # 4 channel groups
+                        ((1, 9, 9, 16, 40, 1, 1, (1, 1), (1, 1), (0, 0), (9, 9)), False)):
+        x, f, bias, mult, shift = operands(shape, 11)
+        o = shape[4]
+        w2d = f.reshape(o, -1)
+        packed, folded = vnni.pack_filter(w2d), vnni.folded_bias(bias, w2d, 4)
+        tables = vnni.tables_for(packed, folded, mult, shift, 1, -128, 127, True)
+        out = np.zeros((shape[0] * shape[10][0] * shape[10][1], o), np.int8)
+        took.clear()
+        vnni.conv(x, packed, folded, mult, shift, 1, -128, 127, True, out,
+                  (*shape[10], 1, 1, 1, 1, 1, 1, 0, 0, 132), 2, tables)
+        assert took == (["conv_cols_rq"] if cols else ["conv_rows_rq"]), took
+        want = conv_int8_teaching(x, f, bias, (1, 1), (1, 1), (0, 0), shape[10], 4, mult, shift, 1, -128, 127, True)
+        assert (out.reshape(want.shape) == want).all()
+
+
 def test_tables_only_for_a_narrow_requantization():
     """A left shift, or a bias that could take sum + bias out of int32: no tables, the general requantization."""
     bias, mult = np.array([5, -7], np.int64), np.array([1 << 30, (1 << 31) - 1], np.int64)
