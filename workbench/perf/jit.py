@@ -11,6 +11,7 @@ caller's own file).
 
 from __future__ import annotations
 
+import functools
 import os
 import types
 
@@ -148,8 +149,10 @@ MIN_PARALLEL_WORK = 1 << 21     # below ~2 million multiply-adds a hand-off to P
 MIN_POOL_WORK = 1 << 15         # ... and below ~32 thousand, one to the kernel library's pool (about 1 µs)
 
 
+@functools.lru_cache(maxsize=1)
 def cpu_count() -> int:
-    """CPUs this process may run on."""
+    """CPUs this process may run on (asked once: the system call cost more than a small kernel's
+    hand-off, on every node of every invoke)."""
     try:
         return max(1, len(os.sched_getaffinity(0)))
     except (AttributeError, OSError):

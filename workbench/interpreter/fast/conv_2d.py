@@ -351,14 +351,14 @@ class FloatNative(FastPath):
         limit = guard_limit(weight_bound(filter_matrix(filt)))
         self.clamp = np.array([d.output_activation_min, d.output_activation_max, limit], np.float32)
 
-    @np.errstate(over="ignore", invalid="ignore")       # float inf / nan silently, as TFLite
     def __call__(self, context, node, d) -> None:
         tensors = context.tensors
         x, out = tensors[node.inputs[0]], tensors[node.outputs[0]]
         threads = context.num_threads if self.work >= _fgemm.MIN_SPLIT_WORK else 1
         done = self.fn(threads, x, self.packed, self.bias, self.zeros, out, self.geometry, self.clamp)
         if done != 0:           # 1: the guard was raised; -1: arrays the library did not take
-            out[...] = conv_float(x, tensors[node.inputs[1]], self.bias[:out.shape[3]], d)
+            with np.errstate(over="ignore", invalid="ignore"):      # float inf / nan silently, as TFLite
+                out[...] = conv_float(x, tensors[node.inputs[1]], self.bias[:out.shape[3]], d)
 
 
 def _is_direct(d, x_shape) -> bool:
