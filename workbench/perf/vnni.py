@@ -1043,10 +1043,11 @@ def requant_tables(bias, mult, shift, out_zp: int, lo: int, hi: int, half_up: bo
 
 
 @njit(nogil=True)
-def _rq_blocks(x, xr, packed, q32, q64, scalars, out, pad, oh, ow, kh, kw, sh, sw, dh, dw, pt, pl, direct, m0, m1,
-               g0, g1):
+def conv_blocks_rq(x, xr, packed, q32, q64, scalars, out, pad, oh, ow, kh, kw, sh, sw, dh, dw, pt, pl, direct, m0,
+                   m1, g0, g1):
     """Output rows m0..m1, output channel groups g0..g1 (``BLOCKS`` 16-channel blocks a group) of
-    :func:`conv_rows_rq`."""
+    :func:`conv_rows_rq`.  Cut by its last two arguments, the channel groups, it shares a product with
+    few rows among threads, each thread reading its share of the filter only."""
     nblocks, kg, _ = packed.shape
     if direct:
         lda = x.shape[3]
@@ -1081,23 +1082,15 @@ def conv_rows_rq(x, xr, packed, q32, q64, scalars, out, pad, oh, ow, kh, kw, sh,
     apart in ``xr``), made unsigned as it loads them — no im2col copy at all; otherwise the unsigned rows
     are gathered ``CHUNK`` at a time (:func:`gather_rows`)."""
     groups = -(-packed.shape[0] // BLOCKS)
-    _rq_blocks(x, xr, packed, q32, q64, scalars, out, pad, oh, ow, kh, kw, sh, sw, dh, dw, pt, pl, direct, m0, m1,
+    conv_blocks_rq(x, xr, packed, q32, q64, scalars, out, pad, oh, ow, kh, kw, sh, sw, dh, dw, pt, pl, direct, m0, m1,
                0, groups)
 
 
 @njit(nogil=True)
-def conv_cols_rq(x, xr, packed, q32, q64, scalars, out, pad, oh, ow, kh, kw, sh, sw, dh, dw, pt, pl, direct, rows,
-                 g0, g1):
-    """:func:`conv_rows_rq` for all ``rows`` output rows but only the output channel groups g0..g1: the
-    cut of a product with few rows among threads, each thread reading its share of the filter only."""
-    _rq_blocks(x, xr, packed, q32, q64, scalars, out, pad, oh, ow, kh, kw, sh, sw, dh, dw, pt, pl, direct, 0, rows,
-               g0, g1)
-
-
-@njit(nogil=True)
-def _amx_rq_blocks(x, xr, packed, q32, q64, scalars, out, pad, oh, ow, kh, kw, sh, sw, dh, dw, pt, pl, cfg, m0, m1,
-                   g0, g1):
-    """Output rows m0..m1, output channel groups g0..g1 of :func:`conv_rows_amx_rq`."""
+def conv_blocks_amx_rq(x, xr, packed, q32, q64, scalars, out, pad, oh, ow, kh, kw, sh, sw, dh, dw, pt, pl, cfg, m0,
+                       m1, g0, g1):
+    """Output rows m0..m1, output channel groups g0..g1 of :func:`conv_rows_amx_rq` (cut by the channel
+    groups, each thread gathers the rows itself: a 7x7 layer's 49 rows are a few tens of kilobytes)."""
     nblocks, kg, _ = packed.shape
     rows = m1 - m0
     a = np.zeros((-(-rows // AMX_ROWS) * AMX_ROWS, 4 * kg), np.uint8)
@@ -1124,17 +1117,8 @@ def conv_rows_amx_rq(x, xr, packed, q32, q64, scalars, out, pad, oh, ow, kh, kw,
     that group's filter tiles (K·64 bytes) are read from the L1 cache again and again while the rows come
     from L2 — the other way round, every 16 rows read the whole filter from L2."""
     groups = -(-packed.shape[0] // BLOCKS)
-    _amx_rq_blocks(x, xr, packed, q32, q64, scalars, out, pad, oh, ow, kh, kw, sh, sw, dh, dw, pt, pl, cfg, m0, m1,
+    conv_blocks_amx_rq(x, xr, packed, q32, q64, scalars, out, pad, oh, ow, kh, kw, sh, sw, dh, dw, pt, pl, cfg, m0, m1,
                    0, groups)
-
-
-@njit(nogil=True)
-def conv_cols_amx_rq(x, xr, packed, q32, q64, scalars, out, pad, oh, ow, kh, kw, sh, sw, dh, dw, pt, pl, cfg, rows,
-                     g0, g1):
-    """:func:`conv_rows_amx_rq` for all ``rows`` output rows but only the output channel groups g0..g1 (each
-    thread gathers the rows itself: a 7x7 layer's 49 rows are a few tens of kilobytes)."""
-    _amx_rq_blocks(x, xr, packed, q32, q64, scalars, out, pad, oh, ow, kh, kw, sh, sw, dh, dw, pt, pl, cfg, 0, rows,
-                   g0, g1)
 
 
 def conv(x, packed, bias, mult, shift, out_zp, lo, hi, half_up, out2d, geometry, threads: int = 1,
@@ -1159,9 +1143,9 @@ def conv(x, packed, bias, mult, shift, out_zp, lo, hi, half_up, out2d, geometry,
         # share of the channels, gathers the rows itself and reads only its share of the filter, which
         # comes from memory, not cache (on one thread the same loops as the row kernels, so the library
         # compiled for one thread serves two)
-        kernel, last = (conv_cols_amx_rq, _AMX_CONFIG) if amx else (conv_cols_rq, direct)
+        kernel, last = (conv_blocks_amx_rq, _AMX_CONFIG) if amx else (conv_blocks_rq, direct)
         run_rows(kernel, groups, threads, x, x.reshape(n * h, w * c), packed, *tables, out2d, pad, oh, ow, kh, kw, sh,
-                 sw, dh, dw, pt, pl, last, m, align=-(-groups // (2 * max(1, threads))), work=work)
+                 sw, dh, dw, pt, pl, last, 0, m, align=-(-groups // (2 * max(1, threads))), work=work)
         return
     if amx:
         if tables is not None:

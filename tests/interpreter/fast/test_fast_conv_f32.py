@@ -81,3 +81,38 @@ def test_small_convolutions_stay_on_one_thread(monkeypatch):
     monkeypatch.setattr(fgemm, "MIN_SPLIT_WORK", 0)
     run(model, x, threads=2)
     assert seen == [1, 2]
+
+
+@pytest.mark.skipif(fgemm.function() is None, reason="no kernel library with AVX-512 here (make kernels builds it)")
+def test_a_filter_computed_at_run_time_is_packed_at_every_invoke_and_sums_the_same(monkeypatch):
+    """A filter and bias that are graph inputs (as float16 weights are, once a DEQUANTIZE outside the graph
+    unpacks them) take the same path, packed at each invoke: the same bytes as the constant filter's node."""
+    from workbench.schema import BuiltinOperator as B
+    from workbench.schema import Conv2DOptions, ModelBuilder
+
+    monkeypatch.setattr(fgemm, "MIN_SPLIT_WORK", 0)
+    rng = np.random.default_rng(5)
+    x = rng.uniform(-2, 2, (1, 9, 8, 6)).astype(np.float32)
+    w = rng.standard_normal((21, 3, 3, 6)).astype(np.float32)
+    bias = rng.standard_normal(21).astype(np.float32)
+    outs = []
+    for constant in (True, False):
+        b = ModelBuilder()
+        xt = b.input("x", x.shape)
+        if constant:
+            wt, bt = b.constant("w", w), b.constant("b", bias)
+        else:
+            wt, bt = b.input("w", w.shape), b.input("b", (21,))
+        y = b.tensor("y", (1, 9, 8, 21))
+        b.op(B.CONV_2D, [xt, wt, bt], [y], Conv2DOptions(padding=Padding.SAME, stride_h=1, stride_w=1,
+                                                         fused_activation_function=Act.RELU))
+        b.output(y)
+        it = Interpreter(model=update_versions(b.build()), num_threads=2)
+        it.allocate_tensors()
+        feed = {"x": x, "w": w, "b": bias}
+        for d in it.get_input_details():
+            it.set_tensor(d["index"], feed[d["name"]])
+        it.invoke()
+        assert it.prepared()[0][1] == "conv_2d/igemm"
+        outs.append(it.get_tensor(it.get_output_details()[0]["index"]).copy())
+    assert outs[0].tobytes() == outs[1].tobytes() and (outs[0] > 0).any()

@@ -81,7 +81,7 @@ def test_rows_requantized_in_registers_are_the_teaching_layer(shape, compiled, h
                                    (1, 1, 1, 64, 100, 1, 1, (1, 1), (1, 1), (0, 0), (1, 1)),    # one pixel
                                    (2, 6, 5, 9, 67, 3, 3, (2, 2), (1, 1), (1, 1), (3, 3))])     # gathered, padded
 def test_channel_groups_requantized_in_registers_are_the_teaching_layer(shape, compiled, amx):
-    """conv_cols_rq / conv_cols_amx_rq: every row, output channel groups g0..g1, in two pieces as two
+    """conv_blocks_rq / conv_blocks_amx_rq: every row, output channel groups g0..g1, in two pieces as two
     threads run them (the cut of a product with few rows); the bytes of the teaching layer."""
     n, h, w, c, o, kh, kw, (sh, sw), (dh, dw_), (pt, pl), (oh, ow) = shape
     if amx and compiled and not vnni.amx_available():
@@ -98,11 +98,12 @@ def test_channel_groups_requantized_in_registers_are_the_teaching_layer(shape, c
     out = np.full((n * oh * ow, o), 99, np.int8)
     geometry = (oh, ow, kh, kw, sh, sw, dh, dw_, pt, pl)
     groups = -(-packed.shape[0] // vnni.BLOCKS)
-    name = "conv_cols_amx_rq" if amx else "conv_cols_rq"
+    name = "conv_blocks_amx_rq" if amx else "conv_blocks_rq"
     fn = getattr(vnni, name) if compiled else getattr(vnni, name).py_func
     last = vnni.amx_config() if amx else direct
     for g0, g1 in ((0, 1), (1, groups)):
-        fn(x, x.reshape(n * h, w * c), packed, *tables, out, np.uint8(zp + 128), *geometry, last, n * oh * ow, g0, g1)
+        fn(x, x.reshape(n * h, w * c), packed, *tables, out, np.uint8(zp + 128), *geometry, last, 0, n * oh * ow, g0,
+           g1)
     assert (out.reshape(want.shape) == want).all()
 
 
@@ -110,7 +111,7 @@ def test_conv_cuts_few_rows_by_channels(monkeypatch):
     """vnni.conv: fewer than COLS_BELOW rows and more channels than rows -> the channel-group kernel (its pieces
     the groups), else the row kernel; the teaching layer's bytes either way."""
     took = []
-    for name in ("conv_rows_rq", "conv_cols_rq", "conv_rows_amx_rq", "conv_cols_amx_rq"):
+    for name in ("conv_rows_rq", "conv_blocks_rq", "conv_rows_amx_rq", "conv_blocks_amx_rq"):
         real = getattr(vnni, name)
         monkeypatch.setattr(vnni, name, lambda *a, real=real, name=name: (took.append(name), real(*a)))
     for shape, cols in (((1, 3, 3, 16, 200, 1, 1, (1, 1), (1, 1), (0, 0), (3, 3)), True),   # 4 channel groups
@@ -124,7 +125,7 @@ def test_conv_cuts_few_rows_by_channels(monkeypatch):
         took.clear()
         vnni.conv(x, packed, folded, mult, shift, 1, -128, 127, True, out,
                   (*shape[10], 1, 1, 1, 1, 1, 1, 0, 0, 132), 2, tables)
-        assert took == (["conv_cols_rq"] if cols else ["conv_rows_rq"]), took
+        assert took == (["conv_blocks_rq"] if cols else ["conv_rows_rq"]), took
         want = conv_int8_teaching(x, f, bias, (1, 1), (1, 1), (0, 0), shape[10], 4, mult, shift, 1, -128, 127, True)
         assert (out.reshape(want.shape) == want).all()
 

@@ -154,6 +154,8 @@ class FloatRows(FastPath):
     def __call__(self, context, node, d):
         t = context.tensors
         out = t[node.outputs[0]]
+        if out.size == 0:
+            return
         # rows of the last two axes (an image row of W·C values), not of C alone: a 56x56x24 ADD spent
         # more time starting its 3136 rows of 24 than adding
         c = out.shape[-1] * (out.shape[-2] if out.ndim > 1 else 1)

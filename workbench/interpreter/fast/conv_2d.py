@@ -336,29 +336,40 @@ class FloatBlas(FastPath):
 class FloatNative(FastPath):
     """``igemm``: the kernel library's C convolution (:mod:`workbench.perf.fgemm`, ``native/conv_f32.c``):
     the product, + bias, the clamp and the guard in one pass on ``num_threads`` threads, reading the
-    input through pointers (no im2col copy) and the filter packed at bind.  A raised guard means the
+    input through pointers (no im2col copy) and the filter packed at bind — or at every invoke when the
+    filter (or the bias) is not constant, e.g. float16 weights that a DEQUANTIZE outside this graph
+    unpacks: the same node then sums in the same order wherever it runs.  A raised guard means the
     teaching layer's sums, and so does a call the library does not take (arrays it does not expect)."""
 
     __slots__ = ("name", "fn", "packed", "bias", "zeros", "geometry", "clamp", "work")
 
-    def __init__(self, fn, filt, bias, d):
+    def __init__(self, fn, filt, bias, d, filter_shape):
         self.name, self.fn = "igemm", fn
-        self.work = int(np.prod(d.output_shape[:3])) * filt.size     # multiply-adds
-        self.packed = _fgemm.pack_filter(filt)
-        self.bias = _fgemm.pad_bias(bias)
-        self.zeros = np.zeros(filt.shape[2] * filt.shape[3], np.float32)     # a filter row's run in the padding
+        o, _, kw, c = filter_shape
+        self.work = int(np.prod(d.output_shape[:3])) * int(np.prod(filter_shape))     # multiply-adds
+        self.packed = None if filt is None else _fgemm.pack_filter(filt)
+        self.bias = None if bias is None else _fgemm.pad_bias(bias)
+        self.zeros = np.zeros(kw * c, np.float32)       # a filter row's run in the padding
         self.geometry = _fgemm.geometry(d)
-        limit = guard_limit(weight_bound(filter_matrix(filt)))
+        limit = np.inf if filt is None else guard_limit(weight_bound(filter_matrix(filt)))
         self.clamp = np.array([d.output_activation_min, d.output_activation_max, limit], np.float32)
 
     def __call__(self, context, node, d) -> None:
         tensors = context.tensors
         x, out = tensors[node.inputs[0]], tensors[node.outputs[0]]
+        packed, bias, clamp = self.packed, self.bias, self.clamp
+        if packed is None:
+            filt = tensors[node.inputs[1]]
+            packed = _fgemm.pack_filter(filt)
+            clamp = clamp.copy()
+            clamp[2] = guard_limit(weight_bound(filter_matrix(filt)))
+        if bias is None:
+            bias = _fgemm.pad_bias(tensors[node.inputs[2]])
         threads = context.num_threads if self.work >= _fgemm.MIN_SPLIT_WORK else 1
-        done = self.fn(threads, x, self.packed, self.bias, self.zeros, out, self.geometry, self.clamp)
+        done = self.fn(threads, x, packed, bias, self.zeros, out, self.geometry, clamp)
         if done != 0:           # 1: the guard was raised; -1: arrays the library did not take
             with np.errstate(over="ignore", invalid="ignore"):      # float inf / nan silently, as TFLite
-                out[...] = conv_float(x, tensors[node.inputs[1]], self.bias[:out.shape[3]], d)
+                out[...] = conv_float(x, tensors[node.inputs[1]], bias[:out.shape[3]], d)
 
 
 def _is_direct(d, x_shape) -> bool:
@@ -384,9 +395,9 @@ def bind_float(context, node, d):
         return None
     _, h, w, c = context.shape(node.input(0))
     filt = context.value(node.input(1))
-    native = _fgemm.function() if filt is not None and bias is not None else None
+    native = _fgemm.function()
     if native is not None:
-        return FloatNative(native, filt, bias, d)
+        return FloatNative(native, filt, bias, d, tuple(context.shape(node.input(1))))
     weights = filter_matrix(filt) if filt is not None else None
     if weights is not None and n * oh * ow >= 2 and weights.shape[1] >= weights.shape[0]:
         # OpenBLAS multiplies by a [K, O] matrix laid out row by row faster than by the transposed view of
