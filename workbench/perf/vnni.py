@@ -508,11 +508,19 @@ def gather_rows(x, xr, a, start, rows, pad, ow, per_image, kh, kw, sh, sw, dh, d
     product)."""
     _, h, w, c = x.shape
     run = kw * c
+    oh = per_image // ow
+    b = start // per_image              # divisions once, then the pixel advances along the output rows:
+    oy = (start % per_image) // ow      # three divisions a row cost as much as the copy of a first layer
+    ox = start % ow - 1
     for i in range(rows):
         m = start + i
-        b = m // per_image
-        oy = (m % per_image) // ow
-        ox = m % ow
+        ox += 1
+        if ox == ow:
+            ox = 0
+            oy += 1
+            if oy == oh:
+                oy = 0
+                b += 1
         ix0 = ox * sw - pl
         if dw == 1 and ix0 >= 0 and ix0 + kw <= w:
             s0 = ix0 * c
