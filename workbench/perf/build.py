@@ -44,6 +44,9 @@ SHIM_TAIL = _native("shim_tail.c")
 # Float convolutions in C (AVX-512 where the CPU has it): the library's module calls them directly.
 CONV_F32 = _native("conv_f32.c")
 
+# Int8 depthwise convolutions in C (AVX-512), likewise.
+DW_I8 = _native("dw_i8.c")
+
 PROVIDED = frozenset({"NRT_MemInfo_alloc_aligned", "NRT_MemInfo_alloc_safe_aligned", "NRT_MemInfo_call_dtor"})
 # what the C library and libm give every shared library
 LIBC = frozenset(
@@ -295,6 +298,7 @@ def _shim_source(entries: list) -> str:
     lines.append(f"static const entry_t ENTRIES[] = {{\n{chr(10).join(rows) or '    {0, 0, 0},'}\n}};")
     lines.append(f"static const Py_ssize_t N_ENTRIES = {len(entries)};")
     lines.append(CONV_F32)
+    lines.append(DW_I8)
     lines.append(SHIM_TAIL)
     return "\n".join(lines) + "\n"
 

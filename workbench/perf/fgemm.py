@@ -21,9 +21,6 @@ MIN_SPLIT_WORK = 150_000
 """Multiply-adds below which a convolution runs on one thread: handing half of a product that small
 to another thread costs about what the half takes."""
 
-_probed = None          # (library, its conv_f32 or None) once probed
-
-
 def pack_filter(filt: np.ndarray) -> np.ndarray:
     """An OHWI float filter as ``conv_f32`` reads it, flattened: output channels in panels of
     :data:`PANEL` (zeros past the last channel), two panels side by side — for each of the KH*KW*I
@@ -60,23 +57,19 @@ def geometry(d) -> np.ndarray:
                      d.pad_left], np.int64)
 
 
+def _probe(fn) -> bool:
+    """One pixel, one channel: 1 * 2 + 1."""
+    x = np.ones((1, 1, 1, 1), np.float32)
+    out = np.zeros((1, 1, 1, 1), np.float32)
+    w = pack_filter(np.full((1, 1, 1, 1), 2, np.float32))
+    done = fn(1, x, w, pad_bias(np.ones(1, np.float32)), np.zeros(1, np.float32), out,
+              np.array([1, 1, 1, 1, 1, 1, 0, 0], np.int64), np.array([-np.inf, np.inf, 1e30], np.float32))
+    return done == 0 and out[0, 0, 0, 0] == 3
+
+
 def function():
     """The library's ``conv_f32``, or None (no library, an older one, or a CPU without AVX-512: a
     one-pixel probe says which; probed again when the library in use changes)."""
-    global _probed
     from . import precompiled
 
-    lib = precompiled.library()
-    if _probed is not None and _probed[0] is lib:
-        return _probed[1]
-    fn = getattr(lib.module, "conv_f32", None) if lib is not None else None
-    if fn is not None:
-        x = np.ones((1, 1, 1, 1), np.float32)
-        out = np.zeros((1, 1, 1, 1), np.float32)
-        w = pack_filter(np.full((1, 1, 1, 1), 2, np.float32))
-        probe = fn(1, x, w, pad_bias(np.ones(1, np.float32)), np.zeros(1, np.float32), out,
-                   np.array([1, 1, 1, 1, 1, 1, 0, 0], np.int64), np.array([-np.inf, np.inf, 1e30], np.float32))
-        if probe != 0 or out[0, 0, 0, 0] != 3:
-            fn = None
-    _probed = (lib, fn)
-    return fn
+    return precompiled.native("conv_f32", _probe)

@@ -210,6 +210,24 @@ def for_function(lazy):
     return None if lib is None else lib.bind(lazy)
 
 
+_natives: dict = {}      # name -> (the library it was probed in, the function or None)
+
+
+def native(name: str, probe):
+    """The library module's own C function ``name`` (``conv_f32``, ``dw_i8``: written in C, not compiled
+    from numba), or None: no library, an older one without it, or ``probe(fn)`` false (a CPU without
+    the instructions it needs answers -1).  Probed once per library in use."""
+    lib = library()
+    known = _natives.get(name)
+    if known is not None and known[0] is lib:
+        return known[1]
+    fn = getattr(lib.module, name, None) if lib is not None else None
+    if fn is not None and not probe(fn):
+        fn = None
+    _natives[name] = (lib, fn)
+    return fn
+
+
 def forget() -> None:
     """Look the library up again at the next first call (after a build, or in tests)."""
     global _library, _fingerprint
@@ -235,4 +253,4 @@ from .build import RUNTIME_IR, build  # noqa: E402  (numba is imported on use)
 
 __all__ = ["PrecompileError", "Precompiled", "RUNTIME_IR", "build", "enabled",
            "fingerprint",
-           "for_function", "forget", "library", "library_dir", "library_paths", "status"]
+           "for_function", "forget", "library", "library_dir", "library_paths", "native", "status"]

@@ -7,6 +7,8 @@ accumulator row of C·M channels, so it computes the bits of ``kernels/depthwise
     as litert-x86's optimized kernel does (``Variant.depthwise_bias_first``): x86 only;
   * int8 — :func:`depthwise_int8_rows`, rows split over threads: int32 sums row by row, requantized with
     ties up in the first ``vector_channels`` channels (0 under the reference variant): both variants;
+    with depth multiplier 1, a constant filter and bias and the kernel library, its C loop
+    (:class:`Int8Native`, :mod:`workbench.perf.dwi8`): the same bits, every pixel the same loop;
   * uint8 / hybrid / 16x8 — :func:`depthwise_offsets_numba` (one input offset per image; int32 sums,
     int64 for 16x8), then the uint8 requantization (both variants), the hybrid float tail of
     litert-x86 (x86 only) or the int64 requantization (both variants).
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...perf import dwi8 as _dwi8
 from ...perf import vnni
 from ...perf.jit import native, njit, run_rows
 from ...perf.vnni import depthwise_rq, narrow_requantize, requantize_block, shift_parts
@@ -682,6 +685,48 @@ class Int8Rows(_Depthwise):
                  d.dilation_w, d.pad_top, d.pad_left, d.input_zero_point, work=out.size * w.shape[0] * w.shape[1])
 
 
+class Int8Native(FastPath):
+    """``native``: the kernel library's C loop (:mod:`workbench.perf.dwi8`, ``native/dw_i8.c``) for a
+    constant filter of depth multiplier 1 (any KH x KW) and a constant bias whose requantization is
+    narrow (:func:`workbench.perf.vnni.requant_tables`) and whose float32 sums stay exact
+    (:func:`workbench.perf.dwi8.exact`).  A call the library does not take (arrays it does not expect)
+    runs ``fallback``, the :class:`Int8Rows` bound for the same node."""
+
+    __slots__ = ("fn", "weights", "tables", "geometry", "work", "fallback")
+    name = "native(int8, exact)"
+
+    def __init__(self, fn, weights, tables, geometry, work, fallback):
+        self.fn, self.weights, self.tables, self.geometry = fn, weights, tables, geometry
+        self.work, self.fallback = work, fallback
+
+    @classmethod
+    def bind(cls, context, node, d, fallback: Int8Rows):
+        """An :class:`Int8Native` for this node, or None where it does not apply."""
+        fn = _dwi8.function()
+        w, bias = fallback.weights, fallback.bias
+        if fn is None or w is None or bias is None or context.shape(node.input(1))[3] != context.shape(
+                node.input(0))[3]:
+            return None
+        kh, kw, co = w.shape
+        if not _dwi8.exact(bias, kh * kw):
+            return None
+        tables = vnni.requant_tables(bias, d.output_multiplier, d.output_shift, d.output_zero_point,
+                                     d.output_activation_min, d.output_activation_max, True,
+                                     -(-co // _dwi8.BLOCK) * _dwi8.BLOCK, 255 * 128 * kh * kw,
+                                     n_up=d.vector_channels)
+        if tables is None:
+            return None
+        return cls(fn, _dwi8.pack_filter(w), tables, _dwi8.geometry(d, kh, kw), int(np.prod(d.output_shape)) * kh * kw,
+                   fallback)
+
+    def __call__(self, context, node, d):
+        tensors = context.tensors
+        threads = context.num_threads if self.work >= _dwi8.MIN_SPLIT_WORK else 1
+        if self.fn(threads, tensors[node.inputs[0]], self.weights, tensors[node.outputs[0]], *self.tables,
+                   self.geometry) != 0:
+            self.fallback(context, node, d)
+
+
 class Uint8(_Depthwise):
     __slots__ = ("acc", "multipliers", "shifts", "offsets")
 
@@ -751,7 +796,8 @@ def bind_float(context, node, d):
 
 @fast_path(OP, DepthwiseConv2DInt8Data, variants=ALL)      # the tie rule comes from d.vector_channels
 def bind_int8(context, node, d):
-    return Int8Rows(context, node, d)
+    rows = Int8Rows(context, node, d)
+    return Int8Native.bind(context, node, d, rows) or rows
 
 
 @fast_path(OP, DepthwiseConv2DUint8Data, variants=ALL)

@@ -312,6 +312,9 @@ static PyMethodDef METHODS[] = {
     {"conv_f32", (PyCFunction)(void (*)(void))kernel_conv_f32, METH_FASTCALL,
      "conv_f32(threads, x, packed, bias, zeros, out, geometry, clamp): a float convolution on the pool "
      "(0 done, 1 guard raised, -1 not taken)"},
+    {"dw_i8", (PyCFunction)(void (*)(void))kernel_dw_i8, METH_FASTCALL,
+     "dw_i8(threads, x, w, out, q32, q64, scalars, geometry): an int8 depthwise convolution (depth multiplier 1) "
+     "on the pool (0 done, -1 not taken)"},
     {"call", (PyCFunction)(void (*)(void))kernel_call, METH_FASTCALL,
      "call(first, count, fallback, *args): run the first of entries first..first+count that takes args"},
     {"match", (PyCFunction)(void (*)(void))kernel_match, METH_FASTCALL,
