@@ -642,9 +642,14 @@ def conv_rows_amx(x, packed, bias, mult, shift, out_zp, lo, hi, half_up, out, pa
 
 
 class _Epilogue:
-    """IR of the requantization of 16-lane blocks of int32 sums (:func:`tile_rq`, :func:`requantize_block`):
-    + bias, × multiplier (32 × 32 → 64 bits), the rounding shift (ties up, or away from zero), + zero
-    point, clamp, int8 stores; per-channel values from :func:`requant_tables`."""
+    """IR of the requantization of 16-lane blocks of int32 sums (:func:`tile_rq`, :func:`requantize_block`,
+    :func:`depthwise_rq`): + bias, × multiplier (32 × 32 → 64 bits: ``vpmuldq`` on the even channels and
+    on the odd ones), the rounding shift (ties up, or away from zero), + zero point, clamp, int8
+    stores; per-channel values from :func:`requant_tables`.
+
+    A kernel emits its stores once per variant (:meth:`variants`): the rounding ``mode`` of the tables
+    (``MODE_*``) and whether the clamp is int8's own range (``sat``: the narrowing store saturates, no
+    min / max), so each loop carries one rounding and no test per store."""
 
     def __init__(self, context, builder, q32, q32_ty, q64, q64_ty, scalars, scalars_ty, out, out_ty, o0):
         from llvmlite import ir
@@ -652,21 +657,21 @@ class _Epilogue:
         self.ir, self.builder = ir, builder
         i32, i64 = ir.IntType(32), ir.IntType(64)
         self.i8, self.i32, self.i64 = ir.IntType(8), i32, i64
-        self.v16, self.v16q, self.v16b = ir.VectorType(i32, 16), ir.VectorType(i64, 16), ir.VectorType(self.i8, 16)
+        self.v16, self.v8q, self.v16b = ir.VectorType(i32, 16), ir.VectorType(i64, 8), ir.VectorType(self.i8, 16)
         q32a = context.make_array(q32_ty)(context, builder, q32)
         q64a = context.make_array(q64_ty)(context, builder, q64)
         self.n16 = builder.extract_value(q32a.shape, 1)
         self.q32d, self.q64d = builder.ptrtoint(q32a.data, i64), builder.ptrtoint(q64a.data, i64)
         sd = builder.ptrtoint(context.make_array(scalars_ty)(context, builder, scalars).data, i64)
-        out_zp, lo, hi, half_up, self.width = (
+        out_zp, lo, hi, self.mode, self.width = (
             builder.load(builder.inttoptr(builder.add(sd, ir.Constant(i64, 8 * i)), i64.as_pointer()))
             for i in range(5))
         out_arr = context.make_array(out_ty)(context, builder, out)
         self.ldo = builder.extract_value(out_arr.shape, 1)
         self.out0 = builder.add(builder.ptrtoint(out_arr.data, i64), builder.mul(o0, self.ldo))
         self.zp = self.splat(builder.trunc(out_zp, i32), self.v16)
+        self.lo_s, self.hi_s = lo, hi
         self.lo, self.hi = self.splat(builder.trunc(lo, i32), self.v16), self.splat(builder.trunc(hi, i32), self.v16)
-        self.mode = half_up         # 1: every channel's ties up, 0: away from zero, 2: per channel (q32 row 2)
 
     def const(self, v, ty=None):
         return self.ir.Constant(ty or self.i64, v)
@@ -674,63 +679,98 @@ class _Epilogue:
     def splat(self, v, vty):
         ir, b = self.ir, self.builder
         vec = b.insert_element(ir.Constant(vty, ir.Undefined), v, self.const(0, self.i32))
-        return b.shuffle_vector(vec, ir.Constant(vty, ir.Undefined), ir.Constant(ir.VectorType(self.i32, 16), None))
+        return b.shuffle_vector(vec, ir.Constant(vty, ir.Undefined),
+                                ir.Constant(ir.VectorType(self.i32, vty.count), None))
 
     def load_vec(self, address, vty):
         return self.builder.load(self.builder.inttoptr(address, vty.as_pointer()), align=1)
+
+    def variants(self, emit):
+        """``emit(mode, sat)`` once per variant, each in its own branch of a switch on the tables' mode
+        and on the clamp (the mixed rounding with min / max, which is right for any tables, is the default)."""
+        b, c = self.builder, self.const
+        sat = b.zext(b.and_(b.icmp_signed("==", self.lo_s, c(-128)), b.icmp_signed("==", self.hi_s, c(127))),
+                     self.i64)
+        key = b.add(b.mul(self.mode, c(2)), sat)
+        end = b.append_basic_block("epilogue_end")
+        default = b.append_basic_block("epilogue_any")
+        switch = b.switch(key, default)
+        for mode in (MODE_AWAY, MODE_UP, MODE_UP_FAST, MODE_MIXED):
+            for sat_ in (0, 1):
+                if (mode, sat_) == (MODE_MIXED, 0):
+                    continue
+                block = b.append_basic_block(f"epilogue_{mode}_{sat_}")
+                switch.add_case(c(2 * mode + sat_), block)
+                b.position_at_end(block)
+                emit(mode, sat_)
+                b.branch(end)
+        b.position_at_end(default)
+        emit(MODE_MIXED, 0)
+        b.branch(end)
+        b.position_at_end(end)
 
     def channels(self, ch):
         """The per-channel vectors of the 16 channels from ``ch`` (an i64 value), and how many are real."""
         b, c = self.builder, self.const
         q32 = [self.load_vec(b.add(self.q32d, b.mul(b.add(b.mul(self.n16, c(i)), ch), c(4))), self.v16)
-               for i in range(3)]
-        q64 = [self.load_vec(b.add(self.q64d, b.mul(b.add(b.mul(self.n16, c(i)), ch), c(8))), self.v16q)
-               for i in range(4)]
+               for i in range(6)]
+        # the 64-bit rows 4..6 hold the even channels, then the odd ones: the lanes 0, 2, ... of a block
+        # from ch are channels ch, ch + 2, ..., which are the odd ones when ch is odd
+        half, odd, low = b.udiv(self.n16, c(2)), b.and_(ch, c(1)), b.lshr(ch, c(1))
+        first = b.select(b.icmp_signed("!=", odd, c(0)), b.add(half, low), low)
+        second = b.select(b.icmp_signed("!=", odd, c(0)), b.add(low, c(1)), b.add(half, low))
+        pairs = [tuple(self.load_vec(b.add(self.q64d, b.mul(b.add(b.mul(self.n16, c(i)), at), c(8))), self.v8q)
+                       for at in (first, second)) for i in (4, 5, 6)]
         left = b.sub(self.width, ch)
         valid = b.select(b.icmp_signed("<", left, c(16)), left, c(16))
         up = b.icmp_signed("!=", q32[2], self.ir.Constant(self.v16, None))
-        return (q32[0], b.sext(q32[1], self.v16q), *q64, valid, up)
+        mult = b.bitcast(q32[1], self.v8q)
+        thirty_two = self.splat(c(32), self.v8q)
+        return {"bias": q32[0], "mult": b.ashr(b.shl(mult, thirty_two), thirty_two),   # even channels, odd ones
+                "mult_odd": b.ashr(mult, thirty_two), "shr32": q32[3], "right": q32[4], "mask": q32[5], "rnd": pairs[0],
+                "shr": pairs[1], "rnd_fast": pairs[2], "valid": valid, "up": up}
 
-    def store(self, sums, chans, row, ch):
-        """Requantize the 16 sums ``sums`` of channels ``chans`` (from :meth:`channels`) and store them in
-        output row ``row`` (relative to o0), channels ch … ch + valid."""
+    def _pick(self, even, odd, high):
+        """16 int32 from the 64-bit lanes of ``even`` (channels 0, 2, ...) and ``odd``: their low or high halves."""
+        b, ir = self.builder, self.ir
+        order = [2 * (j // 2) + (16 if j % 2 else 0) + (1 if high else 0) for j in range(16)]
+        return b.shuffle_vector(b.bitcast(even, self.v16), b.bitcast(odd, self.v16),
+                                ir.Constant(ir.VectorType(self.i32, 16), order))
+
+    def store(self, sums, k, row, ch, mode, sat):
+        """Requantize the 16 sums ``sums`` of channels ``k`` (from :meth:`channels`) and store them in
+        output row ``row`` (relative to o0), channels ch … ch + valid, as variant (``mode``, ``sat``)."""
         from numba.core import cgutils
 
-        b, c, v16, v16q = self.builder, self.const, self.v16, self.v16q
-        bias, mult, rnd, shr, right, mask, valid, up = chans
-        p = b.mul(b.sext(b.add(sums, bias), v16q), mult)
-
-        def away():
-            v = b.ashr(b.add(p, self.splat(c(1 << 30), v16q)), self.splat(c(31), v16q))
-            neg = b.zext(b.icmp_signed("<", v, self.ir.Constant(v16q, None)), v16q)
-            thr = b.add(b.ashr(mask, self.splat(c(1), v16q)), neg)
-            more = b.zext(b.icmp_signed(">", b.and_(v, mask), thr), v16q)
-            return b.trunc(b.add(b.ashr(v, right), more), v16)
-
-        with b.if_else(b.icmp_signed("==", self.mode, c(1))) as (then, otherwise):
-            with then:
-                q_up = b.trunc(b.ashr(b.add(p, rnd), shr), v16)
-                bb_up = b.basic_block
-            with otherwise:
-                with b.if_else(b.icmp_signed("==", self.mode, c(0))) as (only_away, mixed):
-                    with only_away:
-                        q_only = away()
-                        bb_only = b.basic_block
-                    with mixed:
-                        q_mixed = b.select(up, b.trunc(b.ashr(b.add(p, rnd), shr), v16), away())
-                        bb_mixed = b.basic_block
-                q_away = b.phi(v16)
-                q_away.add_incoming(q_only, bb_only)
-                q_away.add_incoming(q_mixed, bb_mixed)
-                bb_away = b.basic_block
-        q = b.phi(v16)
-        q.add_incoming(q_up, bb_up)
-        q.add_incoming(q_away, bb_away)
-        q = b.add(q, self.zp)
-        q = b.select(b.icmp_signed("<", q, self.lo), self.lo, q)
-        q = b.select(b.icmp_signed(">", q, self.hi), self.hi, q)
+        b, c, v16, v8q = self.builder, self.const, self.v16, self.v8q
+        s = b.bitcast(b.add(sums, k["bias"]), v8q)
+        thirty_two = self.splat(c(32), v8q)
+        # 64-bit products of the low 32 bits of each lane, sign-extended (vpmuldq's operands): the even
+        # channels, then the odd ones shifted down
+        pe = b.mul(b.ashr(b.shl(s, thirty_two), thirty_two), k["mult"])
+        po = b.mul(b.ashr(s, thirty_two), k["mult_odd"])
+        if mode == MODE_UP_FAST:    # (p + rnd + zp·2^shr) >> shr: the high halves, then 0..22 bits more
+            q = b.ashr(self._pick(b.add(pe, k["rnd_fast"][0]), b.add(po, k["rnd_fast"][1]), True), k["shr32"])
+        else:
+            if mode != MODE_AWAY:   # one rounding: (p + 2^30 + nudge·2^31) >> (31 + right)
+                q_up = self._pick(b.ashr(b.add(pe, k["rnd"][0]), k["shr"][0]),
+                                  b.ashr(b.add(po, k["rnd"][1]), k["shr"][1]), False)
+            if mode != MODE_UP:     # v = (p + 2^30) >> 31 fits 32 bits; then v / 2^right, ties away from zero
+                half, thirty_one = self.splat(c(1 << 30), v8q), self.splat(c(31), v8q)
+                v = self._pick(b.ashr(b.add(pe, half), thirty_one), b.ashr(b.add(po, half), thirty_one), False)
+                mask = k["mask"]
+                negative = b.zext(b.icmp_signed("<", v, self.ir.Constant(v16, None)), v16)
+                threshold = b.add(b.ashr(mask, self.splat(c(1, self.i32), v16)), negative)
+                more = b.zext(b.icmp_signed(">", b.and_(v, mask), threshold), v16)
+                q_away = b.add(b.ashr(v, k["right"]), more)
+            q = q_up if mode == MODE_UP else q_away if mode == MODE_AWAY else b.select(k["up"], q_up, q_away)
+            q = b.add(q, self.zp)
+        lo, hi = (self.splat(c(-128, self.i32), v16), self.splat(c(127, self.i32), v16)) if sat else (self.lo, self.hi)
+        q = b.select(b.icmp_signed("<", q, lo), lo, q)
+        q = b.select(b.icmp_signed(">", q, hi), hi, q)
         b8 = b.trunc(q, self.v16b)
         at = b.add(b.add(self.out0, b.mul(row, self.ldo)), ch)
+        valid = k["valid"]
         with b.if_else(b.icmp_signed("==", valid, c(16)), likely=True) as (then, otherwise):
             with then:
                 b.store(b8, b.inttoptr(at, self.v16b.as_pointer()), align=1)
@@ -804,13 +844,18 @@ def _build_tile_rq():
                     vec = ep.splat(builder.xor(four, flip), v16)
                     for c in range(BLOCKS):
                         builder.store(builder.call(dp, [builder.load(accs[r][c]), vec, ws[c]]), accs[r][c])
-            for c in range(BLOCKS):
-                with builder.if_then(builder.icmp_signed("<", const(c), blocks_), likely=True):
-                    ch = builder.mul(builder.add(nb0_, const(c)), const(16))     # first channel of the block
-                    chans = ep.channels(ch)
-                    for r in range(ROWS):
-                        with builder.if_then(builder.icmp_signed("<", const(r), rows_), likely=True):
-                            ep.store(builder.load(accs[r][c]), chans, const(r), ch)
+            sums = [[builder.load(accs[r][c]) for c in range(BLOCKS)] for r in range(ROWS)]
+
+            def emit(mode, sat):
+                for c in range(BLOCKS):
+                    with builder.if_then(builder.icmp_signed("<", const(c), blocks_), likely=True):
+                        ch = builder.mul(builder.add(nb0_, const(c)), const(16))     # first channel of the block
+                        chans = ep.channels(ch)
+                        for r in range(ROWS):
+                            with builder.if_then(builder.icmp_signed("<", const(r), rows_), likely=True):
+                                ep.store(sums[r][c], chans, const(r), ch, mode, sat)
+
+            ep.variants(emit)
             return context.get_dummy_value()
 
         return sig, codegen
@@ -847,18 +892,22 @@ def _build_requantize_block():
             acc0 = builder.add(builder.ptrtoint(acc_arr.data, i64), builder.mul(as_i64(acol_v, tys[1]), const(4)))
             rows_, nb0_, blocks_ = as_i64(rows_v, tys[2]), as_i64(nb0_v, tys[3]), as_i64(blocks_v, tys[4])
             f16 = ep.ir.VectorType(ep.ir.FloatType(), 16)
-            for c in range(BLOCKS):
-                with builder.if_then(builder.icmp_signed("<", const(c), blocks_), likely=True):
-                    ch = builder.mul(builder.add(nb0_, const(c)), const(16))
-                    chans = ep.channels(ch)
-                    with cgutils.for_range(builder, rows_) as loop:
-                        r = loop.index
-                        at = builder.add(acc0, builder.add(builder.mul(r, lda), const(64 * c)))
-                        if is_float:        # float32 sums that hold integers exactly
-                            sums = builder.fptosi(ep.load_vec(at, f16), ep.v16)
-                        else:
-                            sums = ep.load_vec(at, ep.v16)
-                        ep.store(sums, chans, r, ch)
+
+            def emit(mode, sat):
+                for c in range(BLOCKS):
+                    with builder.if_then(builder.icmp_signed("<", const(c), blocks_), likely=True):
+                        ch = builder.mul(builder.add(nb0_, const(c)), const(16))
+                        chans = ep.channels(ch)
+                        with cgutils.for_range(builder, rows_) as loop:
+                            r = loop.index
+                            at = builder.add(acc0, builder.add(builder.mul(r, lda), const(64 * c)))
+                            if is_float:        # float32 sums that hold integers exactly
+                                sums = builder.fptosi(ep.load_vec(at, f16), ep.v16)
+                            else:
+                                sums = ep.load_vec(at, ep.v16)
+                            ep.store(sums, chans, r, ch, mode, sat)
+
+            ep.variants(emit)
             return context.get_dummy_value()
 
         return sig, codegen
@@ -916,37 +965,41 @@ def _build_depthwise_rq():
             taps = [builder.add(builder.mul(const(ky), rstep), builder.mul(const(kx), tstep))
                     for ky in range(3) for kx in range(3)]
             blocks = builder.udiv(builder.add(c, const(15)), const(16))
-            with cgutils.for_range(builder, blocks) as outer:
-                # the last block ends at channel C (it overlaps the one before when C % 16 != 0: the same
-                # values are stored twice), so no load or store runs past a pixel's channels
-                ch = builder.mul(outer.index, const(16))
-                past = builder.icmp_signed(">", builder.add(ch, const(16)), c)
-                ch = builder.select(past, builder.sub(c, const(16)), ch)
-                ws = [ep.load_vec(builder.add(w0, builder.mul(builder.add(builder.mul(const(t), c), ch), const(4))),
-                                  f16) for t in range(9)]
-                bias = ep.load_vec(builder.add(wz0, builder.mul(ch, const(4))), f16)
-                chans = ep.channels(ch)
-                def pixels(first, n):
-                    # two chains of multiply-adds per pixel (even and odd taps), n pixels side by side: the
-                    # chains are independent, so their latencies overlap
-                    sums = []
-                    for j in range(n):
-                        p = builder.add(first, const(j))
-                        base = builder.add(builder.add(x0, builder.mul(p, pstep)), ch)
-                        acc = [bias, ir.Constant(f16, None)]
-                        for t in range(9):
-                            xv = ep.load_vec(builder.add(base, taps[t]), ep.v16b)
-                            acc[t % 2] = builder.call(fma, [builder.sitofp(builder.sext(xv, v16), f16), ws[t],
-                                                            acc[t % 2]])
-                        sums.append((p, builder.fadd(acc[0], acc[1])))
-                    for p, total in sums:
-                        ep.store(builder.fptosi(total, v16), chans, p, ch)
 
-                pairs = builder.udiv(count, const(2))
-                with cgutils.for_range(builder, pairs) as inner:
-                    pixels(builder.mul(inner.index, const(2)), 2)
-                with builder.if_then(builder.icmp_signed("!=", builder.mul(pairs, const(2)), count)):
-                    pixels(builder.sub(count, const(1)), 1)
+            def emit(mode, sat):
+                with cgutils.for_range(builder, blocks) as outer:
+                    # the last block ends at channel C (it overlaps the one before when C % 16 != 0: the same
+                    # values are stored twice), so no load or store runs past a pixel's channels
+                    ch = builder.mul(outer.index, const(16))
+                    past = builder.icmp_signed(">", builder.add(ch, const(16)), c)
+                    ch = builder.select(past, builder.sub(c, const(16)), ch)
+                    ws = [ep.load_vec(builder.add(w0, builder.mul(builder.add(builder.mul(const(t), c), ch), const(4))),
+                                      f16) for t in range(9)]
+                    bias = ep.load_vec(builder.add(wz0, builder.mul(ch, const(4))), f16)
+                    chans = ep.channels(ch)
+                    def pixels(first, n):
+                        # two chains of multiply-adds per pixel (even and odd taps), n pixels side by side: the
+                        # chains are independent, so their latencies overlap
+                        sums = []
+                        for j in range(n):
+                            p = builder.add(first, const(j))
+                            base = builder.add(builder.add(x0, builder.mul(p, pstep)), ch)
+                            acc = [bias, ir.Constant(f16, None)]
+                            for t in range(9):
+                                xv = ep.load_vec(builder.add(base, taps[t]), ep.v16b)
+                                acc[t % 2] = builder.call(fma, [builder.sitofp(builder.sext(xv, v16), f16), ws[t],
+                                                                acc[t % 2]])
+                            sums.append((p, builder.fadd(acc[0], acc[1])))
+                        for p, total in sums:
+                            ep.store(builder.fptosi(total, v16), chans, p, ch, mode, sat)
+
+                    pairs = builder.udiv(count, const(2))
+                    with cgutils.for_range(builder, pairs) as inner:
+                        pixels(builder.mul(inner.index, const(2)), 2)
+                    with builder.if_then(builder.icmp_signed("!=", builder.mul(pairs, const(2)), count)):
+                        pixels(builder.sub(count, const(1)), 1)
+
+            ep.variants(emit)
             return context.get_dummy_value()
 
         return sig, codegen
@@ -983,7 +1036,9 @@ def _requantize_np(sums, first, end, q32, q64, scalars):
     v = (p + (1 << 30)) >> 31
     mask = q64[3, first:end]
     away = (v >> q64[2, first:end]) + ((v & mask) > (mask >> 1) + (v < 0))
-    q = up if scalars[3] == 1 else away if scalars[3] == 0 else np.where(q32[2, first:end] != 0, up, away)
+    mode = scalars[3]
+    q = up if mode in (MODE_UP, MODE_UP_FAST) else away if mode == MODE_AWAY else np.where(
+        q32[2, first:end] != 0, up, away)
     return np.clip(q + scalars[0], scalars[1], scalars[2])
 
 
@@ -1016,6 +1071,14 @@ def tile_rq(a, lda, flip, r0, packed, nb0, kg, out, o0, rows, blocks, q32, q64, 
 FLIP = 0x80808080    # XOR on 4 int8 bytes: the unsigned x + 128 of each
 
 
+MODE_AWAY, MODE_UP, MODE_MIXED, MODE_UP_FAST = 0, 1, 2, 3
+"""How a node's final shift rounds (``scalars[3]`` of :func:`requant_tables`): ties away from zero in
+every channel; up in every channel; up in some; up in every channel with every shift, after the 32 × 32
+→ 64-bit product, between 32 and 54 bits — then the output zero point rides in the rounding term
+(adding zp·2^shift to the dividend moves the floor of the quotient by exactly zp, and stays far from
+int64's end), and the high halves of the products need a 32-bit shift of 0..22 bits only."""
+
+
 def requant_tables(bias, mult, shift, out_zp: int, lo: int, hi: int, half_up: bool, n16: int, bound: int,
                    n_up: int | None = None):
     """(q32, q64, scalars) of :func:`tile_rq` / :func:`requantize_block` for channels padded to ``n16``, or None
@@ -1024,29 +1087,39 @@ def requant_tables(bias, mult, shift, out_zp: int, lo: int, hi: int, half_up: bo
 
     The final shift's ties go up in every channel (``half_up``) or none; with ``n_up`` given, up in the
     channels below it and away from zero in the others (litert-x86's depthwise vector loop and scalar tail).
-    q32: [bias, multiplier, ties-up flag]; q64: [rounding term and shift of ties-up rounding (the two
-    rounding steps in one: ((p + 2^30) >> 31 + nudge) >> right = (p + 2^30 + nudge·2^31) >> (31 + right)),
-    shift and mask of ties-away rounding]; scalars: (output zero point, lo, hi, mode, channels), mode 1
-    all ties up, 0 all away, 2 per channel."""
+    q32: [bias, multiplier, ties-up flag, shift of the fast form − 32, shift and mask of ties-away rounding];
+    q64: [rounding term and shift of ties-up rounding (the two rounding steps in one:
+    ((p + 2^30) >> 31 + nudge) >> right = (p + 2^30 + nudge·2^31) >> (31 + right)), shift and mask of
+    ties-away rounding, then three rows with the even channels first and the odd ones after (as the
+    even and odd lanes of the vector multiply take them): the rounding term, its shift, and the
+    rounding term plus out_zp·2^shift of the fast form]; scalars: (output zero point, lo, hi, mode
+    (``MODE_*``), channels)."""
     bias, mult = np.asarray(bias, np.int64), np.asarray(mult, np.int64)
     shift = np.broadcast_to(np.asarray(shift, np.int64), bias.shape)
     mult = np.broadcast_to(mult, bias.shape)
     if (shift > 0).any() or (shift < -31).any() or (np.abs(bias) + bound >= 2 ** 31 - 1).any() or (
-            mult < 0).any() or (mult > 2 ** 31 - 1).any():
+            mult < 0).any() or (mult > 2 ** 31 - 1).any() or n16 % 2:
         return None
     o = bias.shape[0]
     n_up = (o if half_up else 0) if n_up is None else max(0, min(int(n_up), o))
     right = -shift
     mask = (np.int64(1) << right) - 1
     nudge = mask - (mask >> 1)
-    q32 = np.zeros((3, n16), np.int32)
-    q64 = np.zeros((4, n16), np.int64)
+    q32 = np.zeros((6, n16), np.int32)
+    q64 = np.zeros((7, n16), np.int64)
     q64[1] = 31
     q32[0, :o], q32[1, :o], q32[2, :n_up] = bias, mult, 1
     q64[0, :o] = (1 << 30) + (nudge << 31)
     q64[1, :o] = 31 + right
     q64[2, :o], q64[3, :o] = right, mask
-    mode = 1 if n_up == o else 0 if n_up == 0 else 2
+    q32[4, :o], q32[5, :o] = right, mask
+    fast = n_up == o and bool(((q64[1, :o] >= 32) & (q64[1, :o] <= 54)).all())
+    if fast:
+        q32[3, :o] = q64[1, :o] - 32
+    rnd_fast = q64[0] + (np.int64(out_zp) << q64[1]) if fast else q64[0]
+    for row, values in ((4, q64[0]), (5, q64[1]), (6, rnd_fast)):
+        q64[row] = np.concatenate([values[0::2], values[1::2]])
+    mode = MODE_UP_FAST if fast else MODE_UP if n_up == o else MODE_AWAY if n_up == 0 else MODE_MIXED
     return q32, q64, np.array([out_zp, lo, hi, mode, o], np.int64)
 
 

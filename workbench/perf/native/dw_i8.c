@@ -42,16 +42,30 @@
 #define DWI8_MAX_TAPS 256           /* 256 * 255 * 128 < 2^24: the exact range holds some bias */
 #define DWI8_PARTS_PER_THREAD 2
 
+/* how a block of 16 channels rounds, the epilogue's variants (the tables' modes, MODE_* in
+ * workbench/perf/vnni.py):
+ *  - UP_FAST: every tie goes up and every shift is 32..54 bits: the output zero point rides in the
+ *    rounding term (+ zp * 2^shift moves the floor of the quotient by exactly zp), and the high
+ *    halves of the 64-bit products, put in order by one permute, take a 32-bit shift of 0..22;
+ *  - UP: every tie up, any shift (64-bit shifts, then the zero point);
+ *  - AWAY: every tie away from zero (TFLite's two roundings);
+ *  - MIXED: both, chosen per channel. */
+#define DWI8_AWAY 0
+#define DWI8_UP 1
+#define DWI8_MIXED 2
+#define DWI8_UP_FAST 3
+
 typedef struct {
     const int8_t *x;
     const float *w;                 /* [KH*KW, c16]: the filter as float32, zeros past channel C */
-    const int32_t *q32;             /* requant_tables: [3, n16] bias, multiplier, ties-up flag */
-    const int64_t *q64;             /* [4, n16] rounding term and shift of ties up, shift and mask of ties away */
+    const int32_t *q32;             /* requant_tables: [6, n16] (rows as described there) */
+    const int64_t *q64;             /* [7, n16] */
     int8_t *out;
     void *blocks;                   /* dwi8_block_t per 16 channels (made before the pieces run) */
     int64_t n16, h, wd, c, c16, nb, oh, ow, kh, kw, sh, sw, dh, dw, pt, pl, wp, rows;
     int64_t row_parts, rows_per_part, block_parts, blocks_per_part;
     int32_t in_zp, out_zp, lo, hi;
+    int mode;                       /* the tables' rounding mode */
     atomic_int failed;              /* no memory for a thread's rows */
 } dwi8_t;
 
@@ -67,17 +81,6 @@ typedef struct {
     int mode;                       /* DWI8_UP_FAST, DWI8_UP, DWI8_AWAY or DWI8_MIXED */
 } dwi8_block_t;
 
-/* how a block of 16 channels rounds, the epilogue's variants:
- *  - UP_FAST: every tie goes up and every shift is 32..54 bits: the output zero point rides in the
- *    rounding term (+ zp * 2^shift moves the floor of the quotient by exactly zp), and the high
- *    halves of the 64-bit products, put in order by one permute, take a 32-bit shift of 0..22;
- *  - UP: every tie up, any shift (64-bit shifts, then the zero point);
- *  - AWAY: every tie away from zero (TFLite's two roundings);
- *  - MIXED: both, chosen per channel. */
-#define DWI8_AWAY 0
-#define DWI8_UP_FAST 1
-#define DWI8_MIXED 2
-#define DWI8_UP 3
 
 /* per thread, kept between calls (never freed: at most a few rows of the largest layer met): the
  * ring of converted rows, and a row of zeros that nothing writes */
@@ -109,39 +112,26 @@ static __mmask16 dwi8_mask(int64_t lanes)
 
 DWI8_TARGET static void dwi8_make_block(const dwi8_t *g, int64_t cb, dwi8_block_t *k)
 {
-    const int64_t ch = cb * 16, n = g->n16;
-    int64_t rnd[16], shr[16], j;
-    int32_t shr32[16], right[16], mask[16];
-    int fast = 1;
-    k->bias = _mm512_cvtepi32_ps(_mm512_loadu_si512(g->q32 + ch));
-    k->mult = _mm512_loadu_si512(g->q32 + n + ch);
+    const int32_t *q32 = g->q32;
+    const int64_t ch = cb * 16, n = g->n16, even = ch / 2, odd = n / 2 + ch / 2;
+    const int64_t *rnd = g->q64 + (g->mode == DWI8_UP_FAST ? 6 : 4) * n, *shr = g->q64 + 5 * n;
+    __mmask16 up;
+    k->bias = _mm512_cvtepi32_ps(_mm512_loadu_si512(q32 + ch));
+    k->mult = _mm512_loadu_si512(q32 + n + ch);
     k->mult_odd = _mm512_srli_epi64(k->mult, 32);
-    k->up = _mm512_test_epi32_mask(_mm512_loadu_si512(g->q32 + 2 * n + ch), _mm512_set1_epi32(-1));
+    k->up = _mm512_test_epi32_mask(_mm512_loadu_si512(q32 + 2 * n + ch), _mm512_set1_epi32(-1));
+    k->shr32 = _mm512_loadu_si512(q32 + 3 * n + ch);
+    k->right = _mm512_loadu_si512(q32 + 4 * n + ch);
+    k->mask = _mm512_loadu_si512(q32 + 5 * n + ch);
+    k->rnd_even = _mm512_loadu_si512(rnd + even);
+    k->rnd_odd = _mm512_loadu_si512(rnd + odd);
+    k->shr_even = _mm512_loadu_si512(shr + even);
+    k->shr_odd = _mm512_loadu_si512(shr + odd);
     k->valid = dwi8_mask(g->c - ch);
-    for (j = 0; j < 16; j++) {
-        rnd[j] = g->q64[ch + j];
-        shr[j] = g->q64[n + ch + j];
-        right[j] = (int32_t)g->q64[2 * n + ch + j];
-        mask[j] = (int32_t)g->q64[3 * n + ch + j];
-        shr32[j] = (int32_t)(shr[j] - 32);
-        if (j < g->c - ch && (shr[j] < 32 || shr[j] > 54))
-            fast = 0;
-    }
-    if ((k->up & k->valid) == k->valid) {
-        k->mode = fast ? DWI8_UP_FAST : DWI8_UP;
-        if (fast)
-            for (j = 0; j < 16; j++)
-                rnd[j] += (int64_t)g->out_zp * ((int64_t)1 << shr[j]);
-    } else {
-        k->mode = (k->up & k->valid) == 0 ? DWI8_AWAY : DWI8_MIXED;
-    }
-    k->rnd_even = _mm512_set_epi64(rnd[14], rnd[12], rnd[10], rnd[8], rnd[6], rnd[4], rnd[2], rnd[0]);
-    k->rnd_odd = _mm512_set_epi64(rnd[15], rnd[13], rnd[11], rnd[9], rnd[7], rnd[5], rnd[3], rnd[1]);
-    k->shr_even = _mm512_set_epi64(shr[14], shr[12], shr[10], shr[8], shr[6], shr[4], shr[2], shr[0]);
-    k->shr_odd = _mm512_set_epi64(shr[15], shr[13], shr[11], shr[9], shr[7], shr[5], shr[3], shr[1]);
-    k->shr32 = _mm512_loadu_si512(shr32);
-    k->right = _mm512_loadu_si512(right);
-    k->mask = _mm512_loadu_si512(mask);
+    up = k->up & k->valid;
+    k->mode = g->mode;
+    if (g->mode == DWI8_MIXED)      /* a block whose channels all round alike takes that loop */
+        k->mode = up == k->valid ? DWI8_UP : up == 0 ? DWI8_AWAY : DWI8_MIXED;
 }
 
 /* a block's constants as locals of the loop that uses them (the int8 stores could alias anything
@@ -477,8 +467,8 @@ static PyObject *kernel_dw_i8(PyObject *self, PyObject *const *args, Py_ssize_t 
     scalars = dwi8_array(args[6], 1, NPY_INT64, 0);
     geom = dwi8_array(args[7], 1, NPY_INT64, 0);
     if (!dwi8_cpu_ok() || x == NULL || w == NULL || out == NULL || q32 == NULL || q64 == NULL || scalars == NULL
-        || geom == NULL || PyArray_DIM(geom, 0) != 9 || PyArray_DIM(scalars, 0) != 5 || PyArray_DIM(q32, 0) != 3
-        || PyArray_DIM(q64, 0) != 4 || PyArray_DIM(q64, 1) != PyArray_DIM(q32, 1))
+        || geom == NULL || PyArray_DIM(geom, 0) != 9 || PyArray_DIM(scalars, 0) != 5 || PyArray_DIM(q32, 0) != 6
+        || PyArray_DIM(q64, 0) != 7 || PyArray_DIM(q64, 1) != PyArray_DIM(q32, 1) || PyArray_DIM(q32, 1) % 2)
         return PyLong_FromLong(-1);
     gi = (const int64_t *)PyArray_DATA(geom);
     sc = (const int64_t *)PyArray_DATA(scalars);
@@ -493,7 +483,8 @@ static PyObject *kernel_dw_i8(PyObject *self, PyObject *const *args, Py_ssize_t 
     if (PyArray_DIM(out, 0) != PyArray_DIM(x, 0) || PyArray_DIM(out, 3) != g.c || g.kh < 1 || g.kw < 1
         || g.kh > DWI8_MAX_KH || g.kh * g.kw > DWI8_MAX_TAPS || g.sh < 1 || g.sw < 1 || g.dh < 1 || g.dw < 1
         || g.pt < 0 || g.pl < 0 || g.c < 1 || PyArray_DIM(w, 0) != g.kh * g.kw || PyArray_DIM(w, 1) != g.c16
-        || g.n16 < g.c16 || sc[4] != g.c || gi[8] < -128 || gi[8] > 127 || sc[1] < -128 || sc[2] > 127
+        || g.n16 < g.c16 || sc[4] != g.c || sc[3] < DWI8_AWAY || sc[3] > DWI8_UP_FAST || gi[8] < -128
+        || gi[8] > 127 || sc[1] < -128 || sc[2] > 127
         || sc[1] > sc[2] || sc[0] < -128 || sc[0] > 127)
         return PyLong_FromLong(-1);
     {   /* the float sums start at the bias: exact while |bias| + 255 * 128 * taps stays below 2^24 */
@@ -510,7 +501,7 @@ static PyObject *kernel_dw_i8(PyObject *self, PyObject *const *args, Py_ssize_t 
     if (g.rows == 0 || g.ow == 0)
         return PyLong_FromLong(0);
     g.in_zp = (int32_t)gi[8];
-    g.out_zp = (int32_t)sc[0]; g.lo = (int32_t)sc[1]; g.hi = (int32_t)sc[2];
+    g.out_zp = (int32_t)sc[0]; g.lo = (int32_t)sc[1]; g.hi = (int32_t)sc[2]; g.mode = (int)sc[3];
     g.x = (const int8_t *)PyArray_DATA(x);
     g.w = (const float *)PyArray_DATA(w);
     g.q32 = (const int32_t *)PyArray_DATA(q32);
