@@ -44,8 +44,8 @@ SHIM_TAIL = _native("shim_tail.c")
 # Float convolutions in C (AVX-512 where the CPU has it): the library's module calls them directly.
 CONV_F32 = _native("conv_f32.c")
 
-# Int8 depthwise convolutions in C (AVX-512), likewise.
-DW_I8 = _native("dw_i8.c")
+# Depthwise convolutions (int8 and float32) in C (AVX-512), likewise.
+DEPTHWISE = _native("depthwise.c")
 
 PROVIDED = frozenset({"NRT_MemInfo_alloc_aligned", "NRT_MemInfo_alloc_safe_aligned", "NRT_MemInfo_call_dtor"})
 # what the C library and libm give every shared library
@@ -298,7 +298,7 @@ def _shim_source(entries: list) -> str:
     lines.append(f"static const entry_t ENTRIES[] = {{\n{chr(10).join(rows) or '    {0, 0, 0},'}\n}};")
     lines.append(f"static const Py_ssize_t N_ENTRIES = {len(entries)};")
     lines.append(CONV_F32)
-    lines.append(DW_I8)
+    lines.append(DEPTHWISE)
     lines.append(SHIM_TAIL)
     return "\n".join(lines) + "\n"
 
@@ -329,7 +329,7 @@ def _link(modules, entries: list, so: Path, cc: str) -> None:
         kernels_o.write_bytes(obj)
         shim_c.write_text(_shim_source(entries))
         out = Path(tmp) / "kernels.so"
-        steps = [[cc, "-O2", "-fPIC", "-pthread", "-c", str(shim_c), "-o", str(shim_o), "-I",
+        steps = [[cc, "-O2", "-ffp-contract=off", "-fPIC", "-pthread", "-c", str(shim_c), "-o", str(shim_o), "-I",
                   sysconfig.get_paths()["include"], "-I", np.get_include()],
                  [cc, "-shared", "-pthread", "-o", str(out), str(kernels_o), str(shim_o), "-lm"]]
         for cmd in steps:

@@ -17,7 +17,8 @@ from workbench.interpreter.fast import conv_2d as fast_conv
 from workbench.interpreter.fast import depthwise_conv_2d as fast_dw
 from workbench.interpreter.kernels import conv_2d
 from workbench.interpreter.kernels import depthwise_conv_2d as dw
-from workbench.perf import dwi8, vnni
+from workbench.perf import depthwise as native_dw
+from workbench.perf import vnni
 from workbench.schema import ActivationFunctionType as Act
 from workbench.schema import BuiltinOperator as B
 from workbench.schema import DepthwiseConv2DOptions, ModelBuilder, Padding
@@ -209,7 +210,7 @@ def test_depthwise_bind_takes_the_registers_epilogue_only_when_narrow(monkeypatc
     """A narrow requantization: depthwise3x3_int8_rq; with tables refused (as for a left shift), the
     float-sum kernel depthwise3x3_int8_rows; the teaching layer's bits either way.  (These are the
     numba kernels: the kernel library's C loop, which would take this node first, is left out.)"""
-    monkeypatch.setattr(dwi8, "function", lambda: None)
+    monkeypatch.setattr(native_dw, "int8_function", lambda: None)
     for refuse, kernel in ((False, "depthwise3x3_int8_rq"), (True, "depthwise3x3_int8_rows")):
         if refuse:
             monkeypatch.setattr(vnni, "requant_tables", lambda *a, **k: None)
@@ -271,7 +272,9 @@ FLOAT_LAYERS = OpLayers({"f32_c16": _float_depthwise(16), "f32_c5": _float_depth
 
 
 @pytest.mark.parametrize("case,kernel", [("f32_c16", "depthwise3x3_ir_rows"), ("f32_c5", "depthwise3x3_rows")])
-def test_float_bind_takes_the_ir_rows_from_16_channels(case, kernel):
+def test_float_bind_takes_the_ir_rows_from_16_channels(case, kernel, monkeypatch):
+    """(The numba kernels: the kernel library's C loop, which would take these nodes first, is left out.)"""
+    monkeypatch.setattr(native_dw, "float_function", lambda: None)
     model, _ = FLOAT_LAYERS.build(case)
     it = Interpreter(model=model)
     it.allocate_tensors()

@@ -21,11 +21,11 @@ import dataclasses
 import os
 import subprocess
 import sys
-import zlib
 
 import numpy as np
 import pytest
 
+from helpers.interpreter_ops_cases import depthwise_f32
 from helpers.op_layers import OpLayers
 from helpers.quantized_hybrid_cases import depthwise_h
 from helpers.quantized_int16_matrix_cases import TIES_SCALES, depthwise16, ties_input
@@ -37,33 +37,12 @@ from workbench.interpreter.fast import depthwise_conv_2d as fast_dw
 from workbench.interpreter.kernels import depthwise_conv_2d as dw
 from workbench.interpreter.kernels._common import FLOAT_MAX, out_size, pad_before
 from workbench.interpreter.variants import LITERT_X86, REFERENCE
-from workbench.perf import dwi8
+from workbench.perf import depthwise as native_dw
 from workbench.schema import ActivationFunctionType as Act
 from workbench.schema import BuiltinOperator as B
 from workbench.schema import DepthwiseConv2DOptions, ModelBuilder, Padding
 
 S, V = Padding.SAME, Padding.VALID
-
-
-def depthwise_f32(x_shape, k, mult=1, stride=(1, 1), padding=S, dilation=(1, 1), act=Act.NONE, bias=True):
-    """float32 weights, bias and input from a normal distribution (the sums' order shows in the bits)."""
-    def build(name):
-        rng = np.random.default_rng(zlib.crc32(name.encode()))
-        co = x_shape[3] * mult
-        b = ModelBuilder()
-        x = b.input("x", x_shape)
-        ins = [x, b.constant("w", rng.standard_normal((1, k[0], k[1], co)).astype(np.float32))]
-        if bias:
-            ins.append(b.constant("bias", rng.standard_normal(co).astype(np.float32)))
-        oh = window_out(padding, x_shape[1], k[0], stride[0], dilation[0])
-        ow = window_out(padding, x_shape[2], k[1], stride[1], dilation[1])
-        y = b.tensor("y", (x_shape[0], oh, ow, co))
-        b.op(B.DEPTHWISE_CONV_2D, ins, [y], DepthwiseConv2DOptions(
-            padding=padding, stride_h=stride[0], stride_w=stride[1], depth_multiplier=mult,
-            fused_activation_function=act, dilation_h_factor=dilation[0], dilation_w_factor=dilation[1]))
-        b.output(y)
-        return b, {"x": rng.standard_normal(x_shape).astype(np.float32)}
-    return build
 
 
 def depthwise_ties(x_shape, k=(3, 3), mult=1, stride=(1, 1), padding=S, dilation=(1, 1), act=Act.NONE, in_zp=3,
@@ -351,8 +330,10 @@ def test_workbench_jit_0_runs_kernels_as_python():
 
 
 def test_labels_name_the_fast_paths():
-    int8 = "numba" if dwi8.function() is None else "native(int8, exact)"     # the kernel library's C loop
-    want = {"float32_3x3_same": "numba", "int8_3x3_same": int8, "uint8_3x3": "numba", "int16_3x3_relu": "numba",
+    # the kernel library's C loops, where they run
+    int8 = "numba" if native_dw.int8_function() is None else "native(int8, exact)"
+    float32 = "numba" if native_dw.float_function() is None else "native"
+    want = {"float32_3x3_same": float32, "int8_3x3_same": int8, "uint8_3x3": "numba", "int16_3x3_relu": "numba",
             "hybrid_3x3_relu": "quantize(numba)+numba"}
     for case, label in want.items():
         it, _ = prepared(case)

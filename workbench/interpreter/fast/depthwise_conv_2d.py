@@ -4,11 +4,12 @@ Each loop visits the in-image taps of one output pixel in TFLite's order (row, t
 accumulator row of C·M channels, so it computes the bits of ``kernels/depthwise_conv_2d.py``:
 
   * float32 — :func:`depthwise_rows`, rows split over ``num_threads`` threads; the sums start at the bias,
-    as litert-x86's optimized kernel does (``Variant.depthwise_bias_first``): x86 only;
+    as litert-x86's optimized kernel does (``Variant.depthwise_bias_first``): x86 only; with depth
+    multiplier 1, a constant filter and bias and the kernel library, its C loop (:class:`FloatNative`);
   * int8 — :func:`depthwise_int8_rows`, rows split over threads: int32 sums row by row, requantized with
     ties up in the first ``vector_channels`` channels (0 under the reference variant): both variants;
     with depth multiplier 1, a constant filter and bias and the kernel library, its C loop
-    (:class:`Int8Native`, :mod:`workbench.perf.dwi8`): the same bits, every pixel the same loop;
+    (:class:`Int8Native`, :mod:`workbench.perf.depthwise`): the same bits, every pixel the same loop;
   * uint8 / hybrid / 16x8 — :func:`depthwise_offsets_numba` (one input offset per image; int32 sums,
     int64 for 16x8), then the uint8 requantization (both variants), the hybrid float tail of
     litert-x86 (x86 only) or the int64 requantization (both variants).
@@ -20,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...perf import dwi8 as _dwi8
+from ...perf import depthwise as _dw
 from ...perf import vnni
 from ...perf.jit import native, njit, run_rows
 from ...perf.vnni import depthwise_rq, narrow_requantize, requantize_block, shift_parts
@@ -685,11 +686,44 @@ class Int8Rows(_Depthwise):
                  d.dilation_w, d.pad_top, d.pad_left, d.input_zero_point, work=out.size * w.shape[0] * w.shape[1])
 
 
+class FloatNative(FastPath):
+    """``native``: the kernel library's C loop for float32 (:mod:`workbench.perf.depthwise`, ``dw_f32``) —
+    the teaching layer's bits, as :class:`FloatRows` — for a constant filter and bias of depth
+    multiplier 1 (any KH x KW).  A call the library does not take runs ``fallback``."""
+
+    __slots__ = ("fn", "weights", "bias", "geometry", "clamp", "work", "fallback")
+    name = "native"
+
+    def __init__(self, fn, weights, bias, geometry, clamp, work, fallback):
+        self.fn, self.weights, self.bias, self.geometry, self.clamp = fn, weights, bias, geometry, clamp
+        self.work, self.fallback = work, fallback
+
+    @classmethod
+    def bind(cls, context, node, d, fallback: FloatRows):
+        """A :class:`FloatNative` for this node, or None where it does not apply."""
+        fn = _dw.float_function()
+        w, bias = fallback.weights, fallback.bias
+        if fn is None or w is None or bias is None or context.shape(node.input(1))[3] != context.shape(
+                node.input(0))[3]:
+            return None
+        kh, kw, _ = w.shape
+        return cls(fn, _dw.pack_filter(w), _dw.pad_bias(bias), _dw.geometry(d, kh, kw, zero_point=False),
+                   np.array([d.output_activation_min, d.output_activation_max], np.float32),
+                   int(np.prod(d.output_shape)) * kh * kw, fallback)
+
+    def __call__(self, context, node, d):
+        tensors = context.tensors
+        threads = context.num_threads if self.work >= _dw.MIN_SPLIT_WORK else 1
+        if self.fn(threads, tensors[node.inputs[0]], self.weights, self.bias, tensors[node.outputs[0]],
+                   self.geometry, self.clamp) != 0:
+            self.fallback(context, node, d)
+
+
 class Int8Native(FastPath):
-    """``native``: the kernel library's C loop (:mod:`workbench.perf.dwi8`, ``native/dw_i8.c``) for a
+    """``native``: the kernel library's C loop (:mod:`workbench.perf.depthwise`, ``native/depthwise.c``) for a
     constant filter of depth multiplier 1 (any KH x KW) and a constant bias whose requantization is
     narrow (:func:`workbench.perf.vnni.requant_tables`) and whose float32 sums stay exact
-    (:func:`workbench.perf.dwi8.exact`).  A call the library does not take (arrays it does not expect)
+    (:func:`workbench.perf.depthwise.exact`).  A call the library does not take (arrays it does not expect)
     runs ``fallback``, the :class:`Int8Rows` bound for the same node."""
 
     __slots__ = ("fn", "weights", "tables", "geometry", "work", "fallback")
@@ -702,26 +736,26 @@ class Int8Native(FastPath):
     @classmethod
     def bind(cls, context, node, d, fallback: Int8Rows):
         """An :class:`Int8Native` for this node, or None where it does not apply."""
-        fn = _dwi8.function()
+        fn = _dw.int8_function()
         w, bias = fallback.weights, fallback.bias
         if fn is None or w is None or bias is None or context.shape(node.input(1))[3] != context.shape(
                 node.input(0))[3]:
             return None
         kh, kw, co = w.shape
-        if not _dwi8.exact(bias, kh * kw):
+        if not _dw.exact(bias, kh * kw):
             return None
         tables = vnni.requant_tables(bias, d.output_multiplier, d.output_shift, d.output_zero_point,
                                      d.output_activation_min, d.output_activation_max, True,
-                                     -(-co // _dwi8.BLOCK) * _dwi8.BLOCK, 255 * 128 * kh * kw,
+                                     -(-co // _dw.BLOCK) * _dw.BLOCK, 255 * 128 * kh * kw,
                                      n_up=d.vector_channels)
         if tables is None:
             return None
-        return cls(fn, _dwi8.pack_filter(w), tables, _dwi8.geometry(d, kh, kw), int(np.prod(d.output_shape)) * kh * kw,
+        return cls(fn, _dw.pack_filter(w), tables, _dw.geometry(d, kh, kw), int(np.prod(d.output_shape)) * kh * kw,
                    fallback)
 
     def __call__(self, context, node, d):
         tensors = context.tensors
-        threads = context.num_threads if self.work >= _dwi8.MIN_SPLIT_WORK else 1
+        threads = context.num_threads if self.work >= _dw.MIN_SPLIT_WORK else 1
         if self.fn(threads, tensors[node.inputs[0]], self.weights, tensors[node.outputs[0]], *self.tables,
                    self.geometry) != 0:
             self.fallback(context, node, d)
@@ -791,7 +825,8 @@ class Hybrid(_Depthwise):
 
 @fast_path(OP, DepthwiseConv2DData, variants=X86)          # its sums start at the bias
 def bind_float(context, node, d):
-    return FloatRows(context, node)
+    rows = FloatRows(context, node)
+    return FloatNative.bind(context, node, d, rows) or rows
 
 
 @fast_path(OP, DepthwiseConv2DInt8Data, variants=ALL)      # the tie rule comes from d.vector_channels

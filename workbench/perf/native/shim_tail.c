@@ -315,6 +315,9 @@ static PyMethodDef METHODS[] = {
     {"dw_i8", (PyCFunction)(void (*)(void))kernel_dw_i8, METH_FASTCALL,
      "dw_i8(threads, x, w, out, q32, q64, scalars, geometry): an int8 depthwise convolution (depth multiplier 1) "
      "on the pool (0 done, -1 not taken)"},
+    {"dw_f32", (PyCFunction)(void (*)(void))kernel_dw_f32, METH_FASTCALL,
+     "dw_f32(threads, x, w, bias, out, geometry, clamp): a float32 depthwise convolution (depth multiplier 1) "
+     "on the pool, in the reference kernels' order (0 done, -1 not taken)"},
     {"call", (PyCFunction)(void (*)(void))kernel_call, METH_FASTCALL,
      "call(first, count, fallback, *args): run the first of entries first..first+count that takes args"},
     {"match", (PyCFunction)(void (*)(void))kernel_match, METH_FASTCALL,

@@ -1,4 +1,4 @@
-"""The kernel library's int8 depthwise convolution (perf/native/dw_i8.c through perf/dwi8.py) against the
+"""The kernel library's int8 depthwise convolution (perf/native/depthwise.c through perf/native_dw.py) against the
 teaching layer (kernels/depthwise_conv_2d.py), bit for bit, on small random shapes: odd channel counts
 (fewer than a block, a partial last block), stride 2, dilation, padding on every side, images smaller
 than the window, several images, filters other than 3x3; the four roundings of its epilogue (ties up
@@ -15,9 +15,10 @@ import pytest
 
 from workbench.interpreter.kernels import depthwise_conv_2d as dw
 from workbench.interpreter.kernels._common import out_size, pad_before
-from workbench.perf import dwi8, vnni
+from workbench.perf import depthwise as native_dw
+from workbench.perf import vnni
 
-needs_library = pytest.mark.skipif(dwi8.function() is None,
+needs_library = pytest.mark.skipif(native_dw.int8_function() is None,
                                    reason="no kernel library with AVX-512 here (make kernels builds it)")
 
 # (N, H, W, C), (KH, KW), stride, dilation, padding
@@ -69,12 +70,14 @@ def case(shape, kernel, stride, dilation, padding, rounding, seed, clamp=(-128, 
 def native(x, filt, bias, d, threads=1, out=None):
     """dw_i8's answer and output for the case."""
     kh, kw, c = filt.shape[1:]
+    c16 = -(-c // native_dw.BLOCK) * native_dw.BLOCK
     tables = vnni.requant_tables(bias, d.output_multiplier, d.output_shift, d.output_zero_point,
-                                 d.output_activation_min, d.output_activation_max, True,
-                                 -(-c // dwi8.BLOCK) * dwi8.BLOCK, 255 * 128 * kh * kw, n_up=d.vector_channels)
+                                 d.output_activation_min, d.output_activation_max, True, c16, 255 * 128 * kh * kw,
+                                 n_up=d.vector_channels)
     assert tables is not None
     out = np.full(d.output_shape, 99, np.int8) if out is None else out
-    done = dwi8.function()(threads, x, dwi8.pack_filter(filt), out, *tables, dwi8.geometry(d, kh, kw))
+    fn = native_dw.int8_function()
+    done = fn(threads, x, native_dw.pack_filter(filt), out, *tables, native_dw.geometry(d, kh, kw))
     return done, out
 
 
@@ -107,9 +110,9 @@ def test_the_largest_sums_stay_exact():
     x, filt, bias, d = case((1, 5, 5, c), (3, 3), (1, 1), (1, 1), "SAME", "up_fast", seed=4)
     x[...] = -128
     filt[...] = -128
-    bias[:] = dwi8.EXACT_BELOW - 1 - 255 * 128 * 9
+    bias[:] = native_dw.EXACT_BELOW - 1 - 255 * 128 * 9
     bias[::2] *= -1
-    assert dwi8.exact(bias, 9) and not dwi8.exact(bias + 1, 9)
+    assert native_dw.exact(bias, 9) and not native_dw.exact(bias + 1, 9)
     d = dataclasses.replace(d, input_zero_point=127, output_multiplier=np.full(c, (1 << 31) - 1, np.int64),
                             output_shift=np.full(c, -20, np.int64))
     done, out = native(x, filt, bias, d)
@@ -132,10 +135,10 @@ def test_arrays_it_does_not_take_leave_the_output_alone():
     kh, kw, c = 3, 3, 20
     tables = vnni.requant_tables(bias, d.output_multiplier, d.output_shift, d.output_zero_point, -128, 127, True,
                                  32, 255 * 128 * 9, n_up=c)
-    packed, geom = dwi8.pack_filter(filt), dwi8.geometry(d, kh, kw)
-    fn = dwi8.function()
+    packed, geom = native_dw.pack_filter(filt), native_dw.geometry(d, kh, kw)
+    fn = native_dw.int8_function()
     big = (tables[0].copy(), *tables[1:])
-    big[0][0, 0] = dwi8.EXACT_BELOW          # a bias whose float sums would not be exact
+    big[0][0, 0] = native_dw.EXACT_BELOW          # a bias whose float sums would not be exact
     bad_scalars = tables[2].copy()
     bad_scalars[4] = c + 1                   # tables made for another channel count
     tall = np.array([17, 1, 1, 1, 1, 1, 0, 0, 0], np.int64)
@@ -146,10 +149,96 @@ def test_arrays_it_does_not_take_leave_the_output_alone():
         (x, packed.astype(np.float64), tables, geom),                        # filter not float32
         (x, packed, big, geom),
         (x, packed, (tables[0], tables[1], bad_scalars), geom),
-        (x, dwi8.pack_filter(np.zeros((17, 1, c), np.int8)), tables, tall),  # more filter rows than the ring
+        (x, native_dw.pack_filter(np.zeros((17, 1, c), np.int8)), tables, tall),  # more filter rows than the ring
         (x, packed, tables, geom[:8]),                                       # geometry too short
     ]
     for args in refused:
         out = np.full(d.output_shape, 99, np.int8)
         assert fn(1, args[0], args[1], out, *args[2], args[3]) == -1
         assert (out == 99).all()
+
+
+# -- float32 -------------------------------------------------------------------------------------------------
+
+
+def float_case(shape, kernel, stride, dilation, padding, seed, clamp=(-np.inf, np.inf)):
+    n, h, w, c = shape
+    kh, kw = kernel
+    rng = np.random.default_rng(seed)
+    code = 1 if padding == "SAME" else 2
+    oh, ow = out_size(code, h, kh, stride[0], dilation[0]), out_size(code, w, kw, stride[1], dilation[1])
+    pt, pl = pad_before(stride[0], dilation[0], h, kh, oh)[0], pad_before(stride[1], dilation[1], w, kw, ow)[0]
+    x = rng.standard_normal(shape).astype(np.float32)
+    filt = rng.standard_normal((1, kh, kw, c)).astype(np.float32)
+    bias = rng.standard_normal(c).astype(np.float32)
+    d = dw.DepthwiseConv2DData(padding, *stride, *dilation, pt, pl, 1, (n, oh, ow, c), "NONE", *clamp)
+    return x, filt, bias, d
+
+
+def native_float(x, filt, bias, d, threads=1):
+    kh, kw = filt.shape[1:3]
+    out = np.full(d.output_shape, 7.0, np.float32)
+    done = native_dw.float_function()(threads, x, native_dw.pack_filter(filt), native_dw.pad_bias(bias), out,
+                                      native_dw.geometry(d, kh, kw, zero_point=False),
+                                      np.array([d.output_activation_min, d.output_activation_max], np.float32))
+    return done, out
+
+
+def same_bits(a, b):
+    return a.view(np.uint32).tobytes() == b.view(np.uint32).tobytes()
+
+
+needs_float = pytest.mark.skipif(native_dw.float_function() is None,
+                                 reason="no kernel library with AVX-512 here (make kernels builds it)")
+
+
+@needs_float
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("shape,kernel,stride,dilation,padding", SHAPES)
+def test_dw_f32_is_the_teaching_layer_bias_first(shape, kernel, stride, dilation, padding, threads):
+    x, filt, bias, d = float_case(shape, kernel, stride, dilation, padding, seed=shape[3])
+    done, out = native_float(x, filt, bias, d, threads)
+    assert done == 0 and same_bits(out, dw.depthwise_float(x, filt, bias, d, bias_first=True))
+
+
+@needs_float
+@pytest.mark.parametrize("odd", ["nan_and_inf_inputs", "inf_weight", "nan_weight", "minus_zero_bias", "relu6"])
+def test_dw_f32_keeps_the_bits_where_zeros_would_not(odd):
+    """A row of zeros under a weight that is not finite would add NaN, and +0 would turn a sum of -0.0
+    (a bias of -0.0 with nothing else yet) into +0.0: the taps outside the image are then skipped."""
+    x, filt, bias, d = float_case((1, 6, 7, 18), (3, 3), (1, 1), (1, 1), "SAME", seed=8,
+                                  clamp=(0.0, 6.0) if odd == "relu6" else (-np.inf, np.inf))
+    if odd == "nan_and_inf_inputs":
+        x[0, 0, 0, :3] = [np.nan, np.inf, -np.inf]
+    elif odd == "inf_weight":
+        filt[0, 0, 1, 2] = np.inf
+    elif odd == "nan_weight":
+        filt[0, 2, 2, 17] = np.nan
+    elif odd == "minus_zero_bias":
+        bias[:] = -0.0
+        x[0, 0] = 0.0
+        x[0, :, 0] = -0.0
+    done, out = native_float(x, filt, bias, d)
+    want = dw.depthwise_float(x, filt, bias, d, bias_first=True)
+    assert done == 0 and same_bits(out, want)
+    if odd == "minus_zero_bias":
+        assert np.signbit(want[0, 0, 0]).any()
+
+
+@needs_float
+def test_dw_f32_arrays_it_does_not_take_leave_the_output_alone():
+    x, filt, bias, d = float_case((1, 6, 6, 20), (3, 3), (1, 1), (1, 1), "SAME", seed=9)
+    packed, padded = native_dw.pack_filter(filt), native_dw.pad_bias(bias)
+    geom = native_dw.geometry(d, 3, 3, zero_point=False)
+    clamp = np.array([-np.inf, np.inf], np.float32)
+    fn = native_dw.float_function()
+    refused = [(x.astype(np.float64), packed, padded, geom, clamp),              # not float32
+               (x[:, :, ::-1], packed, padded, geom, clamp),                     # not C-contiguous
+               (x, packed[:, :16], padded, geom, clamp),                         # filter rows too short
+               (x, packed, padded[:16], geom, clamp),                            # bias too short
+               (x, packed, padded, geom[:7], clamp),                             # geometry too short
+               (x, packed, padded, geom, clamp[:1])]                             # no upper bound
+    for xx, w, b, g, cl in refused:
+        out = np.full(d.output_shape, 7.0, np.float32)
+        assert fn(1, xx, w, b, out, g, cl) == -1
+        assert (out == 7.0).all()

@@ -1,0 +1,824 @@
+/* ------------------------------------------------------------------------------------------
+ * Int8 depthwise convolutions with a depth multiplier of 1 (each output channel reads its own input
+ * channel), requantized in registers.  workbench/perf/build.py puts this file after conv_f32.c;
+ * shim_tail.c's module table lists dw_i8.
+ *
+ * The sums.  Output pixel (oy, ox), channel c: sum over the taps (ky, kx) of
+ * (x[iy, ix, c] - input_zero_point) * w[ky, kx, c], then + bias[c], then TFLite's requantization.
+ * Taps in the padding add nothing (the padding of an int8 convolution is the zero point).
+ *
+ * Rather than test every tap of every pixel against the image's border, each input row the kernel
+ * needs is first converted once into a row of float32 values x - input_zero_point, with zero columns
+ * on the left and right wherever the filter reaches past the image; a filter row above or below the
+ * image reads a row of zeros.  Every output pixel is then the same nine (KH*KW) fused multiply-adds
+ * on 16 channels, the borders included, starting from the bias.  The float32 sums are exact: every
+ * product is an integer of magnitude at most 255 * 128, and the call is refused unless |bias| +
+ * 255 * 128 * KH * KW < 2^24, so every partial sum is an integer that float32 holds exactly: they
+ * equal the int32 sums of the reference kernels.  A converted row serves the KH output rows that
+ * read it (a ring of KH rows per thread).
+ *
+ * The requantization (the tables of workbench/perf/vnni.py, requant_tables): per channel the bias,
+ * the multiplier m, and how the final shift rounds its ties.  With ties up, one rounding:
+ * (s * m + 2^30 + nudge * 2^31) >> (31 + right); with ties away from zero, TFLite's two steps
+ * (tensorflow/lite/kernels/internal/common.h, MultiplyByQuantizedMultiplier): v = (s * m + 2^30) >> 31,
+ * then v >> right, plus one where the dropped bits are more than half the divisor, or exactly half
+ * with v >= 0 (ties away from zero).  AVX-512 multiplies 32 x 32 -> 64
+ * bits in the even lanes (vpmuldq), so the even and the odd channels of 16 take one multiply each,
+ * and a two-source permute puts the 16 results back in order.  Then + the output zero point, the
+ * clamp, and 16 int8 stores (see DWI8_UP_FAST and the others below for the variants).
+ *
+ * Threads: the output rows are cut among threads (two pieces a thread, on the pool), or, for
+ * layers with more channels than output pixels (14x14 and 7x7 in a MobileNet), the 16-channel
+ * blocks: a piece then converts only its own channels. */
+#if (defined(__x86_64__) || defined(_M_X64)) && (defined(__GNUC__) || defined(__clang__))
+#define DW_X86 1
+#define DW_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,fma")))
+#else
+#define DW_X86 0
+#endif
+
+#define DWI8_PX 4                   /* output pixels side by side in the 3x3 loop */
+#define DW_MAX_KH 16              /* filter rows the ring of converted rows can hold */
+#define DW_MAX_TAPS 256           /* 256 * 255 * 128 < 2^24: the exact range holds some bias */
+#define DW_PARTS_PER_THREAD 2
+
+/* how a block of 16 channels rounds, the epilogue's variants (the tables' modes, MODE_* in
+ * workbench/perf/vnni.py):
+ *  - UP_FAST: every tie goes up and every shift is 32..54 bits: the output zero point rides in the
+ *    rounding term (+ zp * 2^shift moves the floor of the quotient by exactly zp), and the high
+ *    halves of the 64-bit products, put in order by one permute, take a 32-bit shift of 0..22;
+ *  - UP: every tie up, any shift (64-bit shifts, then the zero point);
+ *  - AWAY: every tie away from zero (TFLite's two roundings);
+ *  - MIXED: both, chosen per channel. */
+#define DWI8_AWAY 0
+#define DWI8_UP 1
+#define DWI8_MIXED 2
+#define DWI8_UP_FAST 3
+
+/* what the int8 and the float kernels share: the geometry, and how the work is cut into pieces */
+typedef struct {
+    int64_t h, wd, c, c16, nb, oh, ow, kh, kw, sh, sw, dh, dw, pt, pl, rows;
+    int64_t row_parts, rows_per_part, block_parts, blocks_per_part;
+} dw_shape_t;
+
+/* a piece's output rows r0..r1 and channel blocks cb0..cb1; 0 when it is empty */
+static int dw_piece(const dw_shape_t *s, int part, int64_t *r0, int64_t *r1, int64_t *cb0, int64_t *cb1)
+{
+    int64_t rpart = part / s->block_parts, bpart = part % s->block_parts;
+    *r0 = rpart * s->rows_per_part;
+    *r1 = *r0 + s->rows_per_part < s->rows ? *r0 + s->rows_per_part : s->rows;
+    *cb0 = bpart * s->blocks_per_part;
+    *cb1 = *cb0 + s->blocks_per_part < s->nb ? *cb0 + s->blocks_per_part : s->nb;
+    return *r0 < *r1 && *cb0 < *cb1;
+}
+
+typedef struct {
+    const int8_t *x;
+    const float *w;                 /* [KH*KW, c16]: the filter as float32, zeros past channel C */
+    const int32_t *q32;             /* requant_tables: [6, n16] (rows as described there) */
+    const int64_t *q64;             /* [7, n16] */
+    int8_t *out;
+    void *blocks;                   /* dwi8_block_t per 16 channels (made before the pieces run) */
+    dw_shape_t s;
+    int64_t n16, wp;
+    int32_t in_zp, out_zp, lo, hi;
+    int mode;                       /* the tables' rounding mode */
+    atomic_int failed;              /* no memory for a thread's rows */
+} dwi8_t;
+
+#if DW_X86
+
+/* the requantization constants of 16 channels, in the form the epilogue uses them */
+typedef struct {
+    __m512 bias;                    /* where the float sums start (exact: an integer below 2^24) */
+    __m512i mult, mult_odd;         /* mult_odd: the odd channels' multipliers in the even lanes */
+    __m512i rnd_even, rnd_odd, shr_even, shr_odd;    /* 64-bit lanes: channels 0, 2, ... and 1, 3, ... */
+    __m512i shr32, right, mask;     /* 32-bit lanes: the fast ties-up shift; ties away from zero */
+    __mmask16 up, valid;            /* channels whose ties go up; channels below C */
+    int mode;                       /* DWI8_UP_FAST, DWI8_UP, DWI8_AWAY or DWI8_MIXED */
+} dwi8_block_t;
+
+
+/* per thread, kept between calls (never freed: at most a few rows of the largest layer met): the
+ * ring of converted rows, and a row of zeros that nothing writes */
+static _Thread_local float *dwi8_ring;
+static _Thread_local size_t dwi8_ring_floats;
+static _Thread_local float *dwi8_zero;
+static _Thread_local size_t dwi8_zero_floats;
+
+static float *dwi8_grow(float **buf, size_t *have, size_t need, int zero)
+{
+    if (*have < need) {
+        size_t bytes = (need * sizeof(float) + 63) / 64 * 64;
+        float *p = (float *)aligned_alloc(64, bytes);
+        if (p == NULL)
+            return NULL;
+        if (zero)
+            memset(p, 0, bytes);
+        free(*buf);
+        *buf = p;
+        *have = bytes / sizeof(float);
+    }
+    return *buf;
+}
+
+static __mmask16 dw_mask(int64_t lanes)
+{
+    return lanes >= 16 ? (__mmask16)0xffff : lanes <= 0 ? (__mmask16)0 : (__mmask16)((1u << lanes) - 1u);
+}
+
+DW_TARGET static void dwi8_make_block(const dwi8_t *g, int64_t cb, dwi8_block_t *k)
+{
+    const int32_t *q32 = g->q32;
+    const int64_t ch = cb * 16, n = g->n16, even = ch / 2, odd = n / 2 + ch / 2;
+    const int64_t *rnd = g->q64 + (g->mode == DWI8_UP_FAST ? 6 : 4) * n, *shr = g->q64 + 5 * n;
+    __mmask16 up;
+    k->bias = _mm512_cvtepi32_ps(_mm512_loadu_si512(q32 + ch));
+    k->mult = _mm512_loadu_si512(q32 + n + ch);
+    k->mult_odd = _mm512_srli_epi64(k->mult, 32);
+    k->up = _mm512_test_epi32_mask(_mm512_loadu_si512(q32 + 2 * n + ch), _mm512_set1_epi32(-1));
+    k->shr32 = _mm512_loadu_si512(q32 + 3 * n + ch);
+    k->right = _mm512_loadu_si512(q32 + 4 * n + ch);
+    k->mask = _mm512_loadu_si512(q32 + 5 * n + ch);
+    k->rnd_even = _mm512_loadu_si512(rnd + even);
+    k->rnd_odd = _mm512_loadu_si512(rnd + odd);
+    k->shr_even = _mm512_loadu_si512(shr + even);
+    k->shr_odd = _mm512_loadu_si512(shr + odd);
+    k->valid = dw_mask(g->s.c - ch);
+    up = k->up & k->valid;
+    k->mode = g->mode;
+    if (g->mode == DWI8_MIXED)      /* a block whose channels all round alike takes that loop */
+        k->mode = up == k->valid ? DWI8_UP : up == 0 ? DWI8_AWAY : DWI8_MIXED;
+}
+
+/* a block's constants as locals of the loop that uses them (the int8 stores could alias anything
+ * read through a pointer, which would reload it after every store) */
+typedef struct {
+    __m512 bias;
+    __m512i mult, mult_odd, rnd_even, rnd_odd, shr_even, shr_odd, shr32, right, mask, zp, lo, hi;
+    __mmask16 up, valid;
+} dwi8_ep_t;
+
+DW_TARGET static inline __attribute__((always_inline)) dwi8_ep_t dwi8_ep(const dwi8_t *g, const dwi8_block_t *k)
+{
+    dwi8_ep_t e;
+    e.bias = k->bias; e.mult = k->mult; e.mult_odd = k->mult_odd;
+    e.rnd_even = k->rnd_even; e.rnd_odd = k->rnd_odd; e.shr_even = k->shr_even; e.shr_odd = k->shr_odd;
+    e.shr32 = k->shr32; e.right = k->right; e.mask = k->mask; e.up = k->up; e.valid = k->valid;
+    e.zp = _mm512_set1_epi32(g->out_zp); e.lo = _mm512_set1_epi32(g->lo); e.hi = _mm512_set1_epi32(g->hi);
+    return e;
+}
+
+/* 16 exact float sums (the bias included) -> 16 requantized int8 values in `o` (channels below C).
+ * mode and sat (the clamp is int8's own range: the narrowing store saturates) are constants where
+ * this is inlined, so each loop carries one variant only */
+DW_TARGET static inline __attribute__((always_inline)) void dwi8_store(__m512 acc, const dwi8_ep_t *e, int mode,
+                                                                           int sat, int8_t *o)
+{
+    const __m512i low = _mm512_set_epi32(30, 14, 28, 12, 26, 10, 24, 8, 22, 6, 20, 4, 18, 2, 16, 0);
+    __m512i s = _mm512_cvttps_epi32(acc);
+    __m512i pe = _mm512_mul_epi32(s, e->mult), po = _mm512_mul_epi32(_mm512_srli_epi64(s, 32), e->mult_odd);
+    __m512i q, up = _mm512_setzero_si512();
+    if (mode == DWI8_UP_FAST) {
+        const __m512i high = _mm512_set_epi32(31, 15, 29, 13, 27, 11, 25, 9, 23, 7, 21, 5, 19, 3, 17, 1);
+        q = _mm512_srav_epi32(_mm512_permutex2var_epi32(_mm512_add_epi64(pe, e->rnd_even), high,
+                                                        _mm512_add_epi64(po, e->rnd_odd)), e->shr32);
+    } else {
+        if (mode != DWI8_AWAY)      /* one rounding: (p + 2^30 + nudge * 2^31) >> (31 + right) */
+            up = _mm512_permutex2var_epi32(_mm512_srav_epi64(_mm512_add_epi64(pe, e->rnd_even), e->shr_even), low,
+                                           _mm512_srav_epi64(_mm512_add_epi64(po, e->rnd_odd), e->shr_odd));
+        if (mode != DWI8_UP) {      /* v = (p + 2^30) >> 31 (it fits 32 bits), then v / 2^right, ties away */
+            const __m512i half = _mm512_set1_epi64((int64_t)1 << 30);
+            __m512i v = _mm512_permutex2var_epi32(_mm512_srai_epi64(_mm512_add_epi64(pe, half), 31), low,
+                                                  _mm512_srai_epi64(_mm512_add_epi64(po, half), 31));
+            __m512i r = _mm512_srav_epi32(v, e->right);
+            /* + 1 where the dropped bits exceed mask / 2 (rounded down), + 1 more when v < 0 */
+            __m512i threshold = _mm512_sub_epi32(_mm512_srai_epi32(e->mask, 1), _mm512_srai_epi32(v, 31));
+            __mmask16 more = _mm512_cmpgt_epi32_mask(_mm512_and_si512(v, e->mask), threshold);
+            q = _mm512_mask_add_epi32(r, more, r, _mm512_set1_epi32(1));
+            if (mode == DWI8_MIXED)
+                q = _mm512_mask_blend_epi32(e->up, q, up);
+        } else {
+            q = up;
+        }
+        q = _mm512_add_epi32(q, e->zp);
+    }
+    if (sat)
+        _mm512_mask_cvtsepi32_storeu_epi8(o, e->valid, q);
+    else
+        _mm512_mask_cvtepi32_storeu_epi8(o, e->valid, _mm512_min_epi32(_mm512_max_epi32(q, e->lo), e->hi));
+}
+
+/* input row `gy` (image row b * H + iy) as float32 x - zero point into `dst`, block by block (the
+ * piece's nblk blocks from cb0): per block wp columns of 16 values, zeros in the padding columns and
+ * past channel C.  A block's columns are 64 bytes apart, so the taps' offsets are constants */
+DW_TARGET static void dwi8_convert(const dwi8_t *g, int64_t gy, int64_t cb0, int64_t nblk, float *dst)
+{
+    const int64_t plane = g->wp * 16, right = g->wp - g->s.pl - g->s.wd;
+    const __m512i zp = _mm512_set1_epi32(g->in_zp);
+    const __mmask16 last = dw_mask(g->s.c - (cb0 + nblk - 1) * 16);
+    const int8_t *src = g->x + gy * g->s.wd * g->s.c + cb0 * 16;
+    int64_t ix, j;
+    for (j = 0; j < nblk; j++) {
+        memset(dst + j * plane, 0, (size_t)(g->s.pl * 16) * sizeof(float));
+        memset(dst + j * plane + (g->s.pl + g->s.wd) * 16, 0, (size_t)(right * 16) * sizeof(float));
+    }
+    dst += g->s.pl * 16;
+    for (ix = 0; ix < g->s.wd; ix++, src += g->s.c, dst += 16) {
+        for (j = 0; j + 1 < nblk; j++) {
+            __m512i v = _mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)(src + j * 16)));
+            _mm512_storeu_ps(dst + j * plane, _mm512_cvtepi32_ps(_mm512_sub_epi32(v, zp)));
+        }
+        {
+            __m512i v = _mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(last, src + j * 16));
+            _mm512_storeu_ps(dst + j * plane, _mm512_cvtepi32_ps(_mm512_maskz_sub_epi32(last, v, zp)));
+        }
+    }
+}
+
+/* one output row, one block of 16 channels, 3x3: nine weights in registers, DWI8_PX pixels at a time.
+ * rp: the three filter rows' converted input rows (this block's plane); sw, dw: the strides along x
+ * (constants where inlined for the common ones, so every tap is a fixed offset from three pointers) */
+DW_TARGET static inline __attribute__((always_inline)) void dwi8_row3x3(const dwi8_t *g, const float *const *rp,
+                                                                            const float *w, const dwi8_block_t *k,
+                                                                            int mode, int sat, int64_t sw,
+                                                                            int64_t dw, int8_t *o)
+{
+    const int64_t ps = sw * 16, ts = dw * 16, c = g->s.c, c16 = g->s.c16, ow = g->s.ow;
+    const dwi8_ep_t e = dwi8_ep(g, k);
+    const float *r0 = rp[0], *r1 = rp[1], *r2 = rp[2];
+    const __m512 w0 = _mm512_loadu_ps(w), w1 = _mm512_loadu_ps(w + c16), w2 = _mm512_loadu_ps(w + 2 * c16);
+    const __m512 w3 = _mm512_loadu_ps(w + 3 * c16), w4 = _mm512_loadu_ps(w + 4 * c16), w5 = _mm512_loadu_ps(w + 5 * c16);
+    const __m512 w6 = _mm512_loadu_ps(w + 6 * c16), w7 = _mm512_loadu_ps(w + 7 * c16), w8 = _mm512_loadu_ps(w + 8 * c16);
+    int64_t ox = 0;
+#define DWI8_SUM(a, at) \
+    a = _mm512_fmadd_ps(_mm512_loadu_ps(r0 + (at)), w0, e.bias); \
+    a = _mm512_fmadd_ps(_mm512_loadu_ps(r0 + (at) + ts), w1, a); \
+    a = _mm512_fmadd_ps(_mm512_loadu_ps(r0 + (at) + 2 * ts), w2, a); \
+    a = _mm512_fmadd_ps(_mm512_loadu_ps(r1 + (at)), w3, a); \
+    a = _mm512_fmadd_ps(_mm512_loadu_ps(r1 + (at) + ts), w4, a); \
+    a = _mm512_fmadd_ps(_mm512_loadu_ps(r1 + (at) + 2 * ts), w5, a); \
+    a = _mm512_fmadd_ps(_mm512_loadu_ps(r2 + (at)), w6, a); \
+    a = _mm512_fmadd_ps(_mm512_loadu_ps(r2 + (at) + ts), w7, a); \
+    a = _mm512_fmadd_ps(_mm512_loadu_ps(r2 + (at) + 2 * ts), w8, a);
+    for (; ox + DWI8_PX <= ow; ox += DWI8_PX, r0 += DWI8_PX * ps, r1 += DWI8_PX * ps, r2 += DWI8_PX * ps,
+                                o += DWI8_PX * c) {
+        __m512 a0, a1, a2, a3;
+        DWI8_SUM(a0, 0)
+        DWI8_SUM(a1, ps)
+        DWI8_SUM(a2, 2 * ps)
+        DWI8_SUM(a3, 3 * ps)
+        dwi8_store(a0, &e, mode, sat, o);
+        dwi8_store(a1, &e, mode, sat, o + c);
+        dwi8_store(a2, &e, mode, sat, o + 2 * c);
+        dwi8_store(a3, &e, mode, sat, o + 3 * c);
+    }
+    for (; ox < ow; ox++, r0 += ps, r1 += ps, r2 += ps, o += c) {
+        __m512 a0;
+        DWI8_SUM(a0, 0)
+        dwi8_store(a0, &e, mode, sat, o);
+    }
+#undef DWI8_SUM
+}
+
+/* one output row, one block of 16 channels, any KH x KW: the taps in a loop, weights from memory */
+DW_TARGET static inline __attribute__((always_inline)) void dwi8_row_any(const dwi8_t *g, const float *const *rp,
+                                                                             const float *w, const dwi8_block_t *k,
+                                                                             int mode, int sat, int8_t *o)
+{
+    const int64_t ps = g->s.sw * 16, ts = g->s.dw * 16, c16 = g->s.c16;
+    const dwi8_ep_t e = dwi8_ep(g, k);
+    int64_t ox, ky, kx;
+    for (ox = 0; ox < g->s.ow; ox++) {
+        __m512 a = e.bias;
+        for (ky = 0; ky < g->s.kh; ky++) {
+            const float *r = rp[ky] + ox * ps, *wk = w + ky * g->s.kw * c16;
+            for (kx = 0; kx < g->s.kw; kx++)
+                a = _mm512_fmadd_ps(_mm512_loadu_ps(r + kx * ts), _mm512_loadu_ps(wk + kx * c16), a);
+        }
+        dwi8_store(a, &e, mode, sat, o + ox * g->s.c);
+    }
+}
+
+#define DWI8_ROWS(mode, sat) \
+    if (g->s.kh != 3 || g->s.kw != 3) \
+        dwi8_row_any(g, rp, w, k, mode, sat, o); \
+    else if (g->s.sw == 1 && g->s.dw == 1) \
+        dwi8_row3x3(g, rp, w, k, mode, sat, 1, 1, o); \
+    else if (g->s.sw == 2 && g->s.dw == 1) \
+        dwi8_row3x3(g, rp, w, k, mode, sat, 2, 1, o); \
+    else \
+        dwi8_row3x3(g, rp, w, k, mode, sat, g->s.sw, g->s.dw, o);
+
+/* one output row of one block: the loop compiled for its rounding and clamp */
+DW_TARGET static void dwi8_row(const dwi8_t *g, const float *const *rp, const float *w, const dwi8_block_t *k,
+                                 int8_t *o)
+{
+    if (g->lo == -128 && g->hi == 127) {
+        switch (k->mode) {
+        case DWI8_UP_FAST: DWI8_ROWS(DWI8_UP_FAST, 1) break;
+        case DWI8_UP: DWI8_ROWS(DWI8_UP, 1) break;
+        case DWI8_AWAY: DWI8_ROWS(DWI8_AWAY, 1) break;
+        default: DWI8_ROWS(DWI8_MIXED, 1) break;
+        }
+    } else {
+        switch (k->mode) {
+        case DWI8_UP_FAST: DWI8_ROWS(DWI8_UP_FAST, 0) break;
+        case DWI8_UP: DWI8_ROWS(DWI8_UP, 0) break;
+        case DWI8_AWAY: DWI8_ROWS(DWI8_AWAY, 0) break;
+        default: DWI8_ROWS(DWI8_MIXED, 0) break;
+        }
+    }
+}
+#undef DWI8_ROWS
+
+static void dwi8_part(void *ctx, int part, int thread)
+{
+    dwi8_t *g = (dwi8_t *)ctx;
+    const dwi8_block_t *blocks = (const dwi8_block_t *)g->blocks;
+    int64_t r0, r1, cb0, cb1, nblk, row_floats, tag[DW_MAX_KH], r, ky, cb, s;
+    float *ring, *zero;
+    (void)thread;
+    if (!dw_piece(&g->s, part, &r0, &r1, &cb0, &cb1))
+        return;
+    nblk = cb1 - cb0;
+    row_floats = g->wp * 16 * nblk;
+    ring = dwi8_grow(&dwi8_ring, &dwi8_ring_floats, (size_t)(g->s.kh * row_floats), 0);
+    zero = dwi8_grow(&dwi8_zero, &dwi8_zero_floats, (size_t)(g->wp * 16), 1);
+    if (ring == NULL || zero == NULL) {
+        atomic_store_explicit(&g->failed, 1, memory_order_relaxed);
+        return;
+    }
+    for (s = 0; s < g->s.kh; s++)
+        tag[s] = -1;
+    for (r = r0; r < r1; r++) {
+        const int64_t b = r / g->s.oh, oy = r % g->s.oh;
+        const float *rp[DW_MAX_KH];
+        int64_t need[DW_MAX_KH];
+        int used[DW_MAX_KH] = {0};
+        /* the filter rows' input rows: in the ring already, or converted into a slot no filter row of
+         * this output row needs */
+        for (ky = 0; ky < g->s.kh; ky++) {
+            int64_t iy = oy * g->s.sh - g->s.pt + ky * g->s.dh;
+            need[ky] = iy < 0 || iy >= g->s.h ? -1 : b * g->s.h + iy;
+            rp[ky] = NULL;
+            for (s = 0; s < g->s.kh && need[ky] >= 0; s++)
+                if (tag[s] == need[ky]) {
+                    rp[ky] = ring + s * row_floats;
+                    used[s] = 1;
+                }
+        }
+        for (ky = 0; ky < g->s.kh; ky++) {
+            if (need[ky] < 0) {
+                rp[ky] = zero;
+                continue;
+            }
+            if (rp[ky] != NULL)
+                continue;
+            for (s = 0; used[s]; s++)
+                ;
+            used[s] = 1;
+            tag[s] = need[ky];
+            rp[ky] = ring + s * row_floats;
+            dwi8_convert(g, need[ky], cb0, nblk, ring + s * row_floats);
+        }
+        for (cb = cb0; cb < cb1; cb++) {
+            const float *at[DW_MAX_KH];
+            const int64_t off = (cb - cb0) * g->wp * 16;      /* this block's plane of each converted row */
+            for (ky = 0; ky < g->s.kh; ky++)
+                at[ky] = rp[ky] == zero ? zero : rp[ky] + off;
+            dwi8_row(g, at, g->w + cb * 16, &blocks[cb], g->out + r * g->s.ow * g->s.c + cb * 16);
+        }
+    }
+}
+
+static int dw_cpu_ok(void)
+{
+    static int known = -1;
+    if (known < 0) {
+        __builtin_cpu_init();
+        known = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw")
+                && __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq")
+                && __builtin_cpu_supports("fma");
+    }
+    return known;
+}
+
+static void *dwi8_make_blocks(dwi8_t *g)
+{
+    dwi8_block_t *k = (dwi8_block_t *)aligned_alloc(64, (size_t)g->s.nb * sizeof(dwi8_block_t));
+    int64_t cb;
+    if (k != NULL)
+        for (cb = 0; cb < g->s.nb; cb++)
+            dwi8_make_block(g, cb, &k[cb]);
+    return k;
+}
+
+#else
+
+static void dwi8_part(void *ctx, int part, int thread)
+{
+    (void)ctx;
+    (void)part;
+    (void)thread;
+}
+
+static int dw_cpu_ok(void)
+{
+    return 0;
+}
+
+static void *dwi8_make_blocks(dwi8_t *g)
+{
+    (void)g;
+    return NULL;
+}
+
+#endif
+
+static PyArrayObject *dw_array(PyObject *o, int ndim, int type, int writable)
+{
+    PyArrayObject *a;
+    if (!PyArray_Check(o))
+        return NULL;
+    a = (PyArrayObject *)o;
+    if (PyArray_NDIM(a) != ndim || PyArray_TYPE(a) != type || !PyArray_IS_C_CONTIGUOUS(a) || !PyArray_ISALIGNED(a)
+        || !PyArray_ISNOTSWAPPED(a) || (writable && !PyArray_ISWRITEABLE(a)))
+        return NULL;
+    return a;
+}
+
+/* the geometry of x [N, H, W, C] -> out [N, OH, OW, C] with a filter w [KH*KW, C16] and gi = [kh, kw,
+ * stride h, stride w, dilation h, dilation w, pad top, pad left]; 0 when it does not fit together */
+static int dw_shape(dw_shape_t *s, PyArrayObject *x, PyArrayObject *w, PyArrayObject *out, const int64_t *gi)
+{
+    memset(s, 0, sizeof *s);
+    s->kh = gi[0]; s->kw = gi[1]; s->sh = gi[2]; s->sw = gi[3]; s->dh = gi[4]; s->dw = gi[5]; s->pt = gi[6];
+    s->pl = gi[7];
+    s->h = PyArray_DIM(x, 1); s->wd = PyArray_DIM(x, 2); s->c = PyArray_DIM(x, 3);
+    s->oh = PyArray_DIM(out, 1); s->ow = PyArray_DIM(out, 2);
+    s->nb = (s->c + 15) / 16;
+    s->c16 = s->nb * 16;
+    s->rows = PyArray_DIM(out, 0) * s->oh;
+    return PyArray_DIM(out, 0) == PyArray_DIM(x, 0) && PyArray_DIM(out, 3) == s->c && s->kh >= 1 && s->kw >= 1
+           && s->kh <= DW_MAX_KH && s->kh * s->kw <= DW_MAX_TAPS && s->sh >= 1 && s->sw >= 1 && s->dh >= 1
+           && s->dw >= 1 && s->pt >= 0 && s->pl >= 0 && s->c >= 1 && PyArray_DIM(w, 0) == s->kh * s->kw
+           && PyArray_DIM(w, 1) == s->c16;
+}
+
+/* cut the output rows among threads (two pieces a thread), or, with more channels than output pixels,
+ * the 16-channel blocks; how many pieces */
+static int dw_cut(dw_shape_t *s, long threads)
+{
+    s->row_parts = s->block_parts = 1;
+    if (threads > MAX_THREADS)
+        threads = MAX_THREADS;
+    if (threads > 1) {
+        int64_t most = DW_PARTS_PER_THREAD * threads;
+        if (s->nb >= threads && s->c > s->rows * s->ow)
+            s->block_parts = s->nb < most ? s->nb : most;
+        else
+            s->row_parts = s->rows < most ? s->rows : most;
+    }
+    s->rows_per_part = (s->rows + s->row_parts - 1) / s->row_parts;
+    s->row_parts = (s->rows + s->rows_per_part - 1) / s->rows_per_part;
+    s->blocks_per_part = (s->nb + s->block_parts - 1) / s->block_parts;
+    s->block_parts = (s->nb + s->blocks_per_part - 1) / s->blocks_per_part;
+    return (int)(s->row_parts * s->block_parts);
+}
+
+static void dw_run(part_fn fn, void *g, int parts, long threads)
+{
+    Py_BEGIN_ALLOW_THREADS
+    if (parts <= 1)
+        fn(g, 0, 0);
+    else
+        pool_run(fn, g, parts, (int)threads, 1);
+    Py_END_ALLOW_THREADS
+}
+
+/* dw_i8(threads, x, w, out, q32, q64, scalars, geometry): out = requantize(depthwise(x)) on the pool.
+ * x int8 [N, H, W, C]; w float32 [KH*KW, C16] (C16: C rounded up to 16, zeros past C); out int8
+ * [N, OH, OW, C]; q32, q64, scalars: workbench/perf/vnni.py requant_tables for at least C16
+ * channels; geometry int64 [kh, kw, stride h, stride w, dilation h, dilation w, pad top, pad left,
+ * input zero point].  0: done; -1: not taken (no AVX-512 here, or arrays that do not fit), out
+ * untouched. */
+static PyObject *kernel_dw_i8(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    PyArrayObject *x, *w, *out, *q32, *q64, *scalars, *geom;
+    const int64_t *gi, *sc;
+    dwi8_t g;
+    long threads;
+    int parts;
+    (void)self;
+    if (nargs != 8) {
+        PyErr_SetString(PyExc_TypeError, "dw_i8(threads, x, w, out, q32, q64, scalars, geometry)");
+        return NULL;
+    }
+    threads = PyLong_AsLong(args[0]);
+    if (threads == -1 && PyErr_Occurred())
+        return NULL;
+    x = dw_array(args[1], 4, NPY_INT8, 0);
+    w = dw_array(args[2], 2, NPY_FLOAT32, 0);
+    out = dw_array(args[3], 4, NPY_INT8, 1);
+    q32 = dw_array(args[4], 2, NPY_INT32, 0);
+    q64 = dw_array(args[5], 2, NPY_INT64, 0);
+    scalars = dw_array(args[6], 1, NPY_INT64, 0);
+    geom = dw_array(args[7], 1, NPY_INT64, 0);
+    if (!dw_cpu_ok() || x == NULL || w == NULL || out == NULL || q32 == NULL || q64 == NULL || scalars == NULL
+        || geom == NULL || PyArray_DIM(geom, 0) != 9 || PyArray_DIM(scalars, 0) != 5 || PyArray_DIM(q32, 0) != 6
+        || PyArray_DIM(q64, 0) != 7 || PyArray_DIM(q64, 1) != PyArray_DIM(q32, 1) || PyArray_DIM(q32, 1) % 2)
+        return PyLong_FromLong(-1);
+    gi = (const int64_t *)PyArray_DATA(geom);
+    sc = (const int64_t *)PyArray_DATA(scalars);
+    memset(&g, 0, sizeof g);
+    g.n16 = PyArray_DIM(q32, 1);
+    if (!dw_shape(&g.s, x, w, out, gi) || g.n16 < g.s.c16 || sc[4] != g.s.c || sc[3] < DWI8_AWAY
+        || sc[3] > DWI8_UP_FAST || gi[8] < -128 || gi[8] > 127 || sc[1] < -128 || sc[2] > 127 || sc[1] > sc[2]
+        || sc[0] < -128 || sc[0] > 127)
+        return PyLong_FromLong(-1);
+    {   /* the float sums start at the bias: exact while |bias| + 255 * 128 * taps stays below 2^24 */
+        const int32_t *bias = (const int32_t *)PyArray_DATA(q32);
+        int64_t j, room = ((int64_t)1 << 24) - 255 * 128 * g.s.kh * g.s.kw;
+        for (j = 0; j < g.s.c; j++)
+            if (bias[j] >= room || -(int64_t)bias[j] >= room)
+                return PyLong_FromLong(-1);
+    }
+    /* columns a filter can reach: the left padding, the image, and whatever lies right of it */
+    g.wp = (g.s.ow - 1) * g.s.sw + (g.s.kw - 1) * g.s.dw + 1;
+    if (g.wp < g.s.pl + g.s.wd)
+        g.wp = g.s.pl + g.s.wd;
+    if (g.s.rows == 0 || g.s.ow == 0)
+        return PyLong_FromLong(0);
+    g.in_zp = (int32_t)gi[8];
+    g.out_zp = (int32_t)sc[0]; g.lo = (int32_t)sc[1]; g.hi = (int32_t)sc[2]; g.mode = (int)sc[3];
+    g.x = (const int8_t *)PyArray_DATA(x);
+    g.w = (const float *)PyArray_DATA(w);
+    g.q32 = (const int32_t *)PyArray_DATA(q32);
+    g.q64 = (const int64_t *)PyArray_DATA(q64);
+    g.out = (int8_t *)PyArray_DATA(out);
+    parts = dw_cut(&g.s, threads);
+    g.blocks = dwi8_make_blocks(&g);
+    if (g.blocks == NULL)
+        return PyErr_NoMemory();
+    dw_run(dwi8_part, &g, parts, threads);
+    free(g.blocks);
+    if (atomic_load(&g.failed))
+        return PyErr_NoMemory();
+    return PyLong_FromLong(0);
+}
+
+/* ------------------------------------------------------------------------------------------
+ * Float32 depthwise convolutions with a depth multiplier of 1, in the reference kernels' order:
+ * each sum starts at the bias and adds the in-image taps' products one by one, filter row by filter
+ * row, column by column, each product and each sum rounded to float32 (no fused multiply-add: the
+ * library is compiled with -ffp-contract=off), then the clamp; so the bits are the teaching layer's
+ * (workbench/interpreter/kernels/depthwise_conv_2d.py with the bias first, as litert-x86's optimized
+ * kernel does).  16 channels to a vector register.  A pixel whose taps all lie in the image is the
+ * unrolled loop (four pixels side by side for a 3x3 filter); a pixel at a padded edge skips its
+ * taps outside the image, one test per tap for all 16 channels. */
+
+typedef struct {
+    const float *x, *w, *bias;      /* w: [KH*KW, c16], bias [c16] */
+    float *out;
+    dw_shape_t s;
+    float lo, hi;
+    int64_t xa, xb;                 /* the output columns whose taps all lie inside the image's columns */
+    int zeros_add_nothing;          /* see dwf_zeros_add_nothing */
+    atomic_int failed;              /* no memory for a thread's row of zeros */
+} dwf_t;
+
+#if DW_X86
+
+DW_TARGET static inline __attribute__((always_inline)) void dwf_put(float *o, __m512 v, __m512 lo, __m512 hi,
+                                                                      __mmask16 valid)
+{
+    /* max / min return their second operand when either is NaN: NaN stays NaN, as in the reference */
+    _mm512_mask_storeu_ps(o, valid, _mm512_min_ps(hi, _mm512_max_ps(lo, v)));
+}
+
+/* one pixel, any filter: the taps inside the image only; rows: the filter rows' input rows or NULL */
+DW_TARGET static inline __attribute__((always_inline)) __m512 dwf_pixel(const dwf_t *g, const float *const *rows,
+                                                                          int64_t x0, const float *w, __m512 acc,
+                                                                          __mmask16 valid)
+{
+    const int64_t c = g->s.c, c16 = g->s.c16;
+    int64_t ky, kx;
+    for (ky = 0; ky < g->s.kh; ky++) {
+        if (rows[ky] == NULL)
+            continue;
+        for (kx = 0; kx < g->s.kw; kx++) {
+            int64_t ix = x0 + kx * g->s.dw;
+            if (ix >= 0 && ix < g->s.wd)
+                acc = _mm512_add_ps(acc, _mm512_mul_ps(_mm512_maskz_loadu_ps(valid, rows[ky] + ix * c),
+                                                       _mm512_loadu_ps(w + (ky * g->s.kw + kx) * c16)));
+        }
+    }
+    return acc;
+}
+
+#define DWF_TAP(a, p, wk) a = _mm512_add_ps(a, _mm512_mul_ps(_mm512_maskz_loadu_ps(valid, p), wk));
+#define DWF_SUM(a, p0, p1, p2, p3, p4, p5, p6, p7, p8) a = b; \
+    DWF_TAP(a, p0, w0) DWF_TAP(a, p1, w1) DWF_TAP(a, p2, w2) DWF_TAP(a, p3, w3) DWF_TAP(a, p4, w4) \
+    DWF_TAP(a, p5, w5) DWF_TAP(a, p6, w6) DWF_TAP(a, p7, w7) DWF_TAP(a, p8, w8)
+
+/* one output row, one block of 16 channels (rows already at the block's first channel; a row above or
+ * below the image is NULL, or `zero` where zeros add nothing) */
+DW_TARGET static void dwf_row(const dwf_t *g, const float *const *rows, const float *zero, const float *w,
+                              const float *bias, float *o, __mmask16 valid)
+{
+    const int64_t c = g->s.c, c16 = g->s.c16, sw = g->s.sw, dw = g->s.dw, ow = g->s.ow, xa = g->xa, xb = g->xb;
+    const __m512 lo = _mm512_set1_ps(g->lo), hi = _mm512_set1_ps(g->hi), b = _mm512_loadu_ps(bias);
+    int64_t ox, ky, whole = 1;
+    for (ky = 0; ky < g->s.kh; ky++)
+        whole &= rows[ky] != NULL;
+    if (!whole || g->s.kh != 3 || g->s.kw != 3) {
+        for (ox = 0; ox < ow; ox++)
+            dwf_put(o + ox * c, dwf_pixel(g, rows, ox * sw - g->s.pl, w, b, valid), lo, hi, valid);
+        return;
+    }
+    {
+        const __m512 w0 = _mm512_loadu_ps(w), w1 = _mm512_loadu_ps(w + c16), w2 = _mm512_loadu_ps(w + 2 * c16);
+        const __m512 w3 = _mm512_loadu_ps(w + 3 * c16), w4 = _mm512_loadu_ps(w + 4 * c16);
+        const __m512 w5 = _mm512_loadu_ps(w + 5 * c16), w6 = _mm512_loadu_ps(w + 6 * c16);
+        const __m512 w7 = _mm512_loadu_ps(w + 7 * c16), w8 = _mm512_loadu_ps(w + 8 * c16);
+        const int64_t t1 = dw * c, t2 = 2 * dw * c, ps = sw * c;
+        const float *r0 = rows[0] + (xa * sw - g->s.pl) * c, *r1 = rows[1] + (xa * sw - g->s.pl) * c;
+        const float *r2 = rows[2] + (xa * sw - g->s.pl) * c;
+        /* a pixel at the left or right edge: a tap outside the image's columns reads zeros (zero is
+         * NULL only when a whole row is missing, which took the loop above) */
+#define DWF_EDGE(ox) { \
+            const int64_t x0 = (ox) * sw - g->s.pl, x1 = x0 + dw, x2 = x0 + 2 * dw; \
+            const int in0 = x0 >= 0 && x0 < g->s.wd, in1 = x1 >= 0 && x1 < g->s.wd, in2 = x2 >= 0 && x2 < g->s.wd; \
+            __m512 a; \
+            if (zero == NULL) { \
+                a = dwf_pixel(g, rows, x0, w, b, valid); \
+            } else { \
+                DWF_SUM(a, in0 ? rows[0] + x0 * c : zero, in1 ? rows[0] + x1 * c : zero, in2 ? rows[0] + x2 * c : zero, \
+                        in0 ? rows[1] + x0 * c : zero, in1 ? rows[1] + x1 * c : zero, in2 ? rows[1] + x2 * c : zero, \
+                        in0 ? rows[2] + x0 * c : zero, in1 ? rows[2] + x1 * c : zero, in2 ? rows[2] + x2 * c : zero) \
+            } \
+            dwf_put(o + (ox) * c, a, lo, hi, valid); }
+        for (ox = 0; ox < xa; ox++)
+            DWF_EDGE(ox)
+        ox = xa;
+        if (sw == 1 && dw == 1) {
+            /* stride 1: four pixels read six columns of each filter row; each column is loaded once
+             * and meets the three weights of its row (each pixel's sum still adds its taps in order) */
+            for (; ox + 4 <= xb; ox += 4, r0 += 4 * c, r1 += 4 * c, r2 += 4 * c) {
+                __m512 a0 = b, a1 = b, a2 = b, a3 = b;
+#define DWF_WINDOW(r, wa, wb, wc) {                 const __m512 x0 = _mm512_maskz_loadu_ps(valid, r), x1 = _mm512_maskz_loadu_ps(valid, (r) + c);                 const __m512 x2 = _mm512_maskz_loadu_ps(valid, (r) + 2 * c), x3 = _mm512_maskz_loadu_ps(valid, (r) + 3 * c);                 const __m512 x4 = _mm512_maskz_loadu_ps(valid, (r) + 4 * c), x5 = _mm512_maskz_loadu_ps(valid, (r) + 5 * c);                 a0 = _mm512_add_ps(a0, _mm512_mul_ps(x0, wa)); a1 = _mm512_add_ps(a1, _mm512_mul_ps(x1, wa));                 a2 = _mm512_add_ps(a2, _mm512_mul_ps(x2, wa)); a3 = _mm512_add_ps(a3, _mm512_mul_ps(x3, wa));                 a0 = _mm512_add_ps(a0, _mm512_mul_ps(x1, wb)); a1 = _mm512_add_ps(a1, _mm512_mul_ps(x2, wb));                 a2 = _mm512_add_ps(a2, _mm512_mul_ps(x3, wb)); a3 = _mm512_add_ps(a3, _mm512_mul_ps(x4, wb));                 a0 = _mm512_add_ps(a0, _mm512_mul_ps(x2, wc)); a1 = _mm512_add_ps(a1, _mm512_mul_ps(x3, wc));                 a2 = _mm512_add_ps(a2, _mm512_mul_ps(x4, wc)); a3 = _mm512_add_ps(a3, _mm512_mul_ps(x5, wc)); }
+                DWF_WINDOW(r0, w0, w1, w2)
+                DWF_WINDOW(r1, w3, w4, w5)
+                DWF_WINDOW(r2, w6, w7, w8)
+#undef DWF_WINDOW
+                dwf_put(o + ox * c, a0, lo, hi, valid);
+                dwf_put(o + (ox + 1) * c, a1, lo, hi, valid);
+                dwf_put(o + (ox + 2) * c, a2, lo, hi, valid);
+                dwf_put(o + (ox + 3) * c, a3, lo, hi, valid);
+            }
+        }
+        for (; ox + 4 <= xb; ox += 4, r0 += 4 * ps, r1 += 4 * ps, r2 += 4 * ps) {
+            __m512 a0, a1, a2, a3;
+            DWF_SUM(a0, r0, r0 + t1, r0 + t2, r1, r1 + t1, r1 + t2, r2, r2 + t1, r2 + t2)
+            DWF_SUM(a1, r0 + ps, r0 + ps + t1, r0 + ps + t2, r1 + ps, r1 + ps + t1, r1 + ps + t2, r2 + ps,
+                    r2 + ps + t1, r2 + ps + t2)
+            DWF_SUM(a2, r0 + 2 * ps, r0 + 2 * ps + t1, r0 + 2 * ps + t2, r1 + 2 * ps, r1 + 2 * ps + t1,
+                    r1 + 2 * ps + t2, r2 + 2 * ps, r2 + 2 * ps + t1, r2 + 2 * ps + t2)
+            DWF_SUM(a3, r0 + 3 * ps, r0 + 3 * ps + t1, r0 + 3 * ps + t2, r1 + 3 * ps, r1 + 3 * ps + t1,
+                    r1 + 3 * ps + t2, r2 + 3 * ps, r2 + 3 * ps + t1, r2 + 3 * ps + t2)
+            dwf_put(o + ox * c, a0, lo, hi, valid);
+            dwf_put(o + (ox + 1) * c, a1, lo, hi, valid);
+            dwf_put(o + (ox + 2) * c, a2, lo, hi, valid);
+            dwf_put(o + (ox + 3) * c, a3, lo, hi, valid);
+        }
+        for (; ox < xb; ox++, r0 += ps, r1 += ps, r2 += ps) {
+            __m512 a0;
+            DWF_SUM(a0, r0, r0 + t1, r0 + t2, r1, r1 + t1, r1 + t2, r2, r2 + t1, r2 + t2)
+            dwf_put(o + ox * c, a0, lo, hi, valid);
+        }
+        for (ox = xb; ox < ow; ox++)
+            DWF_EDGE(ox)
+#undef DWF_EDGE
+    }
+}
+#undef DWF_SUM
+#undef DWF_TAP
+
+/* Whether a filter row above or below the image may read a row of zeros rather than be skipped:
+ * the same bits exactly when every weight is finite (0 * w is then +0 or -0) and no bias is -0.0.
+ * Adding -0 never changes a sum; adding +0 changes only -0, and a sum that starts at a bias other
+ * than -0 is never -0 (x + y is -0 only when both are).  Then every row is the unrolled loop. */
+DW_TARGET static int dwf_zeros_add_nothing(const dwf_t *g)
+{
+    const int64_t n = g->s.kh * g->s.kw * g->s.c16;
+    const __m512 inf = _mm512_set1_ps(INFINITY);
+    __mmask16 bad = 0;
+    int64_t j;
+    for (j = 0; j < n; j += 16)         /* NaN, inf: not below infinity in magnitude */
+        bad |= _mm512_cmp_ps_mask(_mm512_abs_ps(_mm512_loadu_ps(g->w + j)), inf, _CMP_NLT_UQ);
+    for (j = 0; j < g->s.c16; j += 16)  /* -0.0: equal to zero, sign bit set */
+        bad |= _mm512_cmp_ps_mask(_mm512_loadu_ps(g->bias + j), _mm512_setzero_ps(), _CMP_EQ_OQ)
+               & _mm512_movepi32_mask(_mm512_castps_si512(_mm512_loadu_ps(g->bias + j)));
+    return bad == 0;
+}
+
+static void dwf_part(void *ctx, int part, int thread)
+{
+    dwf_t *g = (dwf_t *)ctx;
+    int64_t r0, r1, cb0, cb1, r, ky, cb;
+    const float *zero = NULL;
+    (void)thread;
+    if (!dw_piece(&g->s, part, &r0, &r1, &cb0, &cb1))
+        return;
+    if (g->zeros_add_nothing) {
+        zero = dwi8_grow(&dwi8_zero, &dwi8_zero_floats, (size_t)(g->s.wd * g->s.c), 1);
+        if (zero == NULL) {
+            atomic_store_explicit(&g->failed, 1, memory_order_relaxed);
+            return;
+        }
+    }
+    for (r = r0; r < r1; r++) {
+        const int64_t b = r / g->s.oh, oy = r % g->s.oh;
+        const float *rows[DW_MAX_KH];
+        for (ky = 0; ky < g->s.kh; ky++) {
+            int64_t iy = oy * g->s.sh - g->s.pt + ky * g->s.dh;
+            rows[ky] = iy < 0 || iy >= g->s.h ? zero : g->x + (b * g->s.h + iy) * g->s.wd * g->s.c;
+        }
+        for (cb = cb0; cb < cb1; cb++) {
+            const float *at[DW_MAX_KH];
+            for (ky = 0; ky < g->s.kh; ky++)
+                at[ky] = rows[ky] == NULL ? NULL : rows[ky] + cb * 16;
+            dwf_row(g, at, zero == NULL ? NULL : zero + cb * 16, g->w + cb * 16, g->bias + cb * 16,
+                    g->out + r * g->s.ow * g->s.c + cb * 16, dw_mask(g->s.c - cb * 16));
+        }
+    }
+}
+
+#else
+
+static int dwf_zeros_add_nothing(const dwf_t *g)
+{
+    (void)g;
+    return 0;
+}
+
+static void dwf_part(void *ctx, int part, int thread)
+{
+    (void)ctx;
+    (void)part;
+    (void)thread;
+}
+
+#endif
+
+/* dw_f32(threads, x, w, bias, out, geometry, clamp): out = clamp(depthwise(x) + bias) on the pool, in the
+ * reference kernels' order.  x float32 [N, H, W, C]; w float32 [KH*KW, C16]; bias float32 [C16] (zeros
+ * past C); out float32 [N, OH, OW, C]; geometry int64 [kh, kw, stride h, stride w, dilation h,
+ * dilation w, pad top, pad left]; clamp float32 [lo, hi].  0: done; -1: not taken (no AVX-512 here, or
+ * arrays that do not fit), out untouched. */
+static PyObject *kernel_dw_f32(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    PyArrayObject *x, *w, *bias, *out, *geom, *clamp;
+    dwf_t g;
+    long threads;
+    (void)self;
+    if (nargs != 7) {
+        PyErr_SetString(PyExc_TypeError, "dw_f32(threads, x, w, bias, out, geometry, clamp)");
+        return NULL;
+    }
+    threads = PyLong_AsLong(args[0]);
+    if (threads == -1 && PyErr_Occurred())
+        return NULL;
+    x = dw_array(args[1], 4, NPY_FLOAT32, 0);
+    w = dw_array(args[2], 2, NPY_FLOAT32, 0);
+    bias = dw_array(args[3], 1, NPY_FLOAT32, 0);
+    out = dw_array(args[4], 4, NPY_FLOAT32, 1);
+    geom = dw_array(args[5], 1, NPY_INT64, 0);
+    clamp = dw_array(args[6], 1, NPY_FLOAT32, 0);
+    if (!dw_cpu_ok() || x == NULL || w == NULL || bias == NULL || out == NULL || geom == NULL || clamp == NULL
+        || PyArray_DIM(geom, 0) != 8 || PyArray_DIM(clamp, 0) != 2
+        || !dw_shape(&g.s, x, w, out, (const int64_t *)PyArray_DATA(geom)) || PyArray_DIM(bias, 0) != g.s.c16)
+        return PyLong_FromLong(-1);
+    if (g.s.rows == 0 || g.s.ow == 0)
+        return PyLong_FromLong(0);
+    g.x = (const float *)PyArray_DATA(x);
+    g.w = (const float *)PyArray_DATA(w);
+    g.bias = (const float *)PyArray_DATA(bias);
+    g.out = (float *)PyArray_DATA(out);
+    g.lo = ((const float *)PyArray_DATA(clamp))[0];
+    g.hi = ((const float *)PyArray_DATA(clamp))[1];
+    g.zeros_add_nothing = dwf_zeros_add_nothing(&g);
+    {   /* xa: the first output column whose first tap is in the image; xb: one past the last whose last is */
+        int64_t last = g.s.wd - 1 - (g.s.kw - 1) * g.s.dw + g.s.pl;
+        g.xa = (g.s.pl + g.s.sw - 1) / g.s.sw;
+        g.xa = g.xa < g.s.ow ? g.xa : g.s.ow;
+        g.xb = last < 0 ? g.xa : last / g.s.sw + 1;
+        g.xb = g.xb < g.xa ? g.xa : g.xb > g.s.ow ? g.s.ow : g.xb;
+    }
+    atomic_init(&g.failed, 0);
+    dw_run(dwf_part, &g, dw_cut(&g.s, threads), threads);
+    if (atomic_load(&g.failed))
+        return PyErr_NoMemory();
+    return PyLong_FromLong(0);
+}
