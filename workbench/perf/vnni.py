@@ -1141,7 +1141,9 @@ def conv_blocks_rq(x, xr, packed, q32, q64, scalars, out, pad, oh, ow, kh, kw, s
                     tile_rq(xr, lda, FLIP, start + r0, packed, nb0, kg, out, start + r0, min(ROWS, rows - r0),
                             blocks, q32, q64, scalars)
         return
-    a = np.zeros((CHUNK, 4 * kg), np.uint8)
+    # not zeroed: the gather writes every row's K bytes, and the bytes past K (up to the packing's
+    # multiple of 4) meet the packed filter's zeros
+    a = np.empty((CHUNK, 4 * kg), np.uint8)
     per_image = oh * ow
     for start in range(m0, m1, CHUNK):
         rows = min(CHUNK, m1 - start)
@@ -1174,7 +1176,8 @@ def conv_blocks_amx_rq(x, xr, packed, q32, q64, scalars, out, pad, oh, ow, kh, k
     groups, each thread gathers the rows itself: a 7x7 layer's 49 rows are a few tens of kilobytes)."""
     nblocks, kg, _ = packed.shape
     rows = m1 - m0
-    a = np.zeros((-(-rows // AMX_ROWS) * AMX_ROWS, 4 * kg), np.uint8)
+    # not zeroed (as in conv_blocks_rq): the rows past the last are summed but never stored
+    a = np.empty((-(-rows // AMX_ROWS) * AMX_ROWS, 4 * kg), np.uint8)
     acc = np.empty((AMX_ROWS, 16 * BLOCKS), np.int32)
     gather_rows(x, xr, a, m0, rows, pad, ow, oh * ow, kh, kw, sh, sw, dh, dw, pt, pl)
     amx_begin(cfg)

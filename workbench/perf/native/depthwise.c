@@ -214,14 +214,16 @@ DW_TARGET static inline __attribute__((always_inline)) void dwi8_store(__m512 ac
  * past channel C.  A block's columns are 64 bytes apart, so the taps' offsets are constants */
 DW_TARGET static void dwi8_convert(const dwi8_t *g, int64_t gy, int64_t cb0, int64_t nblk, float *dst)
 {
-    const int64_t plane = g->wp * 16, right = g->wp - g->s.pl - g->s.wd;
+    const int64_t plane = g->wp * 16;
     const __m512i zp = _mm512_set1_epi32(g->in_zp);
     const __mmask16 last = dw_mask(g->s.c - (cb0 + nblk - 1) * 16);
     const int8_t *src = g->x + gy * g->s.wd * g->s.c + cb0 * 16;
     int64_t ix, j;
-    for (j = 0; j < nblk; j++) {
-        memset(dst + j * plane, 0, (size_t)(g->s.pl * 16) * sizeof(float));
-        memset(dst + j * plane + (g->s.pl + g->s.wd) * 16, 0, (size_t)(right * 16) * sizeof(float));
+    for (j = 0; j < nblk; j++) {       /* the padding columns (a few): zeros */
+        for (ix = 0; ix < g->s.pl; ix++)
+            _mm512_storeu_ps(dst + j * plane + ix * 16, _mm512_setzero_ps());
+        for (ix = g->s.pl + g->s.wd; ix < g->wp; ix++)
+            _mm512_storeu_ps(dst + j * plane + ix * 16, _mm512_setzero_ps());
     }
     dst += g->s.pl * 16;
     for (ix = 0; ix < g->s.wd; ix++, src += g->s.c, dst += 16) {
