@@ -41,13 +41,20 @@ ROUNDINGS = {"up_fast": ((-12, -1), True, 1.0),        # ties up, shifts of 32..
              "mixed": ((-12, -1), True, 0.5)}          # the first half of the channels up, the rest away
 
 
+def window(shape, kernel, stride, dilation, padding):
+    """(OH, OW, pad top, pad left) of TFLite's SAME or VALID padding."""
+    _, h, w, _ = shape
+    kh, kw = kernel
+    code = 1 if padding == "SAME" else 2
+    oh, ow = out_size(code, h, kh, stride[0], dilation[0]), out_size(code, w, kw, stride[1], dilation[1])
+    return oh, ow, pad_before(stride[0], dilation[0], h, kh, oh)[0], pad_before(stride[1], dilation[1], w, kw, ow)[0]
+
+
 def case(shape, kernel, stride, dilation, padding, rounding, seed, clamp=(-128, 127)):
     n, h, w, c = shape
     kh, kw = kernel
     rng = np.random.default_rng(seed)
-    code = 1 if padding == "SAME" else 2
-    oh, ow = out_size(code, h, kh, stride[0], dilation[0]), out_size(code, w, kw, stride[1], dilation[1])
-    pt, pl = pad_before(stride[0], dilation[0], h, kh, oh)[0], pad_before(stride[1], dilation[1], w, kw, ow)[0]
+    oh, ow, pt, pl = window(shape, kernel, stride, dilation, padding)
     (s0, s1), up, share = ROUNDINGS[rounding]
     x = rng.integers(-128, 128, shape).astype(np.int8)
     filt = rng.integers(-127, 128, (1, kh, kw, c)).astype(np.int8)
@@ -165,9 +172,7 @@ def float_case(shape, kernel, stride, dilation, padding, seed, clamp=(-np.inf, n
     n, h, w, c = shape
     kh, kw = kernel
     rng = np.random.default_rng(seed)
-    code = 1 if padding == "SAME" else 2
-    oh, ow = out_size(code, h, kh, stride[0], dilation[0]), out_size(code, w, kw, stride[1], dilation[1])
-    pt, pl = pad_before(stride[0], dilation[0], h, kh, oh)[0], pad_before(stride[1], dilation[1], w, kw, ow)[0]
+    oh, ow, pt, pl = window(shape, kernel, stride, dilation, padding)
     x = rng.standard_normal(shape).astype(np.float32)
     filt = rng.standard_normal((1, kh, kw, c)).astype(np.float32)
     bias = rng.standard_normal(c).astype(np.float32)

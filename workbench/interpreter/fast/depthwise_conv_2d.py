@@ -686,79 +686,80 @@ class Int8Rows(_Depthwise):
                  d.dilation_w, d.pad_top, d.pad_left, d.input_zero_point, work=out.size * w.shape[0] * w.shape[1])
 
 
-class FloatNative(FastPath):
-    """``native``: the kernel library's C loop for float32 (:mod:`workbench.perf.depthwise`, ``dw_f32``) —
-    the teaching layer's bits, as :class:`FloatRows` — for a constant filter and bias of depth
-    multiplier 1 (any KH x KW).  A call the library does not take runs ``fallback``."""
+class _Native(FastPath):
+    """A depthwise convolution by one of the kernel library's C loops (:mod:`workbench.perf.depthwise`,
+    ``native/depthwise.c``), for a constant filter and bias of depth multiplier 1 (any KH x KW): the
+    filter packed at bind, the node's multiply-adds (``work``) deciding whether it is shared among
+    threads; a call the library does not take (arrays it does not expect) runs ``fallback``, the
+    numba path bound for the same node."""
 
-    __slots__ = ("fn", "weights", "bias", "geometry", "clamp", "work", "fallback")
+    __slots__ = ("fn", "weights", "args", "work", "fallback")
+
+    def __init__(self, fn, fallback, d, *args):
+        kh, kw, _ = fallback.weights.shape
+        self.fn, self.fallback, self.args = fn, fallback, args
+        self.weights = _dw.pack_filter(fallback.weights)
+        self.work = int(np.prod(d.output_shape)) * kh * kw
+
+    @staticmethod
+    def applies(fn, context, node, fallback) -> bool:
+        return not (fn is None or fallback.weights is None or fallback.bias is None
+                    or context.shape(node.input(1))[3] != context.shape(node.input(0))[3])
+
+    def __call__(self, context, node, d):
+        tensors = context.tensors
+        threads = context.num_threads if self.work >= _dw.MIN_SPLIT_WORK else 1
+        if self.run(threads, tensors[node.inputs[0]], tensors[node.outputs[0]]) != 0:
+            self.fallback(context, node, d)
+
+
+class FloatNative(_Native):
+    """``native``: ``dw_f32``, the teaching layer's bits as :class:`FloatRows` (bias, geometry, clamp)."""
+
+    __slots__ = ()
     name = "native"
-
-    def __init__(self, fn, weights, bias, geometry, clamp, work, fallback):
-        self.fn, self.weights, self.bias, self.geometry, self.clamp = fn, weights, bias, geometry, clamp
-        self.work, self.fallback = work, fallback
 
     @classmethod
     def bind(cls, context, node, d, fallback: FloatRows):
         """A :class:`FloatNative` for this node, or None where it does not apply."""
         fn = _dw.float_function()
-        w, bias = fallback.weights, fallback.bias
-        if fn is None or w is None or bias is None or context.shape(node.input(1))[3] != context.shape(
-                node.input(0))[3]:
+        if not cls.applies(fn, context, node, fallback):
             return None
-        kh, kw, _ = w.shape
-        return cls(fn, _dw.pack_filter(w), _dw.pad_bias(bias), _dw.geometry(d, kh, kw, zero_point=False),
-                   np.array([d.output_activation_min, d.output_activation_max], np.float32),
-                   int(np.prod(d.output_shape)) * kh * kw, fallback)
+        kh, kw, _ = fallback.weights.shape
+        return cls(fn, fallback, d, _dw.pad_bias(fallback.bias), _dw.geometry(d, kh, kw, zero_point=False),
+                   np.array([d.output_activation_min, d.output_activation_max], np.float32))
 
-    def __call__(self, context, node, d):
-        tensors = context.tensors
-        threads = context.num_threads if self.work >= _dw.MIN_SPLIT_WORK else 1
-        if self.fn(threads, tensors[node.inputs[0]], self.weights, self.bias, tensors[node.outputs[0]],
-                   self.geometry, self.clamp) != 0:
-            self.fallback(context, node, d)
+    def run(self, threads, x, out):
+        bias, geometry, clamp = self.args
+        return self.fn(threads, x, self.weights, bias, out, geometry, clamp)
 
 
-class Int8Native(FastPath):
-    """``native``: the kernel library's C loop (:mod:`workbench.perf.depthwise`, ``native/depthwise.c``) for a
-    constant filter of depth multiplier 1 (any KH x KW) and a constant bias whose requantization is
-    narrow (:func:`workbench.perf.vnni.requant_tables`) and whose float32 sums stay exact
-    (:func:`workbench.perf.depthwise.exact`).  A call the library does not take (arrays it does not expect)
-    runs ``fallback``, the :class:`Int8Rows` bound for the same node."""
+class Int8Native(_Native):
+    """``native(int8, exact)``: ``dw_i8``, where the requantization is narrow
+    (:func:`workbench.perf.vnni.requant_tables`) and the float32 sums stay exact
+    (:func:`workbench.perf.depthwise.exact`); ``fallback`` is the :class:`Int8Rows` of the node."""
 
-    __slots__ = ("fn", "weights", "tables", "geometry", "work", "fallback")
+    __slots__ = ()
     name = "native(int8, exact)"
-
-    def __init__(self, fn, weights, tables, geometry, work, fallback):
-        self.fn, self.weights, self.tables, self.geometry = fn, weights, tables, geometry
-        self.work, self.fallback = work, fallback
 
     @classmethod
     def bind(cls, context, node, d, fallback: Int8Rows):
         """An :class:`Int8Native` for this node, or None where it does not apply."""
         fn = _dw.int8_function()
-        w, bias = fallback.weights, fallback.bias
-        if fn is None or w is None or bias is None or context.shape(node.input(1))[3] != context.shape(
-                node.input(0))[3]:
+        if not cls.applies(fn, context, node, fallback):
             return None
-        kh, kw, co = w.shape
-        if not _dw.exact(bias, kh * kw):
+        kh, kw, co = fallback.weights.shape
+        if not _dw.exact(fallback.bias, kh * kw):
             return None
-        tables = vnni.requant_tables(bias, d.output_multiplier, d.output_shift, d.output_zero_point,
+        tables = vnni.requant_tables(fallback.bias, d.output_multiplier, d.output_shift, d.output_zero_point,
                                      d.output_activation_min, d.output_activation_max, True,
                                      -(-co // _dw.BLOCK) * _dw.BLOCK, 255 * 128 * kh * kw,
                                      n_up=d.vector_channels)
-        if tables is None:
-            return None
-        return cls(fn, _dw.pack_filter(w), tables, _dw.geometry(d, kh, kw), int(np.prod(d.output_shape)) * kh * kw,
-                   fallback)
+        return None if tables is None else cls(fn, fallback, d, tables, _dw.geometry(d, kh, kw))
 
-    def __call__(self, context, node, d):
-        tensors = context.tensors
-        threads = context.num_threads if self.work >= _dw.MIN_SPLIT_WORK else 1
-        if self.fn(threads, tensors[node.inputs[0]], self.weights, tensors[node.outputs[0]], *self.tables,
-                   self.geometry) != 0:
-            self.fallback(context, node, d)
+    def run(self, threads, x, out):
+        tables, geometry = self.args
+        return self.fn(threads, x, self.weights, out, *tables, geometry)
 
 
 class Uint8(_Depthwise):

@@ -279,16 +279,23 @@ static int convf_cpu_ok(void)
 
 #endif
 
-static PyArrayObject *convf_array(PyObject *o, int ndim, int writable)
+/* o as a C-contiguous, aligned, native-order array of ndim dimensions and numpy type `type` (writable
+ * when asked), or NULL (the library's own C functions then answer -1: not taken) */
+static PyArrayObject *native_array(PyObject *o, int ndim, int type, int writable)
 {
     PyArrayObject *a;
     if (!PyArray_Check(o))
         return NULL;
     a = (PyArrayObject *)o;
-    if (PyArray_NDIM(a) != ndim || PyArray_TYPE(a) != NPY_FLOAT32 || !PyArray_IS_C_CONTIGUOUS(a)
-        || !PyArray_ISALIGNED(a) || !PyArray_ISNOTSWAPPED(a) || (writable && !PyArray_ISWRITEABLE(a)))
+    if (PyArray_NDIM(a) != ndim || PyArray_TYPE(a) != type || !PyArray_IS_C_CONTIGUOUS(a) || !PyArray_ISALIGNED(a)
+        || !PyArray_ISNOTSWAPPED(a) || (writable && !PyArray_ISWRITEABLE(a)))
         return NULL;
     return a;
+}
+
+static PyArrayObject *convf_array(PyObject *o, int ndim, int writable)
+{
+    return native_array(o, ndim, NPY_FLOAT32, writable);
 }
 
 /* conv_f32(threads, x, packed, bias, zeros, out, geometry, clamp): out = clamp(conv(x) + bias) on the

@@ -438,17 +438,6 @@ static void *dwi8_make_blocks(dwi8_t *g)
 
 #endif
 
-static PyArrayObject *dw_array(PyObject *o, int ndim, int type, int writable)
-{
-    PyArrayObject *a;
-    if (!PyArray_Check(o))
-        return NULL;
-    a = (PyArrayObject *)o;
-    if (PyArray_NDIM(a) != ndim || PyArray_TYPE(a) != type || !PyArray_IS_C_CONTIGUOUS(a) || !PyArray_ISALIGNED(a)
-        || !PyArray_ISNOTSWAPPED(a) || (writable && !PyArray_ISWRITEABLE(a)))
-        return NULL;
-    return a;
-}
 
 /* the geometry of x [N, H, W, C] -> out [N, OH, OW, C] with a filter w [KH*KW, C16] and gi = [kh, kw,
  * stride h, stride w, dilation h, dilation w, pad top, pad left]; 0 when it does not fit together */
@@ -520,13 +509,13 @@ static PyObject *kernel_dw_i8(PyObject *self, PyObject *const *args, Py_ssize_t 
     threads = PyLong_AsLong(args[0]);
     if (threads == -1 && PyErr_Occurred())
         return NULL;
-    x = dw_array(args[1], 4, NPY_INT8, 0);
-    w = dw_array(args[2], 2, NPY_FLOAT32, 0);
-    out = dw_array(args[3], 4, NPY_INT8, 1);
-    q32 = dw_array(args[4], 2, NPY_INT32, 0);
-    q64 = dw_array(args[5], 2, NPY_INT64, 0);
-    scalars = dw_array(args[6], 1, NPY_INT64, 0);
-    geom = dw_array(args[7], 1, NPY_INT64, 0);
+    x = native_array(args[1], 4, NPY_INT8, 0);
+    w = native_array(args[2], 2, NPY_FLOAT32, 0);
+    out = native_array(args[3], 4, NPY_INT8, 1);
+    q32 = native_array(args[4], 2, NPY_INT32, 0);
+    q64 = native_array(args[5], 2, NPY_INT64, 0);
+    scalars = native_array(args[6], 1, NPY_INT64, 0);
+    geom = native_array(args[7], 1, NPY_INT64, 0);
     if (!dw_cpu_ok() || x == NULL || w == NULL || out == NULL || q32 == NULL || q64 == NULL || scalars == NULL
         || geom == NULL || PyArray_DIM(geom, 0) != 9 || PyArray_DIM(scalars, 0) != 5 || PyArray_DIM(q32, 0) != 6
         || PyArray_DIM(q64, 0) != 7 || PyArray_DIM(q64, 1) != PyArray_DIM(q32, 1) || PyArray_DIM(q32, 1) % 2)
@@ -792,12 +781,12 @@ static PyObject *kernel_dw_f32(PyObject *self, PyObject *const *args, Py_ssize_t
     threads = PyLong_AsLong(args[0]);
     if (threads == -1 && PyErr_Occurred())
         return NULL;
-    x = dw_array(args[1], 4, NPY_FLOAT32, 0);
-    w = dw_array(args[2], 2, NPY_FLOAT32, 0);
-    bias = dw_array(args[3], 1, NPY_FLOAT32, 0);
-    out = dw_array(args[4], 4, NPY_FLOAT32, 1);
-    geom = dw_array(args[5], 1, NPY_INT64, 0);
-    clamp = dw_array(args[6], 1, NPY_FLOAT32, 0);
+    x = native_array(args[1], 4, NPY_FLOAT32, 0);
+    w = native_array(args[2], 2, NPY_FLOAT32, 0);
+    bias = native_array(args[3], 1, NPY_FLOAT32, 0);
+    out = native_array(args[4], 4, NPY_FLOAT32, 1);
+    geom = native_array(args[5], 1, NPY_INT64, 0);
+    clamp = native_array(args[6], 1, NPY_FLOAT32, 0);
     if (!dw_cpu_ok() || x == NULL || w == NULL || bias == NULL || out == NULL || geom == NULL || clamp == NULL
         || PyArray_DIM(geom, 0) != 8 || PyArray_DIM(clamp, 0) != 2
         || !dw_shape(&g.s, x, w, out, (const int64_t *)PyArray_DATA(geom)) || PyArray_DIM(bias, 0) != g.s.c16)
