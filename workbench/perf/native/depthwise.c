@@ -653,22 +653,51 @@ DW_TARGET static void dwf_row(const dwf_t *g, const float *const *rows, const fl
         for (ox = 0; ox < xa; ox++)
             DWF_EDGE(ox)
         ox = xa;
+        /* stride 1 or 2 along x: four pixels read 3 + 3 * stride columns of each filter row, each column
+         * loaded once and meeting the weights of its row it is a tap of (each pixel's sum still adds its
+         * taps in order): six loads a row instead of twelve, or nine */
+#define DWF_LOAD(k) const __m512 x##k = _mm512_maskz_loadu_ps(valid, r + (k) * c);
+#define DWF_ADD(j, k, wk) a##j = _mm512_add_ps(a##j, _mm512_mul_ps(x##k, wk));
         if (sw == 1 && dw == 1) {
-            /* stride 1: four pixels read six columns of each filter row; each column is loaded once
-             * and meets the three weights of its row (each pixel's sum still adds its taps in order) */
             for (; ox + 4 <= xb; ox += 4, r0 += 4 * c, r1 += 4 * c, r2 += 4 * c) {
                 __m512 a0 = b, a1 = b, a2 = b, a3 = b;
-#define DWF_WINDOW(r, wa, wb, wc) {                 const __m512 x0 = _mm512_maskz_loadu_ps(valid, r), x1 = _mm512_maskz_loadu_ps(valid, (r) + c);                 const __m512 x2 = _mm512_maskz_loadu_ps(valid, (r) + 2 * c), x3 = _mm512_maskz_loadu_ps(valid, (r) + 3 * c);                 const __m512 x4 = _mm512_maskz_loadu_ps(valid, (r) + 4 * c), x5 = _mm512_maskz_loadu_ps(valid, (r) + 5 * c);                 a0 = _mm512_add_ps(a0, _mm512_mul_ps(x0, wa)); a1 = _mm512_add_ps(a1, _mm512_mul_ps(x1, wa));                 a2 = _mm512_add_ps(a2, _mm512_mul_ps(x2, wa)); a3 = _mm512_add_ps(a3, _mm512_mul_ps(x3, wa));                 a0 = _mm512_add_ps(a0, _mm512_mul_ps(x1, wb)); a1 = _mm512_add_ps(a1, _mm512_mul_ps(x2, wb));                 a2 = _mm512_add_ps(a2, _mm512_mul_ps(x3, wb)); a3 = _mm512_add_ps(a3, _mm512_mul_ps(x4, wb));                 a0 = _mm512_add_ps(a0, _mm512_mul_ps(x2, wc)); a1 = _mm512_add_ps(a1, _mm512_mul_ps(x3, wc));                 a2 = _mm512_add_ps(a2, _mm512_mul_ps(x4, wc)); a3 = _mm512_add_ps(a3, _mm512_mul_ps(x5, wc)); }
-                DWF_WINDOW(r0, w0, w1, w2)
-                DWF_WINDOW(r1, w3, w4, w5)
-                DWF_WINDOW(r2, w6, w7, w8)
-#undef DWF_WINDOW
+#define DWF_WINDOW1(row, wa, wb, wc) { \
+                const float *r = row; \
+                DWF_LOAD(0) DWF_LOAD(1) DWF_LOAD(2) DWF_LOAD(3) DWF_LOAD(4) DWF_LOAD(5) \
+                DWF_ADD(0, 0, wa) DWF_ADD(1, 1, wa) DWF_ADD(2, 2, wa) DWF_ADD(3, 3, wa) \
+                DWF_ADD(0, 1, wb) DWF_ADD(1, 2, wb) DWF_ADD(2, 3, wb) DWF_ADD(3, 4, wb) \
+                DWF_ADD(0, 2, wc) DWF_ADD(1, 3, wc) DWF_ADD(2, 4, wc) DWF_ADD(3, 5, wc) }
+                DWF_WINDOW1(r0, w0, w1, w2)
+                DWF_WINDOW1(r1, w3, w4, w5)
+                DWF_WINDOW1(r2, w6, w7, w8)
+#undef DWF_WINDOW1
+                dwf_put(o + ox * c, a0, lo, hi, valid);
+                dwf_put(o + (ox + 1) * c, a1, lo, hi, valid);
+                dwf_put(o + (ox + 2) * c, a2, lo, hi, valid);
+                dwf_put(o + (ox + 3) * c, a3, lo, hi, valid);
+            }
+        } else if (sw == 2 && dw == 1) {
+            for (; ox + 4 <= xb; ox += 4, r0 += 8 * c, r1 += 8 * c, r2 += 8 * c) {
+                __m512 a0 = b, a1 = b, a2 = b, a3 = b;
+#define DWF_WINDOW2(row, wa, wb, wc) { \
+                const float *r = row; \
+                DWF_LOAD(0) DWF_LOAD(1) DWF_LOAD(2) DWF_LOAD(3) DWF_LOAD(4) DWF_LOAD(5) DWF_LOAD(6) DWF_LOAD(7) \
+                DWF_LOAD(8) \
+                DWF_ADD(0, 0, wa) DWF_ADD(1, 2, wa) DWF_ADD(2, 4, wa) DWF_ADD(3, 6, wa) \
+                DWF_ADD(0, 1, wb) DWF_ADD(1, 3, wb) DWF_ADD(2, 5, wb) DWF_ADD(3, 7, wb) \
+                DWF_ADD(0, 2, wc) DWF_ADD(1, 4, wc) DWF_ADD(2, 6, wc) DWF_ADD(3, 8, wc) }
+                DWF_WINDOW2(r0, w0, w1, w2)
+                DWF_WINDOW2(r1, w3, w4, w5)
+                DWF_WINDOW2(r2, w6, w7, w8)
+#undef DWF_WINDOW2
                 dwf_put(o + ox * c, a0, lo, hi, valid);
                 dwf_put(o + (ox + 1) * c, a1, lo, hi, valid);
                 dwf_put(o + (ox + 2) * c, a2, lo, hi, valid);
                 dwf_put(o + (ox + 3) * c, a3, lo, hi, valid);
             }
         }
+#undef DWF_ADD
+#undef DWF_LOAD
         for (; ox + 4 <= xb; ox += 4, r0 += 4 * ps, r1 += 4 * ps, r2 += 4 * ps) {
             __m512 a0, a1, a2, a3;
             DWF_SUM(a0, r0, r0 + t1, r0 + t2, r1, r1 + t1, r1 + t2, r2, r2 + t1, r2 + t2)
