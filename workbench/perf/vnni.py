@@ -1214,6 +1214,20 @@ def conv(x, packed, bias, mult, shift, out_zp, lo, hi, half_up, out2d, geometry,
     :func:`requant_tables` made at prepare (None where the requantization is not narrow); with them the
     VNNI block requantizes in its epilogue (:func:`conv_rows_rq`).
     """
+    run_plan(conv_plan(x, packed, bias, mult, shift, out_zp, lo, hi, half_up, out2d, geometry, threads, tables),
+             threads)
+
+
+def run_plan(plan, threads: int) -> None:
+    """Run what :func:`conv_plan` chose (a fast path keeps the plan while its arrays stay the same)."""
+    kernel, total, args, align, work = plan
+    run_rows(kernel, total, threads, *args, align=align, work=work)
+
+
+def conv_plan(x, packed, bias, mult, shift, out_zp, lo, hi, half_up, out2d, geometry, threads: int = 1,
+              tables=None) -> tuple:
+    """(kernel, rows, arguments, align, multiply-adds): the loop :func:`conv` runs for these arrays — by
+    output channel groups, or rows of the AMX or VNNI block, with or without the epilogue's tables."""
     oh, ow, kh, kw, sh, sw, dh, dw, pt, pl, pad = geometry
     nblocks, kg = packed.shape[:2]
     work = out2d.size * kh * kw * x.shape[3]
@@ -1222,30 +1236,24 @@ def conv(x, packed, bias, mult, shift, out_zp, lo, hi, half_up, out2d, geometry,
     amx = m >= AMX_ROWS and kg % 16 == 0 and 4 * kg >= AMX_MIN_K and amx_available()
     groups = -(-nblocks // BLOCKS)
     direct = kh == kw == sh == sw == 1 and pt == pl == 0 and (oh, ow) == (h, w) and c == 4 * kg and x.flags.c_contiguous
+    shape = (pad, oh, ow, kh, kw, sh, sw, dh, dw, pt, pl)
     if tables is not None and m < COLS_BELOW and out2d.shape[1] > m and groups >= 4:
         # too few rows to share (7x7 layers, a 1x1 image) and more output channels: each thread takes one
         # share of the channels, gathers the rows itself and reads only its share of the filter, which
         # comes from memory, not cache (on one thread the same loops as the row kernels, so the library
         # compiled for one thread serves two)
         kernel, last = (conv_blocks_amx_rq, _AMX_CONFIG) if amx else (conv_blocks_rq, direct)
-        run_rows(kernel, groups, threads, x, x.reshape(n * h, w * c), packed, *tables, out2d, pad, oh, ow, kh, kw, sh,
-                 sw, dh, dw, pt, pl, last, 0, m, align=-(-groups // (2 * max(1, threads))), work=work)
-        return
+        return (kernel, groups, (x, x.reshape(n * h, w * c), packed, *tables, out2d, *shape, last, 0, m),
+                -(-groups // (2 * max(1, threads))), work)
     if amx:
         if tables is not None:
-            run_rows(conv_rows_amx_rq, m, threads, x, x.reshape(n * h, w * c), packed, *tables, out2d,
-                     pad, oh, ow, kh, kw, sh, sw, dh, dw, pt, pl, _AMX_CONFIG, align=AMX_ROWS, work=work)
-            return
-        run_rows(conv_rows_amx, out2d.shape[0], threads, x, packed, bias, mult, shift, out_zp, lo, hi, half_up, out2d,
-                 pad, oh, ow, kh, kw, sh, sw, dh, dw, pt, pl, _AMX_CONFIG, align=AMX_ROWS, work=work)
-        return
+            return (conv_rows_amx_rq, m, (x, x.reshape(n * h, w * c), packed, *tables, out2d, *shape, _AMX_CONFIG),
+                    AMX_ROWS, work)
+        return (conv_rows_amx, m, (x, packed, bias, mult, shift, out_zp, lo, hi, half_up, out2d, *shape,
+                                   _AMX_CONFIG), AMX_ROWS, work)
     if tables is not None:
-        q32, q64, scalars = tables
-        run_rows(conv_rows_rq, out2d.shape[0], threads, x, x.reshape(n * h, w * c), packed, q32, q64, scalars, out2d,
-                 pad, oh, ow, kh, kw, sh, sw, dh, dw, pt, pl, direct, align=ROWS, work=work)
-        return
-    run_rows(conv_rows, out2d.shape[0], threads, x, packed, bias, mult, shift, out_zp, lo, hi, half_up, out2d, pad,
-             oh, ow, kh, kw, sh, sw, dh, dw, pt, pl, align=ROWS, work=work)
+        return conv_rows_rq, m, (x, x.reshape(n * h, w * c), packed, *tables, out2d, *shape, direct), ROWS, work
+    return conv_rows, m, (x, packed, bias, mult, shift, out_zp, lo, hi, half_up, out2d, *shape), ROWS, work
 
 
 def tables_for(packed, bias_folded, mult, shift, out_zp: int, lo: int, hi: int, half_up: bool):
