@@ -293,6 +293,29 @@ static PyArrayObject *native_array(PyObject *o, int ndim, int type, int writable
     return a;
 }
 
+typedef struct { int ndim, type, writable; } native_arg_t;
+
+/* a C function's arguments (threads, array, array, ...): the thread count, and each array as `spec`
+ * says (NULL where one does not fit).  1: every array fits; 0: one does not; -1: a Python error is set
+ * (another number of arguments than n + 1, or a thread count that is not an integer) */
+static int native_args(PyObject *const *args, Py_ssize_t nargs, const char *usage, const native_arg_t *spec, int n,
+                       long *threads, PyArrayObject **arrays)
+{
+    int k, ok = 1;
+    if (nargs != n + 1) {
+        PyErr_SetString(PyExc_TypeError, usage);
+        return -1;
+    }
+    *threads = PyLong_AsLong(args[0]);
+    if (*threads == -1 && PyErr_Occurred())
+        return -1;
+    for (k = 0; k < n; k++) {
+        arrays[k] = native_array(args[k + 1], spec[k].ndim, spec[k].type, spec[k].writable);
+        ok &= arrays[k] != NULL;
+    }
+    return ok;
+}
+
 static PyArrayObject *convf_array(PyObject *o, int ndim, int writable)
 {
     return native_array(o, ndim, NPY_FLOAT32, writable);

@@ -496,28 +496,19 @@ static void dw_run(part_fn fn, void *g, int parts, long threads)
  * untouched. */
 static PyObject *kernel_dw_i8(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    PyArrayObject *x, *w, *out, *q32, *q64, *scalars, *geom;
+    static const native_arg_t spec[7] = {{4, NPY_INT8, 0}, {2, NPY_FLOAT32, 0}, {4, NPY_INT8, 1}, {2, NPY_INT32, 0},
+                                         {2, NPY_INT64, 0}, {1, NPY_INT64, 0}, {1, NPY_INT64, 0}};
+    PyArrayObject *a[7], *x, *w, *out, *q32, *q64, *scalars, *geom;
     const int64_t *gi, *sc;
     dwi8_t g;
     long threads;
-    int parts;
+    int parts, fit = native_args(args, nargs, "dw_i8(threads, x, w, out, q32, q64, scalars, geometry)", spec, 7,
+                                 &threads, a);
     (void)self;
-    if (nargs != 8) {
-        PyErr_SetString(PyExc_TypeError, "dw_i8(threads, x, w, out, q32, q64, scalars, geometry)");
+    if (fit < 0)
         return NULL;
-    }
-    threads = PyLong_AsLong(args[0]);
-    if (threads == -1 && PyErr_Occurred())
-        return NULL;
-    x = native_array(args[1], 4, NPY_INT8, 0);
-    w = native_array(args[2], 2, NPY_FLOAT32, 0);
-    out = native_array(args[3], 4, NPY_INT8, 1);
-    q32 = native_array(args[4], 2, NPY_INT32, 0);
-    q64 = native_array(args[5], 2, NPY_INT64, 0);
-    scalars = native_array(args[6], 1, NPY_INT64, 0);
-    geom = native_array(args[7], 1, NPY_INT64, 0);
-    if (!dw_cpu_ok() || x == NULL || w == NULL || out == NULL || q32 == NULL || q64 == NULL || scalars == NULL
-        || geom == NULL || PyArray_DIM(geom, 0) != 9 || PyArray_DIM(scalars, 0) != 5 || PyArray_DIM(q32, 0) != 6
+    x = a[0], w = a[1], out = a[2], q32 = a[3], q64 = a[4], scalars = a[5], geom = a[6];
+    if (!dw_cpu_ok() || !fit || PyArray_DIM(geom, 0) != 9 || PyArray_DIM(scalars, 0) != 5 || PyArray_DIM(q32, 0) != 6
         || PyArray_DIM(q64, 0) != 7 || PyArray_DIM(q64, 1) != PyArray_DIM(q32, 1) || PyArray_DIM(q32, 1) % 2)
         return PyLong_FromLong(-1);
     gi = (const int64_t *)PyArray_DATA(geom);
@@ -656,6 +647,8 @@ DW_TARGET static void dwf_row(const dwf_t *g, const float *const *rows, const fl
         /* stride 1 or 2 along x: four pixels read 3 + 3 * stride columns of each filter row, each column
          * loaded once and meeting the weights of its row it is a tap of (each pixel's sum still adds its
          * taps in order): six loads a row instead of twelve, or nine */
+#define DWF_PUT4 dwf_put(o + ox * c, a0, lo, hi, valid); dwf_put(o + (ox + 1) * c, a1, lo, hi, valid); \
+                 dwf_put(o + (ox + 2) * c, a2, lo, hi, valid); dwf_put(o + (ox + 3) * c, a3, lo, hi, valid);
 #define DWF_LOAD(k) const __m512 x##k = _mm512_maskz_loadu_ps(valid, r + (k) * c);
 #define DWF_ADD(j, k, wk) a##j = _mm512_add_ps(a##j, _mm512_mul_ps(x##k, wk));
         if (sw == 1 && dw == 1) {
@@ -671,10 +664,7 @@ DW_TARGET static void dwf_row(const dwf_t *g, const float *const *rows, const fl
                 DWF_WINDOW1(r1, w3, w4, w5)
                 DWF_WINDOW1(r2, w6, w7, w8)
 #undef DWF_WINDOW1
-                dwf_put(o + ox * c, a0, lo, hi, valid);
-                dwf_put(o + (ox + 1) * c, a1, lo, hi, valid);
-                dwf_put(o + (ox + 2) * c, a2, lo, hi, valid);
-                dwf_put(o + (ox + 3) * c, a3, lo, hi, valid);
+                DWF_PUT4
             }
         } else if (sw == 2 && dw == 1) {
             for (; ox + 4 <= xb; ox += 4, r0 += 8 * c, r1 += 8 * c, r2 += 8 * c) {
@@ -690,10 +680,7 @@ DW_TARGET static void dwf_row(const dwf_t *g, const float *const *rows, const fl
                 DWF_WINDOW2(r1, w3, w4, w5)
                 DWF_WINDOW2(r2, w6, w7, w8)
 #undef DWF_WINDOW2
-                dwf_put(o + ox * c, a0, lo, hi, valid);
-                dwf_put(o + (ox + 1) * c, a1, lo, hi, valid);
-                dwf_put(o + (ox + 2) * c, a2, lo, hi, valid);
-                dwf_put(o + (ox + 3) * c, a3, lo, hi, valid);
+                DWF_PUT4
             }
         }
 #undef DWF_ADD
@@ -707,10 +694,7 @@ DW_TARGET static void dwf_row(const dwf_t *g, const float *const *rows, const fl
                     r1 + 2 * ps + t2, r2 + 2 * ps, r2 + 2 * ps + t1, r2 + 2 * ps + t2)
             DWF_SUM(a3, r0 + 3 * ps, r0 + 3 * ps + t1, r0 + 3 * ps + t2, r1 + 3 * ps, r1 + 3 * ps + t1,
                     r1 + 3 * ps + t2, r2 + 3 * ps, r2 + 3 * ps + t1, r2 + 3 * ps + t2)
-            dwf_put(o + ox * c, a0, lo, hi, valid);
-            dwf_put(o + (ox + 1) * c, a1, lo, hi, valid);
-            dwf_put(o + (ox + 2) * c, a2, lo, hi, valid);
-            dwf_put(o + (ox + 3) * c, a3, lo, hi, valid);
+            DWF_PUT4
         }
         for (; ox < xb; ox++, r0 += ps, r1 += ps, r2 += ps) {
             __m512 a0;
@@ -720,6 +704,7 @@ DW_TARGET static void dwf_row(const dwf_t *g, const float *const *rows, const fl
         for (ox = xb; ox < ow; ox++)
             DWF_EDGE(ox)
 #undef DWF_EDGE
+#undef DWF_PUT4
     }
 }
 #undef DWF_SUM
@@ -799,25 +784,17 @@ static void dwf_part(void *ctx, int part, int thread)
  * arrays that do not fit), out untouched. */
 static PyObject *kernel_dw_f32(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    PyArrayObject *x, *w, *bias, *out, *geom, *clamp;
+    static const native_arg_t spec[6] = {{4, NPY_FLOAT32, 0}, {2, NPY_FLOAT32, 0}, {1, NPY_FLOAT32, 0},
+                                         {4, NPY_FLOAT32, 1}, {1, NPY_INT64, 0}, {1, NPY_FLOAT32, 0}};
+    PyArrayObject *a[6], *x, *w, *bias, *out, *geom, *clamp;
     dwf_t g;
     long threads;
+    int fit = native_args(args, nargs, "dw_f32(threads, x, w, bias, out, geometry, clamp)", spec, 6, &threads, a);
     (void)self;
-    if (nargs != 7) {
-        PyErr_SetString(PyExc_TypeError, "dw_f32(threads, x, w, bias, out, geometry, clamp)");
+    if (fit < 0)
         return NULL;
-    }
-    threads = PyLong_AsLong(args[0]);
-    if (threads == -1 && PyErr_Occurred())
-        return NULL;
-    x = native_array(args[1], 4, NPY_FLOAT32, 0);
-    w = native_array(args[2], 2, NPY_FLOAT32, 0);
-    bias = native_array(args[3], 1, NPY_FLOAT32, 0);
-    out = native_array(args[4], 4, NPY_FLOAT32, 1);
-    geom = native_array(args[5], 1, NPY_INT64, 0);
-    clamp = native_array(args[6], 1, NPY_FLOAT32, 0);
-    if (!dw_cpu_ok() || x == NULL || w == NULL || bias == NULL || out == NULL || geom == NULL || clamp == NULL
-        || PyArray_DIM(geom, 0) != 8 || PyArray_DIM(clamp, 0) != 2
+    x = a[0], w = a[1], bias = a[2], out = a[3], geom = a[4], clamp = a[5];
+    if (!dw_cpu_ok() || !fit || PyArray_DIM(geom, 0) != 8 || PyArray_DIM(clamp, 0) != 2
         || !dw_shape(&g.s, x, w, out, (const int64_t *)PyArray_DATA(geom)) || PyArray_DIM(bias, 0) != g.s.c16)
         return PyLong_FromLong(-1);
     if (g.s.rows == 0 || g.s.ow == 0)
