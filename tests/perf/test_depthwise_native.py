@@ -32,7 +32,9 @@ SHAPES = [((1, 7, 6, 5), (3, 3), (1, 1), (1, 1), "SAME"),          # fewer chann
           ((1, 6, 7, 40), (5, 3), (1, 2), (1, 1), "SAME"),         # other filter sizes: the tap loop
           ((1, 5, 5, 16), (1, 1), (1, 1), (1, 1), "VALID"),
           ((2, 4, 3, 70), (2, 4), (1, 1), (1, 1), "SAME"),         # more channels than output pixels
-          ((1, 12, 12, 48), (3, 3), (1, 2), (1, 1), "SAME")]
+          ((1, 12, 12, 48), (3, 3), (1, 2), (1, 1), "SAME"),
+          ((1, 5, 50, 21), (3, 3), (1, 1), (1, 1), "SAME"),        # long rows: the float loop's pixels outer
+          ((2, 4, 53, 35), (3, 3), (1, 1), (1, 1), "VALID")]
 
 # how the final shift rounds: (shift range, ties up in the vector channels?, vector channels of C)
 ROUNDINGS = {"up_fast": ((-12, -1), True, 1.0),        # ties up, shifts of 32..54 bits after the product
@@ -207,11 +209,13 @@ def test_dw_f32_is_the_teaching_layer_bias_first(shape, kernel, stride, dilation
 
 
 @needs_float
+@pytest.mark.parametrize("width", [7, 52])
 @pytest.mark.parametrize("odd", ["nan_and_inf_inputs", "inf_weight", "nan_weight", "minus_zero_bias", "relu6"])
-def test_dw_f32_keeps_the_bits_where_zeros_would_not(odd):
+def test_dw_f32_keeps_the_bits_where_zeros_would_not(odd, width):
     """A row of zeros under a weight that is not finite would add NaN, and +0 would turn a sum of -0.0
-    (a bias of -0.0 with nothing else yet) into +0.0: the taps outside the image are then skipped."""
-    x, filt, bias, d = float_case((1, 6, 7, 18), (3, 3), (1, 1), (1, 1), "SAME", seed=8,
+    (a bias of -0.0 with nothing else yet) into +0.0: the taps outside the image are then skipped.
+    Seven columns: the blocks-outer loop; 52: the pixels-outer one."""
+    x, filt, bias, d = float_case((1, 6, width, 18), (3, 3), (1, 1), (1, 1), "SAME", seed=8,
                                   clamp=(0.0, 6.0) if odd == "relu6" else (-np.inf, np.inf))
     if odd == "nan_and_inf_inputs":
         x[0, 0, 0, :3] = [np.nan, np.inf, -np.inf]

@@ -41,6 +41,7 @@
 #define DW_MAX_KH 16              /* filter rows the ring of converted rows can hold */
 #define DW_MAX_TAPS 256           /* 256 * 255 * 128 < 2^24: the exact range holds some bias */
 #define DW_PARTS_PER_THREAD 2
+#define DWF_LONG_ROW 48            /* output columns from which dw_f32 runs the pixels outer (stride 1) */
 
 /* how a block of 16 channels rounds, the epilogue's variants (the tables' modes, MODE_* in
  * workbench/perf/vnni.py):
@@ -565,6 +566,7 @@ typedef struct {
     float *out;
     dw_shape_t s;
     float lo, hi;
+    int pixels_outer;               /* 3x3 rows by dwf_row_po (see there) */
     int64_t xa, xb;                 /* the output columns whose taps all lie inside the image's columns */
     int zeros_add_nothing;          /* see dwf_zeros_add_nothing */
     atomic_int failed;              /* no memory for a thread's row of zeros */
@@ -710,6 +712,87 @@ DW_TARGET static void dwf_row(const dwf_t *g, const float *const *rows, const fl
 #undef DWF_SUM
 #undef DWF_TAP
 
+/* 3x3, stride 1 or 2, no dilation along x, every filter row readable (an image row or `zero`): one
+ * output row, the pixels outer (four at a time) and the channel blocks cb0..cb1 inner, so that the
+ * loads walk each input pixel's channels in order and the columns a group shares stay in L1; the
+ * weights are loaded again for each group (from L1).  The same sums as dwf_row, tap by tap. */
+DW_TARGET static void dwf_row_po(const dwf_t *g, const float *const *rows, const float *zero, int64_t cb0,
+                                 int64_t cb1, float *o)
+{
+    const int64_t c = g->s.c, c16 = g->s.c16, sw = g->s.sw, ow = g->s.ow, xa = g->xa, xb = g->xb, pl = g->s.pl;
+    const int64_t wd = g->s.wd;
+    const __m512 lo = _mm512_set1_ps(g->lo), hi = _mm512_set1_ps(g->hi);
+    const __mmask16 last = dw_mask(c - (cb1 - 1) * 16);
+    int64_t ox, cb;
+#define DWF_W const float *w = g->w + cb * 16; const __mmask16 valid = cb + 1 == cb1 ? last : 0xFFFF; \
+    const __m512 b = _mm512_loadu_ps(g->bias + cb * 16); \
+    const __m512 w0 = _mm512_loadu_ps(w), w1 = _mm512_loadu_ps(w + c16), w2 = _mm512_loadu_ps(w + 2 * c16); \
+    const __m512 w3 = _mm512_loadu_ps(w + 3 * c16), w4 = _mm512_loadu_ps(w + 4 * c16); \
+    const __m512 w5 = _mm512_loadu_ps(w + 5 * c16), w6 = _mm512_loadu_ps(w + 6 * c16); \
+    const __m512 w7 = _mm512_loadu_ps(w + 7 * c16), w8 = _mm512_loadu_ps(w + 8 * c16);
+#define DWF_T(a, p, wk) a = _mm512_add_ps(a, _mm512_mul_ps(_mm512_maskz_loadu_ps(valid, p), wk));
+    /* one pixel: a tap outside the image's columns reads zeros */
+#define DWF_ONE(ox) { \
+        const int64_t x0 = (ox) * sw - pl, x1 = x0 + 1, x2 = x0 + 2; \
+        const int in0 = x0 >= 0 && x0 < wd, in1 = x1 >= 0 && x1 < wd, in2 = x2 >= 0 && x2 < wd; \
+        for (cb = cb0; cb < cb1; cb++) { \
+            DWF_W \
+            const float *z = zero + cb * 16, *q0 = rows[0] + cb * 16, *q1 = rows[1] + cb * 16; \
+            const float *q2 = rows[2] + cb * 16; \
+            __m512 a = b; \
+            DWF_T(a, in0 ? q0 + x0 * c : z, w0) DWF_T(a, in1 ? q0 + x1 * c : z, w1) \
+            DWF_T(a, in2 ? q0 + x2 * c : z, w2) DWF_T(a, in0 ? q1 + x0 * c : z, w3) \
+            DWF_T(a, in1 ? q1 + x1 * c : z, w4) DWF_T(a, in2 ? q1 + x2 * c : z, w5) \
+            DWF_T(a, in0 ? q2 + x0 * c : z, w6) DWF_T(a, in1 ? q2 + x1 * c : z, w7) \
+            DWF_T(a, in2 ? q2 + x2 * c : z, w8) \
+            dwf_put(o + (ox) * c + cb * 16, a, lo, hi, valid); \
+        } }
+    for (ox = 0; ox < xa; ox++)
+        DWF_ONE(ox)
+    /* four pixels read 3 + 3 * stride columns of each filter row, each column loaded once and meeting
+     * the weights of every tap it is (each pixel's sum still adds its taps in order) */
+#define DWF_LD(k) const __m512 x##k = _mm512_maskz_loadu_ps(valid, r + (k) * c);
+#define DWF_A(j, k, wk) a##j = _mm512_add_ps(a##j, _mm512_mul_ps(x##k, wk));
+    for (ox = xa; ox + 4 <= xb; ox += 4) {
+        const int64_t x0 = ox * sw - pl;
+        for (cb = cb0; cb < cb1; cb++) {
+            DWF_W
+            const float *q0 = rows[0] + x0 * c + cb * 16, *q1 = rows[1] + x0 * c + cb * 16;
+            const float *q2 = rows[2] + x0 * c + cb * 16;
+            float *op = o + ox * c + cb * 16;
+            __m512 a0 = b, a1 = b, a2 = b, a3 = b;
+            if (sw == 1) {
+#define DWF_R1(row, wa, wb, wc) { const float *r = row; \
+                DWF_LD(0) DWF_LD(1) DWF_LD(2) DWF_LD(3) DWF_LD(4) DWF_LD(5) \
+                DWF_A(0, 0, wa) DWF_A(1, 1, wa) DWF_A(2, 2, wa) DWF_A(3, 3, wa) \
+                DWF_A(0, 1, wb) DWF_A(1, 2, wb) DWF_A(2, 3, wb) DWF_A(3, 4, wb) \
+                DWF_A(0, 2, wc) DWF_A(1, 3, wc) DWF_A(2, 4, wc) DWF_A(3, 5, wc) }
+                DWF_R1(q0, w0, w1, w2) DWF_R1(q1, w3, w4, w5) DWF_R1(q2, w6, w7, w8)
+#undef DWF_R1
+            } else {
+#define DWF_R2(row, wa, wb, wc) { const float *r = row; \
+                DWF_LD(0) DWF_LD(1) DWF_LD(2) DWF_LD(3) DWF_LD(4) DWF_LD(5) DWF_LD(6) DWF_LD(7) DWF_LD(8) \
+                DWF_A(0, 0, wa) DWF_A(1, 2, wa) DWF_A(2, 4, wa) DWF_A(3, 6, wa) \
+                DWF_A(0, 1, wb) DWF_A(1, 3, wb) DWF_A(2, 5, wb) DWF_A(3, 7, wb) \
+                DWF_A(0, 2, wc) DWF_A(1, 4, wc) DWF_A(2, 6, wc) DWF_A(3, 8, wc) }
+                DWF_R2(q0, w0, w1, w2) DWF_R2(q1, w3, w4, w5) DWF_R2(q2, w6, w7, w8)
+#undef DWF_R2
+            }
+            dwf_put(op, a0, lo, hi, valid);
+            dwf_put(op + c, a1, lo, hi, valid);
+            dwf_put(op + 2 * c, a2, lo, hi, valid);
+            dwf_put(op + 3 * c, a3, lo, hi, valid);
+        }
+    }
+#undef DWF_LD
+#undef DWF_A
+    for (; ox < ow; ox++)
+        DWF_ONE(ox)
+#undef DWF_ONE
+#undef DWF_T
+#undef DWF_W
+}
+
 /* Whether a filter row above or below the image may read a row of zeros rather than be skipped:
  * the same bits exactly when every weight is finite (0 * w is then +0 or -0) and no bias is -0.0.
  * Adding -0 never changes a sum; adding +0 changes only -0, and a sum that starts at a bias other
@@ -749,6 +832,10 @@ static void dwf_part(void *ctx, int part, int thread)
         for (ky = 0; ky < g->s.kh; ky++) {
             int64_t iy = oy * g->s.sh - g->s.pt + ky * g->s.dh;
             rows[ky] = iy < 0 || iy >= g->s.h ? zero : g->x + (b * g->s.h + iy) * g->s.wd * g->s.c;
+        }
+        if (g->pixels_outer) {
+            dwf_row_po(g, rows, zero, cb0, cb1, g->out + r * g->s.ow * g->s.c);
+            continue;
         }
         for (cb = cb0; cb < cb1; cb++) {
             const float *at[DW_MAX_KH];
@@ -806,6 +893,11 @@ static PyObject *kernel_dw_f32(PyObject *self, PyObject *const *args, Py_ssize_t
     g.lo = ((const float *)PyArray_DATA(clamp))[0];
     g.hi = ((const float *)PyArray_DATA(clamp))[1];
     g.zeros_add_nothing = dwf_zeros_add_nothing(&g);
+    /* the pixels outer where the rows are long or the stride 2 (then the loads run in order and the
+     * hardware's prefetch follows them); in short rows of stride 1 the blocks outer, whose weights stay
+     * in registers for the whole row, measured faster (docs/benchmarks.md) */
+    g.pixels_outer = g.zeros_add_nothing && g.s.kh == 3 && g.s.kw == 3 && g.s.dw == 1
+                     && (g.s.sw == 2 || (g.s.sw == 1 && g.s.ow >= DWF_LONG_ROW));
     {   /* xa: the first output column whose first tap is in the image; xb: one past the last whose last is */
         int64_t last = g.s.wd - 1 - (g.s.kw - 1) * g.s.dw + g.s.pl;
         g.xa = (g.s.pl + g.s.sw - 1) / g.s.sw;
