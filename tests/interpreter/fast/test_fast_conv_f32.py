@@ -20,6 +20,9 @@ CASES = {   # x shape, filter shape, stride, padding, dilation, activation
     "dilated_valid_two_images": ((2, 10, 9, 6), (19, 3, 3, 6), (1, 1), Padding.VALID, (2, 2), Act.NONE),
     "1x1_lone_panel": ((1, 6, 5, 24), (40, 1, 1, 24), (1, 1), Padding.SAME, (1, 1), Act.RELU),
     "first_layer_s2": ((1, 16, 16, 3), (32, 3, 3, 3), (2, 2), Padding.SAME, (1, 1), Act.RELU6),
+    # long rows: tiles at the left edge, inside the image (one row's runs sw * C apart) and across rows
+    "long_rows_s1_same": ((1, 5, 30, 3), (20, 3, 3, 3), (1, 1), Padding.SAME, (1, 1), Act.NONE),
+    "long_rows_dilated_down": ((1, 9, 31, 4), (18, 3, 3, 4), (1, 1), Padding.SAME, (2, 1), Act.RELU),
 }
 
 

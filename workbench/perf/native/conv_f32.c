@@ -77,6 +77,27 @@ static int64_t convf_pointers(const convf_t *g, int64_t m0, const float **ap, in
     b[0] = m0 / plane;
     oy[0] = m0 % plane / g->ow;
     ox[0] = m0 % g->ow;
+    if (ox[0] + CONVF_MR <= g->ow && g->dw == 1 && g->kw > 1) {
+        /* the whole tile in one output row: where a filter row lies in the image for the first and
+         * the last pixel, it does for all, and the pixels' runs are sw * C values apart */
+        int64_t ix0 = ox[0] * g->sw - g->pl, ix1 = (ox[0] + CONVF_MR - 1) * g->sw - g->pl, step = g->sw * g->c;
+        int inner = ix0 >= 0 && ix1 + g->kw <= g->wd;
+        for (ky = 0; ky < g->kh && inner; ky++) {
+            int64_t iy = oy[0] * g->sh - g->pt + ky * g->dh;
+            if (iy < 0 || iy >= g->h) {
+                for (i = 0; i < CONVF_MR; i++)
+                    ap[runs * CONVF_MR + i] = g->zeros;
+            } else {
+                const float *row = g->x + ((b[0] * g->h + iy) * g->wd + ix0) * g->c;
+                for (i = 0; i < CONVF_MR; i++)
+                    ap[runs * CONVF_MR + i] = row + i * step;
+            }
+            len[runs++] = g->kw * g->c;
+        }
+        if (inner)
+            return runs;
+        runs = 0;
+    }
     for (i = 1; i < CONVF_MR; i++) {        /* past the last pixel: the last one's pointers again */
         b[i] = b[i - 1], oy[i] = oy[i - 1], ox[i] = ox[i - 1];
         if (m0 + i < g->m && ++ox[i] == g->ow) {
