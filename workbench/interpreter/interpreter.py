@@ -58,7 +58,7 @@ from ..schema import load
 from ..schema.enums import BuiltinOperator
 from ..schema.strings import string_array
 from ..schema.types import builtin_code, op_name
-from . import delegation, fast, planner, prepare, tracing
+from . import delegation, fast, fused, planner, prepare, tracing
 from .context import Context, Node, Slots, is_string
 from .delegation import delegate_failed
 from .planner import reset_variable
@@ -178,6 +178,7 @@ class _Subgraph:
         self.allocated = False
         self.prepared: list[tuple] = []     # (node, kernel, user_data, data) for every node
         self.plan: list[tuple] = []         # (invoke function, node, data) for the executed nodes
+        self.runs: list[tuple] = []         # the plan with runs of library calls as one entry (fused.py)
         self.plan_kernels: list = []
         self.folded_nodes: list[int] = []
         self.deferred_nodes: list[int] = []   # prepared during invoke (they read dynamic tensors)
@@ -208,6 +209,7 @@ class _Subgraph:
             kernel.free(self.context, node, data)
         self.prepared = []
         self.plan = []
+        self.runs = []
         self.plan_kernels = []
         self.fast = {}
         self.allocated = False
@@ -239,6 +241,7 @@ class _Subgraph:
         executed = prepare.prepare_nodes(self, kernels)
         planner.plan_arena(self, planner.lifetimes(self, executed))
         self.plan = [(fn, node, data) for fn, node, data, _ in executed]
+        self.runs = fused.runs(self.plan, ctx)
         self.plan_kernels = [tracing.label(self, node, kernel, data) if data is not None or not isinstance(fn, Deferred)
                              else f"{kernel.name} (prepared in invoke)" for fn, node, data, kernel in executed]
         self.allocated = True
@@ -320,16 +323,21 @@ class _Subgraph:
             return
         ctx = self.context
         self._enter("running")
+        fn = node = None
         try:
             if config.DEBUG:
                 return self._invoke_checked()
-            for fn, node, data in self.plan:
+            for fn, node, data in self.runs:
                 fn(ctx, node, data)
         except MemoryError as exc:
+            node = _failed_node(fn, node)
+            if node is None:
+                raise
             raise TensorError(f"node {node.index} ({node.op_name}) of subgraph {self.index} needs more memory than "
                               f"there is ({exc})") from None
         except Exception as exc:
-            if node.index not in self.delegate_kernels:
+            node = _failed_node(fn, node)
+            if node is None or node.index not in self.delegate_kernels:
                 raise
             raise delegate_failed(node, exc, "invoke") from exc
         finally:
@@ -345,6 +353,11 @@ class _Subgraph:
                 if arr.dtype.kind == "f" and not np.isfinite(arr).all():
                     warnings.warn(f"node {node.index} ({node.op_name}): output '{ctx.name(t)}' has "
                                   f"{int((~np.isfinite(arr)).sum())} non-finite values", RuntimeWarning, stacklevel=3)
+
+
+def _failed_node(fn, node):
+    """The node an error of plan entry (fn, node) came from: a run of library calls (fused.py) says which."""
+    return getattr(fn, "failed", None) or node
 
 
 class Interpreter:

@@ -48,6 +48,12 @@ class FastPath:
     def __call__(self, context, node, data) -> None:
         raise NotImplementedError(f"{type(self).__name__}.__call__")
 
+    def native_call(self, context, node):
+        """``(function, args)`` when this node's whole work is one call of a kernel library function that
+        answers 0 when done (anything else: ``__call__`` handles it), with the node's current arrays;
+        else None.  Runs of such nodes are made one call from Python (:mod:`..fused`)."""
+        return None
+
     def __repr__(self) -> str:
         return f"<fast path {self.name}>"
 

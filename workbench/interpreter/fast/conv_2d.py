@@ -354,6 +354,14 @@ class FloatNative(FastPath):
         limit = np.inf if filt is None else guard_limit(weight_bound(filter_matrix(filt)))
         self.clamp = np.array([d.output_activation_min, d.output_activation_max, limit], np.float32)
 
+    def native_call(self, context, node):
+        if self.packed is None or self.bias is None:     # packed at every invoke
+            return None
+        tensors = context.tensors
+        threads = context.num_threads if self.work >= _fgemm.MIN_SPLIT_WORK else 1
+        return self.fn, (threads, tensors[node.inputs[0]], self.packed, self.bias, self.zeros,
+                         tensors[node.outputs[0]], self.geometry, self.clamp)
+
     def __call__(self, context, node, d) -> None:
         tensors = context.tensors
         x, out = tensors[node.inputs[0]], tensors[node.outputs[0]]

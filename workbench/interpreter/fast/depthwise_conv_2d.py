@@ -707,10 +707,20 @@ class _Native(FastPath):
                     or context.shape(node.input(1))[3] != context.shape(node.input(0))[3])
 
     def __call__(self, context, node, d):
+        if self.run(*self.operands(context, node)) != 0:
+            self.fallback(context, node, d)
+
+    def operands(self, context, node) -> tuple:
+        """(threads, x, out)."""
         tensors = context.tensors
         threads = context.num_threads if self.work >= _dw.MIN_SPLIT_WORK else 1
-        if self.run(threads, tensors[node.inputs[0]], tensors[node.outputs[0]]) != 0:
-            self.fallback(context, node, d)
+        return threads, tensors[node.inputs[0]], tensors[node.outputs[0]]
+
+    def native_call(self, context, node):
+        return self.fn, self.arguments(*self.operands(context, node))
+
+    def run(self, threads, x, out):
+        return self.fn(*self.arguments(threads, x, out))
 
 
 class FloatNative(_Native):
@@ -729,9 +739,9 @@ class FloatNative(_Native):
         return cls(fn, fallback, d, _dw.pad_bias(fallback.bias), _dw.geometry(d, kh, kw, zero_point=False),
                    np.array([d.output_activation_min, d.output_activation_max], np.float32))
 
-    def run(self, threads, x, out):
+    def arguments(self, threads, x, out) -> tuple:
         bias, geometry, clamp = self.args
-        return self.fn(threads, x, self.weights, bias, out, geometry, clamp)
+        return threads, x, self.weights, bias, out, geometry, clamp
 
 
 class Int8Native(_Native):
@@ -757,9 +767,9 @@ class Int8Native(_Native):
                                      n_up=d.vector_channels)
         return None if tables is None else cls(fn, fallback, d, tables, _dw.geometry(d, kh, kw))
 
-    def run(self, threads, x, out):
+    def arguments(self, threads, x, out) -> tuple:
         tables, geometry = self.args
-        return self.fn(threads, x, self.weights, out, *tables, geometry)
+        return threads, x, self.weights, out, *tables, geometry
 
 
 class Uint8(_Depthwise):

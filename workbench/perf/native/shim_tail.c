@@ -300,6 +300,44 @@ static PyObject *kernel_pool_stats(PyObject *self, PyObject *unused)
     return Py_BuildValue("(lll)", pool.stat_jobs, pool.stat_alone, pool.stat_solo);
 }
 
+/* run_calls(calls, start): calls[i] = (function, args); from i = start on, each function called with its
+ * arguments in turn until one answers anything but the integer 0 (a fast path's refusal or raised guard,
+ * which its node's own code then handles): the index of that call, or len(calls) when all answered 0.
+ * A run of the speed layer's nodes in one call from Python (workbench/interpreter/fused.py). */
+static PyObject *kernel_run_calls(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    PyObject *calls;
+    Py_ssize_t i, n, start;
+    (void)self;
+    if (nargs != 2 || !PyTuple_Check(args[0])) {
+        PyErr_SetString(PyExc_TypeError, "run_calls(calls: tuple of (function, args tuple), start: int)");
+        return NULL;
+    }
+    calls = args[0];
+    n = PyTuple_GET_SIZE(calls);
+    start = PyLong_AsSsize_t(args[1]);
+    if (start == -1 && PyErr_Occurred())
+        return NULL;
+    for (i = start < 0 ? 0 : start; i < n; i++) {
+        PyObject *c = PyTuple_GET_ITEM(calls, i), *a, *r;
+        long v;
+        int overflow = 0;
+        if (!PyTuple_Check(c) || PyTuple_GET_SIZE(c) != 2 || !PyTuple_Check(PyTuple_GET_ITEM(c, 1))) {
+            PyErr_Format(PyExc_TypeError, "run_calls: call %zd is not a (function, args tuple) pair", i);
+            return NULL;
+        }
+        a = PyTuple_GET_ITEM(c, 1);
+        r = PyObject_Vectorcall(PyTuple_GET_ITEM(c, 0), ((PyTupleObject *)a)->ob_item, PyTuple_GET_SIZE(a), NULL);
+        if (r == NULL)
+            return NULL;
+        v = PyLong_Check(r) ? PyLong_AsLongAndOverflow(r, &overflow) : 1;
+        Py_DECREF(r);
+        if (v != 0 || overflow)
+            break;
+    }
+    return PyLong_FromSsize_t(i);
+}
+
 static PyMethodDef METHODS[] = {
     {"pool_stats", (PyCFunction)kernel_pool_stats, METH_NOARGS,
      "pool_stats(): (jobs posted, run by the caller alone, not posted: solo stretch)"},
@@ -318,6 +356,9 @@ static PyMethodDef METHODS[] = {
     {"dw_f32", (PyCFunction)(void (*)(void))kernel_dw_f32, METH_FASTCALL,
      "dw_f32(threads, x, w, bias, out, geometry, clamp): a float32 depthwise convolution (depth multiplier 1) "
      "on the pool, in the reference kernels' order (0 done, -1 not taken)"},
+    {"run_calls", (PyCFunction)(void (*)(void))kernel_run_calls, METH_FASTCALL,
+     "run_calls(calls, start): call each (function, args) of calls from start on until one answers other "
+     "than 0; its index, or len(calls)"},
     {"call", (PyCFunction)(void (*)(void))kernel_call, METH_FASTCALL,
      "call(first, count, fallback, *args): run the first of entries first..first+count that takes args"},
     {"match", (PyCFunction)(void (*)(void))kernel_match, METH_FASTCALL,

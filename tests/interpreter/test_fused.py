@@ -1,0 +1,176 @@
+"""Runs of library calls (workbench/interpreter/fused.py): consecutive speed-layer nodes that are one call
+of the kernel library each run from one call of ``run_calls``, with the bits of the nodes run one by one;
+a refusal or a raised guard inside a run is its node's own business; moved arrays are taken again; an
+error names the node it came from."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from workbench.errors import TensorError
+from workbench.interpreter import Interpreter, fused
+from workbench.perf import fgemm
+from workbench.schema import ActivationFunctionType as Act
+from workbench.schema import BuiltinOperator as B
+from workbench.schema import Conv2DOptions, DepthwiseConv2DOptions, ModelBuilder, Padding
+
+needs_library = pytest.mark.skipif(fgemm.function() is None or fused.run_calls_function() is None,
+                                   reason="no kernel library with AVX-512 here (make kernels builds it)")
+
+
+def chain(act=Act.RELU6):
+    """conv 3x3 -> depthwise 3x3 -> conv 1x1 -> ADD (a node of its own) -> depthwise -> conv: two runs."""
+    rng = np.random.default_rng(5)
+    b = ModelBuilder()
+    x = b.input("x", (1, 10, 12, 8))
+
+    def conv(src, ci, co, k, name):
+        w = b.constant(f"{name}_w", rng.standard_normal((co, k, k, ci)).astype(np.float32) * 0.3)
+        bias = b.constant(f"{name}_b", rng.standard_normal(co).astype(np.float32))
+        y = b.tensor(name, (1, 10, 12, co))
+        b.op(B.CONV_2D, [src, w, bias], [y], Conv2DOptions(padding=Padding.SAME, stride_h=1, stride_w=1,
+                                                           fused_activation_function=act))
+        return y
+
+    def depthwise(src, c, name):
+        w = b.constant(f"{name}_w", rng.standard_normal((1, 3, 3, c)).astype(np.float32))
+        bias = b.constant(f"{name}_b", rng.standard_normal(c).astype(np.float32))
+        y = b.tensor(name, (1, 10, 12, c))
+        b.op(B.DEPTHWISE_CONV_2D, [src, w, bias], [y], DepthwiseConv2DOptions(
+            padding=Padding.SAME, stride_h=1, stride_w=1, depth_multiplier=1, fused_activation_function=act))
+        return y
+
+    y1 = conv(x, 8, 16, 3, "c1")
+    y3 = conv(depthwise(y1, 16, "d1"), 16, 16, 1, "c2")
+    s = b.tensor("sum", (1, 10, 12, 16))
+    b.op(B.ADD, [y3, y1], [s])
+    b.output(conv(depthwise(s, 16, "d2"), 16, 24, 1, "c3"))
+    return b.build(), rng.uniform(-1, 1, (1, 10, 12, 8)).astype(np.float32)
+
+
+def ready(model, x, **kw):
+    it = Interpreter(model=model, **kw)
+    it.allocate_tensors()
+    it.set_tensor(it.get_input_details()[0]["index"], x)
+    return it
+
+
+def output(it):
+    return it.get_tensor(it.get_output_details()[0]["index"])
+
+
+def node_by_node(model, x, threads=1):
+    """The same network with the plan walked one node at a time."""
+    it = ready(model, x, num_threads=threads)
+    sg = it._sg()
+    sg.runs = list(sg.plan)
+    it.invoke()
+    return output(it)
+
+
+@needs_library
+@pytest.mark.parametrize("threads", [1, 2])
+def test_consecutive_library_nodes_run_as_one_call(threads):
+    model, x = chain()
+    it = ready(model, x, num_threads=threads)
+    runs = it._sg().runs
+    shape = [[node.index for _, node, _ in fn.entries] if isinstance(fn, fused.NativeRun) else node.index
+             for fn, node, _ in runs]
+    assert shape == [[0, 1, 2], 3, [4, 5]]
+    it.invoke()
+    assert output(it).tobytes() == node_by_node(model, x, threads).tobytes()
+    assert "native run" not in repr(it._sg().plan)       # traces and steps still see one entry a node
+
+
+@needs_library
+def test_a_raised_guard_inside_a_run_is_its_nodes_own_business():
+    """The first convolution's call answers 1 (the guard): run_calls stops there, the node's own path
+    runs the teaching layer's sums, and the run goes on with the depthwise and the second convolution
+    (every tensor they write starts as NaN)."""
+    model, x = chain(act=Act.NONE)
+    it = ready(model, x)
+    sg = it._sg()
+    run = sg.runs[0][0]
+    path = run.entries[0][0]
+    real, answers = path.fn, []
+
+    def raised(*args):
+        answers.append(1)
+        return 1
+
+    path.fn = raised
+    run.take(sg.context)
+    for t in range(len(sg.context.tensors)):
+        arr = sg.context.tensors[t]
+        if arr is not None and arr.dtype == np.float32 and sg.context.constants[t] is None and t != 0:
+            arr[...] = np.nan
+    it.invoke()
+    assert answers == [1, 1]                # once from the run, once from the node's own path
+    path.fn = real
+    want = Interpreter(model=model, reference=True)
+    want.allocate_tensors()
+    want.set_tensor(want.get_input_details()[0]["index"], x)
+    want.invoke()
+    np.testing.assert_allclose(output(it), output(want), rtol=1e-5, atol=1e-5)
+
+
+@needs_library
+def test_a_run_takes_the_arrays_again_when_they_moved():
+    model, x = chain()
+    it = ready(model, x)
+    sg = it._sg()
+    run = sg.runs[0][0]
+    t = run.entries[0][1].outputs[0]
+    moved = np.empty_like(sg.context.tensors[t])
+    sg.context.tensors[t] = moved
+    it.invoke()
+    assert (t, moved) in [(i, a) for i, a in run.arrays if a is moved]
+    assert output(it).tobytes() == node_by_node(model, x).tobytes()
+
+
+@needs_library
+def test_an_error_inside_a_run_names_its_node():
+    model, x = chain()
+    it = ready(model, x)
+    sg = it._sg()
+    run = sg.runs[0][0]
+    path = run.entries[1][0]            # the depthwise convolution, node 1
+
+    def no_memory(*args):
+        raise MemoryError("no room for a row of zeros")
+
+    path.fn = no_memory
+    run.take(sg.context)
+    with pytest.raises(TensorError, match=r"node 1 \(DEPTHWISE_CONV_2D\)"):
+        it.invoke()
+    assert run.failed is sg.plan[1][1]
+
+
+def test_without_the_librarys_run_calls_the_plan_is_walked_node_by_node(monkeypatch):
+    monkeypatch.setattr(fused, "run_calls_function", lambda: None)
+    model, x = chain()
+    it = ready(model, x)
+    assert it._sg().runs == it._sg().plan
+    it.invoke()
+    assert np.isfinite(output(it)).all()
+
+
+@needs_library
+def test_run_calls_stops_at_the_first_answer_other_than_zero():
+    run_calls = fused.run_calls_function()
+    seen = []
+
+    def answer(value):
+        seen.append(value)
+        return value
+
+    calls = ((answer, (0,)), (answer, (0,)), (answer, (-1,)), (answer, (0,)))
+    assert run_calls(calls, 0) == 2 and seen == [0, 0, -1]
+    assert run_calls(calls, 3) == 4 and seen[-1] == 0
+    assert run_calls(((answer, (None,)),), 0) == 0          # not an integer: not "done" either
+    assert run_calls((), 0) == 0
+    with pytest.raises(TypeError, match="call 0 is not a"):
+        run_calls(((answer, 0),), 0)
+    with pytest.raises(ZeroDivisionError):
+        run_calls(((lambda: 1 // 0, ()),), 0)

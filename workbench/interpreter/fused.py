@@ -1,0 +1,114 @@
+"""Runs of speed-layer nodes in one call from Python.
+
+Each node of the plan is a Python call: the fast path's ``__call__`` looks up its tensors, decides its
+thread count and calls the kernel library.  Inside a network those few microseconds are paid with cold
+caches (the layer before streamed megabytes through them), and with two threads the second one waits
+while the first runs Python.  Where consecutive nodes are each one call of a library function with
+arguments that do not change between invokes (:meth:`FastPath.native_call`: a float convolution with a
+constant filter, a depthwise convolution of the library), the plan holds one :class:`NativeRun` for them
+instead: the library's ``run_calls`` makes the calls in order from C, like XNNPACK's runtime walking its
+operators.
+
+Nothing changes in what a node computes: a call that answers other than 0 (a raised guard, arrays the
+library refused) stops the run there, the node's own ``__call__`` handles it as it always does, and the
+run goes on from the next node.  The calls keep the tensors' arrays; a run checks that they are still the
+context's before it starts and takes the current ones if not.  ``Subgraph.plan`` keeps one entry per node
+(traces, steps and ``invoke_node`` use it); only ``invoke`` walks the runs.
+"""
+
+from __future__ import annotations
+
+from ..perf import precompiled
+
+
+def run_calls_function():
+    """The kernel library's ``run_calls``, or None (no library, or one built before it)."""
+    return precompiled.native("run_calls", lambda fn: fn((), 0) == 0)
+
+
+class NativeRun:
+    """Nodes ``entries`` ((fast path, node, data) of the plan, two or more) as one call of ``run_calls``."""
+
+    __slots__ = ("run_calls", "entries", "calls", "arrays", "failed")
+    name = "native run"
+
+    def __init__(self, run_calls, entries: list, context):
+        self.run_calls, self.entries = run_calls, entries
+        self.failed = None          # the node whose call raised, for the error invoke reports
+        self.take(context)
+
+    def take(self, context) -> None:
+        """The calls with the context's current arrays, and which arrays they hold."""
+        calls = []
+        for fn, node, _ in self.entries:
+            call = fn.native_call(context, node)
+            if call is None:
+                raise ValueError(f"node {node.index}: its fast path has no single call any more")
+            calls.append(call)
+        self.calls = tuple(calls)
+        self.arrays = tuple((t, context.tensors[t]) for _, node, _ in self.entries
+                            for t in (*node.inputs, *node.outputs) if t >= 0)
+
+    def __call__(self, context, node, data) -> None:
+        tensors = context.tensors
+        for t, array in self.arrays:
+            if tensors[t] is not array:         # re-allocated, or a dynamic tensor: the current arrays
+                self.take(context)
+                break
+        self.failed = None
+        count, start = len(self.calls), 0
+        try:
+            while True:
+                i = self.run_calls(self.calls, start)
+                if i >= count:
+                    return
+                fn, nd, dt = self.entries[i]
+                self.failed = nd
+                fn(context, nd, dt)             # its own path: the fallback for a refusal or a raised guard
+                self.failed = None
+                start = i + 1
+        except Exception:
+            if self.failed is None:             # inside run_calls: which call, the nodes say again one by one
+                self.failed = self._failing(context, start)
+            raise
+
+    def _failing(self, context, start: int):
+        """After an error inside ``run_calls`` from ``start``: the first node from there that raises again
+        when it runs on its own (the nodes before it write what they wrote)."""
+        for fn, node, data in self.entries[start:]:
+            try:
+                fn(context, node, data)
+            except Exception:
+                return node
+        return self.entries[start][1]
+
+    def __repr__(self) -> str:
+        return f"<native run of nodes {[node.index for _, node, _ in self.entries]}>"
+
+
+def runs(plan: list, context) -> list:
+    """``plan`` ((fast path, node, data) per node) with every run of two or more consecutive nodes that
+    are one library call each replaced by a :class:`NativeRun` (entry (run, first node, None)); the plan
+    itself when the library has no ``run_calls``."""
+    run_calls = run_calls_function()
+    if run_calls is None:
+        return list(plan)
+    out, pending = [], []
+
+    def flush():
+        if len(pending) >= 2:
+            out.append((NativeRun(run_calls, list(pending), context), pending[0][1], None))
+        else:
+            out.extend(pending)
+        pending.clear()
+
+    for entry in plan:
+        fn = entry[0]
+        native = getattr(fn, "native_call", None)
+        if native is not None and native(context, entry[1]) is not None:
+            pending.append(entry)
+        else:
+            flush()
+            out.append(entry)
+    flush()
+    return out
