@@ -20,7 +20,8 @@ needs_library = pytest.mark.skipif(fgemm.function() is None or fused.run_calls_f
 
 
 def chain(act=Act.RELU6):
-    """conv 3x3 -> depthwise 3x3 -> conv 1x1 -> ADD (a node of its own) -> depthwise -> conv: two runs."""
+    """conv 3x3 -> depthwise 3x3 -> conv 1x1 -> ADD of the first conv's output (a library call too) ->
+    MUL by a per-channel constant (a broadcast: numba, a node of its own) -> depthwise -> conv: two runs."""
     rng = np.random.default_rng(5)
     b = ModelBuilder()
     x = b.input("x", (1, 10, 12, 8))
@@ -45,7 +46,9 @@ def chain(act=Act.RELU6):
     y3 = conv(depthwise(y1, 16, "d1"), 16, 16, 1, "c2")
     s = b.tensor("sum", (1, 10, 12, 16))
     b.op(B.ADD, [y3, y1], [s])
-    b.output(conv(depthwise(s, 16, "d2"), 16, 24, 1, "c3"))
+    scaled = b.tensor("scaled", (1, 10, 12, 16))
+    b.op(B.MUL, [s, b.constant("scale", rng.uniform(0.5, 1.5, 16).astype(np.float32))], [scaled])
+    b.output(conv(depthwise(scaled, 16, "d2"), 16, 24, 1, "c3"))
     return b.build(), rng.uniform(-1, 1, (1, 10, 12, 8)).astype(np.float32)
 
 
@@ -77,7 +80,7 @@ def test_consecutive_library_nodes_run_as_one_call(threads):
     runs = it._sg().runs
     shape = [[node.index for _, node, _ in fn.entries] if isinstance(fn, fused.NativeRun) else node.index
              for fn, node, _ in runs]
-    assert shape == [[0, 1, 2], 3, [4, 5]]
+    assert shape == [[0, 1, 2, 3], 4, [5, 6]]
     it.invoke()
     assert output(it).tobytes() == node_by_node(model, x, threads).tobytes()
     assert "native run" not in repr(it._sg().plan)       # traces and steps still see one entry a node

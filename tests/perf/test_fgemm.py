@@ -106,6 +106,7 @@ def test_the_guard_reports_any_input_value_at_the_limit(bad, threads):
     assert call(shape, x, filt, bias, threads, limit=2.5)[0] == 0
     x[-1, -1, -1, -1] = bad                                      # the last value of the last piece
     assert call(shape, x, filt, bias, threads, limit=2.5)[0] == 1
+    assert call(shape, x, filt, bias, threads, limit=-1.0)[0] == 0       # a negative limit: no guard pass
 
 
 @needs_library

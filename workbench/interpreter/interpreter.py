@@ -241,6 +241,7 @@ class _Subgraph:
         executed = prepare.prepare_nodes(self, kernels)
         planner.plan_arena(self, planner.lifetimes(self, executed))
         self.plan = [(fn, node, data) for fn, node, data, _ in executed]
+        fast.bounded_inputs(self.plan, ctx)
         self.runs = fused.runs(self.plan, ctx)
         self.plan_kernels = [tracing.label(self, node, kernel, data) if data is not None or not isinstance(fn, Deferred)
                              else f"{kernel.name} (prepared in invoke)" for fn, node, data, kernel in executed]

@@ -47,6 +47,9 @@ CONV_F32 = _native("conv_f32.c")
 # Depthwise convolutions (int8 and float32) in C (AVX-512), likewise.
 DEPTHWISE = _native("depthwise.c")
 
+# Float32 ADD / SUB / MUL of same-shaped tensors in C (AVX-512), likewise.
+ELEMENTWISE = _native("elementwise.c")
+
 PROVIDED = frozenset({"NRT_MemInfo_alloc_aligned", "NRT_MemInfo_alloc_safe_aligned", "NRT_MemInfo_call_dtor"})
 # what the C library and libm give every shared library
 LIBC = frozenset(
@@ -299,6 +302,7 @@ def _shim_source(entries: list) -> str:
     lines.append(f"static const Py_ssize_t N_ENTRIES = {len(entries)};")
     lines.append(CONV_F32)
     lines.append(DEPTHWISE)
+    lines.append(ELEMENTWISE)
     lines.append(SHIM_TAIL)
     return "\n".join(lines) + "\n"
 

@@ -119,3 +119,50 @@ def test_a_filter_computed_at_run_time_is_packed_at_every_invoke_and_sums_the_sa
         assert it.prepared()[0][1] == "conv_2d/igemm"
         outs.append(it.get_tensor(it.get_output_details()[0]["index"]).copy())
     assert outs[0].tobytes() == outs[1].tobytes() and (outs[0] > 0).any()
+
+
+def two_convolutions(first_act):
+    """conv 3x3 (first_act) -> conv 1x1 (RELU6) -> depthwise 3x3 -> conv 1x1."""
+    from workbench.schema import BuiltinOperator as B
+    from workbench.schema import Conv2DOptions, DepthwiseConv2DOptions, ModelBuilder
+
+    rng = np.random.default_rng(9)
+    b = ModelBuilder()
+    t = b.input("x", (1, 8, 9, 5))
+    for k, (ci, co, kk, act) in enumerate([(5, 12, 3, first_act), (12, 16, 1, Act.RELU6), (16, 16, 3, Act.RELU6),
+                                           (16, 8, 1, Act.NONE)]):
+        y = b.tensor(f"y{k}", (1, 8, 9, co))
+        if k == 2:
+            b.op(B.DEPTHWISE_CONV_2D, [t, b.constant(f"w{k}", rng.standard_normal((1, 3, 3, co)).astype(np.float32)),
+                                       b.constant(f"b{k}", rng.standard_normal(co).astype(np.float32))], [y],
+                 DepthwiseConv2DOptions(padding=Padding.SAME, stride_h=1, stride_w=1, depth_multiplier=1,
+                                        fused_activation_function=act))
+        else:
+            b.op(B.CONV_2D, [t, b.constant(f"w{k}", rng.standard_normal((co, kk, kk, ci)).astype(np.float32)),
+                             b.constant(f"b{k}", rng.standard_normal(co).astype(np.float32))], [y],
+                 Conv2DOptions(padding=Padding.SAME, stride_h=1, stride_w=1, fused_activation_function=act))
+        t = y
+    b.output(t)
+    return update_versions(b.build()), rng.uniform(-1, 1, (1, 8, 9, 5)).astype(np.float32)
+
+
+@pytest.mark.skipif(fgemm.function() is None, reason="no kernel library with AVX-512 here (make kernels builds it)")
+@pytest.mark.parametrize("first_act", [Act.RELU6, Act.NONE])
+def test_a_convolution_after_a_clamping_one_skips_the_guard(first_act):
+    """A convolution whose input is a RELU6 convolution's (or depthwise's) output reads values in [0, 6]
+    or NaN: no guard pass (a negative limit); after an unclamped one, or on the graph's input, the guard
+    stays.  Either way the values are the teaching layer's within float rounding, NaN where it has NaN."""
+    model, x = two_convolutions(first_act)
+    x[0, 2, 3, 1] = np.nan
+    it = Interpreter(model=model)
+    it.allocate_tensors()
+    paths = [it._sg(0).fast[i] for i in (0, 1, 3)]
+    limits = [float(p.clamp[2]) for p in paths]
+    assert limits[0] > 0 and limits[2] == -1.0
+    assert (limits[1] == -1.0) == (first_act == Act.RELU6)
+    it.set_tensor(it.get_input_details()[0]["index"], x)
+    it.invoke()
+    ref, _ = run(model, x, reference=True)
+    got = it.get_tensor(it.get_output_details()[0]["index"])
+    assert np.isnan(ref).any()
+    np.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-5)

@@ -27,11 +27,14 @@ The fast path's state is its own object: it does not appear in the ``<Op>Data`` 
 from __future__ import annotations
 
 import importlib
+import math
 import pkgutil
+
+import numpy as np
 
 from ..variants import LITERT_X86
 
-__all__ = ["FastPath", "fast_path", "FAST_PATHS", "bind", "has_fast_path"]
+__all__ = ["FastPath", "fast_path", "FAST_PATHS", "bind", "bounded_inputs", "has_fast_path"]
 
 FAST_PATHS: dict = {}      # (op, <Op>Data class) → (bind function, variant names it reproduces)
 
@@ -86,6 +89,25 @@ def fast_path(op, *data_classes, variants=(LITERT_X86.name,)):
         return bind_fn
 
     return register
+
+
+CLAMPING_OPS = frozenset({"CONV_2D", "DEPTHWISE_CONV_2D"})   # every path clamps every float output
+
+
+def bounded_inputs(plan: list, context) -> None:
+    """A look at the whole plan once it is bound: a fast path with ``input_bounded(bound)`` whose first
+    input is the float32 output of a convolution that clamps to a finite range (a fused RELU6, say)
+    learns that every value it reads is at most ``bound`` in magnitude, or NaN."""
+    bound_of = {}
+    for fn, node, data in plan:
+        hook = getattr(fn, "input_bounded", None)
+        if hook is not None and node.inputs and node.inputs[0] in bound_of:
+            hook(bound_of[node.inputs[0]])
+        if node.op_name in CLAMPING_OPS and node.outputs and context.dtype(node.outputs[0]) == np.float32:
+            lo = getattr(data, "output_activation_min", None)
+            hi = getattr(data, "output_activation_max", None)
+            if lo is not None and hi is not None and math.isfinite(lo) and math.isfinite(hi):
+                bound_of[node.outputs[0]] = max(abs(float(lo)), abs(float(hi)))
 
 
 def has_fast_path(node, data) -> bool:

@@ -12,7 +12,9 @@
   up, then the teaching layer's comparison.
 * float32 ADD / SUB / MUL of two inputs of one shape ("rows"): :func:`float_binary_rows`, the IEEE
   operation and the activation clamp in one pass, rows shared among ``num_threads`` threads (the
-  teaching layer makes two passes, the operation then ``np.clip``, on one thread).
+  teaching layer makes two passes, the operation then ``np.clip``, on one thread); with the kernel
+  library, its C loop on sixteen values a vector ("native", :mod:`workbench.perf.elementwise`), which
+  a run of library calls can include (:mod:`..fused`).
 
 Every table comes from the teaching layer's functions on an OpData that prepare built under the
 node's variant, so each fast path serves both variants.
@@ -24,6 +26,7 @@ import dataclasses
 
 import numpy as np
 
+from ...perf import elementwise as _ew
 from ...perf.jit import njit, run_rows
 from ...schema.enums import BuiltinOperator as B
 from ..kernels import equal, greater, greater_equal, less, less_equal, not_equal
@@ -164,14 +167,42 @@ class FloatRows(FastPath):
                  t[node.inputs[1]].reshape(-1, c), out2d, self.op, self.lo, self.hi, work=out.size)
 
 
+class FloatNative(FastPath):
+    """``native``: the kernel library's ``binary_f32`` on the flat arrays; ``fallback`` (the node's
+    :class:`FloatRows`) where the call is not taken (arrays it does not expect)."""
+
+    __slots__ = ("fn", "fallback", "clamp")
+    name = "native"
+
+    def __init__(self, fn, fallback: FloatRows):
+        self.fn, self.fallback = fn, fallback
+        self.clamp = np.array([fallback.lo, fallback.hi], np.float32)
+
+    def native_call(self, context, node):
+        t = context.tensors
+        a, b, out = t[node.inputs[0]], t[node.inputs[1]], t[node.outputs[0]]
+        if not (a.flags.c_contiguous and b.flags.c_contiguous and out.flags.c_contiguous):
+            return None         # a flat view of out would be a copy
+        return self.fn, (context.num_threads, a.reshape(-1), b.reshape(-1), out.reshape(-1), self.clamp,
+                         self.fallback.op)
+
+    def __call__(self, context, node, d):
+        call = self.native_call(context, node)
+        if call is None or call[0](*call[1]) != 0:
+            self.fallback(context, node, d)
+
+
 def _bind_float(context, node, d, op: int):
-    """:class:`FloatRows` for two float32 inputs of the output's shape (no broadcast) with a last axis."""
+    """:class:`FloatNative` (with the library) or :class:`FloatRows` for two float32 inputs of the
+    output's shape (no broadcast) with a last axis."""
     shape = tuple(d.output_shape)
     if (d.broadcast or len(shape) == 0 or shape[-1] == 0 or len(node.inputs) != 2
             or any(tuple(context.shape(node.input(k))) != shape for k in (0, 1))
             or any(context.dtype(node.input(k)) != np.float32 for k in (0, 1))):
         return None
-    return FloatRows(op, d)
+    rows = FloatRows(op, d)
+    fn = _ew.binary_function()
+    return rows if fn is None else FloatNative(fn, rows)
 
 
 @fast_path(B.ADD, BinaryQuantizedData, BinaryInt8Data, BinaryData, variants=ALL)

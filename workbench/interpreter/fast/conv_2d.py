@@ -354,6 +354,13 @@ class FloatNative(FastPath):
         limit = np.inf if filt is None else guard_limit(weight_bound(filter_matrix(filt)))
         self.clamp = np.array([d.output_activation_min, d.output_activation_max, limit], np.float32)
 
+    def input_bounded(self, bound: float) -> None:
+        """Every input value is at most ``bound`` in magnitude or NaN (the node before clamps its outputs,
+        :func:`..bounded_inputs`): below the guard's limit nothing can overflow, so the library skips the
+        guard's pass over the input (a negative limit); a NaN gives NaN in either order."""
+        if self.packed is not None and bound < float(self.clamp[2]):
+            self.clamp[2] = -1.0
+
     def native_call(self, context, node):
         if self.packed is None or self.bias is None:     # packed at every invoke
             return None

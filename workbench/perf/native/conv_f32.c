@@ -21,7 +21,9 @@
  * multiply-adds, other partial sums), which is harmless unless a partial sum can overflow float32;
  * the caller gives the limit below which no input value can make one overflow (1e38 over the
  * weights' max |w| times K, workbench/interpreter/fast/conv_2d.py) and the kernel reports any input
- * value not below it (or NaN): the caller then runs the teaching layer's sums instead.
+ * value not below it (or NaN): the caller then runs the teaching layer's sums instead.  A negative
+ * limit skips that pass: the caller knows every input value is below the limit or NaN (the layer
+ * before clamps its outputs to a narrow range), and a NaN gives NaN in any order.
  *
  * Order: when the packed weights fit in L1 (a 1x1 layer with few input channels), each tile meets
  * every panel in turn, so its input stays in L1 and its output row is written at once; else the tiles
@@ -234,7 +236,7 @@ static void convf_part(void *ctx, int part, int thread)
         t1 = g->tiles;
     if (q1 > g->panels)
         q1 = g->panels;
-    if (pp == 0) {              /* the guard: this row piece's share of the input, once */
+    if (pp == 0 && !(g->limit < 0)) {   /* the guard: this row piece's share of the input, once */
         int64_t v0 = g->values * rp / g->tile_parts, v1 = g->values * (rp + 1) / g->tile_parts;
         if (convf_bad(g->x + v0, v1 - v0, g->limit))
             atomic_store_explicit(&g->bad, 1, memory_order_relaxed);
@@ -344,7 +346,8 @@ static PyArrayObject *convf_array(PyObject *o, int ndim, int writable)
 
 /* conv_f32(threads, x, packed, bias, zeros, out, geometry, clamp): out = clamp(conv(x) + bias) on the
  * pool.  zeros: at least KW*C zeros (what a run in the padding reads); geometry: int64 [kh, kw,
- * stride h, stride w, dilation h, dilation w, pad top, pad left]; clamp: float32 [lo, hi, guard limit].  0: done; 1: done, but an input value reached the guard's
+ * stride h, stride w, dilation h, dilation w, pad top, pad left]; clamp: float32 [lo, hi, guard limit
+ * (negative: no guard)].  0: done; 1: done, but an input value reached the guard's
  * limit (the caller recomputes with the reference sums); -1: not taken (no AVX-512 on this CPU, or
  * arrays that do not fit), out untouched. */
 static PyObject *kernel_conv_f32(PyObject *self, PyObject *const *args, Py_ssize_t nargs)

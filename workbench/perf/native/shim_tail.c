@@ -356,6 +356,9 @@ static PyMethodDef METHODS[] = {
     {"dw_f32", (PyCFunction)(void (*)(void))kernel_dw_f32, METH_FASTCALL,
      "dw_f32(threads, x, w, bias, out, geometry, clamp): a float32 depthwise convolution (depth multiplier 1) "
      "on the pool, in the reference kernels' order (0 done, -1 not taken)"},
+    {"binary_f32", (PyCFunction)(void (*)(void))kernel_binary_f32, METH_FASTCALL,
+     "binary_f32(threads, a, b, out, clamp, op): out = clamp(a op b), op 0 add, 1 subtract, 2 multiply, "
+     "on the pool (0 done, -1 not taken)"},
     {"run_calls", (PyCFunction)(void (*)(void))kernel_run_calls, METH_FASTCALL,
      "run_calls(calls, start): call each (function, args) of calls from start on until one answers other "
      "than 0; its index, or len(calls)"},

@@ -1,0 +1,24 @@
+"""Float32 ADD, SUB and MUL of same-shaped tensors by the kernel library's own C loop
+(``native/elementwise.c``): the IEEE operation and the activation's clamp, sixteen values a vector, the
+flat arrays cut into pieces for the pool from ``EW_MIN_SPLIT`` values on.  Every output is computed
+on its own, so the bits are the teaching layer's on any number of threads."""
+
+from __future__ import annotations
+
+import numpy as np
+
+ADD, SUB, MUL = 0, 1, 2
+
+
+def _probe(fn) -> bool:
+    """17 values (one vector and a masked tail): 3 - 2 = 1 each."""
+    a, b, out = np.full(17, 3, np.float32), np.full(17, 2, np.float32), np.zeros(17, np.float32)
+    return fn(1, a, b, out, np.array([-np.inf, np.inf], np.float32), SUB) == 0 and bool((out == 1).all())
+
+
+def binary_function():
+    """The library's ``binary_f32``, or None (no library, an older one, or a CPU without AVX-512: a
+    probe says which; probed again when the library in use changes)."""
+    from . import precompiled
+
+    return precompiled.native("binary_f32", _probe)
