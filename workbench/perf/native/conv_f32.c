@@ -30,7 +30,7 @@
  * go in chunks whose input fits in the core's L2 cache, and each panel pair meets every tile of the
  * chunk while its weights stay in L1.
  *
- * Threads: two pieces a thread, shared by the pool (pool_run).  With more output channels than
+ * Threads: CONVF_PARTS_PER_THREAD pieces a thread, shared by the pool (pool_run).  With more output channels than
  * pixels (the 14x14 and 7x7 layers of a MobileNet, whose weights come from memory, not cache) the
  * panels are cut, so each thread reads only its share of the weights; else the tiles. */
 #if (defined(__x86_64__) || defined(_M_X64)) && (defined(__GNUC__) || defined(__clang__))
@@ -44,7 +44,11 @@
 #define CONVF_NR 16             /* output channels a packed panel */
 #define CONVF_L2_CHUNK (256 * 1024)   /* bytes of input a chunk of tiles reads */
 #define CONVF_L1_WEIGHTS (32 * 1024)  /* bytes of packed weights that stay in L1 as a whole */
-#define CONVF_PARTS_PER_THREAD 2  /* pieces a thread: a thread that starts late takes fewer */
+#define CONVF_PARTS_PER_THREAD 8  /* pieces a thread: the pieces are claimed as threads come free, so a
+                                   * thread that starts late takes fewer, and the one that finishes first
+                                   * waits for about half a piece: with 8 a thread, 1/32 of the node
+                                   * (2 a thread left it waiting 1/8; MobileNet v2 float at two threads
+                                   * went from 1.22 to 1.13 x XNNPACK's time, docs/benchmarks.md) */
 #define CONVF_STACK_TAPS 64     /* tiles with up to this many taps keep their pointers on the stack */
 
 typedef struct {

@@ -27,7 +27,7 @@
  * and a two-source permute puts the 16 results back in order.  Then + the output zero point, the
  * clamp, and 16 int8 stores (see DWI8_UP_FAST and the others below for the variants).
  *
- * Threads: the output rows are cut among threads (two pieces a thread, on the pool), or, for
+ * Threads: the output rows are cut among threads (DWI8_PARTS_PER_THREAD pieces a thread, on the pool), or, for
  * layers with more channels than output pixels (14x14 and 7x7 in a MobileNet), the 16-channel
  * blocks: a piece then converts only its own channels. */
 #if (defined(__x86_64__) || defined(_M_X64)) && (defined(__GNUC__) || defined(__clang__))
@@ -40,7 +40,8 @@
 #define DWI8_PX 4                   /* output pixels side by side in the 3x3 loop */
 #define DW_MAX_KH 16              /* filter rows the ring of converted rows can hold */
 #define DW_MAX_TAPS 256           /* 256 * 255 * 128 < 2^24: the exact range holds some bias */
-#define DW_PARTS_PER_THREAD 2
+#define DW_PARTS_PER_THREAD 8      /* float: as CONVF_PARTS_PER_THREAD (conv_f32.c) */
+#define DWI8_PARTS_PER_THREAD 2    /* int8: each piece converts the KH - 1 rows above its first again */
 #define DWF_LONG_ROW 48            /* output columns from which dw_f32 runs the pixels outer (stride 1) */
 
 /* how a block of 16 channels rounds, the epilogue's variants (the tables' modes, MODE_* in
@@ -458,15 +459,15 @@ static int dw_shape(dw_shape_t *s, PyArrayObject *x, PyArrayObject *w, PyArrayOb
            && PyArray_DIM(w, 1) == s->c16;
 }
 
-/* cut the output rows among threads (two pieces a thread), or, with more channels than output pixels,
+/* cut the output rows among threads (per_thread pieces a thread), or, with more channels than output pixels,
  * the 16-channel blocks; how many pieces */
-static int dw_cut(dw_shape_t *s, long threads)
+static int dw_cut(dw_shape_t *s, long threads, int per_thread)
 {
     s->row_parts = s->block_parts = 1;
     if (threads > MAX_THREADS)
         threads = MAX_THREADS;
     if (threads > 1) {
-        int64_t most = DW_PARTS_PER_THREAD * threads;
+        int64_t most = per_thread * threads;
         if (s->nb >= threads && s->c > s->rows * s->ow)
             s->block_parts = s->nb < most ? s->nb : most;
         else
@@ -540,7 +541,7 @@ static PyObject *kernel_dw_i8(PyObject *self, PyObject *const *args, Py_ssize_t 
     g.q32 = (const int32_t *)PyArray_DATA(q32);
     g.q64 = (const int64_t *)PyArray_DATA(q64);
     g.out = (int8_t *)PyArray_DATA(out);
-    parts = dw_cut(&g.s, threads);
+    parts = dw_cut(&g.s, threads, DWI8_PARTS_PER_THREAD);
     g.blocks = dwi8_make_blocks(&g);
     if (g.blocks == NULL)
         return PyErr_NoMemory();
@@ -906,7 +907,7 @@ static PyObject *kernel_dw_f32(PyObject *self, PyObject *const *args, Py_ssize_t
         g.xb = g.xb < g.xa ? g.xa : g.xb > g.s.ow ? g.s.ow : g.xb;
     }
     atomic_init(&g.failed, 0);
-    dw_run(dwf_part, &g, dw_cut(&g.s, threads), threads);
+    dw_run(dwf_part, &g, dw_cut(&g.s, threads, DW_PARTS_PER_THREAD), threads);
     if (atomic_load(&g.failed))
         return PyErr_NoMemory();
     return PyLong_FromLong(0);

@@ -17,7 +17,7 @@
 #endif
 
 #define EW_MIN_SPLIT (1 << 15)      /* values from which the pool shares the work */
-#define EW_PARTS_PER_THREAD 2
+#define EW_PARTS_PER_THREAD 8       /* as CONVF_PARTS_PER_THREAD (conv_f32.c) */
 
 typedef struct {
     const float *a, *b;
