@@ -177,3 +177,20 @@ def test_run_calls_stops_at_the_first_answer_other_than_zero():
         run_calls(((answer, 0),), 0)
     with pytest.raises(ZeroDivisionError):
         run_calls(((lambda: 1 // 0, ()),), 0)
+
+
+@needs_library
+def test_arrays_that_no_longer_make_one_call_run_node_by_node():
+    """When the arrays move and a node's fast path no longer offers one call for them (a flat view that
+    would be a copy, say), the run's nodes go one by one through their own paths: the same bits."""
+    model, x = chain()
+    it = ready(model, x)
+    sg = it._sg()
+    run = sg.runs[0][0]
+    add = run.entries[3][0]
+    add.native_call = lambda context, node: None            # what FloatNative says of such arrays
+    t = run.entries[0][1].outputs[0]
+    sg.context.tensors[t] = sg.context.tensors[t].copy()      # moved: the run takes its arrays again
+    it.invoke()
+    assert run.calls is None
+    assert output(it).tobytes() == node_by_node(model, x).tobytes()

@@ -38,14 +38,10 @@ class NativeRun:
         self.take(context)
 
     def take(self, context) -> None:
-        """The calls with the context's current arrays, and which arrays they hold."""
-        calls = []
-        for fn, node, _ in self.entries:
-            call = fn.native_call(context, node)
-            if call is None:
-                raise ValueError(f"node {node.index}: its fast path has no single call any more")
-            calls.append(call)
-        self.calls = tuple(calls)
+        """The calls with the context's current arrays, and which arrays they hold; no calls (each node
+        then runs on its own) when a node's arrays no longer make one call (a view that would copy)."""
+        calls = [fn.native_call(context, node) for fn, node, _ in self.entries]
+        self.calls = None if any(call is None for call in calls) else tuple(calls)
         self.arrays = tuple((t, context.tensors[t]) for _, node, _ in self.entries
                             for t in (*node.inputs, *node.outputs) if t >= 0)
 
@@ -56,6 +52,12 @@ class NativeRun:
                 self.take(context)
                 break
         self.failed = None
+        if self.calls is None:
+            for fn, nd, dt in self.entries:
+                self.failed = nd
+                fn(context, nd, dt)
+            self.failed = None
+            return
         count, start = len(self.calls), 0
         try:
             while True:
@@ -103,9 +105,10 @@ def runs(plan: list, context) -> list:
         pending.clear()
 
     for entry in plan:
-        fn = entry[0]
+        fn, node = entry[0], entry[1]
         native = getattr(fn, "native_call", None)
-        if native is not None and native(context, entry[1]) is not None:
+        if (native is not None and not any(context.is_dynamic(t) for t in (*node.inputs, *node.outputs) if t >= 0)
+                and native(context, node) is not None):
             pending.append(entry)
         else:
             flush()

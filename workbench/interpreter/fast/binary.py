@@ -181,7 +181,7 @@ class FloatNative(FastPath):
     def native_call(self, context, node):
         t = context.tensors
         a, b, out = t[node.inputs[0]], t[node.inputs[1]], t[node.outputs[0]]
-        if not (a.flags.c_contiguous and b.flags.c_contiguous and out.flags.c_contiguous):
+        if not all(isinstance(v, np.ndarray) and v.flags.c_contiguous for v in (a, b, out)):
             return None         # a flat view of out would be a copy
         return self.fn, (context.num_threads, a.reshape(-1), b.reshape(-1), out.reshape(-1), self.clamp,
                          self.fallback.op)
