@@ -9,6 +9,7 @@ Nothing here knows what a model, a tensor or a kernel is; it imports only :mod:`
 ``vnni``         the AVX-512 VNNI int8 dot-product loops (built with llvmlite intrinsics);
 ``fgemm``        the library's C float convolution (``native/conv_f32.c``): its packed filter and lookup;
 ``depthwise``    the library's C depthwise loops, int8 and float (``native/depthwise.c``): the same;
+``elementwise``  the library's C float ADD / SUB / MUL loop (``native/elementwise.c``): its lookup;
 ``precompiled``  the ahead-of-time kernel library: its fingerprint, lookup and status;
 ``build``        building that library from a workload the caller hands in (the command line runs
                  the sample and corpus models through the interpreter);
