@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from helpers.shared_models import SHARED_MODELS
 from workbench.errors import TensorError
 from workbench.interpreter import Interpreter, fused
 from workbench.perf import fgemm
@@ -171,7 +172,8 @@ def test_run_calls_stops_at_the_first_answer_other_than_zero():
     calls = ((answer, (0,)), (answer, (0,)), (answer, (-1,)), (answer, (0,)))
     assert run_calls(calls, 0) == 2 and seen == [0, 0, -1]
     assert run_calls(calls, 3) == 4 and seen[-1] == 0
-    assert run_calls(((answer, (None,)),), 0) == 0          # not an integer: not "done" either
+    assert run_calls(((answer, (None,)),), 0) == 1          # None: done (what call_rows answers)
+    assert run_calls(((answer, ("no",)),), 0) == 0          # anything else: not done
     assert run_calls((), 0) == 0
     with pytest.raises(TypeError, match="call 0 is not a"):
         run_calls(((answer, 0),), 0)
@@ -194,3 +196,28 @@ def test_arrays_that_no_longer_make_one_call_run_node_by_node():
     it.invoke()
     assert run.calls is None
     assert output(it).tobytes() == node_by_node(model, x).tobytes()
+
+
+@needs_library
+@pytest.mark.parametrize("threads", [1, 2])
+def test_an_int8_network_runs_its_convolutions_and_depthwise_layers_as_one_run(threads):
+    """MobileNet v1 int8 from Google's converter: the VNNI convolutions (their loop through the library's
+    call_rows) and the depthwise loops in one run, with the bits of the nodes one by one."""
+    path = SHARED_MODELS / "mobilenet_v1_a10_224_int8.tflite"
+    if not path.exists():
+        pytest.skip(f"needs {path} (the shared models directory beside the repository)")
+    x = np.random.default_rng(3).integers(-128, 128, (1, 224, 224, 3)).astype(np.int8)
+    outs = []
+    for fused_runs in (True, False):
+        it = Interpreter(model_path=str(path), num_threads=threads)
+        it.allocate_tensors()
+        sg = it._sg()
+        if fused_runs:
+            lengths = [len(fn.entries) for fn, _, _ in sg.runs if isinstance(fn, fused.NativeRun)]
+            assert max(lengths, default=0) >= 20, lengths
+        else:
+            sg.runs = list(sg.plan)
+        it.set_tensor(it.get_input_details()[0]["index"], x)
+        it.invoke()
+        outs.append(output(it).copy())
+    assert outs[0].tobytes() == outs[1].tobytes()

@@ -5,11 +5,12 @@ thread count and calls the kernel library.  Inside a network those few microseco
 caches (the layer before streamed megabytes through them), and with two threads the second one waits
 while the first runs Python.  Where consecutive nodes are each one call of a library function with
 arguments that do not change between invokes (:meth:`FastPath.native_call`: a float convolution with a
-constant filter, a depthwise convolution of the library), the plan holds one :class:`NativeRun` for them
+constant filter, a depthwise convolution of the library, a same-shape float ADD / SUB / MUL, an int8
+convolution whose loop the library holds), the plan holds one :class:`NativeRun` for them
 instead: the library's ``run_calls`` makes the calls in order from C, like XNNPACK's runtime walking its
 operators.
 
-Nothing changes in what a node computes: a call that answers other than 0 (a raised guard, arrays the
+Nothing changes in what a node computes: a call that answers other than 0 or None (a raised guard, arrays the
 library refused) stops the run there, the node's own ``__call__`` handles it as it always does, and the
 run goes on from the next node.  The calls keep the tensors' arrays; a run checks that they are still the
 context's before it starts and takes the current ones if not.  ``Subgraph.plan`` keeps one entry per node

@@ -159,6 +159,24 @@ def cpu_count() -> int:
         return max(1, os.cpu_count() or 1)
 
 
+def rows_call(fn, total: int, threads: int, *args, align: int = 1, work: int | None = None):
+    """What :func:`run_rows` would run as one call of the kernel library — ``(call_rows, arguments)``,
+    answering None when done — or None when ``fn`` is not a kernel the library holds."""
+    if type(fn) is not LazyJit:
+        return None
+    impl = fn._impl
+    if impl is None:
+        impl = fn._impl = fn._callable()
+    rows = getattr(impl, "rows", None)
+    if rows is None:
+        return None
+    threads = min(int(threads), cpu_count(), max(1, total // (2 * align)))
+    if work is not None and work < MIN_POOL_WORK:
+        threads = 1
+    first, count, fallback = impl.args
+    return impl.func.__self__.call_rows, (first, count, fallback, threads, total, align, *args)
+
+
 def run_rows(fn, total: int, threads: int, *args, align: int = 1, work: int | None = None) -> None:
     """``fn(*args, r0, r1)`` over rows 0..total.
 

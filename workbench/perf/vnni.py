@@ -64,7 +64,7 @@ import numpy as np
 
 from .. import config
 from . import aligned_zeros
-from .jit import native, njit, run_rows
+from .jit import native, njit, rows_call, run_rows
 
 ROWS = 4            # rows of the micro-kernel's block (4 × 4 accumulators of 16 lanes = 16 registers)
 BLOCKS = 4          # 16-channel blocks of the micro-kernel's block
@@ -1222,6 +1222,12 @@ def run_plan(plan, threads: int) -> None:
     """Run what :func:`conv_plan` chose (a fast path keeps the plan while its arrays stay the same)."""
     kernel, total, args, align, work = plan
     run_rows(kernel, total, threads, *args, align=align, work=work)
+
+
+def plan_call(plan, threads: int):
+    """:func:`run_plan` as one call of the kernel library (``jit.rows_call``), or None."""
+    kernel, total, args, align, work = plan
+    return rows_call(kernel, total, threads, *args, align=align, work=work)
 
 
 def conv_plan(x, packed, bias, mult, shift, out_zp, lo, hi, half_up, out2d, geometry, threads: int = 1,

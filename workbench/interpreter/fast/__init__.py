@@ -53,8 +53,8 @@ class FastPath:
 
     def native_call(self, context, node):
         """``(function, args)`` when this node's whole work is one call of a kernel library function that
-        answers 0 when done (anything else: ``__call__`` handles it), with the node's current arrays;
-        else None.  Runs of such nodes are made one call from Python (:mod:`..fused`)."""
+        answers 0 or None when done (anything else: ``__call__`` handles it), with the node's current
+        arrays; else None.  Runs of such nodes are made one call from Python (:mod:`..fused`)."""
         return None
 
     def __repr__(self) -> str:

@@ -484,19 +484,20 @@ class Int8Vnni(FastPath):
     """The VNNI product (:func:`workbench.perf.vnni.conv`); ``tables``: the requantization in the
     micro-kernel's epilogue, made here once (None where it is not narrow: the general requantization)."""
 
-    __slots__ = ("name", "packed", "bias_folded", "half_up", "tables", "plan")
+    __slots__ = ("name", "packed", "bias_folded", "half_up", "tables", "plan", "data")
 
     def __init__(self, packed, bias_folded, half_up, d):
         self.name, self.packed, self.bias_folded, self.half_up = "vnni(int8, exact)", packed, bias_folded, half_up
+        self.data = d               # the node's OpData, for native_call
         self.tables = _vnni.tables_for(packed, bias_folded, d.output_multiplier, d.output_shift, d.output_zero_point,
                                        d.output_activation_min, d.output_activation_max, half_up)
         self.plan = None
 
-    def __call__(self, context, node, d) -> None:
+    def chosen(self, context, node, d) -> tuple:
+        """(x, out, threads, the loop and its arguments), chosen once while the node reads and writes the
+        same arrays (the choice took about as long as a small layer's product)."""
         x, out = context.tensors[node.inputs[0]], context.tensors[node.outputs[0]]
         threads, plan = context.num_threads, self.plan
-        # the loop and its arguments, chosen once while the node reads and writes the same arrays (the
-        # choice took about as long as a small layer's product)
         if plan is None or plan[0] is not x or plan[1] is not out or plan[2] != threads:
             _, oh, ow, o = out.shape
             plan = self.plan = (x, out, threads, _vnni.conv_plan(
@@ -504,7 +505,15 @@ class Int8Vnni(FastPath):
                 d.output_activation_min, d.output_activation_max, self.half_up, out.reshape(-1, o),
                 (oh, ow, d.filter_h, d.filter_w, d.stride_h, d.stride_w, d.dilation_h, d.dilation_w, d.pad_top,
                  d.pad_left, d.input_zero_point + 128), threads, self.tables))
-        _vnni.run_plan(plan[3], threads)
+        return plan
+
+    def native_call(self, context, node):
+        plan = self.chosen(context, node, self.data)
+        return _vnni.plan_call(plan[3], plan[2])
+
+    def __call__(self, context, node, d) -> None:
+        plan = self.chosen(context, node, d)
+        _vnni.run_plan(plan[3], plan[2])
 
 
 class Int8Blas(FastPath):

@@ -301,8 +301,9 @@ static PyObject *kernel_pool_stats(PyObject *self, PyObject *unused)
 }
 
 /* run_calls(calls, start): calls[i] = (function, args); from i = start on, each function called with its
- * arguments in turn until one answers anything but the integer 0 (a fast path's refusal or raised guard,
- * which its node's own code then handles): the index of that call, or len(calls) when all answered 0.
+ * arguments in turn until one answers anything but the integer 0 or None (done: the library's C loops
+ * answer 0, call_rows None; anything else is a refusal or a raised guard, which the node's own code
+ * then handles): the index of that call, or len(calls) when all were done.
  * A run of the speed layer's nodes in one call from Python (workbench/interpreter/fused.py). */
 static PyObject *kernel_run_calls(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -330,7 +331,7 @@ static PyObject *kernel_run_calls(PyObject *self, PyObject *const *args, Py_ssiz
         r = PyObject_Vectorcall(PyTuple_GET_ITEM(c, 0), ((PyTupleObject *)a)->ob_item, PyTuple_GET_SIZE(a), NULL);
         if (r == NULL)
             return NULL;
-        v = PyLong_Check(r) ? PyLong_AsLongAndOverflow(r, &overflow) : 1;
+        v = r == Py_None ? 0 : PyLong_Check(r) ? PyLong_AsLongAndOverflow(r, &overflow) : 1;
         Py_DECREF(r);
         if (v != 0 || overflow)
             break;
@@ -361,7 +362,7 @@ static PyMethodDef METHODS[] = {
      "on the pool (0 done, -1 not taken)"},
     {"run_calls", (PyCFunction)(void (*)(void))kernel_run_calls, METH_FASTCALL,
      "run_calls(calls, start): call each (function, args) of calls from start on until one answers other "
-     "than 0; its index, or len(calls)"},
+     "than 0 or None; its index, or len(calls)"},
     {"call", (PyCFunction)(void (*)(void))kernel_call, METH_FASTCALL,
      "call(first, count, fallback, *args): run the first of entries first..first+count that takes args"},
     {"match", (PyCFunction)(void (*)(void))kernel_match, METH_FASTCALL,
