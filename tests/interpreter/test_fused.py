@@ -64,6 +64,14 @@ def output(it):
     return it.get_tensor(it.get_output_details()[0]["index"])
 
 
+def first_run(act=Act.RELU6):
+    """(model, input, interpreter, its subgraph, the plan's first run of library calls)."""
+    model, x = chain(act)
+    it = ready(model, x)
+    sg = it._sg()
+    return model, x, it, sg, sg.runs[0][0]
+
+
 def node_by_node(model, x, threads=1):
     """The same network with the plan walked one node at a time."""
     it = ready(model, x, num_threads=threads)
@@ -92,10 +100,7 @@ def test_a_raised_guard_inside_a_run_is_its_nodes_own_business():
     """The first convolution's call answers 1 (the guard): run_calls stops there, the node's own path
     runs the teaching layer's sums, and the run goes on with the depthwise and the second convolution
     (every tensor they write starts as NaN)."""
-    model, x = chain(act=Act.NONE)
-    it = ready(model, x)
-    sg = it._sg()
-    run = sg.runs[0][0]
+    model, x, it, sg, run = first_run(Act.NONE)
     path = run.entries[0][0]
     real, answers = path.fn, []
 
@@ -112,19 +117,14 @@ def test_a_raised_guard_inside_a_run_is_its_nodes_own_business():
     it.invoke()
     assert answers == [1, 1]                # once from the run, once from the node's own path
     path.fn = real
-    want = Interpreter(model=model, reference=True)
-    want.allocate_tensors()
-    want.set_tensor(want.get_input_details()[0]["index"], x)
+    want = ready(model, x, reference=True)
     want.invoke()
     np.testing.assert_allclose(output(it), output(want), rtol=1e-5, atol=1e-5)
 
 
 @needs_library
 def test_a_run_takes_the_arrays_again_when_they_moved():
-    model, x = chain()
-    it = ready(model, x)
-    sg = it._sg()
-    run = sg.runs[0][0]
+    model, x, it, sg, run = first_run()
     t = run.entries[0][1].outputs[0]
     moved = np.empty_like(sg.context.tensors[t])
     sg.context.tensors[t] = moved
@@ -135,10 +135,7 @@ def test_a_run_takes_the_arrays_again_when_they_moved():
 
 @needs_library
 def test_an_error_inside_a_run_names_its_node():
-    model, x = chain()
-    it = ready(model, x)
-    sg = it._sg()
-    run = sg.runs[0][0]
+    model, x, it, sg, run = first_run()
     path = run.entries[1][0]            # the depthwise convolution, node 1
 
     def no_memory(*args):
@@ -185,10 +182,7 @@ def test_run_calls_stops_at_the_first_answer_other_than_zero():
 def test_arrays_that_no_longer_make_one_call_run_node_by_node():
     """When the arrays move and a node's fast path no longer offers one call for them (a flat view that
     would be a copy, say), the run's nodes go one by one through their own paths: the same bits."""
-    model, x = chain()
-    it = ready(model, x)
-    sg = it._sg()
-    run = sg.runs[0][0]
+    model, x, it, sg, run = first_run()
     add = run.entries[3][0]
     add.native_call = lambda context, node: None            # what FloatNative says of such arrays
     t = run.entries[0][1].outputs[0]
