@@ -45,3 +45,28 @@ def test_arrays_it_does_not_take_leave_the_output_alone():
     assert (out == 7).all()
     with pytest.raises(TypeError):
         fn(1, a, b, out, clamp)
+
+
+def sequential_sums(x3, divisor):
+    want = x3[:, 0, :].copy()
+    for r in range(1, x3.shape[1]):
+        want = (want + x3[:, r, :]).astype(np.float32)
+    if divisor:
+        want = (want / np.float32(divisor)).astype(np.float32)
+    return want.reshape(-1)
+
+
+@pytest.mark.skipif(elementwise.sum_function() is None,
+                    reason="no kernel library with AVX-512 here (make kernels builds it)")
+@pytest.mark.parametrize("shape", [(1, 49, 1024), (2, 3, 17), (3, 1, 5), (1, 7, 16), (4, 5, 1)])
+def test_sum_f32_adds_in_memory_order_then_divides(shape):
+    x = np.random.default_rng(shape[2]).standard_normal(int(np.prod(shape))).astype(np.float32) * 100
+    x[:2] = [np.nan, -0.0][:x.size]
+    for divisor in (0.0, float(shape[1])):
+        out = np.full(shape[0] * shape[2], 7, np.float32)
+        fn = elementwise.sum_function()
+        assert fn(1, x, out, np.array(shape, np.int64), np.array([divisor], np.float32)) == 0
+        assert out.view(np.uint32).tobytes() == sequential_sums(x.reshape(shape), divisor).view(np.uint32).tobytes()
+    bad_out = np.full(shape[0] * shape[2] + 1, 7, np.float32)
+    assert fn(1, x, bad_out, np.array(shape, np.int64), np.array([0], np.float32)) == -1 and (bad_out == 7).all()
+    assert fn(1, x, out, np.array([shape[0], 0, shape[2]], np.int64), np.array([0], np.float32)) == -1

@@ -1,7 +1,9 @@
 """Float32 ADD, SUB and MUL of same-shaped tensors by the kernel library's own C loop
 (``native/elementwise.c``): the IEEE operation and the activation's clamp, sixteen values a vector, the
 flat arrays cut into pieces for the pool from ``EW_MIN_SPLIT`` values on.  Every output is computed
-on its own, so the bits are the teaching layer's on any number of threads."""
+on its own, so the bits are the teaching layer's on any number of threads.  Also float32 SUM / MEAN
+over one block of axes ([A, R, B]: the R values of each output added in memory order, then a MEAN's
+division), 16 outputs a vector, one thread."""
 
 from __future__ import annotations
 
@@ -22,3 +24,17 @@ def binary_function():
     from . import precompiled
 
     return precompiled.native("binary_f32", _probe)
+
+
+def _probe_sum(fn) -> bool:
+    """[1, 3, 17]: (1 + 2 + 3) / 2 = 3 in each of 17 outputs (one vector and a masked tail)."""
+    x = np.repeat(np.array([1, 2, 3], np.float32), 17)
+    out = np.zeros(17, np.float32)
+    return fn(1, x, out, np.array([1, 3, 17], np.int64), np.array([2], np.float32)) == 0 and bool((out == 3).all())
+
+
+def sum_function():
+    """The library's ``sum_f32``, or None (as :func:`binary_function`)."""
+    from . import precompiled
+
+    return precompiled.native("sum_f32", _probe_sum)

@@ -34,7 +34,7 @@ import numpy as np
 
 from ..variants import LITERT_X86
 
-__all__ = ["FastPath", "fast_path", "FAST_PATHS", "bind", "bounded_inputs", "has_fast_path"]
+__all__ = ["FastPath", "FlatCall", "fast_path", "FAST_PATHS", "bind", "bounded_inputs", "has_fast_path"]
 
 FAST_PATHS: dict = {}      # (op, <Op>Data class) → (bind function, variant names it reproduces)
 
@@ -59,6 +59,32 @@ class FastPath:
 
     def __repr__(self) -> str:
         return f"<fast path {self.name}>"
+
+
+class FlatCall(FastPath):
+    """``native``: a node whose whole work is one call of a kernel library function on the flat views of
+    its first ``n_inputs`` inputs and its outputs: ``fn(threads, *inputs, *outputs, *tail)``, answering 0
+    when done; ``fallback`` (the node's numba path) runs where it is not (arrays that are not
+    C-contiguous have no flat view, or the library refused them)."""
+
+    __slots__ = ("fn", "fallback", "tail", "n_inputs", "threaded")
+    name = "native"
+
+    def __init__(self, fn, fallback, tail: tuple, n_inputs: int, threaded: bool):
+        self.fn, self.fallback, self.tail, self.n_inputs, self.threaded = fn, fallback, tail, n_inputs, threaded
+
+    def native_call(self, context, node):
+        t = context.tensors
+        arrays = [t[i] for i in (*node.inputs[:self.n_inputs], *node.outputs)]
+        if not all(isinstance(v, np.ndarray) and v.flags.c_contiguous for v in arrays):
+            return None
+        threads = context.num_threads if self.threaded else 1
+        return self.fn, (threads, *(v.reshape(-1) for v in arrays), *self.tail)
+
+    def __call__(self, context, node, data) -> None:
+        call = self.native_call(context, node)
+        if call is None or call[0](*call[1]) != 0:
+            self.fallback(context, node, data)
 
 
 class Call(FastPath):

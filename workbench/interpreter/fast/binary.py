@@ -38,7 +38,7 @@ from ..kernels.mul import mul_quantized
 from ..kernels.squared_difference import SquaredDifferenceInt8Data, squared_difference_int8
 from ..kernels.sub import sub_quantized
 from ..variants import VARIANTS
-from . import FastPath, fast_path
+from . import FastPath, FlatCall, fast_path
 
 ALL = tuple(VARIANTS)
 
@@ -167,29 +167,14 @@ class FloatRows(FastPath):
                  t[node.inputs[1]].reshape(-1, c), out2d, self.op, self.lo, self.hi, work=out.size)
 
 
-class FloatNative(FastPath):
-    """``native``: the kernel library's ``binary_f32`` on the flat arrays; ``fallback`` (the node's
-    :class:`FloatRows`) where the call is not taken (arrays it does not expect)."""
+class FloatNative(FlatCall):
+    """``native``: the kernel library's ``binary_f32`` on the flat arrays (threads, a, b, out, clamp, op);
+    ``fallback`` (the node's :class:`FloatRows`) where the call is not taken."""
 
-    __slots__ = ("fn", "fallback", "clamp")
-    name = "native"
+    __slots__ = ()
 
     def __init__(self, fn, fallback: FloatRows):
-        self.fn, self.fallback = fn, fallback
-        self.clamp = np.array([fallback.lo, fallback.hi], np.float32)
-
-    def native_call(self, context, node):
-        t = context.tensors
-        a, b, out = t[node.inputs[0]], t[node.inputs[1]], t[node.outputs[0]]
-        if not all(isinstance(v, np.ndarray) and v.flags.c_contiguous for v in (a, b, out)):
-            return None         # a flat view of out would be a copy
-        return self.fn, (context.num_threads, a.reshape(-1), b.reshape(-1), out.reshape(-1), self.clamp,
-                         self.fallback.op)
-
-    def __call__(self, context, node, d):
-        call = self.native_call(context, node)
-        if call is None or call[0](*call[1]) != 0:
-            self.fallback(context, node, d)
+        super().__init__(fn, fallback, (np.array([fallback.lo, fallback.hi], np.float32), fallback.op), 2, True)
 
 
 def _bind_float(context, node, d, op: int):

@@ -6,7 +6,9 @@ kernel's normalisation of the shape (``_reduce.normalized``) a reduction over on
 [A, R, B] view of the input; each of the A·B outputs adds its R values in memory order starting from
 the first (``optimized_ops::ReduceImpl``), and a MEAN over trailing axes ([A, R]) sums each row as
 Eigen's 4-lane packets do — the bits of ``_reduce.sequential_sum`` / ``_reduce.eigen_sum``.  Other
-shapes (several separate blocks of reduced axes) keep the teaching layer.
+shapes (several separate blocks of reduced axes) keep the teaching layer.  With the kernel library the
+[A, R, B] sums (and a MEAN's division) are its C loop ("native", ``perf.elementwise.sum_function``), which
+a run of library calls can include; Eigen's trailing-axes mean stays in numba.
 
 Quantized MEAN over H and W of a 4-D uint8 / int8 input (``optimized_(integer_)ops::Mean``, the
 "optimized 4-D HW" algorithm of ``kernels/mean.py``, e.g. a network's global average pool): one loop
@@ -25,6 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...perf import elementwise as _ew
 from ...perf.jit import njit
 from ...schema.enums import BuiltinOperator
 from .. import quant
@@ -32,7 +35,7 @@ from ..kernels._reduce import ReduceData, normalized, reduced_rows
 from ..kernels.mean import MeanData, MeanQuantizedData
 from ..kernels.reduce_prod import ReduceProdData
 from ..variants import LITERT_X86, VARIANTS
-from . import Call, FastPath, fast_path
+from . import Call, FastPath, FlatCall, fast_path
 from .requantize import mbqm_int64_jit
 
 
@@ -107,6 +110,17 @@ class FloatSum(FastPath):
                 np.divide(out, np.float32(self.count), out=out)
 
 
+class FloatSumNative(FlatCall):
+    """``native``: the kernel library's ``sum_f32`` for the [A, R, B] sums in memory order (threads, x,
+    out, [A, R, B], [count or 0]); ``fallback`` (the node's :class:`FloatSum`) where it is not taken."""
+
+    __slots__ = ()
+
+    def __init__(self, fn, fallback: FloatSum):
+        super().__init__(fn, fallback, (np.array(fallback.blocks, np.int64), np.array([fallback.count], np.float32)),
+                         1, False)
+
+
 def _float_sum(context, node, d, mean: bool):
     shape = context.shape(node.inputs[0])
     if context.dtype(node.inputs[0]) != np.float32 or 0 in shape or context.variant.float_sum_order != "eigen-packets":
@@ -120,7 +134,9 @@ def _float_sum(context, node, d, mean: bool):
         r = red[0]
         blocks = (int(np.prod(dims[:r], dtype=np.int64)), dims[r], int(np.prod(dims[r + 1:], dtype=np.int64)))
     count = int(np.prod([shape[a] for a in d.axes], dtype=np.int64)) if mean else 0
-    return FloatSum(blocks, mean and len(dims) > 1 and red == [len(dims) - 1], count)
+    numba = FloatSum(blocks, mean and len(dims) > 1 and red == [len(dims) - 1], count)
+    fn = None if numba.eigen else _ew.sum_function()
+    return numba if fn is None else FloatSumNative(fn, numba)
 
 
 @fast_path(BuiltinOperator.SUM, ReduceData, variants=(LITERT_X86.name,))

@@ -1,7 +1,8 @@
 /* ------------------------------------------------------------------------------------------
  * Float32 ADD, SUB and MUL of two tensors of the output's shape, with the fused activation's clamp:
- * out[i] = clamp(a[i] op b[i]).  workbench/perf/build.py puts this file after depthwise.c; shim_tail.c
- * lists binary_f32 in the module's table.
+ * out[i] = clamp(a[i] op b[i]); and float32 SUM / MEAN over one block of axes (sum_f32, at the end).
+ * workbench/perf/build.py puts this file after depthwise.c; shim_tail.c lists binary_f32 and sum_f32
+ * in the module's table.
  *
  * Every output is one IEEE operation and one clamp, whatever the order: the bits of the teaching
  * layer (reference_ops::Add / Sub / Mul with their activation) on any number of threads.  The clamp is
@@ -118,6 +119,61 @@ static PyObject *kernel_binary_f32(PyObject *self, PyObject *const *args, Py_ssi
         ewb_part(&g, 0, 0);
     else
         pool_run(ewb_part, &g, parts, (int)threads, 1);
+    Py_END_ALLOW_THREADS
+    return PyLong_FromLong(0);
+}
+
+/* sum_f32(threads, x, out, shape, divisor): x float32 flat [A, R, B], out float32 flat [A, B]; each
+ * output the sum of its R values in memory order from the first (out = x[a, 0, b], then + x[a, 1, b],
+ * ..., each sum rounded to float32: optimized_ops::ReduceImpl's order, the teaching layer's
+ * sequential sum), then divided by divisor[0] unless it is 0 (a MEAN's count, as float32).  shape int64
+ * [A, R, B] with R >= 1.  One thread (a network's reductions are small); 0: done; -1: not taken. */
+#if EW_X86
+EW_TARGET static void ews_sum(const float *x, float *out, int64_t na, int64_t nr, int64_t nb, float divisor)
+{
+    const __m512 d = _mm512_set1_ps(divisor);
+    int64_t a, r, b;
+    for (a = 0; a < na; a++) {
+        const float *xa = x + a * nr * nb;
+        float *oa = out + a * nb;
+        for (b = 0; b < nb; b += 16) {
+            __mmask16 m = nb - b >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (nb - b)) - 1u);
+            __m512 acc = _mm512_maskz_loadu_ps(m, xa + b);
+            for (r = 1; r < nr; r++)
+                acc = _mm512_add_ps(acc, _mm512_maskz_loadu_ps(m, xa + r * nb + b));
+            if (divisor != 0.0f)
+                acc = _mm512_div_ps(acc, d);
+            _mm512_mask_storeu_ps(oa + b, m, acc);
+        }
+    }
+}
+#else
+static void ews_sum(const float *x, float *out, int64_t na, int64_t nr, int64_t nb, float divisor)
+{
+    (void)x; (void)out; (void)na; (void)nr; (void)nb; (void)divisor;
+}
+#endif
+
+static PyObject *kernel_sum_f32(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    static const native_arg_t spec[4] = {{1, NPY_FLOAT32, 0}, {1, NPY_FLOAT32, 1}, {1, NPY_INT64, 0},
+                                         {1, NPY_FLOAT32, 0}};
+    PyArrayObject *a[4];
+    const int64_t *shape;
+    long threads;
+    int fit = native_args(args, nargs, "sum_f32(threads, x, out, shape, divisor)", spec, 4, &threads, a);
+    (void)self;
+    if (fit < 0)
+        return NULL;
+    if (!convf_cpu_ok() || !fit || PyArray_DIM(a[2], 0) != 3 || PyArray_DIM(a[3], 0) != 1)
+        return PyLong_FromLong(-1);
+    shape = (const int64_t *)PyArray_DATA(a[2]);
+    if (shape[0] < 0 || shape[1] < 1 || shape[2] < 0 || PyArray_DIM(a[0], 0) != shape[0] * shape[1] * shape[2]
+        || PyArray_DIM(a[1], 0) != shape[0] * shape[2])
+        return PyLong_FromLong(-1);
+    Py_BEGIN_ALLOW_THREADS
+    ews_sum((const float *)PyArray_DATA(a[0]), (float *)PyArray_DATA(a[1]), shape[0], shape[1], shape[2],
+            ((const float *)PyArray_DATA(a[3]))[0]);
     Py_END_ALLOW_THREADS
     return PyLong_FromLong(0);
 }

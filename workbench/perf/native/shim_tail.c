@@ -360,6 +360,9 @@ static PyMethodDef METHODS[] = {
     {"binary_f32", (PyCFunction)(void (*)(void))kernel_binary_f32, METH_FASTCALL,
      "binary_f32(threads, a, b, out, clamp, op): out = clamp(a op b), op 0 add, 1 subtract, 2 multiply, "
      "on the pool (0 done, -1 not taken)"},
+    {"sum_f32", (PyCFunction)(void (*)(void))kernel_sum_f32, METH_FASTCALL,
+     "sum_f32(threads, x, out, shape, divisor): out[a, b] = sum over r of x[a, r, b] in order, / divisor "
+     "unless 0 (0 done, -1 not taken)"},
     {"run_calls", (PyCFunction)(void (*)(void))kernel_run_calls, METH_FASTCALL,
      "run_calls(calls, start): call each (function, args) of calls from start on until one answers other "
      "than 0 or None; its index, or len(calls)"},
