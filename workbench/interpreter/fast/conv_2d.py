@@ -488,14 +488,15 @@ class Int8Vnni(FastPath):
 
     def __init__(self, packed, bias_folded, half_up, d):
         self.name, self.packed, self.bias_folded, self.half_up = "vnni(int8, exact)", packed, bias_folded, half_up
-        self.data = d               # the node's OpData, for native_call
+        self.data = d               # the node's OpData (native_call has none)
         self.tables = _vnni.tables_for(packed, bias_folded, d.output_multiplier, d.output_shift, d.output_zero_point,
                                        d.output_activation_min, d.output_activation_max, half_up)
         self.plan = None
 
-    def chosen(self, context, node, d) -> tuple:
+    def chosen(self, context, node) -> tuple:
         """(x, out, threads, the loop and its arguments), chosen once while the node reads and writes the
         same arrays (the choice took about as long as a small layer's product)."""
+        d = self.data
         x, out = context.tensors[node.inputs[0]], context.tensors[node.outputs[0]]
         threads, plan = context.num_threads, self.plan
         if plan is None or plan[0] is not x or plan[1] is not out or plan[2] != threads:
@@ -508,11 +509,11 @@ class Int8Vnni(FastPath):
         return plan
 
     def native_call(self, context, node):
-        plan = self.chosen(context, node, self.data)
+        plan = self.chosen(context, node)
         return _vnni.plan_call(plan[3], plan[2])
 
     def __call__(self, context, node, d) -> None:
-        plan = self.chosen(context, node, d)
+        plan = self.chosen(context, node)
         _vnni.run_plan(plan[3], plan[2])
 
 

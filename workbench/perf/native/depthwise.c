@@ -607,6 +607,23 @@ DW_TARGET static inline __attribute__((always_inline)) __m512 dwf_pixel(const dw
     DWF_TAP(a, p0, w0) DWF_TAP(a, p1, w1) DWF_TAP(a, p2, w2) DWF_TAP(a, p3, w3) DWF_TAP(a, p4, w4) \
     DWF_TAP(a, p5, w5) DWF_TAP(a, p6, w6) DWF_TAP(a, p7, w7) DWF_TAP(a, p8, w8)
 
+/* four pixels side by side, stride 1 or 2 along x: they read 3 + 3 * stride columns of a filter row
+ * (`row` at the first pixel's first tap), each column loaded once and meeting the weights wa, wb, wc of
+ * every tap it is; each pixel's sum still adds its taps in order.  Six loads a row instead of twelve,
+ * or nine.  Both 3x3 loops below use them (sums a0..a3, c, valid in scope). */
+#define DWF_LOAD(k) const __m512 x##k = _mm512_maskz_loadu_ps(valid, r + (k) * c);
+#define DWF_ADD(j, k, wk) a##j = _mm512_add_ps(a##j, _mm512_mul_ps(x##k, wk));
+#define DWF_WINDOW1(row, wa, wb, wc) { const float *r = row; \
+    DWF_LOAD(0) DWF_LOAD(1) DWF_LOAD(2) DWF_LOAD(3) DWF_LOAD(4) DWF_LOAD(5) \
+    DWF_ADD(0, 0, wa) DWF_ADD(1, 1, wa) DWF_ADD(2, 2, wa) DWF_ADD(3, 3, wa) \
+    DWF_ADD(0, 1, wb) DWF_ADD(1, 2, wb) DWF_ADD(2, 3, wb) DWF_ADD(3, 4, wb) \
+    DWF_ADD(0, 2, wc) DWF_ADD(1, 3, wc) DWF_ADD(2, 4, wc) DWF_ADD(3, 5, wc) }
+#define DWF_WINDOW2(row, wa, wb, wc) { const float *r = row; \
+    DWF_LOAD(0) DWF_LOAD(1) DWF_LOAD(2) DWF_LOAD(3) DWF_LOAD(4) DWF_LOAD(5) DWF_LOAD(6) DWF_LOAD(7) DWF_LOAD(8) \
+    DWF_ADD(0, 0, wa) DWF_ADD(1, 2, wa) DWF_ADD(2, 4, wa) DWF_ADD(3, 6, wa) \
+    DWF_ADD(0, 1, wb) DWF_ADD(1, 3, wb) DWF_ADD(2, 5, wb) DWF_ADD(3, 7, wb) \
+    DWF_ADD(0, 2, wc) DWF_ADD(1, 4, wc) DWF_ADD(2, 6, wc) DWF_ADD(3, 8, wc) }
+
 /* one output row, one block of 16 channels (rows already at the block's first channel; a row above or
  * below the image is NULL, or `zero` where zeros add nothing) */
 DW_TARGET static void dwf_row(const dwf_t *g, const float *const *rows, const float *zero, const float *w,
@@ -647,47 +664,21 @@ DW_TARGET static void dwf_row(const dwf_t *g, const float *const *rows, const fl
         for (ox = 0; ox < xa; ox++)
             DWF_EDGE(ox)
         ox = xa;
-        /* stride 1 or 2 along x: four pixels read 3 + 3 * stride columns of each filter row, each column
-         * loaded once and meeting the weights of its row it is a tap of (each pixel's sum still adds its
-         * taps in order): six loads a row instead of twelve, or nine */
 #define DWF_PUT4 dwf_put(o + ox * c, a0, lo, hi, valid); dwf_put(o + (ox + 1) * c, a1, lo, hi, valid); \
                  dwf_put(o + (ox + 2) * c, a2, lo, hi, valid); dwf_put(o + (ox + 3) * c, a3, lo, hi, valid);
-#define DWF_LOAD(k) const __m512 x##k = _mm512_maskz_loadu_ps(valid, r + (k) * c);
-#define DWF_ADD(j, k, wk) a##j = _mm512_add_ps(a##j, _mm512_mul_ps(x##k, wk));
         if (sw == 1 && dw == 1) {
             for (; ox + 4 <= xb; ox += 4, r0 += 4 * c, r1 += 4 * c, r2 += 4 * c) {
                 __m512 a0 = b, a1 = b, a2 = b, a3 = b;
-#define DWF_WINDOW1(row, wa, wb, wc) { \
-                const float *r = row; \
-                DWF_LOAD(0) DWF_LOAD(1) DWF_LOAD(2) DWF_LOAD(3) DWF_LOAD(4) DWF_LOAD(5) \
-                DWF_ADD(0, 0, wa) DWF_ADD(1, 1, wa) DWF_ADD(2, 2, wa) DWF_ADD(3, 3, wa) \
-                DWF_ADD(0, 1, wb) DWF_ADD(1, 2, wb) DWF_ADD(2, 3, wb) DWF_ADD(3, 4, wb) \
-                DWF_ADD(0, 2, wc) DWF_ADD(1, 3, wc) DWF_ADD(2, 4, wc) DWF_ADD(3, 5, wc) }
-                DWF_WINDOW1(r0, w0, w1, w2)
-                DWF_WINDOW1(r1, w3, w4, w5)
-                DWF_WINDOW1(r2, w6, w7, w8)
-#undef DWF_WINDOW1
+                DWF_WINDOW1(r0, w0, w1, w2) DWF_WINDOW1(r1, w3, w4, w5) DWF_WINDOW1(r2, w6, w7, w8)
                 DWF_PUT4
             }
         } else if (sw == 2 && dw == 1) {
             for (; ox + 4 <= xb; ox += 4, r0 += 8 * c, r1 += 8 * c, r2 += 8 * c) {
                 __m512 a0 = b, a1 = b, a2 = b, a3 = b;
-#define DWF_WINDOW2(row, wa, wb, wc) { \
-                const float *r = row; \
-                DWF_LOAD(0) DWF_LOAD(1) DWF_LOAD(2) DWF_LOAD(3) DWF_LOAD(4) DWF_LOAD(5) DWF_LOAD(6) DWF_LOAD(7) \
-                DWF_LOAD(8) \
-                DWF_ADD(0, 0, wa) DWF_ADD(1, 2, wa) DWF_ADD(2, 4, wa) DWF_ADD(3, 6, wa) \
-                DWF_ADD(0, 1, wb) DWF_ADD(1, 3, wb) DWF_ADD(2, 5, wb) DWF_ADD(3, 7, wb) \
-                DWF_ADD(0, 2, wc) DWF_ADD(1, 4, wc) DWF_ADD(2, 6, wc) DWF_ADD(3, 8, wc) }
-                DWF_WINDOW2(r0, w0, w1, w2)
-                DWF_WINDOW2(r1, w3, w4, w5)
-                DWF_WINDOW2(r2, w6, w7, w8)
-#undef DWF_WINDOW2
+                DWF_WINDOW2(r0, w0, w1, w2) DWF_WINDOW2(r1, w3, w4, w5) DWF_WINDOW2(r2, w6, w7, w8)
                 DWF_PUT4
             }
         }
-#undef DWF_ADD
-#undef DWF_LOAD
         for (; ox + 4 <= xb; ox += 4, r0 += 4 * ps, r1 += 4 * ps, r2 += 4 * ps) {
             __m512 a0, a1, a2, a3;
             DWF_SUM(a0, r0, r0 + t1, r0 + t2, r1, r1 + t1, r1 + t2, r2, r2 + t1, r2 + t2)
@@ -711,7 +702,6 @@ DW_TARGET static void dwf_row(const dwf_t *g, const float *const *rows, const fl
     }
 }
 #undef DWF_SUM
-#undef DWF_TAP
 
 /* 3x3, stride 1 or 2, no dilation along x, every filter row readable (an image row or `zero`): one
  * output row, the pixels outer (four at a time) and the channel blocks cb0..cb1 inner, so that the
@@ -731,7 +721,6 @@ DW_TARGET static void dwf_row_po(const dwf_t *g, const float *const *rows, const
     const __m512 w3 = _mm512_loadu_ps(w + 3 * c16), w4 = _mm512_loadu_ps(w + 4 * c16); \
     const __m512 w5 = _mm512_loadu_ps(w + 5 * c16), w6 = _mm512_loadu_ps(w + 6 * c16); \
     const __m512 w7 = _mm512_loadu_ps(w + 7 * c16), w8 = _mm512_loadu_ps(w + 8 * c16);
-#define DWF_T(a, p, wk) a = _mm512_add_ps(a, _mm512_mul_ps(_mm512_maskz_loadu_ps(valid, p), wk));
     /* one pixel: a tap outside the image's columns reads zeros */
 #define DWF_ONE(ox) { \
         const int64_t x0 = (ox) * sw - pl, x1 = x0 + 1, x2 = x0 + 2; \
@@ -741,19 +730,15 @@ DW_TARGET static void dwf_row_po(const dwf_t *g, const float *const *rows, const
             const float *z = zero + cb * 16, *q0 = rows[0] + cb * 16, *q1 = rows[1] + cb * 16; \
             const float *q2 = rows[2] + cb * 16; \
             __m512 a = b; \
-            DWF_T(a, in0 ? q0 + x0 * c : z, w0) DWF_T(a, in1 ? q0 + x1 * c : z, w1) \
-            DWF_T(a, in2 ? q0 + x2 * c : z, w2) DWF_T(a, in0 ? q1 + x0 * c : z, w3) \
-            DWF_T(a, in1 ? q1 + x1 * c : z, w4) DWF_T(a, in2 ? q1 + x2 * c : z, w5) \
-            DWF_T(a, in0 ? q2 + x0 * c : z, w6) DWF_T(a, in1 ? q2 + x1 * c : z, w7) \
-            DWF_T(a, in2 ? q2 + x2 * c : z, w8) \
+            DWF_TAP(a, in0 ? q0 + x0 * c : z, w0) DWF_TAP(a, in1 ? q0 + x1 * c : z, w1) \
+            DWF_TAP(a, in2 ? q0 + x2 * c : z, w2) DWF_TAP(a, in0 ? q1 + x0 * c : z, w3) \
+            DWF_TAP(a, in1 ? q1 + x1 * c : z, w4) DWF_TAP(a, in2 ? q1 + x2 * c : z, w5) \
+            DWF_TAP(a, in0 ? q2 + x0 * c : z, w6) DWF_TAP(a, in1 ? q2 + x1 * c : z, w7) \
+            DWF_TAP(a, in2 ? q2 + x2 * c : z, w8) \
             dwf_put(o + (ox) * c + cb * 16, a, lo, hi, valid); \
         } }
     for (ox = 0; ox < xa; ox++)
         DWF_ONE(ox)
-    /* four pixels read 3 + 3 * stride columns of each filter row, each column loaded once and meeting
-     * the weights of every tap it is (each pixel's sum still adds its taps in order) */
-#define DWF_LD(k) const __m512 x##k = _mm512_maskz_loadu_ps(valid, r + (k) * c);
-#define DWF_A(j, k, wk) a##j = _mm512_add_ps(a##j, _mm512_mul_ps(x##k, wk));
     for (ox = xa; ox + 4 <= xb; ox += 4) {
         const int64_t x0 = ox * sw - pl;
         for (cb = cb0; cb < cb1; cb++) {
@@ -763,21 +748,9 @@ DW_TARGET static void dwf_row_po(const dwf_t *g, const float *const *rows, const
             float *op = o + ox * c + cb * 16;
             __m512 a0 = b, a1 = b, a2 = b, a3 = b;
             if (sw == 1) {
-#define DWF_R1(row, wa, wb, wc) { const float *r = row; \
-                DWF_LD(0) DWF_LD(1) DWF_LD(2) DWF_LD(3) DWF_LD(4) DWF_LD(5) \
-                DWF_A(0, 0, wa) DWF_A(1, 1, wa) DWF_A(2, 2, wa) DWF_A(3, 3, wa) \
-                DWF_A(0, 1, wb) DWF_A(1, 2, wb) DWF_A(2, 3, wb) DWF_A(3, 4, wb) \
-                DWF_A(0, 2, wc) DWF_A(1, 3, wc) DWF_A(2, 4, wc) DWF_A(3, 5, wc) }
-                DWF_R1(q0, w0, w1, w2) DWF_R1(q1, w3, w4, w5) DWF_R1(q2, w6, w7, w8)
-#undef DWF_R1
+                DWF_WINDOW1(q0, w0, w1, w2) DWF_WINDOW1(q1, w3, w4, w5) DWF_WINDOW1(q2, w6, w7, w8)
             } else {
-#define DWF_R2(row, wa, wb, wc) { const float *r = row; \
-                DWF_LD(0) DWF_LD(1) DWF_LD(2) DWF_LD(3) DWF_LD(4) DWF_LD(5) DWF_LD(6) DWF_LD(7) DWF_LD(8) \
-                DWF_A(0, 0, wa) DWF_A(1, 2, wa) DWF_A(2, 4, wa) DWF_A(3, 6, wa) \
-                DWF_A(0, 1, wb) DWF_A(1, 3, wb) DWF_A(2, 5, wb) DWF_A(3, 7, wb) \
-                DWF_A(0, 2, wc) DWF_A(1, 4, wc) DWF_A(2, 6, wc) DWF_A(3, 8, wc) }
-                DWF_R2(q0, w0, w1, w2) DWF_R2(q1, w3, w4, w5) DWF_R2(q2, w6, w7, w8)
-#undef DWF_R2
+                DWF_WINDOW2(q0, w0, w1, w2) DWF_WINDOW2(q1, w3, w4, w5) DWF_WINDOW2(q2, w6, w7, w8)
             }
             dwf_put(op, a0, lo, hi, valid);
             dwf_put(op + c, a1, lo, hi, valid);
@@ -785,14 +758,16 @@ DW_TARGET static void dwf_row_po(const dwf_t *g, const float *const *rows, const
             dwf_put(op + 3 * c, a3, lo, hi, valid);
         }
     }
-#undef DWF_LD
-#undef DWF_A
     for (; ox < ow; ox++)
         DWF_ONE(ox)
 #undef DWF_ONE
-#undef DWF_T
 #undef DWF_W
 }
+#undef DWF_WINDOW2
+#undef DWF_WINDOW1
+#undef DWF_ADD
+#undef DWF_LOAD
+#undef DWF_TAP
 
 /* Whether a filter row above or below the image may read a row of zeros rather than be skipped:
  * the same bits exactly when every weight is finite (0 * w is then +0 or -0) and no bias is -0.0.
