@@ -34,7 +34,13 @@ SHAPES = [((1, 7, 6, 5), (3, 3), (1, 1), (1, 1), "SAME"),          # fewer chann
           ((2, 4, 3, 70), (2, 4), (1, 1), (1, 1), "SAME"),         # more channels than output pixels
           ((1, 12, 12, 48), (3, 3), (1, 2), (1, 1), "SAME"),
           ((1, 5, 50, 21), (3, 3), (1, 1), (1, 1), "SAME"),        # long rows: the float loop's pixels outer
-          ((2, 4, 53, 35), (3, 3), (1, 1), (1, 1), "VALID")]
+          ((2, 4, 53, 35), (3, 3), (1, 1), (1, 1), "VALID"),
+          # short rows of 4+ blocks: the float loop's one pixel at a time (a partial last block, stride 2,
+          # dilation, padding on one side only)
+          ((1, 6, 7, 67), (3, 3), (1, 1), (1, 1), "SAME"),
+          ((2, 9, 8, 64), (3, 3), (2, 2), (1, 1), "SAME"),
+          ((1, 9, 10, 80), (3, 3), (1, 1), (2, 2), "SAME"),
+          ((1, 8, 8, 96), (3, 3), (2, 2), (1, 1), "VALID")]
 
 # how the final shift rounds: (shift range, ties up in the vector channels?, vector channels of C)
 ROUNDINGS = {"up_fast": ((-12, -1), True, 1.0),        # ties up, shifts of 32..54 bits after the product
@@ -185,7 +191,7 @@ def float_case(shape, kernel, stride, dilation, padding, seed, clamp=(-np.inf, n
 def native_float(x, filt, bias, d, threads=1):
     kh, kw = filt.shape[1:3]
     out = np.full(d.output_shape, 7.0, np.float32)
-    done = native_dw.float_function()(threads, x, native_dw.pack_filter(filt), native_dw.pad_bias(bias), out,
+    done = native_dw.float_function()(threads, x, native_dw.pack_float(filt, bias), out,
                                       native_dw.geometry(d, kh, kw, zero_point=False),
                                       np.array([d.output_activation_min, d.output_activation_max], np.float32))
     return done, out
@@ -237,17 +243,18 @@ def test_dw_f32_keeps_the_bits_where_zeros_would_not(odd, width):
 @needs_float
 def test_dw_f32_arrays_it_does_not_take_leave_the_output_alone():
     x, filt, bias, d = float_case((1, 6, 6, 20), (3, 3), (1, 1), (1, 1), "SAME", seed=9)
-    packed, padded = native_dw.pack_filter(filt), native_dw.pad_bias(bias)
+    packed = native_dw.pack_float(filt, bias)
     geom = native_dw.geometry(d, 3, 3, zero_point=False)
     clamp = np.array([-np.inf, np.inf], np.float32)
     fn = native_dw.float_function()
-    refused = [(x.astype(np.float64), packed, padded, geom, clamp),              # not float32
-               (x[:, :, ::-1], packed, padded, geom, clamp),                     # not C-contiguous
-               (x, packed[:, :16], padded, geom, clamp),                         # filter rows too short
-               (x, packed, padded[:16], geom, clamp),                            # bias too short
-               (x, packed, padded, geom[:7], clamp),                             # geometry too short
-               (x, packed, padded, geom, clamp[:1])]                             # no upper bound
-    for xx, w, b, g, cl in refused:
+    refused = [(x.astype(np.float64), packed, geom, clamp),              # not float32
+               (x[:, :, ::-1], packed, geom, clamp),                     # not C-contiguous
+               (x, packed[:1], geom, clamp),                             # one block of 16 channels for 20
+               (x, packed[:, :9], geom, clamp),                          # no bias row (nine taps only)
+               (x, packed.reshape(2, 10, 2, 8)[:, :, 0], geom, clamp),   # blocks of 8
+               (x, packed, geom[:7], clamp),                             # geometry too short
+               (x, packed, geom, clamp[:1])]                             # no upper bound
+    for xx, w, g, cl in refused:
         out = np.full(d.output_shape, 7.0, np.float32)
-        assert fn(1, xx, w, b, out, g, cl) == -1
+        assert fn(1, xx, w, out, g, cl) == -1
         assert (out == 7.0).all()

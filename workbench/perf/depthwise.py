@@ -35,8 +35,8 @@ EXACT_BELOW = 1 << 24
 
 
 def pack_filter(filt: np.ndarray) -> np.ndarray:
-    """A [1, KH, KW, C] (or [KH, KW, C]) filter as ``dw_i8`` and ``dw_f32`` read it: float32 [KH·KW, C16],
-    C rounded up to whole blocks of :data:`BLOCK` with zeros, starting on a 64-byte line."""
+    """A [1, KH, KW, C] (or [KH, KW, C]) filter as ``dw_i8`` reads it: float32 [KH·KW, C16], C rounded up
+    to whole blocks of :data:`BLOCK` with zeros, starting on a 64-byte line."""
     c = filt.shape[-1]
     taps = int(np.prod(filt.shape[-3:-1]))
     c16 = -(-c // BLOCK) * BLOCK
@@ -50,11 +50,20 @@ def exact(bias: np.ndarray, taps: int) -> bool:
     return bias.size == 0 or int(np.abs(np.asarray(bias, np.int64)).max()) + 255 * 128 * taps < EXACT_BELOW
 
 
-def pad_bias(bias: np.ndarray) -> np.ndarray:
-    """A float bias with zeros up to whole blocks."""
-    out = aligned_zeros(-(-bias.shape[0] // BLOCK) * BLOCK, np.float32)
-    out[:bias.shape[0]] = bias
-    return out
+def pack_float(filt: np.ndarray, bias: np.ndarray) -> np.ndarray:
+    """A float [1, KH, KW, C] (or [KH, KW, C]) filter and its bias [C] as ``dw_f32`` reads them: float32
+    [C16 / 16, 1 + KH·KW, 16], each block of :data:`BLOCK` channels its bias, then its taps filter row by
+    filter row (zeros past C), on 64-byte lines: a block's weights are 64·(1 + KH·KW) contiguous bytes, as
+    XNNPACK packs them, so a loop that meets every block of a pixel in turn streams them from L1."""
+    c = filt.shape[-1]
+    taps = int(np.prod(filt.shape[-3:-1]))
+    nb = -(-c // BLOCK)
+    flat = np.zeros((1 + taps, nb * BLOCK), np.float32)
+    flat[0, :c] = bias
+    flat[1:, :c] = np.asarray(filt).reshape(taps, c)
+    packed = aligned_zeros(flat.size, np.float32).reshape(nb, 1 + taps, BLOCK)
+    packed[...] = flat.reshape(1 + taps, nb, BLOCK).transpose(1, 0, 2)
+    return packed
 
 
 def geometry(d, kh: int, kw: int, zero_point: bool = True) -> np.ndarray:
@@ -80,7 +89,7 @@ def _probe_float(fn) -> bool:
     """One pixel, one channel: 1 + 3 · 2 = 7."""
     x = np.full((1, 1, 1, 1), 3, np.float32)
     out = np.zeros((1, 1, 1, 1), np.float32)
-    done = fn(1, x, pack_filter(np.full((1, 1, 1), 2, np.float32)), pad_bias(np.ones(1, np.float32)), out,
+    done = fn(1, x, pack_float(np.full((1, 1, 1), 2, np.float32), np.ones(1, np.float32)), out,
               np.array([1, 1, 1, 1, 1, 1, 0, 0], np.int64), np.array([-np.inf, np.inf], np.float32))
     return done == 0 and out[0, 0, 0, 0] == 7
 

@@ -695,10 +695,9 @@ class _Native(FastPath):
 
     __slots__ = ("fn", "weights", "args", "work", "fallback")
 
-    def __init__(self, fn, fallback, d, *args):
+    def __init__(self, fn, fallback, d, weights, *args):
         kh, kw, _ = fallback.weights.shape
-        self.fn, self.fallback, self.args = fn, fallback, args
-        self.weights = _dw.pack_filter(fallback.weights)
+        self.fn, self.fallback, self.weights, self.args = fn, fallback, weights, args
         self.work = int(np.prod(d.output_shape)) * kh * kw
 
     @staticmethod
@@ -724,7 +723,8 @@ class _Native(FastPath):
 
 
 class FloatNative(_Native):
-    """``native``: ``dw_f32``, the teaching layer's bits as :class:`FloatRows` (bias, geometry, clamp)."""
+    """``native``: ``dw_f32``, the teaching layer's bits as :class:`FloatRows` (filter and bias packed
+    together by :func:`workbench.perf.depthwise.pack_float`; geometry, clamp)."""
 
     __slots__ = ()
     name = "native"
@@ -736,12 +736,13 @@ class FloatNative(_Native):
         if not cls.applies(fn, context, node, fallback):
             return None
         kh, kw, _ = fallback.weights.shape
-        return cls(fn, fallback, d, _dw.pad_bias(fallback.bias), _dw.geometry(d, kh, kw, zero_point=False),
+        return cls(fn, fallback, d, _dw.pack_float(fallback.weights, fallback.bias),
+                   _dw.geometry(d, kh, kw, zero_point=False),
                    np.array([d.output_activation_min, d.output_activation_max], np.float32))
 
     def arguments(self, threads, x, out) -> tuple:
-        bias, geometry, clamp = self.args
-        return threads, x, self.weights, bias, out, geometry, clamp
+        geometry, clamp = self.args
+        return threads, x, self.weights, out, geometry, clamp
 
 
 class Int8Native(_Native):
@@ -765,7 +766,8 @@ class Int8Native(_Native):
                                      d.output_activation_min, d.output_activation_max, True,
                                      -(-co // _dw.BLOCK) * _dw.BLOCK, 255 * 128 * kh * kw,
                                      n_up=d.vector_channels)
-        return None if tables is None else cls(fn, fallback, d, tables, _dw.geometry(d, kh, kw))
+        return None if tables is None else cls(fn, fallback, d, _dw.pack_filter(fallback.weights), tables,
+                                               _dw.geometry(d, kh, kw))
 
     def arguments(self, threads, x, out) -> tuple:
         tables, geometry = self.args

@@ -43,6 +43,8 @@
 #define DW_PARTS_PER_THREAD 8      /* float: as CONVF_PARTS_PER_THREAD (conv_f32.c) */
 #define DWI8_PARTS_PER_THREAD 2    /* int8: each piece converts the KH - 1 rows above its first again */
 #define DWF_LONG_ROW 48            /* output columns from which dw_f32 runs the pixels outer (stride 1) */
+#define DWF_MIN_BLOCKS_PX 4        /* channel blocks from which dw_f32 runs short rows one pixel at a time */
+#define DWF_PX_TILE 36             /* at most this many blocks (23 KB of weights) a pass of dwf_row_px */
 
 /* how a block of 16 channels rounds, the epilogue's variants (the tables' modes, MODE_* in
  * workbench/perf/vnni.py):
@@ -441,9 +443,9 @@ static void *dwi8_make_blocks(dwi8_t *g)
 #endif
 
 
-/* the geometry of x [N, H, W, C] -> out [N, OH, OW, C] with a filter w [KH*KW, C16] and gi = [kh, kw,
- * stride h, stride w, dilation h, dilation w, pad top, pad left]; 0 when it does not fit together */
-static int dw_shape(dw_shape_t *s, PyArrayObject *x, PyArrayObject *w, PyArrayObject *out, const int64_t *gi)
+/* the geometry of x [N, H, W, C] -> out [N, OH, OW, C] with gi = [kh, kw, stride h, stride w, dilation h,
+ * dilation w, pad top, pad left]; 0 when it does not fit together (the callers check their filter) */
+static int dw_shape(dw_shape_t *s, PyArrayObject *x, PyArrayObject *out, const int64_t *gi)
 {
     memset(s, 0, sizeof *s);
     s->kh = gi[0]; s->kw = gi[1]; s->sh = gi[2]; s->sw = gi[3]; s->dh = gi[4]; s->dw = gi[5]; s->pt = gi[6];
@@ -455,20 +457,19 @@ static int dw_shape(dw_shape_t *s, PyArrayObject *x, PyArrayObject *w, PyArrayOb
     s->rows = PyArray_DIM(out, 0) * s->oh;
     return PyArray_DIM(out, 0) == PyArray_DIM(x, 0) && PyArray_DIM(out, 3) == s->c && s->kh >= 1 && s->kw >= 1
            && s->kh <= DW_MAX_KH && s->kh * s->kw <= DW_MAX_TAPS && s->sh >= 1 && s->sw >= 1 && s->dh >= 1
-           && s->dw >= 1 && s->pt >= 0 && s->pl >= 0 && s->c >= 1 && PyArray_DIM(w, 0) == s->kh * s->kw
-           && PyArray_DIM(w, 1) == s->c16;
+           && s->dw >= 1 && s->pt >= 0 && s->pl >= 0 && s->c >= 1;
 }
 
-/* cut the output rows among threads (per_thread pieces a thread), or, with more channels than output pixels,
- * the 16-channel blocks; how many pieces */
-static int dw_cut(dw_shape_t *s, long threads, int per_thread)
+/* cut the output rows among threads (per_thread pieces a thread), or, where `blocks` and with more channels
+ * than output pixels, the 16-channel blocks; how many pieces */
+static int dw_cut(dw_shape_t *s, long threads, int per_thread, int blocks)
 {
     s->row_parts = s->block_parts = 1;
     if (threads > MAX_THREADS)
         threads = MAX_THREADS;
     if (threads > 1) {
         int64_t most = per_thread * threads;
-        if (s->nb >= threads && s->c > s->rows * s->ow)
+        if (blocks && s->nb >= threads && s->c > s->rows * s->ow)
             s->block_parts = s->nb < most ? s->nb : most;
         else
             s->row_parts = s->rows < most ? s->rows : most;
@@ -517,7 +518,8 @@ static PyObject *kernel_dw_i8(PyObject *self, PyObject *const *args, Py_ssize_t 
     sc = (const int64_t *)PyArray_DATA(scalars);
     memset(&g, 0, sizeof g);
     g.n16 = PyArray_DIM(q32, 1);
-    if (!dw_shape(&g.s, x, w, out, gi) || g.n16 < g.s.c16 || sc[4] != g.s.c || sc[3] < DWI8_AWAY
+    if (!dw_shape(&g.s, x, out, gi) || PyArray_DIM(w, 0) != g.s.kh * g.s.kw || PyArray_DIM(w, 1) != g.s.c16
+        || g.n16 < g.s.c16 || sc[4] != g.s.c || sc[3] < DWI8_AWAY
         || sc[3] > DWI8_UP_FAST || gi[8] < -128 || gi[8] > 127 || sc[1] < -128 || sc[2] > 127 || sc[1] > sc[2]
         || sc[0] < -128 || sc[0] > 127)
         return PyLong_FromLong(-1);
@@ -541,7 +543,7 @@ static PyObject *kernel_dw_i8(PyObject *self, PyObject *const *args, Py_ssize_t 
     g.q32 = (const int32_t *)PyArray_DATA(q32);
     g.q64 = (const int64_t *)PyArray_DATA(q64);
     g.out = (int8_t *)PyArray_DATA(out);
-    parts = dw_cut(&g.s, threads, DWI8_PARTS_PER_THREAD);
+    parts = dw_cut(&g.s, threads, DWI8_PARTS_PER_THREAD, 1);
     g.blocks = dwi8_make_blocks(&g);
     if (g.blocks == NULL)
         return PyErr_NoMemory();
@@ -560,13 +562,22 @@ static PyObject *kernel_dw_i8(PyObject *self, PyObject *const *args, Py_ssize_t 
  * (workbench/interpreter/kernels/depthwise_conv_2d.py with the bias first, as litert-x86's optimized
  * kernel does).  16 channels to a vector register.  A pixel whose taps all lie in the image is the
  * unrolled loop (four pixels side by side for a 3x3 filter); a pixel at a padded edge skips its
- * taps outside the image, one test per tap for all 16 channels. */
+ * taps outside the image, one test per tap for all 16 channels.
+ *
+ * Threads: always the output rows, even where the channels outnumber the pixels (unlike dw_i8): the
+ * next node (a 1x1 convolution cut by pixels, an ADD) then finds each thread's rows in its own
+ * core's cache (the pool's front / back claiming), and each thread's loads run through whole pixels.
+ * MobileNet v1 float at two threads, in one process with XNNPACK: 1.09 -> 1.02 x its time
+ * (docs/benchmarks.md). */
 
 typedef struct {
-    const float *x, *w, *bias;      /* w: [KH*KW, c16], bias [c16] */
+    const float *x;
+    const float *w;                 /* [nb, 1 + KH*KW, 16]: each block of 16 channels, its bias then its taps */
     float *out;
     dw_shape_t s;
+    int64_t wb;                     /* floats a block of w: (1 + KH*KW) * 16 */
     float lo, hi;
+    int one_pixel;                  /* 3x3 rows by dwf_row_px (see there) */
     int pixels_outer;               /* 3x3 rows by dwf_row_po (see there) */
     int64_t xa, xb;                 /* the output columns whose taps all lie inside the image's columns */
     int zeros_add_nothing;          /* see dwf_zeros_add_nothing */
@@ -582,12 +593,13 @@ DW_TARGET static inline __attribute__((always_inline)) void dwf_put(float *o, __
     _mm512_mask_storeu_ps(o, valid, _mm512_min_ps(hi, _mm512_max_ps(lo, v)));
 }
 
-/* one pixel, any filter: the taps inside the image only; rows: the filter rows' input rows or NULL */
+/* one pixel, any filter: the taps inside the image only; rows: the filter rows' input rows or NULL; w: the
+ * block's weights (its bias first) */
 DW_TARGET static inline __attribute__((always_inline)) __m512 dwf_pixel(const dwf_t *g, const float *const *rows,
                                                                           int64_t x0, const float *w, __m512 acc,
                                                                           __mmask16 valid)
 {
-    const int64_t c = g->s.c, c16 = g->s.c16;
+    const int64_t c = g->s.c;
     int64_t ky, kx;
     for (ky = 0; ky < g->s.kh; ky++) {
         if (rows[ky] == NULL)
@@ -596,12 +608,18 @@ DW_TARGET static inline __attribute__((always_inline)) __m512 dwf_pixel(const dw
             int64_t ix = x0 + kx * g->s.dw;
             if (ix >= 0 && ix < g->s.wd)
                 acc = _mm512_add_ps(acc, _mm512_mul_ps(_mm512_maskz_loadu_ps(valid, rows[ky] + ix * c),
-                                                       _mm512_loadu_ps(w + (ky * g->s.kw + kx) * c16)));
+                                                       _mm512_loadu_ps(w + 16 * (1 + ky * g->s.kw + kx))));
         }
     }
     return acc;
 }
 
+/* a 3x3 block's nine taps in registers w0..w8 (w: the block's weights, its bias first) */
+#define DWF_B3 160                  /* floats of a 3x3 block's weights: (1 + 9) * 16 */
+#define DWF_NINE(w) \
+    const __m512 w0 = _mm512_loadu_ps((w) + 16), w1 = _mm512_loadu_ps((w) + 32), w2 = _mm512_loadu_ps((w) + 48); \
+    const __m512 w3 = _mm512_loadu_ps((w) + 64), w4 = _mm512_loadu_ps((w) + 80), w5 = _mm512_loadu_ps((w) + 96); \
+    const __m512 w6 = _mm512_loadu_ps((w) + 112), w7 = _mm512_loadu_ps((w) + 128), w8 = _mm512_loadu_ps((w) + 144);
 #define DWF_TAP(a, p, wk) a = _mm512_add_ps(a, _mm512_mul_ps(_mm512_maskz_loadu_ps(valid, p), wk));
 #define DWF_SUM(a, p0, p1, p2, p3, p4, p5, p6, p7, p8) a = b; \
     DWF_TAP(a, p0, w0) DWF_TAP(a, p1, w1) DWF_TAP(a, p2, w2) DWF_TAP(a, p3, w3) DWF_TAP(a, p4, w4) \
@@ -625,12 +643,12 @@ DW_TARGET static inline __attribute__((always_inline)) __m512 dwf_pixel(const dw
     DWF_ADD(0, 2, wc) DWF_ADD(1, 4, wc) DWF_ADD(2, 6, wc) DWF_ADD(3, 8, wc) }
 
 /* one output row, one block of 16 channels (rows already at the block's first channel; a row above or
- * below the image is NULL, or `zero` where zeros add nothing) */
+ * below the image is NULL, or `zero` where zeros add nothing; w: the block's weights) */
 DW_TARGET static void dwf_row(const dwf_t *g, const float *const *rows, const float *zero, const float *w,
-                              const float *bias, float *o, __mmask16 valid)
+                              float *o, __mmask16 valid)
 {
-    const int64_t c = g->s.c, c16 = g->s.c16, sw = g->s.sw, dw = g->s.dw, ow = g->s.ow, xa = g->xa, xb = g->xb;
-    const __m512 lo = _mm512_set1_ps(g->lo), hi = _mm512_set1_ps(g->hi), b = _mm512_loadu_ps(bias);
+    const int64_t c = g->s.c, sw = g->s.sw, dw = g->s.dw, ow = g->s.ow, xa = g->xa, xb = g->xb;
+    const __m512 lo = _mm512_set1_ps(g->lo), hi = _mm512_set1_ps(g->hi), b = _mm512_loadu_ps(w);
     int64_t ox, ky, whole = 1;
     for (ky = 0; ky < g->s.kh; ky++)
         whole &= rows[ky] != NULL;
@@ -640,10 +658,7 @@ DW_TARGET static void dwf_row(const dwf_t *g, const float *const *rows, const fl
         return;
     }
     {
-        const __m512 w0 = _mm512_loadu_ps(w), w1 = _mm512_loadu_ps(w + c16), w2 = _mm512_loadu_ps(w + 2 * c16);
-        const __m512 w3 = _mm512_loadu_ps(w + 3 * c16), w4 = _mm512_loadu_ps(w + 4 * c16);
-        const __m512 w5 = _mm512_loadu_ps(w + 5 * c16), w6 = _mm512_loadu_ps(w + 6 * c16);
-        const __m512 w7 = _mm512_loadu_ps(w + 7 * c16), w8 = _mm512_loadu_ps(w + 8 * c16);
+        DWF_NINE(w)
         const int64_t t1 = dw * c, t2 = 2 * dw * c, ps = sw * c;
         const float *r0 = rows[0] + (xa * sw - g->s.pl) * c, *r1 = rows[1] + (xa * sw - g->s.pl) * c;
         const float *r2 = rows[2] + (xa * sw - g->s.pl) * c;
@@ -710,17 +725,14 @@ DW_TARGET static void dwf_row(const dwf_t *g, const float *const *rows, const fl
 DW_TARGET static void dwf_row_po(const dwf_t *g, const float *const *rows, const float *zero, int64_t cb0,
                                  int64_t cb1, float *o)
 {
-    const int64_t c = g->s.c, c16 = g->s.c16, sw = g->s.sw, ow = g->s.ow, xa = g->xa, xb = g->xb, pl = g->s.pl;
+    const int64_t c = g->s.c, sw = g->s.sw, ow = g->s.ow, xa = g->xa, xb = g->xb, pl = g->s.pl;
     const int64_t wd = g->s.wd;
     const __m512 lo = _mm512_set1_ps(g->lo), hi = _mm512_set1_ps(g->hi);
     const __mmask16 last = dw_mask(c - (cb1 - 1) * 16);
     int64_t ox, cb;
-#define DWF_W const float *w = g->w + cb * 16; const __mmask16 valid = cb + 1 == cb1 ? last : 0xFFFF; \
-    const __m512 b = _mm512_loadu_ps(g->bias + cb * 16); \
-    const __m512 w0 = _mm512_loadu_ps(w), w1 = _mm512_loadu_ps(w + c16), w2 = _mm512_loadu_ps(w + 2 * c16); \
-    const __m512 w3 = _mm512_loadu_ps(w + 3 * c16), w4 = _mm512_loadu_ps(w + 4 * c16); \
-    const __m512 w5 = _mm512_loadu_ps(w + 5 * c16), w6 = _mm512_loadu_ps(w + 6 * c16); \
-    const __m512 w7 = _mm512_loadu_ps(w + 7 * c16), w8 = _mm512_loadu_ps(w + 8 * c16);
+#define DWF_W const float *w = g->w + cb * DWF_B3; const __mmask16 valid = cb + 1 == cb1 ? last : 0xFFFF; \
+    const __m512 b = _mm512_loadu_ps(w); \
+    DWF_NINE(w)
     /* one pixel: a tap outside the image's columns reads zeros */
 #define DWF_ONE(ox) { \
         const int64_t x0 = (ox) * sw - pl, x1 = x0 + 1, x2 = x0 + 2; \
@@ -763,11 +775,64 @@ DW_TARGET static void dwf_row_po(const dwf_t *g, const float *const *rows, const
 #undef DWF_ONE
 #undef DWF_W
 }
+/* 3x3, every filter row readable (an image row or `zero`): one output row, one pixel at a time, all its
+ * channel blocks before the next pixel, as XNNPACK's depthwise loop goes: each input pixel's channels are
+ * read in order, the three columns a pixel reads stay in L1 for the next two pixels, and the weights
+ * (bias and nine taps, 640 contiguous bytes a block) come from L1.  With more than DWF_PX_TILE blocks the
+ * row is walked once for each of a few equal tiles of blocks, so that a tile's weights and the columns
+ * stay in L1 together (7x7x960: 1.11 -> 0.95 x XNNPACK's time).  The same sums as dwf_row, tap by tap. */
+DW_TARGET static void dwf_row_px(const dwf_t *g, const float *const *rows, const float *zero, int64_t cb0,
+                                 int64_t cb1, float *o)
+{
+    const int64_t c = g->s.c, sw = g->s.sw, dw = g->s.dw, ow = g->s.ow, pl = g->s.pl, wd = g->s.wd;
+    const __m512 lo = _mm512_set1_ps(g->lo), hi = _mm512_set1_ps(g->hi);
+    const int64_t tiles = (cb1 - cb0 + DWF_PX_TILE - 1) / DWF_PX_TILE;
+    int64_t t, ox, cb, k;
+    for (t = 0; t < tiles; t++) {
+        /* this tile's blocks t0..t1, the last of them partly past channel C at the end of the row */
+        const int64_t t0 = cb0 + (cb1 - cb0) * t / tiles, t1 = cb0 + (cb1 - cb0) * (t + 1) / tiles;
+        const __mmask16 last = t1 == cb1 ? dw_mask(c - (t1 - 1) * 16) : 0xFFFF;
+        const int64_t whole = last == 0xFFFF ? t1 : t1 - 1;   /* blocks of 16 real channels */
+        for (ox = 0; ox < ow; ox++) {
+            const float *p[9], *w = g->w + t0 * DWF_B3;
+            float *op = o + ox * c;
+            for (k = 0; k < 9; k++) {   /* a tap left or right of the image reads zeros */
+                const int64_t ix = ox * sw - pl + (k % 3) * dw;
+                p[k] = ix >= 0 && ix < wd ? rows[k / 3] + ix * c : zero;
+            }
+            {   /* the nine pointers in registers (read from the array, each tap would cost one more load) */
+                const float *const p0 = p[0], *const p1 = p[1], *const p2 = p[2], *const p3 = p[3];
+                const float *const p4 = p[4], *const p5 = p[5], *const p6 = p[6], *const p7 = p[7];
+                const float *const p8 = p[8];
+#define DWF_PX(load) { __m512 a = _mm512_loadu_ps(w); \
+                a = _mm512_add_ps(a, _mm512_mul_ps(load(p0 + cb * 16), _mm512_loadu_ps(w + 16))); \
+                a = _mm512_add_ps(a, _mm512_mul_ps(load(p1 + cb * 16), _mm512_loadu_ps(w + 32))); \
+                a = _mm512_add_ps(a, _mm512_mul_ps(load(p2 + cb * 16), _mm512_loadu_ps(w + 48))); \
+                a = _mm512_add_ps(a, _mm512_mul_ps(load(p3 + cb * 16), _mm512_loadu_ps(w + 64))); \
+                a = _mm512_add_ps(a, _mm512_mul_ps(load(p4 + cb * 16), _mm512_loadu_ps(w + 80))); \
+                a = _mm512_add_ps(a, _mm512_mul_ps(load(p5 + cb * 16), _mm512_loadu_ps(w + 96))); \
+                a = _mm512_add_ps(a, _mm512_mul_ps(load(p6 + cb * 16), _mm512_loadu_ps(w + 112))); \
+                a = _mm512_add_ps(a, _mm512_mul_ps(load(p7 + cb * 16), _mm512_loadu_ps(w + 128))); \
+                a = _mm512_add_ps(a, _mm512_mul_ps(load(p8 + cb * 16), _mm512_loadu_ps(w + 144)));
+#define DWF_LAST(q) _mm512_maskz_loadu_ps(last, q)
+                for (cb = t0; cb < whole; cb++, w += DWF_B3)
+                    DWF_PX(_mm512_loadu_ps) _mm512_storeu_ps(op + cb * 16, _mm512_min_ps(hi, _mm512_max_ps(lo, a))); }
+                if (whole < t1)
+                    DWF_PX(DWF_LAST) dwf_put(op + cb * 16, a, lo, hi, last); }
+#undef DWF_LAST
+#undef DWF_PX
+            }
+        }
+    }
+}
+
 #undef DWF_WINDOW2
 #undef DWF_WINDOW1
 #undef DWF_ADD
 #undef DWF_LOAD
 #undef DWF_TAP
+#undef DWF_NINE
+#undef DWF_B3
 
 /* Whether a filter row above or below the image may read a row of zeros rather than be skipped:
  * the same bits exactly when every weight is finite (0 * w is then +0 or -0) and no bias is -0.0.
@@ -775,15 +840,17 @@ DW_TARGET static void dwf_row_po(const dwf_t *g, const float *const *rows, const
  * than -0 is never -0 (x + y is -0 only when both are).  Then every row is the unrolled loop. */
 DW_TARGET static int dwf_zeros_add_nothing(const dwf_t *g)
 {
-    const int64_t n = g->s.kh * g->s.kw * g->s.c16;
     const __m512 inf = _mm512_set1_ps(INFINITY);
     __mmask16 bad = 0;
-    int64_t j;
-    for (j = 0; j < n; j += 16)         /* NaN, inf: not below infinity in magnitude */
-        bad |= _mm512_cmp_ps_mask(_mm512_abs_ps(_mm512_loadu_ps(g->w + j)), inf, _CMP_NLT_UQ);
-    for (j = 0; j < g->s.c16; j += 16)  /* -0.0: equal to zero, sign bit set */
-        bad |= _mm512_cmp_ps_mask(_mm512_loadu_ps(g->bias + j), _mm512_setzero_ps(), _CMP_EQ_OQ)
-               & _mm512_movepi32_mask(_mm512_castps_si512(_mm512_loadu_ps(g->bias + j)));
+    int64_t cb, j;
+    for (cb = 0; cb < g->s.nb; cb++) {
+        const float *w = g->w + cb * g->wb;
+        /* the bias: -0.0 is equal to zero with the sign bit set */
+        bad |= _mm512_cmp_ps_mask(_mm512_loadu_ps(w), _mm512_setzero_ps(), _CMP_EQ_OQ)
+               & _mm512_movepi32_mask(_mm512_castps_si512(_mm512_loadu_ps(w)));
+        for (j = 16; j < g->wb; j += 16)  /* the taps: NaN, inf are not below infinity in magnitude */
+            bad |= _mm512_cmp_ps_mask(_mm512_abs_ps(_mm512_loadu_ps(w + j)), inf, _CMP_NLT_UQ);
+    }
     return bad == 0;
 }
 
@@ -809,6 +876,10 @@ static void dwf_part(void *ctx, int part, int thread)
             int64_t iy = oy * g->s.sh - g->s.pt + ky * g->s.dh;
             rows[ky] = iy < 0 || iy >= g->s.h ? zero : g->x + (b * g->s.h + iy) * g->s.wd * g->s.c;
         }
+        if (g->one_pixel) {
+            dwf_row_px(g, rows, zero, cb0, cb1, g->out + r * g->s.ow * g->s.c);
+            continue;
+        }
         if (g->pixels_outer) {
             dwf_row_po(g, rows, zero, cb0, cb1, g->out + r * g->s.ow * g->s.c);
             continue;
@@ -817,8 +888,8 @@ static void dwf_part(void *ctx, int part, int thread)
             const float *at[DW_MAX_KH];
             for (ky = 0; ky < g->s.kh; ky++)
                 at[ky] = rows[ky] == NULL ? NULL : rows[ky] + cb * 16;
-            dwf_row(g, at, zero == NULL ? NULL : zero + cb * 16, g->w + cb * 16, g->bias + cb * 16,
-                    g->out + r * g->s.ow * g->s.c + cb * 16, dw_mask(g->s.c - cb * 16));
+            dwf_row(g, at, zero == NULL ? NULL : zero + cb * 16, g->w + cb * g->wb, g->out + r * g->s.ow * g->s.c + cb * 16,
+                    dw_mask(g->s.c - cb * 16));
         }
     }
 }
@@ -840,38 +911,43 @@ static void dwf_part(void *ctx, int part, int thread)
 
 #endif
 
-/* dw_f32(threads, x, w, bias, out, geometry, clamp): out = clamp(depthwise(x) + bias) on the pool, in the
- * reference kernels' order.  x float32 [N, H, W, C]; w float32 [KH*KW, C16]; bias float32 [C16] (zeros
- * past C); out float32 [N, OH, OW, C]; geometry int64 [kh, kw, stride h, stride w, dilation h,
- * dilation w, pad top, pad left]; clamp float32 [lo, hi].  0: done; -1: not taken (no AVX-512 here, or
- * arrays that do not fit), out untouched. */
+/* dw_f32(threads, x, w, out, geometry, clamp): out = clamp(depthwise(x) + bias) on the pool, in the reference
+ * kernels' order.  x float32 [N, H, W, C]; w float32 [NB, 1 + KH*KW, 16] (NB = C / 16 rounded up): for each
+ * block of 16 channels its bias, then its taps row by row (workbench/perf/depthwise.py pack_float; zeros past
+ * C); out float32 [N, OH, OW, C]; geometry int64 [kh, kw, stride h, stride w, dilation h, dilation w, pad
+ * top, pad left]; clamp float32 [lo, hi].  0: done; -1: not taken (no AVX-512 here, or arrays that do not
+ * fit), out untouched. */
 static PyObject *kernel_dw_f32(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    static const native_arg_t spec[6] = {{4, NPY_FLOAT32, 0}, {2, NPY_FLOAT32, 0}, {1, NPY_FLOAT32, 0},
-                                         {4, NPY_FLOAT32, 1}, {1, NPY_INT64, 0}, {1, NPY_FLOAT32, 0}};
-    PyArrayObject *a[6], *x, *w, *bias, *out, *geom, *clamp;
+    static const native_arg_t spec[5] = {{4, NPY_FLOAT32, 0}, {3, NPY_FLOAT32, 0}, {4, NPY_FLOAT32, 1},
+                                         {1, NPY_INT64, 0}, {1, NPY_FLOAT32, 0}};
+    PyArrayObject *a[5], *x, *w, *out, *geom, *clamp;
     dwf_t g;
     long threads;
-    int fit = native_args(args, nargs, "dw_f32(threads, x, w, bias, out, geometry, clamp)", spec, 6, &threads, a);
+    int fit = native_args(args, nargs, "dw_f32(threads, x, w, out, geometry, clamp)", spec, 5, &threads, a);
     (void)self;
     if (fit < 0)
         return NULL;
-    x = a[0], w = a[1], bias = a[2], out = a[3], geom = a[4], clamp = a[5];
+    x = a[0], w = a[1], out = a[2], geom = a[3], clamp = a[4];
     if (!dw_cpu_ok() || !fit || PyArray_DIM(geom, 0) != 8 || PyArray_DIM(clamp, 0) != 2
-        || !dw_shape(&g.s, x, w, out, (const int64_t *)PyArray_DATA(geom)) || PyArray_DIM(bias, 0) != g.s.c16)
+        || !dw_shape(&g.s, x, out, (const int64_t *)PyArray_DATA(geom)) || PyArray_DIM(w, 0) != g.s.nb
+        || PyArray_DIM(w, 1) != 1 + g.s.kh * g.s.kw || PyArray_DIM(w, 2) != 16)
         return PyLong_FromLong(-1);
     if (g.s.rows == 0 || g.s.ow == 0)
         return PyLong_FromLong(0);
     g.x = (const float *)PyArray_DATA(x);
     g.w = (const float *)PyArray_DATA(w);
-    g.bias = (const float *)PyArray_DATA(bias);
+    g.wb = (1 + g.s.kh * g.s.kw) * 16;
     g.out = (float *)PyArray_DATA(out);
     g.lo = ((const float *)PyArray_DATA(clamp))[0];
     g.hi = ((const float *)PyArray_DATA(clamp))[1];
     g.zeros_add_nothing = dwf_zeros_add_nothing(&g);
-    /* the pixels outer where the rows are long or the stride 2 (then the loads run in order and the
-     * hardware's prefetch follows them); in short rows of stride 1 the blocks outer, whose weights stay
-     * in registers for the whole row, measured faster (docs/benchmarks.md) */
+    /* 3x3 rows: one pixel at a time, all its channels (XNNPACK's order) where the rows are short and the
+     * channels many; the pixels outer, four at a time, where the rows are long or the stride 2 (the loads run
+     * in order and the hardware's prefetch follows them); else the blocks outer, whose weights stay in
+     * registers for the whole row (docs/benchmarks.md has the measurements) */
+    g.one_pixel = g.zeros_add_nothing && g.s.kh == 3 && g.s.kw == 3 && g.s.ow < DWF_LONG_ROW
+                  && g.s.nb >= DWF_MIN_BLOCKS_PX;
     g.pixels_outer = g.zeros_add_nothing && g.s.kh == 3 && g.s.kw == 3 && g.s.dw == 1
                      && (g.s.sw == 2 || (g.s.sw == 1 && g.s.ow >= DWF_LONG_ROW));
     {   /* xa: the first output column whose first tap is in the image; xb: one past the last whose last is */
@@ -882,7 +958,7 @@ static PyObject *kernel_dw_f32(PyObject *self, PyObject *const *args, Py_ssize_t
         g.xb = g.xb < g.xa ? g.xa : g.xb > g.s.ow ? g.s.ow : g.xb;
     }
     atomic_init(&g.failed, 0);
-    dw_run(dwf_part, &g, dw_cut(&g.s, threads, DW_PARTS_PER_THREAD), threads);
+    dw_run(dwf_part, &g, dw_cut(&g.s, threads, DW_PARTS_PER_THREAD, 0), threads);
     if (atomic_load(&g.failed))
         return PyErr_NoMemory();
     return PyLong_FromLong(0);

@@ -355,7 +355,7 @@ static PyMethodDef METHODS[] = {
      "dw_i8(threads, x, w, out, q32, q64, scalars, geometry): an int8 depthwise convolution (depth multiplier 1) "
      "on the pool (0 done, -1 not taken)"},
     {"dw_f32", (PyCFunction)(void (*)(void))kernel_dw_f32, METH_FASTCALL,
-     "dw_f32(threads, x, w, bias, out, geometry, clamp): a float32 depthwise convolution (depth multiplier 1) "
+     "dw_f32(threads, x, w, out, geometry, clamp): a float32 depthwise convolution (depth multiplier 1) "
      "on the pool, in the reference kernels' order (0 done, -1 not taken)"},
     {"binary_f32", (PyCFunction)(void (*)(void))kernel_binary_f32, METH_FASTCALL,
      "binary_f32(threads, a, b, out, clamp, op): out = clamp(a op b), op 0 add, 1 subtract, 2 multiply, "
