@@ -3,7 +3,8 @@
 flat arrays cut into pieces for the pool from ``EW_MIN_SPLIT`` values on.  Every output is computed
 on its own, so the bits are the teaching layer's on any number of threads.  Also float32 SUM / MEAN
 over one block of axes ([A, R, B]: the R values of each output added in memory order, then a MEAN's
-division), 16 outputs a vector, one thread."""
+division), 16 outputs a vector, one thread.  And float32 SOFTMAX in litert-x86's arithmetic (Eigen's
+packet exp and reductions, as ``interpreter/kernels/_softmax.py`` spells them out), one thread."""
 
 from __future__ import annotations
 
@@ -38,3 +39,17 @@ def sum_function():
     from . import precompiled
 
     return precompiled.native("sum_f32", _probe_sum)
+
+
+def _probe_softmax(fn) -> bool:
+    """Two rows of 17 equal values (a vector, a masked tail, the last value on expf): 1/17 each."""
+    x, out = np.zeros(34, np.float32), np.zeros(34, np.float32)
+    return (fn(1, x, out, np.array([17], np.int64), np.array([1], np.float32)) == 0
+            and bool((out == np.float32(1) / np.float32(17)).all()))
+
+
+def softmax_function():
+    """The library's ``softmax_f32``, or None (as :func:`binary_function`)."""
+    from . import precompiled
+
+    return precompiled.native("softmax_f32", _probe_softmax)

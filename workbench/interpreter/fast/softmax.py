@@ -3,7 +3,9 @@
 * float32, litert-x86 (``Variant.float_activations == "eigen"``): ``kernels/_softmax.py``'s Eigen
   arithmetic one value at a time — the packet exp's polynomial per lane, expf through numba's
   ``math.exp`` on a float32 (the C library), the packet reductions with their two accumulators.
-  Without JIT (``WORKBENCH_JIT=0``) expf / logf go through ctypes, with the same bits.
+  Without JIT (``WORKBENCH_JIT=0``) expf / logf go through ctypes, with the same bits.  SOFTMAX runs
+  the same arithmetic in the kernel library's C (``softmax_f32``, sixteen lanes of the packet exp at
+  once) where the library is there: :class:`FloatSoftmaxNative`.
 * float32, reference (``"libm"``): the plain loops of ``reference_ops``.
 * uint8 / int8 inputs on the float table (litert-x86): the table, the float32 sum and x86's
   conversions; the fixed-point reference kernel has no fast path (its numpy is the teaching layer).
@@ -16,6 +18,7 @@ import math
 
 import numpy as np
 
+from ...perf import elementwise as _ew
 from ...perf.jit import native, njit
 from ...schema.enums import BuiltinOperator
 from ..kernels._softmax import LOWEST
@@ -23,7 +26,7 @@ from ..kernels._unary import TYPE_RANGE, libm_f32
 from ..kernels.log_softmax import LogSoftmaxData
 from ..kernels.softmax import SoftmaxData, SoftmaxInt8Data
 from ..variants import LITERT_X86, VARIANTS
-from . import FastPath, fast_path
+from . import FastPath, FlatCall, fast_path
 
 _F0, _F1, _HALF = np.float32(0.0), np.float32(1.0), np.float32(0.5)
 _LOWEST = np.float32(LOWEST)
@@ -293,6 +296,18 @@ class FloatRows(FastPath):
         _run_rows(self.fn, context.tensors[node.inputs[0]], context.tensors[node.outputs[0]], *self.args)
 
 
+class FloatSoftmaxNative(FlatCall):
+    """``native``: the kernel library's ``softmax_f32`` over rows of the last axis (threads, x, out, [n],
+    [beta]), the bits of :func:`softmax_f32_numba`; ``fallback`` (that loop's :class:`FloatRows`) where it
+    is not taken.  One library call: it joins the runs of library calls
+    (:mod:`workbench.interpreter.fused`)."""
+
+    __slots__ = ()
+
+    def __init__(self, fn, fallback: FloatRows, n: int, beta):
+        super().__init__(fn, fallback, (np.array([n], np.int64), np.array([beta], np.float32)), 1, False)
+
+
 class Softmax8Bit(FastPath):
     __slots__ = ("args",)
     name = "numba"
@@ -314,7 +329,10 @@ class Softmax8Bit(FastPath):
 @fast_path(BuiltinOperator.SOFTMAX, SoftmaxData, variants=tuple(VARIANTS))
 def bind_softmax_float(context, node, d):
     if context.variant.float_activations == "eigen":
-        return FloatRows(softmax_f32_numba, np.float32(d.beta))
+        rows = FloatRows(softmax_f32_numba, np.float32(d.beta))
+        shape = context.shape(node.inputs[0])
+        fn = _ew.softmax_function() if len(shape) and shape[-1] > 0 else None
+        return rows if fn is None else FloatSoftmaxNative(fn, rows, shape[-1], d.beta)
     return FloatRows(softmax_libm_numba, np.float32(d.beta))
 
 

@@ -177,3 +177,159 @@ static PyObject *kernel_sum_f32(PyObject *self, PyObject *const *args, Py_ssize_
     Py_END_ALLOW_THREADS
     return PyLong_FromLong(0);
 }
+
+/* ------------------------------------------------------------------------------------------
+ * softmax_f32(threads, x, out, n, beta): float32 SOFTMAX over rows of n values, in the arithmetic of
+ * litert-x86's optimized kernel (tensorflow/lite/kernels/internal/optimized/optimized_ops.h, Softmax:
+ * an Eigen tensor expression), which the teaching layer spells out in
+ * workbench/interpreter/kernels/_softmax.py: each row's maximum and, later, its sum by Eigen's packet
+ * reductions (packets of 4 from the row's first 16-byte boundary of the flat tensor, two packet
+ * accumulators, then the values before and after them one by one); exp((x - max) * beta) by Eigen's
+ * packet exp (a Cody-Waite reduction, a degree-6 polynomial, 2^k as three factors) wherever the flat
+ * tensor has a whole packet of 4, expf of the C library for the last few values; then each value times
+ * 1 / sum.  The packet exp is lane by lane, so sixteen lanes give each lane's bits.  x, out float32 flat
+ * (may be one array); n int64 [n] (the rows' length, dividing the size); beta float32 [beta].  One
+ * thread.  0: done; -1: not taken. */
+#if EW_X86
+static inline float smx_fold(float a, float b, int is_max)
+{
+    return is_max ? (a < b ? b : a) : a + b;
+}
+
+/* Eigen's maximum or sum of v[0..n) with `head` values before the first packet */
+static float smx_redux(const float *v, int64_t n, int64_t head, int is_max)
+{
+    int64_t body, body2, i, k;
+    float r, a0, a1, a2, a3;
+    if (head > n)
+        head = n;
+    body = (n - head) / 4 * 4;
+    if (body == 0) {
+        r = v[0];
+        for (k = 1; k < n; k++)
+            r = smx_fold(r, v[k], is_max);
+        return r;
+    }
+    body2 = (n - head) / 8 * 8;
+    a0 = v[head], a1 = v[head + 1], a2 = v[head + 2], a3 = v[head + 3];
+    if (body > 4) {
+        float b0 = v[head + 4], b1 = v[head + 5], b2 = v[head + 6], b3 = v[head + 7];
+        for (i = head + 8; i < head + body2; i += 8) {
+            a0 = smx_fold(a0, v[i], is_max), a1 = smx_fold(a1, v[i + 1], is_max);
+            a2 = smx_fold(a2, v[i + 2], is_max), a3 = smx_fold(a3, v[i + 3], is_max);
+            b0 = smx_fold(b0, v[i + 4], is_max), b1 = smx_fold(b1, v[i + 5], is_max);
+            b2 = smx_fold(b2, v[i + 6], is_max), b3 = smx_fold(b3, v[i + 7], is_max);
+        }
+        a0 = smx_fold(a0, b0, is_max), a1 = smx_fold(a1, b1, is_max);
+        a2 = smx_fold(a2, b2, is_max), a3 = smx_fold(a3, b3, is_max);
+        if (body > body2) {
+            i = head + body2;
+            a0 = smx_fold(a0, v[i], is_max), a1 = smx_fold(a1, v[i + 1], is_max);
+            a2 = smx_fold(a2, v[i + 2], is_max), a3 = smx_fold(a3, v[i + 3], is_max);
+        }
+    }
+    if (is_max) {
+        float t0 = a0 > a2 ? a0 : a2, t1 = a1 > a3 ? a1 : a3;
+        r = t0 > t1 ? t0 : t1;
+    } else {
+        r = (a0 + a2) + (a1 + a3);
+    }
+    for (k = 0; k < head; k++)
+        r = smx_fold(r, v[k], is_max);
+    for (k = head + body; k < n; k++)
+        r = smx_fold(r, v[k], is_max);
+    return r;
+}
+
+/* 2^k for integers k in [-126, 127], exactly */
+EW_TARGET static inline __m512 smx_pow2(__m512i k)
+{
+    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(k, _mm512_set1_epi32(127)), 23));
+}
+
+/* Eigen's packet exp, sixteen lanes; each product and sum rounded to float32 (no fused multiply-add) */
+EW_TARGET static __m512 smx_exp(__m512 v)
+{
+    /* the constants' exact float32 values (as the teaching layer's np.float32 of its decimals) */
+    const __m512 hi_x = _mm512_set1_ps(0x1.62e45ap+6f), lo_x = _mm512_set1_ps(-104.0f);
+    const __m512 log2e = _mm512_set1_ps(0x1.715476p+0f), half = _mm512_set1_ps(0.5f), one = _mm512_set1_ps(1.0f);
+    const __m512 ln2_hi = _mm512_set1_ps(-0x1.63p-1f), ln2_lo = _mm512_set1_ps(0x1.bd0106p-13f);
+    const __m512 p6 = _mm512_set1_ps(0x1.6850e4p-10f), p5 = _mm512_set1_ps(0x1.123bccp-7f);
+    const __m512 p4 = _mm512_set1_ps(0x1.555b98p-5f), p3 = _mm512_set1_ps(0x1.55548ep-3f);
+    const __m512 p2 = _mm512_set1_ps(0x1.fffff8p-2f);
+    const __m512 x = _mm512_min_ps(v, hi_x);          /* v < hi ? v : hi */
+    const __m512 m = _mm512_roundscale_ps(_mm512_add_ps(_mm512_mul_ps(x, log2e), half),
+                                          _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+    __m512 r = _mm512_add_ps(_mm512_mul_ps(m, ln2_hi), x), r2, even, odd, y, e;
+    __m512i k, b;
+    r = _mm512_add_ps(_mm512_mul_ps(m, ln2_lo), r);
+    r2 = _mm512_mul_ps(r, r);
+    even = _mm512_add_ps(_mm512_mul_ps(r2, _mm512_add_ps(_mm512_mul_ps(r2, p6), p4)), p2);
+    odd = _mm512_add_ps(_mm512_mul_ps(r2, p5), p3);
+    y = _mm512_add_ps(_mm512_mul_ps(r2, _mm512_add_ps(_mm512_mul_ps(r, odd), even)), _mm512_add_ps(r, one));
+    k = _mm512_cvttps_epi32(m);
+    b = _mm512_srai_epi32(k, 2);                       /* 2^k = 2^b * 2^b * 2^b * 2^(k - 3b) */
+    e = _mm512_mul_ps(_mm512_mul_ps(_mm512_mul_ps(y, smx_pow2(b)), smx_pow2(b)), smx_pow2(b));
+    e = _mm512_mul_ps(e, smx_pow2(_mm512_sub_epi32(k, _mm512_mullo_epi32(b, _mm512_set1_epi32(3)))));
+    e = _mm512_max_ps(v, e);                           /* e < v ? v : e (+inf stays +inf) */
+    e = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v, lo_x, _CMP_LT_OQ), e, _mm512_setzero_ps());
+    return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q), e, v);   /* NaN stays */
+}
+
+EW_TARGET static void smx_rows(const float *x, float *out, int64_t total, int64_t n, float beta)
+{
+    const int64_t packet_end = total - total % 4;
+    const __m512 vb = _mm512_set1_ps(beta);
+    int64_t base, j;
+    for (base = 0; base < total; base += n) {
+        const int64_t head = (4 - base % 4) % 4;
+        const float mx = smx_redux(x + base, n, head, 1);
+        const __m512 vm = _mm512_set1_ps(mx);
+        const int64_t packed = packet_end - base < n ? packet_end - base : n;   /* values on the packet exp */
+        float inv;
+        __m512 vi;
+        for (j = 0; j < packed; j += 16) {
+            const __mmask16 m = packed - j >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (packed - j)) - 1u);
+            const __m512 z = _mm512_mul_ps(_mm512_sub_ps(_mm512_maskz_loadu_ps(m, x + base + j), vm), vb);
+            _mm512_mask_storeu_ps(out + base + j, m, smx_exp(z));
+        }
+        for (j = packed > 0 ? packed : 0; j < n; j++)
+            out[base + j] = expf((x[base + j] - mx) * beta);
+        inv = 1.0f / smx_redux(out + base, n, head, 0);
+        vi = _mm512_set1_ps(inv);
+        for (j = 0; j < n; j += 16) {
+            const __mmask16 m = n - j >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (n - j)) - 1u);
+            _mm512_mask_storeu_ps(out + base + j, m, _mm512_mul_ps(_mm512_maskz_loadu_ps(m, out + base + j), vi));
+        }
+    }
+}
+#else
+static void smx_rows(const float *x, float *out, int64_t total, int64_t n, float beta)
+{
+    (void)x; (void)out; (void)total; (void)n; (void)beta;
+}
+#endif
+
+static PyObject *kernel_softmax_f32(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    static const native_arg_t spec[4] = {{1, NPY_FLOAT32, 0}, {1, NPY_FLOAT32, 1}, {1, NPY_INT64, 0},
+                                         {1, NPY_FLOAT32, 0}};
+    PyArrayObject *a[4];
+    int64_t total, n;
+    long threads;
+    int fit = native_args(args, nargs, "softmax_f32(threads, x, out, n, beta)", spec, 4, &threads, a);
+    (void)self;
+    if (fit < 0)
+        return NULL;
+    if (!convf_cpu_ok() || !fit || PyArray_DIM(a[2], 0) != 1 || PyArray_DIM(a[3], 0) != 1)
+        return PyLong_FromLong(-1);
+    total = PyArray_DIM(a[0], 0);
+    n = ((const int64_t *)PyArray_DATA(a[2]))[0];
+    if (n < 1 || total % n != 0 || PyArray_DIM(a[1], 0) != total)
+        return PyLong_FromLong(-1);
+    Py_BEGIN_ALLOW_THREADS
+    smx_rows((const float *)PyArray_DATA(a[0]), (float *)PyArray_DATA(a[1]), total, n,
+             ((const float *)PyArray_DATA(a[3]))[0]);
+    Py_END_ALLOW_THREADS
+    return PyLong_FromLong(0);
+}

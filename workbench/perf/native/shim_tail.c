@@ -363,6 +363,9 @@ static PyMethodDef METHODS[] = {
     {"sum_f32", (PyCFunction)(void (*)(void))kernel_sum_f32, METH_FASTCALL,
      "sum_f32(threads, x, out, shape, divisor): out[a, b] = sum over r of x[a, r, b] in order, / divisor "
      "unless 0 (0 done, -1 not taken)"},
+    {"softmax_f32", (PyCFunction)(void (*)(void))kernel_softmax_f32, METH_FASTCALL,
+     "softmax_f32(threads, x, out, n, beta): float32 SOFTMAX over rows of n values in litert-x86's (Eigen's) "
+     "arithmetic (0 done, -1 not taken)"},
     {"run_calls", (PyCFunction)(void (*)(void))kernel_run_calls, METH_FASTCALL,
      "run_calls(calls, start): call each (function, args) of calls from start on until one answers other "
      "than 0 or None; its index, or len(calls)"},
