@@ -35,9 +35,10 @@ SHAPES = [((1, 7, 6, 5), (3, 3), (1, 1), (1, 1), "SAME"),          # fewer chann
           ((1, 12, 12, 48), (3, 3), (1, 2), (1, 1), "SAME"),
           ((1, 5, 50, 21), (3, 3), (1, 1), (1, 1), "SAME"),        # long rows: the float loop's pixels outer
           ((2, 4, 53, 35), (3, 3), (1, 1), (1, 1), "VALID"),
-          # short rows of 4+ blocks: the float loop's one pixel at a time (a partial last block, stride 2,
-          # dilation, padding on one side only)
+          # short rows or stride 2, and 4+ blocks: the float loop's one pixel at a time (a partial last block,
+          # dilation, padding on one side only, long rows of stride 2)
           ((1, 6, 7, 67), (3, 3), (1, 1), (1, 1), "SAME"),
+          ((1, 5, 101, 70), (3, 3), (2, 2), (1, 1), "SAME"),
           ((2, 9, 8, 64), (3, 3), (2, 2), (1, 1), "SAME"),
           ((1, 9, 10, 80), (3, 3), (1, 1), (2, 2), "SAME"),
           ((1, 8, 8, 96), (3, 3), (2, 2), (1, 1), "VALID")]

@@ -781,48 +781,66 @@ DW_TARGET static void dwf_row_po(const dwf_t *g, const float *const *rows, const
  * (bias and nine taps, 640 contiguous bytes a block) come from L1.  With more than DWF_PX_TILE blocks the
  * row is walked once for each of a few equal tiles of blocks, so that a tile's weights and the columns
  * stay in L1 together (7x7x960: 1.11 -> 0.95 x XNNPACK's time).  The same sums as dwf_row, tap by tap. */
+DW_TARGET static inline __attribute__((always_inline)) void dwf_px(
+    const float *const p0, const float *const p1, const float *const p2, const float *const p3,
+    const float *const p4, const float *const p5, const float *const p6, const float *const p7,
+    const float *const p8, const float *w, float *op, int64_t t0, int64_t whole, int64_t t1, __mmask16 last,
+    __m512 lo, __m512 hi)
+{
+    int64_t cb;
+#define DWF_PX(load) { __m512 a = _mm512_loadu_ps(w); \
+    a = _mm512_add_ps(a, _mm512_mul_ps(load(p0 + cb * 16), _mm512_loadu_ps(w + 16))); \
+    a = _mm512_add_ps(a, _mm512_mul_ps(load(p1 + cb * 16), _mm512_loadu_ps(w + 32))); \
+    a = _mm512_add_ps(a, _mm512_mul_ps(load(p2 + cb * 16), _mm512_loadu_ps(w + 48))); \
+    a = _mm512_add_ps(a, _mm512_mul_ps(load(p3 + cb * 16), _mm512_loadu_ps(w + 64))); \
+    a = _mm512_add_ps(a, _mm512_mul_ps(load(p4 + cb * 16), _mm512_loadu_ps(w + 80))); \
+    a = _mm512_add_ps(a, _mm512_mul_ps(load(p5 + cb * 16), _mm512_loadu_ps(w + 96))); \
+    a = _mm512_add_ps(a, _mm512_mul_ps(load(p6 + cb * 16), _mm512_loadu_ps(w + 112))); \
+    a = _mm512_add_ps(a, _mm512_mul_ps(load(p7 + cb * 16), _mm512_loadu_ps(w + 128))); \
+    a = _mm512_add_ps(a, _mm512_mul_ps(load(p8 + cb * 16), _mm512_loadu_ps(w + 144)));
+#define DWF_LAST(q) _mm512_maskz_loadu_ps(last, q)
+    for (cb = t0; cb < whole; cb++, w += DWF_B3)
+        DWF_PX(_mm512_loadu_ps) _mm512_storeu_ps(op + cb * 16, _mm512_min_ps(hi, _mm512_max_ps(lo, a))); }
+    if (whole < t1)         /* the last block, part past channel C */
+        DWF_PX(DWF_LAST) dwf_put(op + cb * 16, a, lo, hi, last); }
+#undef DWF_LAST
+#undef DWF_PX
+}
+
 DW_TARGET static void dwf_row_px(const dwf_t *g, const float *const *rows, const float *zero, int64_t cb0,
                                  int64_t cb1, float *o)
 {
     const int64_t c = g->s.c, sw = g->s.sw, dw = g->s.dw, ow = g->s.ow, pl = g->s.pl, wd = g->s.wd;
+    const int64_t xa = g->xa, xb = g->xb, step = sw * c, t1c = dw * c, t2c = 2 * dw * c;
     const __m512 lo = _mm512_set1_ps(g->lo), hi = _mm512_set1_ps(g->hi);
     const int64_t tiles = (cb1 - cb0 + DWF_PX_TILE - 1) / DWF_PX_TILE;
-    int64_t t, ox, cb, k;
+    int64_t t, ox, k;
     for (t = 0; t < tiles; t++) {
         /* this tile's blocks t0..t1, the last of them partly past channel C at the end of the row */
         const int64_t t0 = cb0 + (cb1 - cb0) * t / tiles, t1 = cb0 + (cb1 - cb0) * (t + 1) / tiles;
         const __mmask16 last = t1 == cb1 ? dw_mask(c - (t1 - 1) * 16) : 0xFFFF;
         const int64_t whole = last == 0xFFFF ? t1 : t1 - 1;   /* blocks of 16 real channels */
-        for (ox = 0; ox < ow; ox++) {
-            const float *p[9], *w = g->w + t0 * DWF_B3;
-            float *op = o + ox * c;
-            for (k = 0; k < 9; k++) {   /* a tap left or right of the image reads zeros */
-                const int64_t ix = ox * sw - pl + (k % 3) * dw;
-                p[k] = ix >= 0 && ix < wd ? rows[k / 3] + ix * c : zero;
-            }
-            {   /* the nine pointers in registers (read from the array, each tap would cost one more load) */
-                const float *const p0 = p[0], *const p1 = p[1], *const p2 = p[2], *const p3 = p[3];
-                const float *const p4 = p[4], *const p5 = p[5], *const p6 = p[6], *const p7 = p[7];
-                const float *const p8 = p[8];
-#define DWF_PX(load) { __m512 a = _mm512_loadu_ps(w); \
-                a = _mm512_add_ps(a, _mm512_mul_ps(load(p0 + cb * 16), _mm512_loadu_ps(w + 16))); \
-                a = _mm512_add_ps(a, _mm512_mul_ps(load(p1 + cb * 16), _mm512_loadu_ps(w + 32))); \
-                a = _mm512_add_ps(a, _mm512_mul_ps(load(p2 + cb * 16), _mm512_loadu_ps(w + 48))); \
-                a = _mm512_add_ps(a, _mm512_mul_ps(load(p3 + cb * 16), _mm512_loadu_ps(w + 64))); \
-                a = _mm512_add_ps(a, _mm512_mul_ps(load(p4 + cb * 16), _mm512_loadu_ps(w + 80))); \
-                a = _mm512_add_ps(a, _mm512_mul_ps(load(p5 + cb * 16), _mm512_loadu_ps(w + 96))); \
-                a = _mm512_add_ps(a, _mm512_mul_ps(load(p6 + cb * 16), _mm512_loadu_ps(w + 112))); \
-                a = _mm512_add_ps(a, _mm512_mul_ps(load(p7 + cb * 16), _mm512_loadu_ps(w + 128))); \
-                a = _mm512_add_ps(a, _mm512_mul_ps(load(p8 + cb * 16), _mm512_loadu_ps(w + 144)));
-#define DWF_LAST(q) _mm512_maskz_loadu_ps(last, q)
-                for (cb = t0; cb < whole; cb++, w += DWF_B3)
-                    DWF_PX(_mm512_loadu_ps) _mm512_storeu_ps(op + cb * 16, _mm512_min_ps(hi, _mm512_max_ps(lo, a))); }
-                if (whole < t1)
-                    DWF_PX(DWF_LAST) dwf_put(op + cb * 16, a, lo, hi, last); }
-#undef DWF_LAST
-#undef DWF_PX
-            }
+        const float *const w = g->w + t0 * DWF_B3;
+        /* a pixel at the left or right edge: a tap outside the image reads zeros */
+#define DWF_PX_EDGE(ox) { const float *p[9]; \
+            for (k = 0; k < 9; k++) { \
+                const int64_t ix = (ox) * sw - pl + (k % 3) * dw; \
+                p[k] = ix >= 0 && ix < wd ? rows[k / 3] + ix * c : zero; \
+            } \
+            dwf_px(p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7], p[8], w, o + (ox) * c, t0, whole, t1, last, lo, \
+                   hi); }
+        for (ox = 0; ox < xa; ox++)
+            DWF_PX_EDGE(ox)
+        {   /* the pixels whose taps all lie in the image: nine pointers that move sw pixels at a time */
+            const float *q0 = rows[0] + (xa * sw - pl) * c, *q1 = rows[1] + (xa * sw - pl) * c;
+            const float *q2 = rows[2] + (xa * sw - pl) * c;
+            for (ox = xa; ox < xb; ox++, q0 += step, q1 += step, q2 += step)
+                dwf_px(q0, q0 + t1c, q0 + t2c, q1, q1 + t1c, q1 + t2c, q2, q2 + t1c, q2 + t2c, w, o + ox * c, t0,
+                       whole, t1, last, lo, hi);
         }
+        for (ox = xb; ox < ow; ox++)
+            DWF_PX_EDGE(ox)
+#undef DWF_PX_EDGE
     }
 }
 
@@ -942,11 +960,11 @@ static PyObject *kernel_dw_f32(PyObject *self, PyObject *const *args, Py_ssize_t
     g.lo = ((const float *)PyArray_DATA(clamp))[0];
     g.hi = ((const float *)PyArray_DATA(clamp))[1];
     g.zeros_add_nothing = dwf_zeros_add_nothing(&g);
-    /* 3x3 rows: one pixel at a time, all its channels (XNNPACK's order) where the rows are short and the
-     * channels many; the pixels outer, four at a time, where the rows are long or the stride 2 (the loads run
-     * in order and the hardware's prefetch follows them); else the blocks outer, whose weights stay in
-     * registers for the whole row (docs/benchmarks.md has the measurements) */
-    g.one_pixel = g.zeros_add_nothing && g.s.kh == 3 && g.s.kw == 3 && g.s.ow < DWF_LONG_ROW
+    /* 3x3 rows: one pixel at a time, all its channels (XNNPACK's order) where the rows are short or the
+     * stride 2, and the channels many; the pixels outer, four at a time, in long rows of stride 1 (four
+     * pixels share each column they load); else the blocks outer, whose weights stay in registers for the
+     * whole row (docs/benchmarks.md has the measurements) */
+    g.one_pixel = g.zeros_add_nothing && g.s.kh == 3 && g.s.kw == 3 && (g.s.sw >= 2 || g.s.ow < DWF_LONG_ROW)
                   && g.s.nb >= DWF_MIN_BLOCKS_PX;
     g.pixels_outer = g.zeros_add_nothing && g.s.kh == 3 && g.s.kw == 3 && g.s.dw == 1
                      && (g.s.sw == 2 || (g.s.sw == 1 && g.s.ow >= DWF_LONG_ROW));
