@@ -166,3 +166,63 @@ def test_a_convolution_after_a_clamping_one_skips_the_guard(first_act):
     got = it.get_tensor(it.get_output_details()[0]["index"])
     assert np.isnan(ref).any()
     np.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-5)
+
+
+def residual_block(scale):
+    """conv 3x3 RELU6 (y0) -> conv 1x1 linear, weights times ``scale`` (y1) -> ADD(y1, y0) -> conv 1x1: a
+    linear bottleneck and a residual connection, as in MobileNet v2."""
+    from workbench.schema import AddOptions, Conv2DOptions, ModelBuilder
+    from workbench.schema import BuiltinOperator as B
+
+    rng = np.random.default_rng(4)
+    b = ModelBuilder()
+    t = b.input("x", (1, 6, 7, 4))
+
+    def conv(name, src, ci, co, k, act, mult=1.0):
+        y = b.tensor(name, (1, 6, 7, co))
+        w = (rng.standard_normal((co, k, k, ci)) * mult).astype(np.float32)
+        bias = rng.standard_normal(co).astype(np.float32)
+        b.op(B.CONV_2D, [src, b.constant(name + "_w", w), b.constant(name + "_b", bias)], [y],
+             Conv2DOptions(padding=Padding.SAME, stride_h=1, stride_w=1, fused_activation_function=act))
+        return y
+
+    y0 = conv("y0", t, 4, 8, 3, Act.RELU6)
+    y1 = conv("y1", y0, 8, 8, 1, Act.NONE, scale)
+    y2 = b.tensor("y2", (1, 6, 7, 8))
+    b.op(B.ADD, [y1, y0], [y2], AddOptions(fused_activation_function=Act.NONE))
+    b.output(conv("y3", y2, 8, 5, 1, Act.NONE))
+    return update_versions(b.build()), rng.uniform(-1, 1, (1, 6, 7, 4)).astype(np.float32)
+
+
+@pytest.mark.skipif(fgemm.function() is None, reason="no kernel library with AVX-512 here (make kernels builds it)")
+@pytest.mark.parametrize("scale", [1.0, 1e37, np.inf])
+def test_bounds_pass_through_linear_convolutions_and_residual_adds(scale):
+    """A linear convolution of bounded inputs is bounded (|bias| + bound · Σ|w| for its worst channel), so
+    is an ADD of two bounded tensors: the convolution after the residual ADD skips its guard, unless the
+    weights before it are so large that the bound reaches its guard's limit (1e37) or are not finite."""
+    from workbench.interpreter import fast
+
+    model, x = residual_block(scale)
+    it = Interpreter(model=model)
+    it.allocate_tensors()
+    sg = it._sg(0)
+    last = sg.fast[3]
+    assert (float(last.clamp[2]) == -1.0) == (scale == 1.0)
+    # after the RELU6 convolution, as before, unless its own weights put the limit under 6
+    assert (float(sg.fast[1].clamp[2]) == -1.0) == (scale == 1.0)
+    if scale == 1.0:
+        w1 = np.abs(it.get_tensor(next(d["index"] for d in it.get_tensor_details() if d["name"] == "y1_w")))
+        b1 = np.abs(it.get_tensor(next(d["index"] for d in it.get_tensor_details() if d["name"] == "y1_b")))
+        bound = {}
+        probe = type("Probe", (), {"input_bounded": lambda self, v: bound.setdefault("y2", v)})()
+        plan = [(probe if node.index == 3 else fn, node, data) for fn, node, data in sg.plan]
+        fast.bounded_inputs(plan, sg.context)
+        want = 6.0 + (float(b1.max()) + 6.0 * w1.astype(np.float64).reshape(8, -1).sum(axis=1).max()) * fast.BOUND_SLACK
+        assert bound["y2"] == pytest.approx(want * fast.BOUND_SLACK, rel=1e-9)
+    it.set_tensor(it.get_input_details()[0]["index"], x)
+    it.invoke()
+    ref, _ = run(model, x, reference=True)
+    got = it.get_tensor(it.get_output_details()[0]["index"])
+    assert (np.isnan(got) == np.isnan(ref)).all()              # inf weights: NaN everywhere in both
+    seen = ~np.isnan(ref)
+    np.testing.assert_allclose(got[seen], ref[seen], rtol=1e-5, atol=1e-5 * float(np.abs(ref[seen]).max(initial=1.0)))

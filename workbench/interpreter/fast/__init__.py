@@ -118,22 +118,53 @@ def fast_path(op, *data_classes, variants=(LITERT_X86.name,)):
 
 
 CLAMPING_OPS = frozenset({"CONV_2D", "DEPTHWISE_CONV_2D"})   # every path clamps every float output
+BOUND_SLACK = 1.001     # a bound computed in float64 covers float32's rounding of a sum of K products
+
+
+def _linear_bound(context, node, bound: float) -> float:
+    """A bound on the float32 outputs of a CONV_2D / DEPTHWISE_CONV_2D whose inputs are at most ``bound`` in
+    magnitude (or NaN), from its constant filter and bias: max over output channels of |bias| + bound · Σ|w|
+    (inf where the filter or the bias is not constant)."""
+    filt = context.value(node.input(1)) if len(node.inputs) > 1 else None
+    if filt is None or filt.ndim != 4:
+        return math.inf
+    a = np.abs(np.asarray(filt, np.float64))
+    per_out = a.sum(axis=(1, 2, 3)) if node.op_name == "CONV_2D" else a.sum(axis=(0, 1, 2))
+    bias = context.value(node.input(2)) if len(node.inputs) > 2 and node.input(2) >= 0 else np.zeros(1)
+    if bias is None:
+        return math.inf
+    with np.errstate(over="ignore", invalid="ignore"):
+        b = float((np.abs(np.asarray(bias, np.float64)).max(initial=0.0) + bound * per_out.max(initial=0.0))
+                  * BOUND_SLACK)
+    return b if math.isfinite(b) else math.inf
 
 
 def bounded_inputs(plan: list, context) -> None:
     """A look at the whole plan once it is bound: a fast path with ``input_bounded(bound)`` whose first
-    input is the float32 output of a convolution that clamps to a finite range (a fused RELU6, say)
-    learns that every value it reads is at most ``bound`` in magnitude, or NaN."""
+    input is a float32 tensor known to hold values of at most ``bound`` in magnitude (or NaN) learns it.
+    Known bounds: the output of a convolution that clamps to a finite range (a fused RELU6, say); the
+    output of a convolution with constant weights of bounded inputs (|bias| + bound · Σ|w| for its worst
+    output channel, the activation only narrowing it: MobileNet v2's linear bottlenecks); a float ADD of
+    two bounded tensors (the sum of the bounds: its residual connections)."""
     bound_of = {}
     for fn, node, data in plan:
         hook = getattr(fn, "input_bounded", None)
         if hook is not None and node.inputs and node.inputs[0] in bound_of:
             hook(bound_of[node.inputs[0]])
-        if node.op_name in CLAMPING_OPS and node.outputs and context.dtype(node.outputs[0]) == np.float32:
+        if not node.outputs or context.dtype(node.outputs[0]) != np.float32:
+            continue
+        bound = math.inf
+        if node.op_name in CLAMPING_OPS:
             lo = getattr(data, "output_activation_min", None)
             hi = getattr(data, "output_activation_max", None)
             if lo is not None and hi is not None and math.isfinite(lo) and math.isfinite(hi):
-                bound_of[node.outputs[0]] = max(abs(float(lo)), abs(float(hi)))
+                bound = max(abs(float(lo)), abs(float(hi)))
+            if node.inputs and node.inputs[0] in bound_of:
+                bound = min(bound, _linear_bound(context, node, bound_of[node.inputs[0]]))
+        elif node.op_name == "ADD" and len(node.inputs) == 2 and all(t in bound_of for t in node.inputs):
+            bound = (bound_of[node.inputs[0]] + bound_of[node.inputs[1]]) * BOUND_SLACK
+        if math.isfinite(bound):
+            bound_of[node.outputs[0]] = bound
 
 
 def has_fast_path(node, data) -> bool:
