@@ -60,14 +60,17 @@ def sequential_sums(x3, divisor):
 
 @pytest.mark.skipif(elementwise.sum_function() is None,
                     reason="no kernel library with AVX-512 here (make kernels builds it)")
-@pytest.mark.parametrize("shape", [(1, 49, 1024), (2, 3, 17), (3, 1, 5), (1, 7, 16), (4, 5, 1)])
-def test_sum_f32_adds_in_memory_order_then_divides(shape):
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("shape", [(1, 49, 1024), (2, 3, 17), (3, 1, 5), (1, 7, 16), (4, 5, 1), (1, 49, 1280),
+                                   (300, 20, 3), (2, 40, 67)])
+def test_sum_f32_adds_in_memory_order_then_divides(shape, threads):
+    """Small sums on one thread; from 4096 values on, pieces of B (or of A, where B is short) on two."""
     x = np.random.default_rng(shape[2]).standard_normal(int(np.prod(shape))).astype(np.float32) * 100
     x[:2] = [np.nan, -0.0][:x.size]
     for divisor in (0.0, float(shape[1])):
         out = np.full(shape[0] * shape[2], 7, np.float32)
         fn = elementwise.sum_function()
-        assert fn(1, x, out, np.array(shape, np.int64), np.array([divisor], np.float32)) == 0
+        assert fn(threads, x, out, np.array(shape, np.int64), np.array([divisor], np.float32)) == 0
         assert out.view(np.uint32).tobytes() == sequential_sums(x.reshape(shape), divisor).view(np.uint32).tobytes()
     bad_out = np.full(shape[0] * shape[2] + 1, 7, np.float32)
     assert fn(1, x, bad_out, np.array(shape, np.int64), np.array([0], np.float32)) == -1 and (bad_out == 7).all()

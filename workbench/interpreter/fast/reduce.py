@@ -118,7 +118,7 @@ class FloatSumNative(FlatCall):
 
     def __init__(self, fn, fallback: FloatSum):
         super().__init__(fn, fallback, (np.array(fallback.blocks, np.int64), np.array([fallback.count], np.float32)),
-                         1, False)
+                         1, True)
 
 
 def _float_sum(context, node, d, mean: bool):

@@ -230,7 +230,7 @@ static void convf_part(void *ctx, int part, int thread)
 {
     convf_t *g = (convf_t *)ctx;
     int64_t rp = part / g->panel_parts, pp = part % g->panel_parts;
-    int64_t t0 = rp * g->tiles_per_part, t1 = t0 + g->tiles_per_part;
+    int64_t t0 = taper_edge(rp, g->tile_parts, g->tiles), t1 = taper_edge(rp + 1, g->tile_parts, g->tiles);
     int64_t q0 = pp * g->panels_per_part, q1 = q0 + g->panels_per_part;
     const float *stack[CONVF_STACK_TAPS * CONVF_MR];
     const float **ap = stack;

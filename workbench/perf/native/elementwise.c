@@ -17,7 +17,7 @@
 #define EW_X86 0
 #endif
 
-#define EW_MIN_SPLIT (1 << 15)      /* values from which the pool shares the work */
+#define EW_MIN_SPLIT (1 << 12)      /* values from which the pool shares the work */
 #define EW_PARTS_PER_THREAD 8       /* as CONVF_PARTS_PER_THREAD (conv_f32.c) */
 
 typedef struct {
@@ -127,32 +127,55 @@ static PyObject *kernel_binary_f32(PyObject *self, PyObject *const *args, Py_ssi
  * output the sum of its R values in memory order from the first (out = x[a, 0, b], then + x[a, 1, b],
  * ..., each sum rounded to float32: optimized_ops::ReduceImpl's order, the teaching layer's
  * sequential sum), then divided by divisor[0] unless it is 0 (a MEAN's count, as float32).  shape int64
- * [A, R, B] with R >= 1.  One thread (a network's reductions are small); 0: done; -1: not taken. */
+ * [A, R, B] with R >= 1.  From EW_MIN_SPLIT values on, the outputs are cut among threads (ranges of
+ * 16 along B, or of A where B is short): each output is still one sequential sum.  0: done; -1: not
+ * taken. */
+typedef struct {
+    const float *x;
+    float *out;
+    int64_t na, nr, nb, per_part;   /* per_part: outputs b (by_b) or a a piece */
+    int by_b;
+    float divisor;
+} ews_t;
+
 #if EW_X86
-EW_TARGET static void ews_sum(const float *x, float *out, int64_t na, int64_t nr, int64_t nb, float divisor)
+EW_TARGET static void ews_sum(const ews_t *g, int64_t a0, int64_t a1, int64_t b0, int64_t b1)
 {
-    const __m512 d = _mm512_set1_ps(divisor);
+    const __m512 d = _mm512_set1_ps(g->divisor);
+    const int64_t nr = g->nr, nb = g->nb;
     int64_t a, r, b;
-    for (a = 0; a < na; a++) {
-        const float *xa = x + a * nr * nb;
-        float *oa = out + a * nb;
-        for (b = 0; b < nb; b += 16) {
-            __mmask16 m = nb - b >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (nb - b)) - 1u);
+    for (a = a0; a < a1; a++) {
+        const float *xa = g->x + a * nr * nb;
+        float *oa = g->out + a * nb;
+        for (b = b0; b < b1; b += 16) {
+            __mmask16 m = b1 - b >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (b1 - b)) - 1u);
             __m512 acc = _mm512_maskz_loadu_ps(m, xa + b);
             for (r = 1; r < nr; r++)
                 acc = _mm512_add_ps(acc, _mm512_maskz_loadu_ps(m, xa + r * nb + b));
-            if (divisor != 0.0f)
+            if (g->divisor != 0.0f)
                 acc = _mm512_div_ps(acc, d);
             _mm512_mask_storeu_ps(oa + b, m, acc);
         }
     }
 }
 #else
-static void ews_sum(const float *x, float *out, int64_t na, int64_t nr, int64_t nb, float divisor)
+static void ews_sum(const ews_t *g, int64_t a0, int64_t a1, int64_t b0, int64_t b1)
 {
-    (void)x; (void)out; (void)na; (void)nr; (void)nb; (void)divisor;
+    (void)g; (void)a0; (void)a1; (void)b0; (void)b1;
 }
 #endif
+
+static void ews_part(void *ctx, int part, int thread)
+{
+    const ews_t *g = (const ews_t *)ctx;
+    const int64_t n = g->by_b ? g->nb : g->na, i0 = part * g->per_part;
+    const int64_t i1 = i0 + g->per_part < n ? i0 + g->per_part : n;
+    (void)thread;
+    if (g->by_b)
+        ews_sum(g, 0, g->na, i0, i1);
+    else
+        ews_sum(g, i0, i1, 0, g->nb);
+}
 
 static PyObject *kernel_sum_f32(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -160,8 +183,9 @@ static PyObject *kernel_sum_f32(PyObject *self, PyObject *const *args, Py_ssize_
                                          {1, NPY_FLOAT32, 0}};
     PyArrayObject *a[4];
     const int64_t *shape;
+    ews_t g;
     long threads;
-    int fit = native_args(args, nargs, "sum_f32(threads, x, out, shape, divisor)", spec, 4, &threads, a);
+    int parts = 1, fit = native_args(args, nargs, "sum_f32(threads, x, out, shape, divisor)", spec, 4, &threads, a);
     (void)self;
     if (fit < 0)
         return NULL;
@@ -171,9 +195,25 @@ static PyObject *kernel_sum_f32(PyObject *self, PyObject *const *args, Py_ssize_
     if (shape[0] < 0 || shape[1] < 1 || shape[2] < 0 || PyArray_DIM(a[0], 0) != shape[0] * shape[1] * shape[2]
         || PyArray_DIM(a[1], 0) != shape[0] * shape[2])
         return PyLong_FromLong(-1);
+    g.x = (const float *)PyArray_DATA(a[0]);
+    g.out = (float *)PyArray_DATA(a[1]);
+    g.na = shape[0], g.nr = shape[1], g.nb = shape[2];
+    g.divisor = ((const float *)PyArray_DATA(a[3]))[0];
+    g.by_b = g.nb >= 16 * 2 * (threads > 1 ? threads : 1) || g.na < 2;
+    {   /* pieces of whole vectors along B, or of rows of A */
+        const int64_t n = g.by_b ? g.nb : g.na, unit = g.by_b ? 16 : 1;
+        if (threads > MAX_THREADS)
+            threads = MAX_THREADS;
+        if (threads > 1 && PyArray_DIM(a[0], 0) >= EW_MIN_SPLIT)
+            parts = (int)(EW_PARTS_PER_THREAD * threads);
+        g.per_part = ((n + parts - 1) / parts + unit - 1) / unit * unit;
+        parts = g.per_part > 0 ? (int)((n + g.per_part - 1) / g.per_part) : 1;
+    }
     Py_BEGIN_ALLOW_THREADS
-    ews_sum((const float *)PyArray_DATA(a[0]), (float *)PyArray_DATA(a[1]), shape[0], shape[1], shape[2],
-            ((const float *)PyArray_DATA(a[3]))[0]);
+    if (parts <= 1)
+        ews_part(&g, 0, 0);
+    else
+        pool_run(ews_part, &g, parts, (int)threads, 1);
     Py_END_ALLOW_THREADS
     return PyLong_FromLong(0);
 }

@@ -281,6 +281,28 @@ static void post(long generation)
     pthread_mutex_unlock(&pool.lock);
 }
 
+/* The first of n items in piece i of `parts` that the pool shares (the caller claims from the front, the
+ * workers from the back, so the last pieces to run are the middle ones): piece sizes shrink by TAPER_RATIO
+ * from each end toward the middle, so that the thread that finishes first waits for a small piece only.
+ * With fewer than TAPER_MIN_ITEMS items a piece, equal pieces.  edge(0) = 0, edge(parts) = n. */
+#define TAPER_RATIO 0.8
+#define TAPER_MIN_ITEMS 4
+static int64_t taper_edge(int64_t i, int64_t parts, int64_t n)
+{
+    double below = 0.0, total = 0.0, w;
+    int64_t j;
+    if (parts <= 2 || n < TAPER_MIN_ITEMS * parts)
+        return n * i / parts;
+    for (j = 0; j < parts; j++) {
+        w = pow(TAPER_RATIO, (double)(j < parts - 1 - j ? j : parts - 1 - j));
+        total += w;
+        if (j < i)
+            below += w;
+    }
+    j = (int64_t)(below / total * (double)n + 0.5);
+    return i >= parts ? n : j < n ? j : n;
+}
+
 /* fn(ctx, part, thread) for part in 0..parts on up to `threads` threads; returns when all are done.
  * claim: the parts are independent (any thread may run any number of them, in any order) */
 static void pool_run(part_fn fn, void *ctx, int parts, int threads, int claim)
