@@ -49,6 +49,7 @@
                                    * waits for about half a piece: with 8 a thread, 1/32 of the node
                                    * (2 a thread left it waiting 1/8; MobileNet v2 float at two threads
                                    * went from 1.22 to 1.13 x XNNPACK's time, docs/benchmarks.md) */
+#define CONVF_PANEL_SLICES 4     /* slices of tiles a panel group where the panels are cut */
 #define CONVF_STACK_TAPS 64     /* tiles with up to this many taps keep their pointers on the stack */
 
 typedef struct {
@@ -57,6 +58,7 @@ typedef struct {
     int64_t h, wd, c, oh, ow, o, kh, kw, sh, sw, dh, dw, pt, pl;
     int64_t taps, k, m, tiles, panels, values;
     int64_t tile_parts, tiles_per_part, panel_parts, panels_per_part, chunk_tiles;
+    int panel_major;                /* pieces numbered panel group first (see convf's cut) */
     float lo, hi, limit;
     int direct;
     atomic_int bad;             /* an input value at or above the guard's limit, or NaN */
@@ -229,7 +231,8 @@ CONVF_TARGET static int convf_bad(const float *p, int64_t count, float limit)
 static void convf_part(void *ctx, int part, int thread)
 {
     convf_t *g = (convf_t *)ctx;
-    int64_t rp = part / g->panel_parts, pp = part % g->panel_parts;
+    int64_t rp = g->panel_major ? part % g->tile_parts : part / g->panel_parts;
+    int64_t pp = g->panel_major ? part / g->tile_parts : part % g->panel_parts;
     int64_t t0 = taper_edge(rp, g->tile_parts, g->tiles), t1 = taper_edge(rp + 1, g->tile_parts, g->tiles);
     int64_t q0 = pp * g->panels_per_part, q1 = q0 + g->panels_per_part;
     const float *stack[CONVF_STACK_TAPS * CONVF_MR];
@@ -420,16 +423,22 @@ static PyObject *kernel_conv_f32(PyObject *self, PyObject *const *args, Py_ssize
         threads = MAX_THREADS;
     g.tile_parts = 1;
     g.panel_parts = 1;
+    g.panel_major = 0;
     if (threads > 1) {
         int64_t pairs = (g.panels + 1) / 2;
         int64_t most = CONVF_PARTS_PER_THREAD * threads;
         /* cut the bigger operand: with more output channels than pixels (14x14 and 7x7 layers) the
          * weights, which then come from memory, not cache, once per node: each thread reads its
          * share of them; else the pixels */
-        if (pairs >= threads && (g.o > g.m || g.tiles < 2 * threads))
+        if (pairs >= threads && (g.o > g.m || g.tiles < 2 * threads)) {
             g.panel_parts = pairs < most ? pairs : most;
-        else
+            /* and each panel group in CONVF_PANEL_SLICES slices of tiles, numbered group by group: a thread's
+             * pieces still share their weights, and where the two ends meet the last pieces are small */
+            g.tile_parts = g.tiles < CONVF_PANEL_SLICES ? g.tiles : CONVF_PANEL_SLICES;
+            g.panel_major = 1;
+        } else {
             g.tile_parts = g.tiles < most ? g.tiles : most;
+        }
     }
     g.tiles_per_part = (g.tiles + g.tile_parts - 1) / g.tile_parts;
     g.tile_parts = (g.tiles + g.tiles_per_part - 1) / g.tiles_per_part;

@@ -564,11 +564,12 @@ static PyObject *kernel_dw_i8(PyObject *self, PyObject *const *args, Py_ssize_t 
  * unrolled loop (four pixels side by side for a 3x3 filter); a pixel at a padded edge skips its
  * taps outside the image, one test per tap for all 16 channels.
  *
- * Threads: always the output rows, even where the channels outnumber the pixels (unlike dw_i8): the
- * next node (a 1x1 convolution cut by pixels, an ADD) then finds each thread's rows in its own
- * core's cache (the pool's front / back claiming), and each thread's loads run through whole pixels.
- * MobileNet v1 float at two threads, in one process with XNNPACK: 1.09 -> 1.02 x its time
- * (docs/benchmarks.md). */
+ * Threads: always the output's pixels, even where the channels outnumber them (unlike dw_i8): the
+ * next node (a 1x1 convolution cut by pixels, an ADD) then finds each thread's pixels in its own
+ * core's cache (the pool's front / back claiming), and each thread's loads run through whole pixels
+ * (MobileNet v1 float at two threads, in one process with XNNPACK: 1.09 -> 1.02 x its time).  The
+ * one-pixel loop's pieces are ranges of pixels that may end inside a row, smaller toward the middle
+ * (taper_edge): a 7x7 layer cut in seven rows left one thread waiting up to a seventh of the node. */
 
 typedef struct {
     const float *x;
@@ -578,6 +579,7 @@ typedef struct {
     int64_t wb;                     /* floats a block of w: (1 + KH*KW) * 16 */
     float lo, hi;
     int one_pixel;                  /* 3x3 rows by dwf_row_px (see there) */
+    int64_t pixels, pixel_parts;    /* dwf_row_px's pieces: ranges of the output's pixels (all rows in a line) */
     int pixels_outer;               /* 3x3 rows by dwf_row_po (see there) */
     int64_t xa, xb;                 /* the output columns whose taps all lie inside the image's columns */
     int zeros_add_nothing;          /* see dwf_zeros_add_nothing */
@@ -808,10 +810,12 @@ DW_TARGET static inline __attribute__((always_inline)) void dwf_px(
 }
 
 DW_TARGET static void dwf_row_px(const dwf_t *g, const float *const *rows, const float *zero, int64_t cb0,
-                                 int64_t cb1, float *o)
+                                 int64_t cb1, float *o, int64_t ox0, int64_t ox1)
 {
-    const int64_t c = g->s.c, sw = g->s.sw, dw = g->s.dw, ow = g->s.ow, pl = g->s.pl, wd = g->s.wd;
-    const int64_t xa = g->xa, xb = g->xb, step = sw * c, t1c = dw * c, t2c = 2 * dw * c;
+    const int64_t c = g->s.c, sw = g->s.sw, dw = g->s.dw, pl = g->s.pl, wd = g->s.wd;
+    const int64_t xa = g->xa < ox0 ? ox0 : g->xa > ox1 ? ox1 : g->xa;   /* this piece's columns ox0..ox1 */
+    const int64_t xb = g->xb < xa ? xa : g->xb > ox1 ? ox1 : g->xb;
+    const int64_t step = sw * c, t1c = dw * c, t2c = 2 * dw * c;
     const __m512 lo = _mm512_set1_ps(g->lo), hi = _mm512_set1_ps(g->hi);
     const int64_t tiles = (cb1 - cb0 + DWF_PX_TILE - 1) / DWF_PX_TILE;
     int64_t t, ox, k;
@@ -829,7 +833,7 @@ DW_TARGET static void dwf_row_px(const dwf_t *g, const float *const *rows, const
             } \
             dwf_px(p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7], p[8], w, o + (ox) * c, t0, whole, t1, last, lo, \
                    hi); }
-        for (ox = 0; ox < xa; ox++)
+        for (ox = ox0; ox < xa; ox++)
             DWF_PX_EDGE(ox)
         {   /* the pixels whose taps all lie in the image: nine pointers that move sw pixels at a time */
             const float *q0 = rows[0] + (xa * sw - pl) * c, *q1 = rows[1] + (xa * sw - pl) * c;
@@ -838,7 +842,7 @@ DW_TARGET static void dwf_row_px(const dwf_t *g, const float *const *rows, const
                 dwf_px(q0, q0 + t1c, q0 + t2c, q1, q1 + t1c, q1 + t2c, q2, q2 + t1c, q2 + t2c, w, o + ox * c, t0,
                        whole, t1, last, lo, hi);
         }
-        for (ox = xb; ox < ow; ox++)
+        for (ox = xb; ox < ox1; ox++)
             DWF_PX_EDGE(ox)
 #undef DWF_PX_EDGE
     }
@@ -875,11 +879,18 @@ DW_TARGET static int dwf_zeros_add_nothing(const dwf_t *g)
 static void dwf_part(void *ctx, int part, int thread)
 {
     dwf_t *g = (dwf_t *)ctx;
-    int64_t r0, r1, cb0, cb1, r, ky, cb;
+    int64_t r0, r1, cb0, cb1, r, ky, cb, p0 = 0, p1 = 0;
     const float *zero = NULL;
     (void)thread;
-    if (!dw_piece(&g->s, part, &r0, &r1, &cb0, &cb1))
+    if (g->one_pixel) {             /* a range of pixels p0..p1, in the rows r0..r1 it touches */
+        p0 = taper_edge(part, g->pixel_parts, g->pixels);
+        p1 = taper_edge(part + 1, g->pixel_parts, g->pixels);
+        if (p0 >= p1)
+            return;
+        r0 = p0 / g->s.ow, r1 = (p1 - 1) / g->s.ow + 1, cb0 = 0, cb1 = g->s.nb;
+    } else if (!dw_piece(&g->s, part, &r0, &r1, &cb0, &cb1)) {
         return;
+    }
     if (g->zeros_add_nothing) {
         zero = dwi8_grow(&dwi8_zero, &dwi8_zero_floats, (size_t)(g->s.wd * g->s.c), 1);
         if (zero == NULL) {
@@ -895,7 +906,9 @@ static void dwf_part(void *ctx, int part, int thread)
             rows[ky] = iy < 0 || iy >= g->s.h ? zero : g->x + (b * g->s.h + iy) * g->s.wd * g->s.c;
         }
         if (g->one_pixel) {
-            dwf_row_px(g, rows, zero, cb0, cb1, g->out + r * g->s.ow * g->s.c);
+            const int64_t first = r * g->s.ow;
+            dwf_row_px(g, rows, zero, cb0, cb1, g->out + first * g->s.c, p0 > first ? p0 - first : 0,
+                       p1 < first + g->s.ow ? p1 - first : g->s.ow);
             continue;
         }
         if (g->pixels_outer) {
@@ -976,7 +989,14 @@ static PyObject *kernel_dw_f32(PyObject *self, PyObject *const *args, Py_ssize_t
         g.xb = g.xb < g.xa ? g.xa : g.xb > g.s.ow ? g.s.ow : g.xb;
     }
     atomic_init(&g.failed, 0);
-    dw_run(dwf_part, &g, dw_cut(&g.s, threads, DW_PARTS_PER_THREAD, 0), threads);
+    if (g.one_pixel) {              /* pieces of pixels, so that short rows still cut evenly */
+        g.pixels = g.s.rows * g.s.ow;
+        g.pixel_parts = threads > 1 ? DW_PARTS_PER_THREAD * (threads < MAX_THREADS ? threads : MAX_THREADS) : 1;
+        g.pixel_parts = g.pixel_parts < g.pixels ? g.pixel_parts : g.pixels;
+        dw_run(dwf_part, &g, (int)g.pixel_parts, threads);
+    } else {
+        dw_run(dwf_part, &g, dw_cut(&g.s, threads, DW_PARTS_PER_THREAD, 0), threads);
+    }
     if (atomic_load(&g.failed))
         return PyErr_NoMemory();
     return PyLong_FromLong(0);

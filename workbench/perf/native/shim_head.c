@@ -287,20 +287,28 @@ static void post(long generation)
  * With fewer than TAPER_MIN_ITEMS items a piece, equal pieces.  edge(0) = 0, edge(parts) = n. */
 #define TAPER_RATIO 0.8
 #define TAPER_MIN_ITEMS 4
+static double taper_sum(int64_t k)     /* the first k weights from an end: 1 + r + ... + r^(k-1) */
+{
+    double sum = 0.0, w = 1.0;
+    int64_t j;
+    for (j = 0; j < k; j++, w *= TAPER_RATIO)
+        sum += w;
+    return sum;
+}
+
 static int64_t taper_edge(int64_t i, int64_t parts, int64_t n)
 {
-    double below = 0.0, total = 0.0, w;
-    int64_t j;
+    double total, below;
+    int64_t e;
     if (parts <= 2 || n < TAPER_MIN_ITEMS * parts)
         return n * i / parts;
-    for (j = 0; j < parts; j++) {
-        w = pow(TAPER_RATIO, (double)(j < parts - 1 - j ? j : parts - 1 - j));
-        total += w;
-        if (j < i)
-            below += w;
-    }
-    j = (int64_t)(below / total * (double)n + 0.5);
-    return i >= parts ? n : j < n ? j : n;
+    if (i <= 0 || i >= parts)
+        return i <= 0 ? 0 : n;
+    /* piece j weighs r^min(j, parts - 1 - j): the pieces before i from the front, or all but those after */
+    total = taper_sum(parts / 2) * 2.0 + (parts % 2 ? taper_sum(parts / 2 + 1) - taper_sum(parts / 2) : 0.0);
+    below = i <= parts / 2 ? taper_sum(i) : total - taper_sum(parts - i);
+    e = (int64_t)(below / total * (double)n + 0.5);
+    return e < n ? e : n;
 }
 
 /* fn(ctx, part, thread) for part in 0..parts on up to `threads` threads; returns when all are done.
