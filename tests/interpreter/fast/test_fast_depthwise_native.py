@@ -99,3 +99,65 @@ def test_small_layers_stay_on_one_thread(monkeypatch):
     monkeypatch.setattr(native_dw, "MIN_SPLIT_WORK", 0)
     run("c5_relu6", threads=2)
     assert seen == [1, 2]
+
+
+def conv_then_depthwise(scale):
+    """conv 3x3 RELU6 -> conv 1x1 linear (weights times ``scale``) -> depthwise 3x3 RELU6, 40 channels."""
+    from workbench.schema import BuiltinOperator as B
+    from workbench.schema import Conv2DOptions, DepthwiseConv2DOptions, ModelBuilder
+    from workbench.versioning import update_versions
+
+    rng = np.random.default_rng(12)
+    b = ModelBuilder()
+    x = b.input("x", (1, 9, 10, 3))
+    y0, y1, y2 = (b.tensor(f"y{k}", (1, 9, 10, 40)) for k in range(3))
+    b.op(B.CONV_2D, [x, b.constant("w0", rng.standard_normal((40, 3, 3, 3)).astype(np.float32)),
+                     b.constant("b0", rng.standard_normal(40).astype(np.float32))], [y0],
+         Conv2DOptions(padding=Padding.SAME, stride_h=1, stride_w=1, fused_activation_function=Act.RELU6))
+    b.op(B.CONV_2D, [y0, b.constant("w1", (rng.standard_normal((40, 1, 1, 40)) * scale).astype(np.float32)),
+                     b.constant("b1", rng.standard_normal(40).astype(np.float32))], [y1],
+         Conv2DOptions(padding=Padding.SAME, stride_h=1, stride_w=1, fused_activation_function=Act.NONE))
+    b.op(B.DEPTHWISE_CONV_2D, [y1, b.constant("w2", rng.standard_normal((1, 3, 3, 40)).astype(np.float32)),
+                               b.constant("b2", rng.standard_normal(40).astype(np.float32))], [y2],
+         DepthwiseConv2DOptions(padding=Padding.SAME, stride_h=1, stride_w=1, depth_multiplier=1,
+                                fused_activation_function=Act.RELU6))
+    b.output(y2)
+    return update_versions(b.build()), rng.uniform(-1, 1, (1, 9, 10, 3)).astype(np.float32)
+
+
+@needs_library
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("scale", [1.0, 1e35])
+def test_bounded_inputs_fuse_the_multiply_adds(scale, threads):
+    """A depthwise convolution whose input is bounded (here a linear convolution of a RELU6 one's outputs)
+    fuses its multiply-adds: within float32 rounding of the teaching layer, not its bits.  Weights so large
+    that a sum could come near float32's overflow (1e35: the bound passes 1e37) keep the teaching layer's
+    order and bits."""
+    model, x = conv_then_depthwise(scale)
+    it = Interpreter(model=model, num_threads=threads)
+    it.allocate_tensors()
+    path = it._sg(0).fast[2]
+    assert it.prepared()[2][1] == FLOAT_LABEL and (float(path.args[1][2]) == 1.0) == (scale == 1.0)
+    it.set_tensor(it.get_input_details()[0]["index"], x)
+    it.invoke()
+    got = it.get_tensor(it.get_output_details()[0]["index"])
+    y1 = it.get_tensor(next(d["index"] for d in it.get_tensor_details() if d["name"] == "y1"))
+    want = run_teaching_depthwise(model, y1)            # from the same input: only the depthwise differs
+    if scale == 1.0:
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+        assert got.tobytes() != want.tobytes()
+    else:
+        assert got.tobytes() == want.tobytes()
+
+
+def run_teaching_depthwise(model, y1):
+    """The teaching layer's depthwise convolution (node 2 of ``model``) of ``y1``."""
+    from workbench.interpreter.kernels import depthwise_conv_2d as dw
+
+    it = Interpreter(model=model, reference=True)
+    it.allocate_tensors()
+    sg = it._sg(0)
+    node, data = sg.plan[2][1], sg.plan[2][2]
+    w = sg.context.value(node.input(1))
+    bias = sg.context.value(node.input(2))
+    return dw.depthwise_float(y1, w, bias, data, bias_first=True)
