@@ -12,17 +12,14 @@ float32 (``dw_f32``): the teaching layer's order (the bias, then each in-image t
 rounded to float32, then the clamp), 16 channels to a register, the border pixels included; a filter
 row above or below the image reads a row of zeros where that cannot change a bit (finite weights, no
 bias of −0.0); short rows and stride 2 go one pixel at a time through all its channels (XNNPACK's
-order), long rows of stride 1 four pixels at a time sharing each loaded column.  Where the input is
-known to be bounded (after a RELU6, say: :func:`fused_is_safe`), each tap is one fused multiply-add
-instead (10–20 % faster; the results then differ from the teaching layer's by rounding alone).
+order, on the weights packed per block with their bias: :func:`pack_float`), long rows of stride 1 four
+pixels at a time sharing each loaded column.
 
 Both need AVX-512 (checked by the library at run time); elsewhere :func:`int8_function` and
 :func:`float_function` are None and the numba kernels stay.
 """
 
 from __future__ import annotations
-
-import math
 
 import numpy as np
 
@@ -48,22 +45,6 @@ def pack_filter(filt: np.ndarray) -> np.ndarray:
     packed = aligned_zeros(taps * c16, np.float32).reshape(taps, c16)
     packed[:, :c] = np.asarray(filt).reshape(taps, c)
     return packed
-
-
-FUSED_BELOW = 1e37
-"""``dw_f32`` fuses its multiply-adds only where no sum can reach this (float32 overflows at 3.4e38)."""
-
-
-def fused_is_safe(packed: np.ndarray, bound: float) -> bool:
-    """Whether ``dw_f32`` may fuse its multiply-adds for weights ``packed`` by :func:`pack_float` and inputs
-    of at most ``bound`` in magnitude: every weight and bias finite and |bias| + bound · Σ|w| (the largest
-    value any product or partial sum of an output channel can take) below :data:`FUSED_BELOW`, so that no
-    product or sum overflows in either rounding and the two ways differ by rounding alone."""
-    w = np.abs(packed.astype(np.float64))
-    if not np.isfinite(w).all() or not math.isfinite(bound):
-        return False
-    worst = w[:, 0, :] + bound * w[:, 1:, :].sum(axis=1)
-    return bool(worst.max(initial=0.0) < FUSED_BELOW)
 
 
 def exact(bias: np.ndarray, taps: int) -> bool:

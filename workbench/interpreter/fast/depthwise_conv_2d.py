@@ -724,8 +724,7 @@ class _Native(FastPath):
 
 class FloatNative(_Native):
     """``native``: ``dw_f32``, the teaching layer's bits as :class:`FloatRows` (filter and bias packed
-    together by :func:`workbench.perf.depthwise.pack_float`; geometry, clamp [lo, hi, fused]); where its
-    input is known to be bounded (:meth:`input_bounded`), fused multiply-adds."""
+    together by :func:`workbench.perf.depthwise.pack_float`; geometry, clamp)."""
 
     __slots__ = ()
     name = "native"
@@ -739,15 +738,7 @@ class FloatNative(_Native):
         kh, kw, _ = fallback.weights.shape
         return cls(fn, fallback, d, _dw.pack_float(fallback.weights, fallback.bias),
                    _dw.geometry(d, kh, kw, zero_point=False),
-                   np.array([d.output_activation_min, d.output_activation_max, 0.0], np.float32))
-
-    def input_bounded(self, bound: float) -> None:
-        """Every input value is at most ``bound`` in magnitude, or NaN (:func:`..bounded_inputs`): where no
-        product or partial sum can then come near float32's overflow (:func:`workbench.perf.depthwise.
-        fused_is_safe`), each tap becomes one fused multiply-add, as XNNPACK's loop; its results then
-        differ from the teaching layer's by rounding only (a NaN or an inf input gives the same in both)."""
-        if _dw.fused_is_safe(self.weights, bound):
-            self.args[1][2] = 1.0
+                   np.array([d.output_activation_min, d.output_activation_max], np.float32))
 
     def arguments(self, threads, x, out) -> tuple:
         geometry, clamp = self.args

@@ -578,7 +578,6 @@ typedef struct {
     dw_shape_t s;
     int64_t wb;                     /* floats a block of w: (1 + KH*KW) * 16 */
     float lo, hi;
-    int fused;                      /* fused multiply-adds (clamp[2] != 0): see kernel_dw_f32 */
     int one_pixel;                  /* 3x3 rows by dwf_row_px (see there) */
     int64_t pixels, pixel_parts;    /* dwf_row_px's pieces: ranges of the output's pixels (all rows in a line) */
     int pixels_outer;               /* 3x3 rows by dwf_row_po (see there) */
@@ -596,16 +595,11 @@ DW_TARGET static inline __attribute__((always_inline)) void dwf_put(float *o, __
     _mm512_mask_storeu_ps(o, valid, _mm512_min_ps(hi, _mm512_max_ps(lo, v)));
 }
 
-/* acc + x * w: rounded twice (the teaching layer's bits), or once where `fused` (a constant of each copy
- * of the loops below: dwf_part makes one of each) */
-#define DWF_MA(acc, x, w) \
-    ((fused) ? _mm512_fmadd_ps((x), (w), (acc)) : _mm512_add_ps((acc), _mm512_mul_ps((x), (w))))
-
 /* one pixel, any filter: the taps inside the image only; rows: the filter rows' input rows or NULL; w: the
  * block's weights (its bias first) */
 DW_TARGET static inline __attribute__((always_inline)) __m512 dwf_pixel(const dwf_t *g, const float *const *rows,
                                                                           int64_t x0, const float *w, __m512 acc,
-                                                                          __mmask16 valid, const int fused)
+                                                                          __mmask16 valid)
 {
     const int64_t c = g->s.c;
     int64_t ky, kx;
@@ -615,8 +609,8 @@ DW_TARGET static inline __attribute__((always_inline)) __m512 dwf_pixel(const dw
         for (kx = 0; kx < g->s.kw; kx++) {
             int64_t ix = x0 + kx * g->s.dw;
             if (ix >= 0 && ix < g->s.wd)
-                acc = DWF_MA(acc, _mm512_maskz_loadu_ps(valid, rows[ky] + ix * c),
-                             _mm512_loadu_ps(w + 16 * (1 + ky * g->s.kw + kx)));
+                acc = _mm512_add_ps(acc, _mm512_mul_ps(_mm512_maskz_loadu_ps(valid, rows[ky] + ix * c),
+                                                       _mm512_loadu_ps(w + 16 * (1 + ky * g->s.kw + kx))));
         }
     }
     return acc;
@@ -628,7 +622,7 @@ DW_TARGET static inline __attribute__((always_inline)) __m512 dwf_pixel(const dw
     const __m512 w0 = _mm512_loadu_ps((w) + 16), w1 = _mm512_loadu_ps((w) + 32), w2 = _mm512_loadu_ps((w) + 48); \
     const __m512 w3 = _mm512_loadu_ps((w) + 64), w4 = _mm512_loadu_ps((w) + 80), w5 = _mm512_loadu_ps((w) + 96); \
     const __m512 w6 = _mm512_loadu_ps((w) + 112), w7 = _mm512_loadu_ps((w) + 128), w8 = _mm512_loadu_ps((w) + 144);
-#define DWF_TAP(a, p, wk) a = DWF_MA(a, _mm512_maskz_loadu_ps(valid, p), wk);
+#define DWF_TAP(a, p, wk) a = _mm512_add_ps(a, _mm512_mul_ps(_mm512_maskz_loadu_ps(valid, p), wk));
 #define DWF_SUM(a, p0, p1, p2, p3, p4, p5, p6, p7, p8) a = b; \
     DWF_TAP(a, p0, w0) DWF_TAP(a, p1, w1) DWF_TAP(a, p2, w2) DWF_TAP(a, p3, w3) DWF_TAP(a, p4, w4) \
     DWF_TAP(a, p5, w5) DWF_TAP(a, p6, w6) DWF_TAP(a, p7, w7) DWF_TAP(a, p8, w8)
@@ -638,7 +632,7 @@ DW_TARGET static inline __attribute__((always_inline)) __m512 dwf_pixel(const dw
  * every tap it is; each pixel's sum still adds its taps in order.  Six loads a row instead of twelve,
  * or nine.  Both 3x3 loops below use them (sums a0..a3, c, valid in scope). */
 #define DWF_LOAD(k) const __m512 x##k = _mm512_maskz_loadu_ps(valid, r + (k) * c);
-#define DWF_ADD(j, k, wk) a##j = DWF_MA(a##j, x##k, wk);
+#define DWF_ADD(j, k, wk) a##j = _mm512_add_ps(a##j, _mm512_mul_ps(x##k, wk));
 #define DWF_WINDOW1(row, wa, wb, wc) { const float *r = row; \
     DWF_LOAD(0) DWF_LOAD(1) DWF_LOAD(2) DWF_LOAD(3) DWF_LOAD(4) DWF_LOAD(5) \
     DWF_ADD(0, 0, wa) DWF_ADD(1, 1, wa) DWF_ADD(2, 2, wa) DWF_ADD(3, 3, wa) \
@@ -652,9 +646,8 @@ DW_TARGET static inline __attribute__((always_inline)) __m512 dwf_pixel(const dw
 
 /* one output row, one block of 16 channels (rows already at the block's first channel; a row above or
  * below the image is NULL, or `zero` where zeros add nothing; w: the block's weights) */
-DW_TARGET static inline __attribute__((always_inline)) void dwf_row(const dwf_t *g, const float *const *rows,
-                                                                    const float *zero, const float *w, float *o,
-                                                                    __mmask16 valid, const int fused)
+DW_TARGET static void dwf_row(const dwf_t *g, const float *const *rows, const float *zero, const float *w,
+                              float *o, __mmask16 valid)
 {
     const int64_t c = g->s.c, sw = g->s.sw, dw = g->s.dw, ow = g->s.ow, xa = g->xa, xb = g->xb;
     const __m512 lo = _mm512_set1_ps(g->lo), hi = _mm512_set1_ps(g->hi), b = _mm512_loadu_ps(w);
@@ -663,7 +656,7 @@ DW_TARGET static inline __attribute__((always_inline)) void dwf_row(const dwf_t 
         whole &= rows[ky] != NULL;
     if (!whole || g->s.kh != 3 || g->s.kw != 3) {
         for (ox = 0; ox < ow; ox++)
-            dwf_put(o + ox * c, dwf_pixel(g, rows, ox * sw - g->s.pl, w, b, valid, fused), lo, hi, valid);
+            dwf_put(o + ox * c, dwf_pixel(g, rows, ox * sw - g->s.pl, w, b, valid), lo, hi, valid);
         return;
     }
     {
@@ -678,7 +671,7 @@ DW_TARGET static inline __attribute__((always_inline)) void dwf_row(const dwf_t 
             const int in0 = x0 >= 0 && x0 < g->s.wd, in1 = x1 >= 0 && x1 < g->s.wd, in2 = x2 >= 0 && x2 < g->s.wd; \
             __m512 a; \
             if (zero == NULL) { \
-                a = dwf_pixel(g, rows, x0, w, b, valid, fused); \
+                a = dwf_pixel(g, rows, x0, w, b, valid); \
             } else { \
                 DWF_SUM(a, in0 ? rows[0] + x0 * c : zero, in1 ? rows[0] + x1 * c : zero, in2 ? rows[0] + x2 * c : zero, \
                         in0 ? rows[1] + x0 * c : zero, in1 ? rows[1] + x1 * c : zero, in2 ? rows[1] + x2 * c : zero, \
@@ -731,9 +724,8 @@ DW_TARGET static inline __attribute__((always_inline)) void dwf_row(const dwf_t 
  * output row, the pixels outer (four at a time) and the channel blocks cb0..cb1 inner, so that the
  * loads walk each input pixel's channels in order and the columns a group shares stay in L1; the
  * weights are loaded again for each group (from L1).  The same sums as dwf_row, tap by tap. */
-DW_TARGET static inline __attribute__((always_inline)) void dwf_row_po(const dwf_t *g, const float *const *rows,
-                                                                       const float *zero, int64_t cb0, int64_t cb1,
-                                                                       float *o, const int fused)
+DW_TARGET static void dwf_row_po(const dwf_t *g, const float *const *rows, const float *zero, int64_t cb0,
+                                 int64_t cb1, float *o)
 {
     const int64_t c = g->s.c, sw = g->s.sw, ow = g->s.ow, xa = g->xa, xb = g->xb, pl = g->s.pl;
     const int64_t wd = g->s.wd;
@@ -795,19 +787,19 @@ DW_TARGET static inline __attribute__((always_inline)) void dwf_px(
     const float *const p0, const float *const p1, const float *const p2, const float *const p3,
     const float *const p4, const float *const p5, const float *const p6, const float *const p7,
     const float *const p8, const float *w, float *op, int64_t t0, int64_t whole, int64_t t1, __mmask16 last,
-    __m512 lo, __m512 hi, const int fused)
+    __m512 lo, __m512 hi)
 {
     int64_t cb;
 #define DWF_PX(load) { __m512 a = _mm512_loadu_ps(w); \
-    a = DWF_MA(a, load(p0 + cb * 16), _mm512_loadu_ps(w + 16)); \
-    a = DWF_MA(a, load(p1 + cb * 16), _mm512_loadu_ps(w + 32)); \
-    a = DWF_MA(a, load(p2 + cb * 16), _mm512_loadu_ps(w + 48)); \
-    a = DWF_MA(a, load(p3 + cb * 16), _mm512_loadu_ps(w + 64)); \
-    a = DWF_MA(a, load(p4 + cb * 16), _mm512_loadu_ps(w + 80)); \
-    a = DWF_MA(a, load(p5 + cb * 16), _mm512_loadu_ps(w + 96)); \
-    a = DWF_MA(a, load(p6 + cb * 16), _mm512_loadu_ps(w + 112)); \
-    a = DWF_MA(a, load(p7 + cb * 16), _mm512_loadu_ps(w + 128)); \
-    a = DWF_MA(a, load(p8 + cb * 16), _mm512_loadu_ps(w + 144));
+    a = _mm512_add_ps(a, _mm512_mul_ps(load(p0 + cb * 16), _mm512_loadu_ps(w + 16))); \
+    a = _mm512_add_ps(a, _mm512_mul_ps(load(p1 + cb * 16), _mm512_loadu_ps(w + 32))); \
+    a = _mm512_add_ps(a, _mm512_mul_ps(load(p2 + cb * 16), _mm512_loadu_ps(w + 48))); \
+    a = _mm512_add_ps(a, _mm512_mul_ps(load(p3 + cb * 16), _mm512_loadu_ps(w + 64))); \
+    a = _mm512_add_ps(a, _mm512_mul_ps(load(p4 + cb * 16), _mm512_loadu_ps(w + 80))); \
+    a = _mm512_add_ps(a, _mm512_mul_ps(load(p5 + cb * 16), _mm512_loadu_ps(w + 96))); \
+    a = _mm512_add_ps(a, _mm512_mul_ps(load(p6 + cb * 16), _mm512_loadu_ps(w + 112))); \
+    a = _mm512_add_ps(a, _mm512_mul_ps(load(p7 + cb * 16), _mm512_loadu_ps(w + 128))); \
+    a = _mm512_add_ps(a, _mm512_mul_ps(load(p8 + cb * 16), _mm512_loadu_ps(w + 144)));
 #define DWF_LAST(q) _mm512_maskz_loadu_ps(last, q)
     for (cb = t0; cb < whole; cb++, w += DWF_B3)
         DWF_PX(_mm512_loadu_ps) _mm512_storeu_ps(op + cb * 16, _mm512_min_ps(hi, _mm512_max_ps(lo, a))); }
@@ -817,10 +809,8 @@ DW_TARGET static inline __attribute__((always_inline)) void dwf_px(
 #undef DWF_PX
 }
 
-DW_TARGET static inline __attribute__((always_inline)) void dwf_row_px(const dwf_t *g, const float *const *rows,
-                                                                       const float *zero, int64_t cb0, int64_t cb1,
-                                                                       float *o, int64_t ox0, int64_t ox1,
-                                                                       const int fused)
+DW_TARGET static void dwf_row_px(const dwf_t *g, const float *const *rows, const float *zero, int64_t cb0,
+                                 int64_t cb1, float *o, int64_t ox0, int64_t ox1)
 {
     const int64_t c = g->s.c, sw = g->s.sw, dw = g->s.dw, pl = g->s.pl, wd = g->s.wd;
     const int64_t xa = g->xa < ox0 ? ox0 : g->xa > ox1 ? ox1 : g->xa;   /* this piece's columns ox0..ox1 */
@@ -842,7 +832,7 @@ DW_TARGET static inline __attribute__((always_inline)) void dwf_row_px(const dwf
                 p[k] = ix >= 0 && ix < wd ? rows[k / 3] + ix * c : zero; \
             } \
             dwf_px(p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7], p[8], w, o + (ox) * c, t0, whole, t1, last, lo, \
-                   hi, fused); }
+                   hi); }
         for (ox = ox0; ox < xa; ox++)
             DWF_PX_EDGE(ox)
         {   /* the pixels whose taps all lie in the image: nine pointers that move sw pixels at a time */
@@ -850,7 +840,7 @@ DW_TARGET static inline __attribute__((always_inline)) void dwf_row_px(const dwf
             const float *q2 = rows[2] + (xa * sw - pl) * c;
             for (ox = xa; ox < xb; ox++, q0 += step, q1 += step, q2 += step)
                 dwf_px(q0, q0 + t1c, q0 + t2c, q1, q1 + t1c, q1 + t2c, q2, q2 + t1c, q2 + t2c, w, o + ox * c, t0,
-                       whole, t1, last, lo, hi, fused);
+                       whole, t1, last, lo, hi);
         }
         for (ox = xb; ox < ox1; ox++)
             DWF_PX_EDGE(ox)
@@ -863,7 +853,6 @@ DW_TARGET static inline __attribute__((always_inline)) void dwf_row_px(const dwf
 #undef DWF_ADD
 #undef DWF_LOAD
 #undef DWF_TAP
-#undef DWF_MA
 #undef DWF_NINE
 #undef DWF_B3
 
@@ -887,10 +876,12 @@ DW_TARGET static int dwf_zeros_add_nothing(const dwf_t *g)
     return bad == 0;
 }
 
-DW_TARGET static inline __attribute__((always_inline)) void dwf_piece(dwf_t *g, int part, const int fused)
+static void dwf_part(void *ctx, int part, int thread)
 {
+    dwf_t *g = (dwf_t *)ctx;
     int64_t r0, r1, cb0, cb1, r, ky, cb, p0 = 0, p1 = 0;
     const float *zero = NULL;
+    (void)thread;
     if (g->one_pixel) {             /* a range of pixels p0..p1, in the rows r0..r1 it touches */
         p0 = taper_edge(part, g->pixel_parts, g->pixels);
         p1 = taper_edge(part + 1, g->pixel_parts, g->pixels);
@@ -917,11 +908,11 @@ DW_TARGET static inline __attribute__((always_inline)) void dwf_piece(dwf_t *g, 
         if (g->one_pixel) {
             const int64_t first = r * g->s.ow;
             dwf_row_px(g, rows, zero, cb0, cb1, g->out + first * g->s.c, p0 > first ? p0 - first : 0,
-                       p1 < first + g->s.ow ? p1 - first : g->s.ow, fused);
+                       p1 < first + g->s.ow ? p1 - first : g->s.ow);
             continue;
         }
         if (g->pixels_outer) {
-            dwf_row_po(g, rows, zero, cb0, cb1, g->out + r * g->s.ow * g->s.c, fused);
+            dwf_row_po(g, rows, zero, cb0, cb1, g->out + r * g->s.ow * g->s.c);
             continue;
         }
         for (cb = cb0; cb < cb1; cb++) {
@@ -929,20 +920,9 @@ DW_TARGET static inline __attribute__((always_inline)) void dwf_piece(dwf_t *g, 
             for (ky = 0; ky < g->s.kh; ky++)
                 at[ky] = rows[ky] == NULL ? NULL : rows[ky] + cb * 16;
             dwf_row(g, at, zero == NULL ? NULL : zero + cb * 16, g->w + cb * g->wb, g->out + r * g->s.ow * g->s.c + cb * 16,
-                    dw_mask(g->s.c - cb * 16), fused);
+                    dw_mask(g->s.c - cb * 16));
         }
     }
-}
-
-/* one piece of the pool's job: the loops with fused multiply-adds or without, each a copy of its own */
-DW_TARGET static void dwf_part(void *ctx, int part, int thread)
-{
-    dwf_t *g = (dwf_t *)ctx;
-    (void)thread;
-    if (g->fused)
-        dwf_piece(g, part, 1);
-    else
-        dwf_piece(g, part, 0);
 }
 
 #else
@@ -966,10 +946,8 @@ static void dwf_part(void *ctx, int part, int thread)
  * kernels' order.  x float32 [N, H, W, C]; w float32 [NB, 1 + KH*KW, 16] (NB = C / 16 rounded up): for each
  * block of 16 channels its bias, then its taps row by row (workbench/perf/depthwise.py pack_float; zeros past
  * C); out float32 [N, OH, OW, C]; geometry int64 [kh, kw, stride h, stride w, dilation h, dilation w, pad
- * top, pad left]; clamp float32 [lo, hi] or [lo, hi, fused].  fused != 0: each tap one fused multiply-add
- * (one rounding instead of two: the same order, not the same bits; the caller asks for it only where no
- * product or partial sum can overflow, so the two differ by rounding alone), else the teaching layer's bits.
- * 0: done; -1: not taken (no AVX-512 here, or arrays that do not fit), out untouched. */
+ * top, pad left]; clamp float32 [lo, hi].  0: done; -1: not taken (no AVX-512 here, or arrays that do not
+ * fit), out untouched. */
 static PyObject *kernel_dw_f32(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     static const native_arg_t spec[5] = {{4, NPY_FLOAT32, 0}, {3, NPY_FLOAT32, 0}, {4, NPY_FLOAT32, 1},
@@ -982,7 +960,7 @@ static PyObject *kernel_dw_f32(PyObject *self, PyObject *const *args, Py_ssize_t
     if (fit < 0)
         return NULL;
     x = a[0], w = a[1], out = a[2], geom = a[3], clamp = a[4];
-    if (!dw_cpu_ok() || !fit || PyArray_DIM(geom, 0) != 8 || PyArray_DIM(clamp, 0) < 2 || PyArray_DIM(clamp, 0) > 3
+    if (!dw_cpu_ok() || !fit || PyArray_DIM(geom, 0) != 8 || PyArray_DIM(clamp, 0) != 2
         || !dw_shape(&g.s, x, out, (const int64_t *)PyArray_DATA(geom)) || PyArray_DIM(w, 0) != g.s.nb
         || PyArray_DIM(w, 1) != 1 + g.s.kh * g.s.kw || PyArray_DIM(w, 2) != 16)
         return PyLong_FromLong(-1);
@@ -994,7 +972,6 @@ static PyObject *kernel_dw_f32(PyObject *self, PyObject *const *args, Py_ssize_t
     g.out = (float *)PyArray_DATA(out);
     g.lo = ((const float *)PyArray_DATA(clamp))[0];
     g.hi = ((const float *)PyArray_DATA(clamp))[1];
-    g.fused = PyArray_DIM(clamp, 0) == 3 && ((const float *)PyArray_DATA(clamp))[2] != 0.0f;
     g.zeros_add_nothing = dwf_zeros_add_nothing(&g);
     /* 3x3 rows: one pixel at a time, all its channels (XNNPACK's order) where the rows are short or the
      * stride 2, and the channels many; the pixels outer, four at a time, in long rows of stride 1 (four
