@@ -216,6 +216,16 @@ def test_dw_f32_is_the_teaching_layer_bias_first(shape, kernel, stride, dilation
 
 
 @needs_float
+@pytest.mark.parametrize("threads", [3, 8])
+@pytest.mark.parametrize("shape", [(1, 14, 14, 96), (2, 7, 7, 130), (1, 9, 60, 33)])
+def test_dw_f32_more_threads_than_cores_write_the_bits_of_one(shape, threads):
+    """Ranges of pixels (short rows), rows (long rows of few blocks): every piece written once, whichever
+    thread takes it."""
+    x, filt, bias, d = float_case(shape, (3, 3), (1, 1), (1, 1), "SAME", seed=3)
+    assert same_bits(native_float(x, filt, bias, d, threads)[1], native_float(x, filt, bias, d, 1)[1])
+
+
+@needs_float
 @pytest.mark.parametrize("width", [7, 52])
 @pytest.mark.parametrize("odd", ["nan_and_inf_inputs", "inf_weight", "nan_weight", "minus_zero_bias", "relu6"])
 def test_dw_f32_keeps_the_bits_where_zeros_would_not(odd, width):

@@ -89,10 +89,16 @@ def test_conv_f32_equals_the_sums_of_its_definition(k, threads):
 
 
 @needs_library
-def test_two_threads_write_what_one_writes():
-    shape = (1, 28, 28, 24, 40, 3, 3, (1, 1), (1, 1), (1, 1), (28, 28))
+@pytest.mark.parametrize("threads", [2, 3, 8])
+@pytest.mark.parametrize("channels", [40, 300])
+def test_more_threads_write_what_one_writes(threads, channels):
+    """Pieces of tiles that shrink toward the middle (40 channels), or panel groups in slices of tiles (300
+    channels, more than the pixels); each thread's block of pieces, taken from the far end by the others
+    once it is empty, with more threads than this machine has cores too: every piece written once."""
+    shape = (1, 28, 28, 24, channels, 3, 3, (1, 1), (1, 1), (1, 1), (28, 28)) if channels < 100 else \
+        (1, 14, 14, 24, channels, 1, 1, (1, 1), (1, 1), (0, 0), (14, 14))
     x, filt, bias = operands(shape, 7)
-    assert call(shape, x, filt, bias, 1)[1].tobytes() == call(shape, x, filt, bias, 2)[1].tobytes()
+    assert call(shape, x, filt, bias, 1)[1].tobytes() == call(shape, x, filt, bias, threads)[1].tobytes()
 
 
 @needs_library
