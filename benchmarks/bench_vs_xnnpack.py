@@ -12,7 +12,10 @@ file instead, as earlier runs did.
 Method: both interpreters live in this process and get the same seeded input.  After a warm-up,
 the rounds alternate over every (runtime, threads) pair, so a slow phase of a shared machine hurts
 all of them alike; each pair gets ``runs`` invokes in all (at least 15), and the table shows the
-median and the minimum in milliseconds and ours / XNNPACK for both.  LiteRT is
+median and the minimum in milliseconds and ours / XNNPACK for both.  Each round takes the pairs in a
+new (seeded) order, and each pair's set of invokes starts after a short pause and one untimed invoke,
+so that neither runtime's idle worker threads, still spinning after its own set, take a core from the
+other's (see :data:`SETTLE_S`).  LiteRT is
 ``ai_edge_litert.interpreter.Interpreter(num_threads=n)`` with the default op resolver, which
 applies the XNNPACK delegate (ai-edge-litert's ``interpreter.py``, ``OpResolverType.AUTO``).
 """
@@ -70,14 +73,27 @@ def interpreters(path: Path, threads: tuple[int, ...]) -> dict:
     return its
 
 
+SETTLE_S = 0.02
+"""Pause before each (runtime, threads) set of a round: both runtimes' worker threads spin for a while
+after a parallel invoke (ours ~0.1-0.5 ms, pthreadpool's longer), and on a 2-core machine a spinning
+worker of the set before takes a core from the set being timed, a cost no user running one runtime pays."""
+
+
 def measure(its: dict, runs: int, rounds: int, warmup: int = 3) -> dict:
     for it in its.values():
         for _ in range(warmup):
             it.invoke()
     times = {key: [] for key in its}
     per_round = max(1, -(-runs // rounds))
+    order = list(its)
+    rng = np.random.default_rng(0)
     for _ in range(rounds):
-        for key, it in its.items():
+        # a new order every round: no (runtime, threads) always comes first, or after the same other one
+        for k in rng.permutation(len(order)):
+            key = order[k]
+            it = its[key]
+            time.sleep(SETTLE_S)
+            it.invoke()                 # wakes the runtime's threads (not timed)
             for _ in range(per_round):
                 t0 = time.perf_counter()
                 it.invoke()
