@@ -90,13 +90,16 @@ def test_conv_f32_equals_the_sums_of_its_definition(k, threads):
 
 @needs_library
 @pytest.mark.parametrize("threads", [2, 3, 8])
-@pytest.mark.parametrize("channels", [40, 300])
+@pytest.mark.parametrize("channels", [40, 300, 144])
 def test_more_threads_write_what_one_writes(threads, channels):
-    """Pieces of tiles that shrink toward the middle (40 channels), or panel groups in slices of tiles (300
-    channels, more than the pixels); each thread's block of pieces, taken from the far end by the others
-    once it is empty, with more threads than this machine has cores too: every piece written once."""
-    shape = (1, 28, 28, 24, channels, 3, 3, (1, 1), (1, 1), (1, 1), (28, 28)) if channels < 100 else \
-        (1, 14, 14, 24, channels, 1, 1, (1, 1), (1, 1), (0, 0), (14, 14))
+    """Pieces of tiles that shrink toward the middle (40 channels), or panel groups in slices of tiles
+    (more channels than pixels): numbered slice by slice where the weights are few (300 channels of 24),
+    group by group where they are many (144 channels of 1100: 633 KB packed); each thread's block of
+    pieces, taken from the far end by the others once it is empty, with more threads than this machine has
+    cores too: every piece written once."""
+    shape = {40: (1, 28, 28, 24, 40, 3, 3, (1, 1), (1, 1), (1, 1), (28, 28)),
+             300: (1, 14, 14, 24, 300, 1, 1, (1, 1), (1, 1), (0, 0), (14, 14)),
+             144: (1, 7, 7, 1100, 144, 1, 1, (1, 1), (1, 1), (0, 0), (7, 7))}[channels]
     x, filt, bias = operands(shape, 7)
     assert call(shape, x, filt, bias, 1)[1].tobytes() == call(shape, x, filt, bias, threads)[1].tobytes()
 

@@ -1,9 +1,9 @@
 """Float32 ADD, SUB and MUL of same-shaped tensors by the kernel library's own C loop
 (``native/elementwise.c``): the IEEE operation and the activation's clamp, sixteen values a vector, the
-flat arrays cut into pieces for the pool from ``EW_MIN_SPLIT`` (4096) values on.  Every output is computed
+flat arrays cut into pieces for the pool from ``EW_MIN_SPLIT`` (32 768) values on.  Every output is computed
 on its own, so the bits are the teaching layer's on any number of threads.  Also float32 SUM / MEAN
 over one block of axes ([A, R, B]: the R values of each output added in memory order, then a MEAN's
-division), 16 outputs a vector, cut among threads along B (or A) from ``EW_MIN_SPLIT`` values on.  And
+division), 16 outputs a vector, cut among threads along B (or A) from ``EW_SUM_MIN_SPLIT`` (4096) values on.  And
 float32 SOFTMAX in litert-x86's arithmetic (Eigen's packet exp and reductions, as
 ``interpreter/kernels/_softmax.py`` spells them out), one thread."""
 

@@ -50,6 +50,11 @@
                                    * (2 a thread left it waiting 1/8; MobileNet v2 float at two threads
                                    * went from 1.22 to 1.13 x XNNPACK's time, docs/benchmarks.md) */
 #define CONVF_PANEL_SLICES 4     /* slices of tiles a panel group where the panels are cut */
+#define CONVF_SHARED_WEIGHTS (512 * 1024)  /* packed weights up to which both threads may read them all
+                                            * (measured inside MobileNet v2 at 2 threads, one process, one
+                                            * pool, alternating: 0.968-0.986 x the time with its 14x14
+                                            * expansions numbered group by group; its 7x7 ones, 614 KB
+                                            * and more, did better group by group) */
 #define CONVF_STACK_TAPS 64     /* tiles with up to this many taps keep their pointers on the stack */
 
 typedef struct {
@@ -432,10 +437,14 @@ static PyObject *kernel_conv_f32(PyObject *self, PyObject *const *args, Py_ssize
          * share of them; else the pixels */
         if (pairs >= threads && (g.o > g.m || g.tiles < 2 * threads)) {
             g.panel_parts = pairs < most ? pairs : most;
-            /* and each panel group in CONVF_PANEL_SLICES slices of tiles, numbered group by group: a thread's
-             * pieces still share their weights, and where the two ends meet the last pieces are small */
+            /* and each panel group in CONVF_PANEL_SLICES slices of tiles, where the two ends meet the last
+             * pieces are small.  Weights of more than CONVF_SHARED_WEIGHTS: numbered group by group, so
+             * that each thread reads mostly its own share of them.  Fewer: numbered slice by slice, so
+             * that each thread writes mostly the first or the last pixels of the output, all their
+             * channels, as the pixel-cut layers around it do (a MobileNet v2 14x14 expansion's output
+             * is then read by the depthwise layer after it in the same core's cache) */
             g.tile_parts = g.tiles < CONVF_PANEL_SLICES ? g.tiles : CONVF_PANEL_SLICES;
-            g.panel_major = 1;
+            g.panel_major = g.panels * g.k * CONVF_NR * (int64_t)sizeof(float) > CONVF_SHARED_WEIGHTS;
         } else {
             g.tile_parts = g.tiles < most ? g.tiles : most;
         }

@@ -17,7 +17,12 @@
 #define EW_X86 0
 #endif
 
-#define EW_MIN_SPLIT (1 << 12)      /* values from which the pool shares the work */
+#define EW_MIN_SPLIT (1 << 15)      /* values from which the pool shares an ADD / SUB / MUL: below, the
+                                     * hand-off costs more than the half it saves (a trace of each pool
+                                     * job inside MobileNet v2 at 2 threads: 14x14x64 ADD 2-3 us on one
+                                     * thread, 4.7-5.7 us on two; 28x28x32 7.1 and 6.5 us; 56x56x24 29 and
+                                     * 18 us) */
+#define EW_SUM_MIN_SPLIT (1 << 12)  /* values (of A * R * B) from which a SUM / MEAN is shared */
 #define EW_PARTS_PER_THREAD 8       /* as CONVF_PARTS_PER_THREAD (conv_f32.c) */
 
 typedef struct {
@@ -127,7 +132,7 @@ static PyObject *kernel_binary_f32(PyObject *self, PyObject *const *args, Py_ssi
  * output the sum of its R values in memory order from the first (out = x[a, 0, b], then + x[a, 1, b],
  * ..., each sum rounded to float32: optimized_ops::ReduceImpl's order, the teaching layer's
  * sequential sum), then divided by divisor[0] unless it is 0 (a MEAN's count, as float32).  shape int64
- * [A, R, B] with R >= 1.  From EW_MIN_SPLIT values on, the outputs are cut among threads (ranges of
+ * [A, R, B] with R >= 1.  From EW_SUM_MIN_SPLIT values on, the outputs are cut among threads (ranges of
  * 16 along B, or of A where B is short): each output is still one sequential sum.  0: done; -1: not
  * taken. */
 typedef struct {
@@ -204,7 +209,7 @@ static PyObject *kernel_sum_f32(PyObject *self, PyObject *const *args, Py_ssize_
         const int64_t n = g.by_b ? g.nb : g.na, unit = g.by_b ? 16 : 1;
         if (threads > MAX_THREADS)
             threads = MAX_THREADS;
-        if (threads > 1 && PyArray_DIM(a[0], 0) >= EW_MIN_SPLIT)
+        if (threads > 1 && PyArray_DIM(a[0], 0) >= EW_SUM_MIN_SPLIT)
             parts = (int)(EW_PARTS_PER_THREAD * threads);
         g.per_part = ((n + parts - 1) / parts + unit - 1) / unit * unit;
         parts = g.per_part > 0 ? (int)((n + g.per_part - 1) / g.per_part) : 1;
