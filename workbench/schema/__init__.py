@@ -21,8 +21,18 @@ from .types import (
 )
 from .writer import dump
 
-globals().update(_CLASSES)  # Model, SubGraph, Tensor, Operator, Conv2DOptions, ...
+
+
+def __getattr__(name: str):
+    """The table classes as attributes (``schema.Model``, ``schema.Conv2DOptions``, ...), each made when
+    first asked for (see ``declare.CLASSES``)."""
+    if name in TABLES:
+        cls = _CLASSES[name]
+        globals()[name] = cls
+        return cls
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = ["load", "dump", "ModelBuilder", "LoadNote", "Reader", "UnknownTable", "FieldXRay", "FlatTable", "Origin",
            "TABLES", "UNIONS", "CLASSES", "NUMPY_DTYPE", "buffer_bytes", "builtin_code", "metadata",
-           "op_name", "stored_min_runtime", "tensor_data", *sorted(_CLASSES)]
+           "op_name", "stored_min_runtime", "tensor_data", *sorted(TABLES)]

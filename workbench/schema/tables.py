@@ -23,10 +23,10 @@ from .declare import (
     TableRef,
     UnionRef,
     Vector,
-    build_all,
     table,
     union,
 )
+from .declare import CLASSES as declare_classes
 from .declare import (
     Field as F,
 )
@@ -169,4 +169,4 @@ table("Model",
       F(8, "external_buffer_groups", Vector(TableRef("ExternalBufferGroup"))),
       F(9, "external_buffers", Vector(TableRef("ExternalBuffer"))))
 
-CLASSES = build_all()
+CLASSES = declare_classes   # each table's class made when first asked for
