@@ -22,7 +22,6 @@ from .types import (
 from .writer import dump
 
 
-
 def __getattr__(name: str):
     """The table classes as attributes (``schema.Model``, ``schema.Conv2DOptions``, ...), each made when
     first asked for (see ``declare.CLASSES``)."""
