@@ -51,10 +51,10 @@
                                    * went from 1.22 to 1.13 x XNNPACK's time, docs/benchmarks.md) */
 #define CONVF_PANEL_SLICES 4     /* slices of tiles a panel group where the panels are cut */
 #define CONVF_SHARED_WEIGHTS (512 * 1024)  /* packed weights up to which both threads may read them all
-                                            * (measured inside MobileNet v2 at 2 threads, one process, one
-                                            * pool, alternating: 0.968-0.986 x the time with its 14x14
-                                            * expansions numbered group by group; its 7x7 ones, 614 KB
-                                            * and more, did better group by group) */
+                                            * (MobileNet v2 at 2 threads, one process, the library's own
+                                            * pool, settings alternated: numbering its 14x14 expansions
+                                            * group by group took 1.011-1.017 x the time; its 7x7 ones,
+                                            * 614 KB and more, did better group by group) */
 #define CONVF_STACK_TAPS 64     /* tiles with up to this many taps keep their pointers on the stack */
 
 typedef struct {
