@@ -1,5 +1,5 @@
 """The schema's table classes are made when first asked for (``declare.CLASSES``): importing the
-package does not make all ~220 dataclasses (that took ~0.12 s of every start-up), yet every way of
+package does not make all ~170 dataclasses (that took ~0.12 s of every start-up), yet every way of
 reaching a class gives the same one, from any thread."""
 
 from __future__ import annotations

@@ -5,11 +5,11 @@
 back.  Every decoded table can X-ray its fields: ``op.builtin_options.xray("dilation_w_factor")``.
 """
 
+from . import tables  # noqa: F401  (declares the core tables)
 from .builder import ModelBuilder
 from .declare import CLASSES, TABLES, UNIONS, FieldXRay, FlatTable, Origin
 from .enums import *  # noqa: F401,F403  (the schema enums: TensorType, BuiltinOperator, ...)
 from .reader import LoadNote, Reader, UnknownTable, load
-from .tables import CLASSES as _CLASSES
 from .types import (
     NUMPY_DTYPE,
     buffer_bytes,
@@ -26,7 +26,7 @@ def __getattr__(name: str):
     """The table classes as attributes (``schema.Model``, ``schema.Conv2DOptions``, ...), each made when
     first asked for (see ``declare.CLASSES``)."""
     if name in TABLES:
-        cls = _CLASSES[name]
+        cls = CLASSES[name]
         globals()[name] = cls
         return cls
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -221,7 +221,7 @@ class UnionDecl:
 
 class _Classes(dict):
     """The frozen dataclass of each schema table by name, each made the first time it is asked for:
-    making all ~220 of them at import took 0.12-0.15 s of every start-up (``python -X importtime``),
+    making all ~170 of them at import took 0.12-0.15 s of every start-up (``python -X importtime``),
     and loading a model needs a few dozen.  ``name in CLASSES`` is true for every declared table;
     iterating sees only the classes made so far (:func:`build_all` makes the rest)."""
 

@@ -26,7 +26,7 @@ from .declare import (
     table,
     union,
 )
-from .declare import CLASSES as declare_classes
+from .declare import CLASSES as CLASSES  # each table's class, made when first asked for
 from .declare import (
     Field as F,
 )
@@ -168,5 +168,3 @@ table("Model",
       F(7, "signature_defs", Vector(TableRef("SignatureDef"))),
       F(8, "external_buffer_groups", Vector(TableRef("ExternalBufferGroup"))),
       F(9, "external_buffers", Vector(TableRef("ExternalBuffer"))))
-
-CLASSES = declare_classes   # each table's class made when first asked for
