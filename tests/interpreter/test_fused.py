@@ -129,7 +129,7 @@ def test_a_run_takes_the_arrays_again_when_they_moved():
     moved = np.empty_like(sg.context.tensors[t])
     sg.context.tensors[t] = moved
     it.invoke()
-    assert (t, moved) in [(i, a) for i, a in run.arrays if a is moved]
+    assert (t, moved) in [(i, a) for i, a in zip(run.indices, run.arrays) if a is moved]
     assert output(it).tobytes() == node_by_node(model, x).tobytes()
 
 
@@ -215,3 +215,51 @@ def test_an_int8_network_runs_its_convolutions_and_depthwise_layers_as_one_run(t
         it.invoke()
         outs.append(output(it).copy())
     assert outs[0].tobytes() == outs[1].tobytes()
+
+
+def classifier(bias: bool, act=Act.RELU6, units=300):
+    """conv 1x1 -> FULLY_CONNECTED (512 inputs a row, big enough for blas.matmul to cut it among threads)
+    -> SOFTMAX: a network's last layers."""
+    from workbench.schema import FullyConnectedOptions, SoftmaxOptions
+
+    rng = np.random.default_rng(17)
+    b = ModelBuilder()
+    x = b.input("x", (2, 1, 1, 64))
+    w = b.constant("c_w", rng.standard_normal((512, 1, 1, 64)).astype(np.float32) * 0.2)
+    y = b.tensor("c", (2, 1, 1, 512))
+    b.op(B.CONV_2D, [x, w, b.constant("c_b", rng.standard_normal(512).astype(np.float32))], [y],
+         Conv2DOptions(padding=Padding.VALID, stride_h=1, stride_w=1, fused_activation_function=Act.RELU))
+    ins = [y, b.constant("fc_w", rng.standard_normal((units, 512)).astype(np.float32) * 0.1)]
+    ins.append(b.constant("fc_b", rng.standard_normal(units).astype(np.float32)) if bias else -1)
+    logits = b.tensor("logits", (2, units))
+    b.op(B.FULLY_CONNECTED, ins, [logits], FullyConnectedOptions(fused_activation_function=act))
+    probs = b.tensor("probs", (2, units))
+    b.op(B.SOFTMAX, [logits], [probs], SoftmaxOptions(beta=1.0))
+    b.output(probs)
+    return b.build(), rng.uniform(-1, 1, (2, 1, 1, 64)).astype(np.float32)
+
+
+@needs_library
+@pytest.mark.parametrize("bias,act", [(True, Act.RELU6), (False, Act.NONE), (True, Act.RELU_N1_TO_1)])
+def test_a_fully_connected_layer_cut_among_threads_joins_the_run(bias, act):
+    """On two threads the float FULLY_CONNECTED is one call of the library (``fc_f32``: the product in
+    ``blas.matmul``'s pieces, each adding the bias and clamping its part), so the classifier and its
+    softmax run in the same call as the convolution before them, with the bits of the nodes one by one;
+    on one thread (numpy's product, whose bits for a row differ from cblas_sgemm's) it stays a node of its
+    own."""
+    from workbench.perf import blas
+
+    if not (blas.available() and blas._gemm_split()):
+        pytest.skip("numpy's OpenBLAS without cblas_sgemm here: the product is numpy's on any thread count")
+    model, x = classifier(bias, act)
+    want_values = ready(model, x, reference=True)
+    want_values.invoke()
+    for threads, want in ((2, [[0, 1, 2]]), (1, [0, 1, 2])):
+        it = ready(model, x, num_threads=threads)
+        shape = [[node.index for _, node, _ in fn.entries] if isinstance(fn, fused.NativeRun) else node.index
+                 for fn, node, _ in it._sg().runs]
+        assert shape == want
+        it.invoke()
+        got = output(it)
+        assert got.tobytes() == node_by_node(model, x, threads).tobytes()
+        np.testing.assert_allclose(got, output(want_values), rtol=1e-5, atol=1e-6)

@@ -140,3 +140,47 @@ def test_gemm_split_is_the_product(rows_kernel, m, k, n):
     assert g[0](g[1], g[2], g[3], 1, 2, a.astype(np.float64), b, np.empty((m, n), np.float32)) is False
     assert g[0](g[1], g[2], g[3], 1, 2, a, b, np.empty((m + 1, n), np.float32)) is False
     blas._gemm = None
+
+
+@pytest.mark.parametrize("m,k,n", [(1, 512, 300), (2, 300, 1000), (64, 40, 24), (3, 7, 5)])
+def test_fc_f32_is_the_product_then_bias_and_clamp(rows_kernel, m, k, n):
+    """``fc_f32`` (native/shim_tail.c): ``gemm_split``'s pieces, each adding the bias and clamping its part
+    of the output: bit for bit the product then ``float_epilogue_rows`` (what the float FULLY_CONNECTED's
+    own call does), with a bias or none (+ 0.0), a NaN kept, on 1, 2 and 3 threads; arrays it does not take
+    answer -1 and leave the output alone.  ``blas.fc_call`` offers it only where ``matmul`` cuts."""
+    import ctypes
+
+    from workbench.interpreter.fast.conv_2d import float_epilogue_rows
+    from workbench.perf import blas, precompiled
+
+    blas._gemm = None
+    g = blas._gemm_split()
+    assert blas.available() and g, "numpy's OpenBLAS with cblas_sgemm and the library's gemm_split"
+    fc = precompiled.library().module.fc_f32
+    head = (g[1], g[2], ctypes.cast(blas._getter, ctypes.c_void_p).value, g[3])
+    rng = np.random.default_rng(m * 7 + n)
+    a = rng.uniform(-1, 1, (m, k)).astype(np.float32)
+    if n > 100:
+        a[0, 0] = np.nan
+    b = np.asfortranarray(rng.uniform(-1, 1, (k, n)), np.float32)
+    out = np.empty((m, n), np.float32)
+    call = blas.fc_call(a, b, out, 2, None, -0.5, 6.0)
+    assert (call is None) == (m * k * n < blas.MIN_SPLIT_WORK)
+    assert call is None or (call[0] is fc and call[1][:4] == head)
+    assert blas.fc_call(a, b, out, 1, None, -0.5, 6.0) is None
+    for bias in (rng.uniform(-2, 2, n).astype(np.float32), None):
+        for threads in (1, 2, 3):
+            want = np.full((m, n), np.nan, np.float32)
+            assert g[0](g[1], g[2], g[3], 1, threads, a, b, want) is True
+            float_epilogue_rows(want, bias if bias is not None else np.zeros(n, np.float32), np.float32(-0.5),
+                                np.float32(6.0), 0, m)
+            out[:] = np.nan
+            assert fc(*head, threads, a, b, out, bias, -0.5, 6.0) == 0
+            assert out.tobytes() == want.tobytes(), f"{threads} threads, bias {bias is not None}"
+    out[:] = 7.0
+    assert fc(*head, 2, a, b, out, np.zeros(n + 1, np.float32), -0.5, 6.0) == -1      # a bias of another length
+    assert fc(*head, 2, a, b, out, np.zeros(n, np.float64), -0.5, 6.0) == -1          # not float32
+    assert fc(*head, 2, a.astype(np.float64), b, out, None, -0.5, 6.0) == -1
+    assert fc(*head, 2, a, b, np.empty((m + 1, n), np.float32), None, -0.5, 6.0) == -1
+    assert (out == 7.0).all()
+    blas._gemm = None

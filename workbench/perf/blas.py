@@ -148,12 +148,35 @@ def _openblas_threads() -> int:
     return get_threads() or 1
 
 
+def _splits(a, b, threads: int) -> bool:
+    """Whether :func:`matmul` cuts the product ``a @ b`` among ``threads`` threads of the pool."""
+    return threads > 1 and SPLIT and a.shape[0] * a.shape[1] * b.shape[1] >= MIN_SPLIT_WORK
+
+
+def fc_call(a, b, out, threads: int, bias, lo, hi):
+    """``(function, args)``: the kernel library's ``fc_f32`` making ``out = clamp(a @ b + bias, lo, hi)``
+    in the pieces :func:`matmul` would cut (each piece adds the bias and clamps its part right after its
+    product: the same values as ``matmul`` then a pass of + bias and clamp), as one call; None where
+    ``matmul`` would not cut it (one thread, a small product: numpy's product, whose bits for one row
+    differ from ``cblas_sgemm``'s) or the library lacks it.  ``bias`` None adds zeros."""
+    if not _splits(a, b, threads):
+        return None
+    g = _gemm if _gemm is not None else _gemm_split()
+    from . import precompiled
+
+    fn = precompiled.native("fc_f32", lambda fn: True) if g else None
+    if fn is None:
+        return None
+    getter = ctypes.cast(_getter, ctypes.c_void_p).value
+    return fn, (g[1], g[2], getter, g[3], int(threads), a, b, out, bias, float(lo), float(hi))
+
+
 def matmul(a, b, out, threads: int) -> None:
     """``np.matmul(a, b, out=out)`` for float32 matrices, cut among ``threads`` threads of the kernel
     library's pool (``gemm_split`` in ``native/shim_tail.c``: by output columns or by rows, every piece
     a single-thread OpenBLAS product) when the product is big enough; else, or without the library or
     OpenBLAS's cblas_sgemm, ``np.matmul`` itself (which OpenBLAS may share among its threads)."""
-    if threads > 1 and SPLIT and a.shape[0] * a.shape[1] * b.shape[1] >= MIN_SPLIT_WORK:
+    if _splits(a, b, threads):
         g = _gemm if _gemm is not None else _gemm_split()
         if g and g[0](g[1], g[2], g[3], _openblas_threads(), threads, a, b, out):
             return

@@ -52,10 +52,24 @@ class FloatBlas(FastPath):
     cuts it among ``num_threads`` threads), then + bias and the clamp in one pass of row pieces on
     ``num_threads`` threads (``conv_2d.float_epilogue_rows``)."""
 
-    __slots__ = ("name", "weights_t", "bias")
+    __slots__ = ("name", "weights_t", "bias", "d")
 
-    def __init__(self, weights_t, bias):
-        self.name, self.weights_t, self.bias = "blas", weights_t, bias
+    def __init__(self, weights_t, bias, d):
+        self.name, self.weights_t, self.bias, self.d = "blas", weights_t, bias, d
+
+    def native_call(self, context, node):
+        """The product, bias and clamp as one call of the library's ``fc_f32`` where :func:`blas.matmul`
+        would cut the product among threads (:func:`blas.fc_call`): the node then joins the runs of
+        library calls (:mod:`..fused`), and a network's last layers no longer return to Python."""
+        t, d = context.tensors, self.d
+        x, out = t[node.inputs[0]], t[node.outputs[0]]
+        if not (x.flags.c_contiguous and out.flags.c_contiguous and out.flags.writeable):
+            return None                             # a reshape would copy: this node's own __call__
+        b_t = node.input(2)
+        bias = self.bias if self.bias is not None or b_t < 0 else t[b_t]
+        wt = self.weights_t if self.weights_t is not None else t[node.inputs[1]].T
+        return blas.fc_call(x.reshape(d.batch, d.depth), wt, out.reshape(d.batch, d.units), context.num_threads,
+                            bias, np.float32(d.output_activation_min), np.float32(d.output_activation_max))
 
     def __call__(self, context, node, d):
         t = context.tensors
@@ -77,7 +91,7 @@ def bind_float(context, node, d):
     b_t = node.input(2)
     bias = context.value(b_t) if b_t >= 0 else None
     return FloatBlas(np.asarray(w, np.float32).T if w is not None else None,
-                     None if bias is None else np.ascontiguousarray(bias, np.float32))
+                     None if bias is None else np.ascontiguousarray(bias, np.float32), d)
 
 
 class RowsBlas(FastPath):

@@ -176,14 +176,36 @@ typedef struct {
     int64_t m, n, k, step;
     const float *a, *b;
     float *c;
+    int epilogue;                  /* fc_f32: each piece then adds the bias and clamps (below) */
+    const float *bias;             /* n values, or NULL: + 0.0f (what adding a bias of zeros gives) */
+    float lo, hi;
 } gemm_t;
+
+/* rows x cols of c (row stride ldc) + bias[col], clamped to [lo, hi]: a float fully connected layer's
+ * pass after its product, value for value what workbench/interpreter/fast/conv_2d.py's
+ * float_epilogue_rows does (a NaN stays NaN: both comparisons are false) */
+static void gemm_epilogue(float *c, int64_t ldc, int64_t rows, int64_t cols, const float *bias, float lo, float hi)
+{
+    int64_t i, j;
+    for (i = 0; i < rows; i++) {
+        float *row = c + i * ldc;
+        for (j = 0; j < cols; j++) {
+            float v = row[j] + (bias != NULL ? bias[j] : 0.0f);
+            if (v < lo)
+                v = lo;
+            else if (v > hi)
+                v = hi;
+            row[j] = v;
+        }
+    }
+}
 
 static void gemm_part(void *ctx, int part, int thread)
 {
     gemm_t *g = (gemm_t *)ctx;
     int64_t p0 = (int64_t)part * g->step, p1 = p0 + g->step, m = g->m, n = g->n;
     int64_t ldb = g->tb ? g->k : g->n;
-    const float *a = g->a, *b = g->b;
+    const float *a = g->a, *b = g->b, *bias = g->bias;
     float *c = g->c;
     (void)thread;
     if (g->by_cols) {
@@ -192,6 +214,8 @@ static void gemm_part(void *ctx, int part, int thread)
         n = p1 - p0;
         b += g->tb ? p0 * g->k : p0;
         c += p0;
+        if (bias != NULL)
+            bias += p0;
     } else {
         if (p1 > m)
             p1 = m;
@@ -206,6 +230,8 @@ static void gemm_part(void *ctx, int part, int thread)
     else
         ((sgemm32_fn)g->sgemm)(101, 111, g->tb ? 112 : 111, (int32_t)m, (int32_t)n, (int32_t)g->k, 1.0f, a,
                                (int32_t)g->k, b, (int32_t)ldb, 0.0f, c, (int32_t)g->n);
+    if (g->epilogue)
+        gemm_epilogue(c, g->n, m, n, bias, g->lo, g->hi);
 }
 
 static PyArrayObject *float_matrix(PyObject *o)
@@ -219,12 +245,64 @@ static PyArrayObject *float_matrix(PyObject *o)
     return x;
 }
 
+/* the operands of a product a @ b -> c (Python arrays) into g, and its cut for `threads` threads: the
+ * number of pieces, or 0 when the arrays do not fit (a and c C-contiguous, c writable, b C- or
+ * F-contiguous, float32, aligned) */
+static int gemm_setup(gemm_t *g, PyObject *oa, PyObject *ob, PyObject *oc, long threads)
+{
+    PyArrayObject *a = float_matrix(oa), *b = float_matrix(ob), *c = float_matrix(oc);
+    if (g->sgemm == NULL || a == NULL || b == NULL || c == NULL || !PyArray_IS_C_CONTIGUOUS(a)
+        || !PyArray_IS_C_CONTIGUOUS(c) || !PyArray_ISWRITEABLE(c))
+        return 0;
+    g->m = PyArray_DIM(a, 0);
+    g->k = PyArray_DIM(a, 1);
+    g->n = PyArray_DIM(b, 1);
+    if (PyArray_DIM(b, 0) != g->k || PyArray_DIM(c, 0) != g->m || PyArray_DIM(c, 1) != g->n || g->m < 1
+        || g->n < 1 || g->k < 1 || (!g->ilp64 && (g->m > INT32_MAX || g->n > INT32_MAX || g->k > INT32_MAX)))
+        return 0;
+    if (PyArray_IS_C_CONTIGUOUS(b))
+        g->tb = 0;
+    else if (PyArray_IS_F_CONTIGUOUS(b))
+        g->tb = 1;
+    else
+        return 0;
+    g->a = (const float *)PyArray_DATA(a);
+    g->b = (const float *)PyArray_DATA(b);
+    g->c = (float *)PyArray_DATA(c);
+    g->by_cols = g->m < 32 * threads && g->n >= 32 * threads;
+    if (g->by_cols) {
+        g->step = (g->n + threads - 1) / threads;
+        g->step = (g->step + 15) / 16 * 16;
+        return (int)((g->n + g->step - 1) / g->step);
+    }
+    g->step = (g->m + threads - 1) / threads;
+    return (int)((g->m + g->step - 1) / g->step);
+}
+
+/* the pieces of g on up to `threads` threads, OpenBLAS on one thread meanwhile, then on `restore` again
+ * (called without the GIL) */
+static void gemm_run(gemm_t *g, int parts, long threads, void *setn, long restore)
+{
+    if (restore != 1)
+        ((set_threads_fn)setn)(1);
+    if (parts <= 1)
+        gemm_part(g, 0, 0);
+    else
+        pool_run(gemm_part, g, parts, (int)threads, 1);
+    if (restore != 1)
+        ((set_threads_fn)setn)((int)restore);
+}
+
+static long clamp_threads(long threads)
+{
+    return threads < 1 ? 1 : threads > MAX_THREADS ? MAX_THREADS : threads;
+}
+
 /* gemm_split(sgemm, set_threads, ilp64, restore, threads, a, b, c): c = a @ b on the pool; False when
  * the arrays do not fit (then the caller multiplies another way).  a and c C-contiguous, b C- or
  * F-contiguous; OpenBLAS runs on one thread meanwhile, then on `restore` threads again. */
 static PyObject *kernel_gemm_split(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    PyArrayObject *a, *b, *c;
     gemm_t g;
     void *setn;
     long restore, threads;
@@ -233,58 +311,67 @@ static PyObject *kernel_gemm_split(PyObject *self, PyObject *const *args, Py_ssi
         PyErr_SetString(PyExc_TypeError, "gemm_split(sgemm, set_threads, ilp64, restore, threads, a, b, c)");
         return NULL;
     }
+    memset(&g, 0, sizeof g);
     g.sgemm = PyLong_AsVoidPtr(args[0]);
     setn = PyLong_AsVoidPtr(args[1]);
     g.ilp64 = (int)PyLong_AsLong(args[2]);
     restore = PyLong_AsLong(args[3]);
-    threads = PyLong_AsLong(args[4]);
+    threads = clamp_threads(PyLong_AsLong(args[4]));
     if (PyErr_Occurred())
         return NULL;
-    a = float_matrix(args[5]);
-    b = float_matrix(args[6]);
-    c = float_matrix(args[7]);
-    if (g.sgemm == NULL || setn == NULL || a == NULL || b == NULL || c == NULL || !PyArray_IS_C_CONTIGUOUS(a)
-        || !PyArray_IS_C_CONTIGUOUS(c) || !PyArray_ISWRITEABLE(c))
+    if (setn == NULL || (parts = gemm_setup(&g, args[5], args[6], args[7], threads)) == 0)
         Py_RETURN_FALSE;
-    g.m = PyArray_DIM(a, 0);
-    g.k = PyArray_DIM(a, 1);
-    g.n = PyArray_DIM(b, 1);
-    if (PyArray_DIM(b, 0) != g.k || PyArray_DIM(c, 0) != g.m || PyArray_DIM(c, 1) != g.n || g.m < 1 || g.n < 1
-        || g.k < 1 || (!g.ilp64 && (g.m > INT32_MAX || g.n > INT32_MAX || g.k > INT32_MAX)))
-        Py_RETURN_FALSE;
-    if (PyArray_IS_C_CONTIGUOUS(b))
-        g.tb = 0;
-    else if (PyArray_IS_F_CONTIGUOUS(b))
-        g.tb = 1;
-    else
-        Py_RETURN_FALSE;
-    g.a = (const float *)PyArray_DATA(a);
-    g.b = (const float *)PyArray_DATA(b);
-    g.c = (float *)PyArray_DATA(c);
-    if (threads < 1)
-        threads = 1;
-    if (threads > MAX_THREADS)
-        threads = MAX_THREADS;
-    g.by_cols = g.m < 32 * threads && g.n >= 32 * threads;
-    if (g.by_cols) {
-        g.step = (g.n + threads - 1) / threads;
-        g.step = (g.step + 15) / 16 * 16;
-        parts = (int)((g.n + g.step - 1) / g.step);
-    } else {
-        g.step = (g.m + threads - 1) / threads;
-        parts = (int)((g.m + g.step - 1) / g.step);
-    }
     Py_BEGIN_ALLOW_THREADS
-    if (restore != 1)
-        ((set_threads_fn)setn)(1);
-    if (parts <= 1)
-        gemm_part(&g, 0, 0);
-    else
-        pool_run(gemm_part, &g, parts, (int)threads, 1);
-    if (restore != 1)
-        ((set_threads_fn)setn)((int)restore);
+    gemm_run(&g, parts, threads, setn, restore);
     Py_END_ALLOW_THREADS
     Py_RETURN_TRUE;
+}
+
+/* fc_f32(sgemm, set_threads, get_threads, ilp64, threads, a, b, c, bias, lo, hi): a float fully connected
+ * layer, c = clamp(a @ b + bias, lo, hi), as gemm_split's pieces, each adding the bias and clamping its
+ * part of c right after its product (bias: n float32 values, or None for none); OpenBLAS is set to one
+ * thread meanwhile and back to what get_threads answered.  0 done, -1 not taken (the arrays do not fit).
+ * One library call for the node: it joins the runs of library calls (workbench/interpreter/fused.py). */
+static PyObject *kernel_fc_f32(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    typedef int (*get_threads_fn)(void);
+    gemm_t g;
+    void *setn, *getn;
+    long threads, restore;
+    double lo, hi;
+    int parts;
+    if (nargs != 11) {
+        PyErr_SetString(PyExc_TypeError, "fc_f32(sgemm, set_threads, get_threads, ilp64, threads, a, b, c, bias, lo, hi)");
+        return NULL;
+    }
+    memset(&g, 0, sizeof g);
+    g.sgemm = PyLong_AsVoidPtr(args[0]);
+    setn = PyLong_AsVoidPtr(args[1]);
+    getn = PyLong_AsVoidPtr(args[2]);
+    g.ilp64 = (int)PyLong_AsLong(args[3]);
+    threads = clamp_threads(PyLong_AsLong(args[4]));
+    lo = PyFloat_AsDouble(args[9]);
+    hi = PyFloat_AsDouble(args[10]);
+    if (PyErr_Occurred())
+        return NULL;
+    if (setn == NULL || getn == NULL || (parts = gemm_setup(&g, args[5], args[6], args[7], threads)) == 0)
+        return PyLong_FromLong(-1);
+    if (args[8] != Py_None) {
+        PyArrayObject *bias = (PyArrayObject *)args[8];
+        if (!PyArray_Check(args[8]) || PyArray_NDIM(bias) != 1 || PyArray_TYPE(bias) != NPY_FLOAT32
+            || PyArray_DIM(bias, 0) != g.n || !PyArray_IS_C_CONTIGUOUS(bias) || !PyArray_ISALIGNED(bias)
+            || !PyArray_ISNOTSWAPPED(bias))
+            return PyLong_FromLong(-1);
+        g.bias = (const float *)PyArray_DATA(bias);
+    }
+    g.epilogue = 1;
+    g.lo = (float)lo;
+    g.hi = (float)hi;
+    Py_BEGIN_ALLOW_THREADS
+    restore = ((get_threads_fn)getn)();
+    gemm_run(&g, parts, threads, setn, restore);
+    Py_END_ALLOW_THREADS
+    return PyLong_FromLong(0);
 }
 
 /* blas_callback(): the address of the function OpenBLAS may hand its jobs to */
@@ -339,6 +426,31 @@ static PyObject *kernel_run_calls(PyObject *self, PyObject *const *args, Py_ssiz
     return PyLong_FromSsize_t(i);
 }
 
+/* same_arrays(tensors, indices, arrays): whether tensors[indices[i]] is arrays[i] for every i (a list,
+ * two tuples of one length): a run of library calls asks it before it starts, whether the arrays its calls
+ * hold are still the context's (workbench/interpreter/fused.py); in C, as a loop in Python took ~20 µs
+ * for MobileNet v2's 241 arrays, time the second thread spends waiting */
+static PyObject *kernel_same_arrays(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    Py_ssize_t i, n, size;
+    (void)self;
+    if (nargs != 3 || !PyList_Check(args[0]) || !PyTuple_Check(args[1]) || !PyTuple_Check(args[2])
+        || PyTuple_GET_SIZE(args[1]) != PyTuple_GET_SIZE(args[2])) {
+        PyErr_SetString(PyExc_TypeError, "same_arrays(tensors: list, indices: tuple, arrays: tuple of its length)");
+        return NULL;
+    }
+    n = PyTuple_GET_SIZE(args[1]);
+    size = PyList_GET_SIZE(args[0]);
+    for (i = 0; i < n; i++) {
+        Py_ssize_t t = PyLong_AsSsize_t(PyTuple_GET_ITEM(args[1], i));
+        if (t == -1 && PyErr_Occurred())
+            return NULL;
+        if (t < 0 || t >= size || PyList_GET_ITEM(args[0], t) != PyTuple_GET_ITEM(args[2], i))
+            Py_RETURN_FALSE;
+    }
+    Py_RETURN_TRUE;
+}
+
 static PyMethodDef METHODS[] = {
     {"pool_stats", (PyCFunction)kernel_pool_stats, METH_NOARGS,
      "pool_stats(): (jobs posted, run by the caller alone, not posted: solo stretch)"},
@@ -348,6 +460,9 @@ static PyMethodDef METHODS[] = {
      "blas_callback(): address of the OpenBLAS threads callback (each job on a thread of the pool)"},
     {"gemm_split", (PyCFunction)(void (*)(void))kernel_gemm_split, METH_FASTCALL,
      "gemm_split(sgemm, set_threads, ilp64, restore, threads, a, b, c): c = a @ b in pieces on the pool"},
+    {"fc_f32", (PyCFunction)(void (*)(void))kernel_fc_f32, METH_FASTCALL,
+     "fc_f32(sgemm, set_threads, get_threads, ilp64, threads, a, b, c, bias, lo, hi): c = clamp(a @ b + bias) "
+     "in gemm_split's pieces on the pool (0 done, -1 not taken)"},
     {"conv_f32", (PyCFunction)(void (*)(void))kernel_conv_f32, METH_FASTCALL,
      "conv_f32(threads, x, packed, bias, zeros, out, geometry, clamp): a float convolution on the pool "
      "(0 done, 1 guard raised, -1 not taken)"},
@@ -366,6 +481,8 @@ static PyMethodDef METHODS[] = {
     {"softmax_f32", (PyCFunction)(void (*)(void))kernel_softmax_f32, METH_FASTCALL,
      "softmax_f32(threads, x, out, n, beta): float32 SOFTMAX over rows of n values in litert-x86's (Eigen's) "
      "arithmetic (0 done, -1 not taken)"},
+    {"same_arrays", (PyCFunction)(void (*)(void))kernel_same_arrays, METH_FASTCALL,
+     "same_arrays(tensors, indices, arrays): whether tensors[indices[i]] is arrays[i] for every i"},
     {"run_calls", (PyCFunction)(void (*)(void))kernel_run_calls, METH_FASTCALL,
      "run_calls(calls, start): call each (function, args) of calls from start on until one answers other "
      "than 0 or None; its index, or len(calls)"},
