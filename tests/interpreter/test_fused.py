@@ -13,16 +13,17 @@ from workbench.errors import TensorError
 from workbench.interpreter import Interpreter, fused
 from workbench.perf import fgemm
 from workbench.schema import ActivationFunctionType as Act
+from workbench.schema import AddOptions, Conv2DOptions, DepthwiseConv2DOptions, ModelBuilder, Padding
 from workbench.schema import BuiltinOperator as B
-from workbench.schema import Conv2DOptions, DepthwiseConv2DOptions, ModelBuilder, Padding
 
 needs_library = pytest.mark.skipif(fgemm.function() is None or fused.run_calls_function() is None,
                                    reason="no kernel library with AVX-512 here (make kernels builds it)")
 
 
-def chain(act=Act.RELU6):
-    """conv 3x3 -> depthwise 3x3 -> conv 1x1 -> ADD of the first conv's output (a library call too) ->
-    MUL by a per-channel constant (a broadcast: numba, a node of its own) -> depthwise -> conv: two runs."""
+def chain(act=Act.RELU6, residual_first=False, add_act=Act.NONE):
+    """conv 3x3 -> depthwise 3x3 -> conv 1x1 -> ADD of the first conv's output (a library call too, done in
+    the second conv's epilogue) -> MUL by a per-channel constant (a broadcast: numba, a node of its own) ->
+    depthwise -> conv: two runs."""
     rng = np.random.default_rng(5)
     b = ModelBuilder()
     x = b.input("x", (1, 10, 12, 8))
@@ -46,7 +47,7 @@ def chain(act=Act.RELU6):
     y1 = conv(x, 8, 16, 3, "c1")
     y3 = conv(depthwise(y1, 16, "d1"), 16, 16, 1, "c2")
     s = b.tensor("sum", (1, 10, 12, 16))
-    b.op(B.ADD, [y3, y1], [s])
+    b.op(B.ADD, [y1, y3] if residual_first else [y3, y1], [s], AddOptions(fused_activation_function=add_act))
     scaled = b.tensor("scaled", (1, 10, 12, 16))
     b.op(B.MUL, [s, b.constant("scale", rng.uniform(0.5, 1.5, 16).astype(np.float32))], [scaled])
     b.output(conv(depthwise(scaled, 16, "d2"), 16, 24, 1, "c3"))
@@ -90,6 +91,7 @@ def test_consecutive_library_nodes_run_as_one_call(threads):
     shape = [[node.index for _, node, _ in fn.entries] if isinstance(fn, fused.NativeRun) else node.index
              for fn, node, _ in runs]
     assert shape == [[0, 1, 2, 3], 4, [5, 6]]
+    assert runs[0][0].fused == {2}                      # the second conv does the ADD after it
     it.invoke()
     assert output(it).tobytes() == node_by_node(model, x, threads).tobytes()
     assert "native run" not in repr(it._sg().plan)       # traces and steps still see one entry a node
@@ -263,3 +265,103 @@ def test_a_fully_connected_layer_cut_among_threads_joins_the_run(bias, act):
         got = output(it)
         assert got.tobytes() == node_by_node(model, x, threads).tobytes()
         np.testing.assert_allclose(got, output(want_values), rtol=1e-5, atol=1e-6)
+
+
+@needs_library
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("residual_first,add_act", [(False, Act.NONE), (True, Act.NONE), (True, Act.RELU_N1_TO_1)])
+def test_an_add_after_a_convolution_is_done_in_its_epilogue(threads, residual_first, add_act):
+    """conv -> ADD(conv's output, residual), the conv's output read by nothing else: one call (the ADD's
+    own call skipped), the bits of the two nodes one by one, the ADD's operands in its order, its clamp;
+    NaNs in both operands come out as the first one's (the residual's first value NaN, the input's too)."""
+    model, x = chain(residual_first=residual_first, add_act=add_act)
+    x[0, 0, 0, :] = np.nan
+    it = ready(model, x, num_threads=threads)
+    run = it._sg().runs[0][0]
+    assert run.fused == {2} and run.calls[3] is fused.SKIPPED
+    it.invoke()
+    got = output(it)
+    assert np.isnan(got).any() and got.tobytes() == node_by_node(model, x, threads).tobytes()
+    want = ready(model, x, reference=True)
+    want.invoke()
+    np.testing.assert_allclose(got, output(want), rtol=1e-5, atol=1e-5)
+
+
+@needs_library
+def test_a_raised_guard_in_a_convolution_that_does_an_add_runs_both_nodes_own_paths():
+    """The fused call answers 1 (the guard): the convolution's own path writes its output with the
+    teaching layer's sums, then the ADD's own path runs, and the run goes on after the ADD."""
+    model, x, it, sg, run = first_run(Act.NONE)
+    path = run.entries[2][0]
+    real, answers = path.fn, []
+
+    def raised(*args):
+        answers.append(len(args))
+        return 1
+
+    path.fn = raised
+    run.take(sg.context)
+    assert run.fused == {2}
+    for t in range(len(sg.context.tensors)):
+        arr = sg.context.tensors[t]
+        if arr is not None and arr.dtype == np.float32 and sg.context.constants[t] is None and t != 0:
+            arr[...] = np.nan
+    it.invoke()
+    assert answers == [10, 8]               # the fused call, then the node's own call
+    path.fn = real
+    want = ready(model, x, reference=True)
+    want.invoke()
+    assert not np.isnan(output(it)).any()   # every tensor after the conv was written again
+    np.testing.assert_allclose(output(it), output(want), rtol=1e-4, atol=1e-4)
+
+
+@needs_library
+def test_no_add_is_done_in_a_convolution_whose_output_can_be_read():
+    """keep_intermediates: every tensor stays readable, so the convolution writes its output and the ADD
+    runs on its own; a convolution output that two nodes read is not skipped either."""
+    model, x = chain()
+    it = ready(model, x, keep_intermediates=True)
+    run = it._sg().runs[0][0]
+    assert run.fused == set()
+    it.invoke()
+    conv_out = run.entries[2][1].outputs[0]
+    sums = it.get_tensor(run.entries[3][1].outputs[0])
+    residual = it.get_tensor(run.entries[0][1].outputs[0])
+    assert (it.get_tensor(conv_out) + residual).tobytes() == sums.tobytes()
+    assert output(it).tobytes() == node_by_node(model, x).tobytes()
+    plan = [(fn, node, None) for fn, node, _ in it._sg().plan]
+    read_twice = [(fn, node, data) for fn, node, data in plan]
+    conv_node = read_twice[2][1]
+    assert fused.residual_pairs(read_twice, ()) == {3: conv_node.inputs[0]}
+    assert fused.residual_pairs(read_twice, (conv_node.outputs[0],)) == {}      # a graph output
+    read_twice.append(read_twice[3])                                             # and read by another node
+    assert fused.residual_pairs(read_twice, ()) == {}
+
+
+@needs_library
+@pytest.mark.parametrize("threads", [1, 2])
+def test_mobilenet_v2_does_every_residual_add_in_a_convolution(threads):
+    """MobileNet v2 0.35/96 from Google's converter: each of its ten residual ADDs done in the projection
+    before it, the memory plan keeping the depthwise output that projection reads apart from the ADD's
+    output (which it would otherwise reuse), the bits of the nodes one by one."""
+    path = SHARED_MODELS / "mobilenet_v2_a035_96_float32.tflite"
+    if not path.exists():
+        pytest.skip(f"needs {path} (the shared models directory beside the repository)")
+    x = np.random.default_rng(8).uniform(-1, 1, (1, 96, 96, 3)).astype(np.float32)
+    it = Interpreter(model_path=str(path), num_threads=threads)
+    it.allocate_tensors()
+    sg = it._sg()
+    (run,) = [fn for fn, _, _ in sg.runs if isinstance(fn, fused.NativeRun)]
+    adds = [i for i, (_, node, _) in enumerate(run.entries) if node.op_name == "ADD"]
+    assert len(adds) == 10 and run.fused == {i - 1 for i in adds}
+    for i in adds:
+        conv_in = sg.context.tensors[run.entries[i - 1][1].inputs[0]]
+        assert not np.may_share_memory(conv_in, sg.context.tensors[run.entries[i][1].outputs[0]])
+    it.set_tensor(it.get_input_details()[0]["index"], x)
+    it.invoke()
+    want = Interpreter(model_path=str(path), num_threads=threads)
+    want.allocate_tensors()
+    want._sg().runs = list(want._sg().plan)
+    want.set_tensor(want.get_input_details()[0]["index"], x)
+    want.invoke()
+    assert output(it).tobytes() == output(want).tobytes()

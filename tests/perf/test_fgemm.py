@@ -146,3 +146,64 @@ def test_arrays_it_does_not_take_leave_the_output_alone():
     assert (out == 7.0).all()
     with pytest.raises(TypeError):
         fn(1, x, packed)
+
+
+@needs_library
+@pytest.mark.parametrize("threads", [1, 2, 3])
+@pytest.mark.parametrize("k", [0, 1, 4, 7])
+@pytest.mark.parametrize("first", [0.0, 1.0])
+def test_a_residual_add_in_the_epilogue_is_the_add_after_the_convolution(k, threads, first):
+    """``conv_f32``'s residual arguments: the convolution's clamped output, then the ADD of the residual
+    (its operands in the ADD's order) and the ADD's clamp, in the same pass: bit for bit the convolution
+    stored, then the library's ``binary_f32`` on it; NaN in both operands comes out as the first one's
+    payload, as the ADD on its own gives it.  In place (the residual is the output) too."""
+    from workbench.perf import elementwise
+
+    shape = SHAPES[k]
+    n, _, _, _, o, kh, kw, stride, dilation, pad, out_hw = shape
+    x, filt, bias = operands(shape, 11 + k)
+    rng = np.random.default_rng(k)
+    residual = rng.standard_normal((n, *out_hw, o)).astype(np.float32)
+    conv_nan = np.float32(np.frombuffer(np.uint32(0x7fc00001).tobytes(), np.float32)[0])
+    res_nan = np.float32(np.frombuffer(np.uint32(0x7fc00002).tobytes(), np.float32)[0])
+    filt[0, 0, 0, 0] = conv_nan                           # output channel 0 NaN where that tap is inside
+    residual[..., 0] = res_nan
+    _, conv = call(shape, x, filt, bias, threads, lo=-1.5, hi=4.0)
+    a, b = (residual, conv) if first else (conv, residual)
+    want = np.empty_like(conv)
+    add_clamp = np.array([-2.0, 5.0], np.float32)
+    assert elementwise.binary_function()(1, a.reshape(-1), b.reshape(-1), want.reshape(-1), add_clamp, 0) == 0
+    geometry = np.array([kh, kw, *stride, *dilation, *pad], np.int64)
+    args = (x, fgemm.pack_filter(filt), fgemm.pad_bias(bias), np.zeros(kw * shape[3], np.float32))
+    clamp = np.array([-1.5, 4.0, 1e30], np.float32)
+    add = np.array([-2.0, 5.0, first], np.float32)
+    out = np.full_like(conv, 7.0)
+    assert fgemm.function()(threads, *args, out, geometry, clamp, residual, add) == 0
+    assert out.tobytes() == want.tobytes()
+    assert np.isnan(want[..., 0]).all() and (want == 5.0).any() and (want == -2.0).any()
+    inplace = residual.copy()
+    assert fgemm.function()(threads, *args, inplace, geometry, clamp, inplace, add) == 0
+    assert inplace.tobytes() == want.tobytes()
+
+
+@needs_library
+def test_a_residual_add_refuses_arrays_that_overlap():
+    """-1 (nothing written) where the output would be written over the convolution's input, or over a part
+    of the residual it still reads, or where the residual is not of the output's shape."""
+    shape = SHAPES[3]                                     # 1x1, 5x7x12 -> 5x7x16
+    x, filt, bias = operands(shape, 2)
+    fn, geometry = fgemm.function(), np.array([1, 1, 1, 1, 1, 1, 0, 0], np.int64)
+    args = (fgemm.pack_filter(filt), fgemm.pad_bias(bias), np.zeros(12, np.float32))
+    clamp, add = np.array([-np.inf, np.inf, 1e30], np.float32), np.array([-np.inf, np.inf, 0], np.float32)
+    buf = np.full(1 * 5 * 7 * 16 + 16, 7.0, np.float32)
+    out, shifted = buf[:560].reshape(1, 5, 7, 16), buf[16:].reshape(1, 5, 7, 16)
+    residual = np.ones((1, 5, 7, 16), np.float32)
+    assert fn(1, x, *args, out, geometry, clamp, shifted, add) == -1            # residual a row further on
+    over_x = np.full(5 * 7 * 16, 7.0, np.float32)
+    x_view = over_x[:5 * 7 * 12].reshape(1, 5, 7, 12)
+    x_view[...] = x
+    assert fn(1, x_view, *args, over_x.reshape(1, 5, 7, 16), geometry, clamp, residual, add) == -1
+    assert fn(1, x, *args, out, geometry, clamp, residual[:, :4], add) == -1    # another shape
+    assert fn(1, x, *args, out, geometry, clamp, residual, add[:2]) == -1
+    assert (buf == 7.0).all() and np.array_equal(x_view, x)
+    assert fn(1, x, *args, out, geometry, clamp, residual, add) == 0

@@ -6,7 +6,8 @@ caches (the layer before streamed megabytes through them), and with two threads 
 while the first runs Python.  Where consecutive nodes are each one call of a library function with
 arguments that do not change between invokes (:meth:`FastPath.native_call`: a float convolution with a
 constant filter, a depthwise convolution of the library, a same-shape float ADD / SUB / MUL, an int8
-convolution whose loop the library holds), the plan holds one :class:`NativeRun` for them
+convolution whose loop the library holds, a float fully connected layer cut among threads, a float
+softmax), the plan holds one :class:`NativeRun` for them
 instead: the library's ``run_calls`` makes the calls in order from C, like XNNPACK's runtime walking its
 operators.
 
@@ -15,9 +16,24 @@ library refused) stops the run there, the node's own ``__call__`` handles it as 
 run goes on from the next node.  The calls keep the tensors' arrays; a run checks that they are still the
 context's before it starts and takes the current ones if not.  ``Subgraph.plan`` keeps one entry per node
 (traces, steps and ``invoke_node`` use it); only ``invoke`` walks the runs.
+
+A float convolution followed by the float ADD of its output and another tensor of its shape (a residual
+connection: MobileNet v2's bottlenecks) is one call inside a run where nothing else can read the
+convolution's output: the ADD is done in the convolution's epilogue, as each tile is stored
+(``conv_f32``'s residual arguments), and the ADD's own call is skipped.  The values are the two nodes'
+(the convolution's clamped output rounded to float32, then the ADD and its clamp, operands in the ADD's
+order); the convolution's output tensor is then never written, so this happens only where it is read by
+that ADD alone and its memory is shared with other tensors (it cannot be read after ``invoke`` anyway:
+not with ``keep_intermediates``, nor for an input or output of the graph).  The memory plan keeps the
+convolution's input apart from the ADD's output (:func:`residual_pairs`).  Why: MobileNet v2's ten
+residual ADDs are small (7x7x160 to 56x56x24), so each ran on one thread while the other waited, ~50 µs
+of a 4 ms invoke on two threads, and the thread that ran it then held the next layer's input in its
+cache; done in the epilogue, each thread adds the rows it has just computed.
 """
 
 from __future__ import annotations
+
+import numpy as np
 
 from ..perf import precompiled
 
@@ -38,22 +54,87 @@ def same_arrays_function():
     return fn if fn is not None else _same_arrays_python
 
 
-class NativeRun:
-    """Nodes ``entries`` ((fast path, node, data) of the plan, two or more) as one call of ``run_calls``."""
+SKIPPED = (int, ())
+"""The call that stands for an ADD done in the convolution before it: ``int()`` answers 0 (done)."""
 
-    __slots__ = ("run_calls", "same_arrays", "entries", "calls", "indices", "arrays", "failed")
+
+def residual_call(entries: list, calls: list, i: int, context, hidden: frozenset):
+    """The call of convolution ``entries[i]`` that also does the float ADD ``entries[i + 1]`` of its output
+    and a residual (see the module's docstring), or None where they cannot be one call."""
+    (conv, conv_node, _), (add, add_node, _) = entries[i], entries[i + 1]
+    attach, add_clamp = getattr(conv, "with_residual", None), getattr(add, "add_clamp", None)
+    if attach is None or add_clamp is None or add_clamp() is None or add_node.op_name != "ADD" \
+            or len(add_node.inputs) != 2:
+        return None
+    t = conv_node.outputs[0]
+    if t not in hidden or list(add_node.inputs).count(t) != 1:
+        return None
+    first = add_node.inputs[0] != t                       # the residual is the ADD's first operand
+    tensors = context.tensors
+    x, y = tensors[conv_node.inputs[0]], tensors[t]
+    res, out = tensors[add_node.inputs[0 if first else 1]], tensors[add_node.outputs[0]]
+    if not all(isinstance(a, np.ndarray) and a.dtype == np.float32 and a.shape == y.shape for a in (res, out)):
+        return None
+    # out may sit where the convolution's input was (its life ends there); the residual read as out is
+    # written: out itself, or apart
+    if np.may_share_memory(out, x) or (res.ctypes.data != out.ctypes.data and np.may_share_memory(res, out)):
+        return None
+    return attach(calls[i], out, res, np.array([*add_clamp(), 1.0 if first else 0.0], np.float32))
+
+
+def residual_pairs(plan: list, outputs) -> dict:
+    """{position of an ADD in ``plan``: the input tensor of the convolution right before it} for every
+    float convolution whose output only that ADD reads (and is no output of the graph) and which could
+    do the ADD in its epilogue.  The memory planner keeps that input alive through the ADD
+    (``interpreter._Subgraph._allocate``), so that the ADD's output, which the fused call writes while it
+    still reads the input, never lands on it.  Empty without the library's ``run_calls``."""
+    if run_calls_function() is None:
+        return {}
+    readers: dict = {}
+    for _, node, _ in plan:
+        for t in node.inputs:
+            readers[t] = readers.get(t, 0) + 1
+    pairs = {}
+    for k in range(1, len(plan)):
+        (conv, conv_node, _), (add, add_node, _) = plan[k - 1], plan[k]
+        add_clamp = getattr(add, "add_clamp", None)
+        if (getattr(conv, "with_residual", None) is None or add_clamp is None or add_clamp() is None
+                or add_node.op_name != "ADD" or not conv_node.outputs or not conv_node.inputs):
+            continue
+        t = conv_node.outputs[0]
+        if readers.get(t, 0) == 1 and list(add_node.inputs).count(t) == 1 and t not in outputs:
+            pairs[k] = conv_node.inputs[0]
+    return pairs
+
+
+class NativeRun:
+    """Nodes ``entries`` ((fast path, node, data) of the plan, two or more) as one call of ``run_calls``;
+    ``hidden``: the tensors no one can read after ``invoke`` (see :func:`runs`)."""
+
+    __slots__ = ("run_calls", "same_arrays", "entries", "hidden", "calls", "fused", "indices", "arrays", "failed")
     name = "native run"
 
-    def __init__(self, run_calls, entries: list, context):
-        self.run_calls, self.entries = run_calls, entries
+    def __init__(self, run_calls, entries: list, context, hidden: frozenset = frozenset()):
+        self.run_calls, self.entries, self.hidden = run_calls, entries, hidden
         self.same_arrays = same_arrays_function()
         self.failed = None          # the node whose call raised, for the error invoke reports
         self.take(context)
 
     def take(self, context) -> None:
         """The calls with the context's current arrays, and which arrays they hold; no calls (each node
-        then runs on its own) when a node's arrays no longer make one call (a view that would copy)."""
+        then runs on its own) when a node's arrays no longer make one call (a view that would copy).
+        ``fused``: the indices of convolutions whose call also does the ADD after them."""
         calls = [fn.native_call(context, node) for fn, node, _ in self.entries]
+        fused = set()
+        if not any(call is None for call in calls):
+            for i in range(len(calls) - 1):
+                if i - 1 in fused:
+                    continue
+                call = residual_call(self.entries, calls, i, context, self.hidden)
+                if call is not None:
+                    calls[i], calls[i + 1] = call, SKIPPED
+                    fused.add(i)
+        self.fused = frozenset(fused)
         self.calls = None if any(call is None for call in calls) else tuple(calls)
         self.indices = tuple(dict.fromkeys(t for _, node, _ in self.entries
                                            for t in (*node.inputs, *node.outputs) if t >= 0))
@@ -78,8 +159,13 @@ class NativeRun:
                 fn, nd, dt = self.entries[i]
                 self.failed = nd
                 fn(context, nd, dt)             # its own path: the fallback for a refusal or a raised guard
-                self.failed = None
                 start = i + 1
+                if i in self.fused:             # and the ADD it was to do: its own path too
+                    fn, nd, dt = self.entries[start]
+                    self.failed = nd
+                    fn(context, nd, dt)
+                    start += 1
+                self.failed = None
         except Exception:
             if self.failed is None:             # inside run_calls: which call, the nodes say again one by one
                 self.failed = self._failing(context, start)
@@ -99,18 +185,26 @@ class NativeRun:
         return f"<native run of nodes {[node.index for _, node, _ in self.entries]}>"
 
 
-def runs(plan: list, context) -> list:
+def runs(plan: list, context, unread: frozenset = frozenset()) -> list:
     """``plan`` ((fast path, node, data) per node) with every run of two or more consecutive nodes that
     are one library call each replaced by a :class:`NativeRun` (entry (run, first node, None)); the plan
-    itself when the library has no ``run_calls``."""
+    itself when the library has no ``run_calls``.  ``unread``: tensors that cannot be read after ``invoke``
+    (their memory is shared, and they are no input or output of the graph); of those, the ones a single
+    node of the plan reads may be left unwritten by a run (a convolution's output that the ADD after it
+    takes in the convolution's epilogue)."""
     run_calls = run_calls_function()
     if run_calls is None:
         return list(plan)
+    readers: dict = {}
+    for _, node, _ in plan:
+        for t in node.inputs:
+            readers[t] = readers.get(t, 0) + 1
+    hidden = frozenset(t for t in unread if readers.get(t, 0) == 1)
     out, pending = [], []
 
     def flush():
         if len(pending) >= 2:
-            out.append((NativeRun(run_calls, list(pending), context), pending[0][1], None))
+            out.append((NativeRun(run_calls, list(pending), context, hidden), pending[0][1], None))
         else:
             out.extend(pending)
         pending.clear()

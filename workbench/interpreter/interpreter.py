@@ -239,10 +239,16 @@ class _Subgraph:
         kernels = prepare.resolve(self)
         ctx.reset(self.input_shapes)
         executed = prepare.prepare_nodes(self, kernels)
-        planner.plan_arena(self, planner.lifetimes(self, executed))
         self.plan = [(fn, node, data) for fn, node, data, _ in executed]
+        life = planner.lifetimes(self, executed)
+        if not self.interp.keep_intermediates:
+            for k, x in fused.residual_pairs(self.plan, self.outputs).items():
+                if x in life:           # a convolution that does the ADD after it reads x until then
+                    life[x][1] = max(life[x][1], k)
+        planner.plan_arena(self, life)
         fast.bounded_inputs(self.plan, ctx)
-        self.runs = fused.runs(self.plan, ctx)
+        unread = self.arena_plan.shared - set(self.inputs) - set(self.outputs) if self.arena_plan else frozenset()
+        self.runs = fused.runs(self.plan, ctx, frozenset(unread))
         self.plan_kernels = [tracing.label(self, node, kernel, data) if data is not None or not isinstance(fn, Deferred)
                              else f"{kernel.name} (prepared in invoke)" for fn, node, data, kernel in executed]
         self.allocated = True

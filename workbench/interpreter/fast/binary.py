@@ -176,6 +176,12 @@ class FloatNative(FlatCall):
     def __init__(self, fn, fallback: FloatRows):
         super().__init__(fn, fallback, (np.array([fallback.lo, fallback.hi], np.float32), fallback.op), 2, True)
 
+    def add_clamp(self):
+        """(lo, hi) of an ADD's clamp, None for SUB / MUL: an ADD after a float convolution can be done in
+        the convolution's epilogue (:mod:`..fused`)."""
+        clamp, op = self.tail
+        return (float(clamp[0]), float(clamp[1])) if op == 0 else None
+
 
 def _bind_float(context, node, d, op: int):
     """:class:`FloatNative` (with the library) or :class:`FloatRows` for two float32 inputs of the

@@ -369,6 +369,13 @@ class FloatNative(FastPath):
         return self.fn, (threads, tensors[node.inputs[0]], self.packed, self.bias, self.zeros,
                          tensors[node.outputs[0]], self.geometry, self.clamp)
 
+    def with_residual(self, call, out, residual, add):
+        """``call`` (this node's :meth:`native_call`) writing, instead of its output, the float ADD of that
+        output and ``residual`` into ``out`` (``add``: float32 [lo, hi, 1 when the residual is the ADD's
+        first operand]), in the same pass (:mod:`..fused`)."""
+        fn, args = call
+        return fn, (*args[:5], out, *args[6:8], residual, add)
+
     def __call__(self, context, node, d) -> None:
         tensors = context.tensors
         x, out = tensors[node.inputs[0]], tensors[node.outputs[0]]

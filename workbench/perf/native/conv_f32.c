@@ -66,6 +66,9 @@ typedef struct {
     int panel_major;                /* pieces numbered panel group first (see convf's cut) */
     float lo, hi, limit;
     int direct;
+    const float *res;           /* a residual ADD in the epilogue (conv_f32's last two arguments), or NULL */
+    float alo, ahi;             /* the ADD's clamp */
+    int res_first;              /* the residual is the ADD's first operand */
     atomic_int bad;             /* an input value at or above the guard's limit, or NaN */
     atomic_int failed;          /* no memory for a piece's pointers */
 } convf_t;
@@ -158,16 +161,47 @@ CONVF_TARGET static inline __m512 convf_clamp(__m512 v, __m512 lo, __m512 hi)
     return _mm512_min_ps(hi, _mm512_max_ps(lo, v));
 }
 
+/* a + b (or a * b) with a as the instruction's first source: where both are NaN, x86 returns the first
+ * source's payload, and the compiler may swap the operands of _mm512_add_ps / _mm512_mul_ps (IEEE
+ * addition and multiplication commute); pinned so that an ADD gives the same bits wherever it is done
+ * (elementwise.c's binary_f32 uses these too) */
+__attribute__((target("avx512f"))) static inline __m512 ordered_add(__m512 a, __m512 b)
+{
+    __m512 r;
+    __asm__("vaddps %2, %1, %0" : "=v"(r) : "v"(a), "v"(b));
+    return r;
+}
+
+__attribute__((target("avx512f"))) static inline __m512 ordered_mul(__m512 a, __m512 b)
+{
+    __m512 r;
+    __asm__("vmulps %2, %1, %0" : "=v"(r) : "v"(a), "v"(b));
+    return r;
+}
+
+/* the residual ADD after the convolution's clamp: clamp(v + r) or clamp(r + v), the operands in the ADD
+ * node's order, then the ADD's clamp: elementwise.c's binary_f32 on the stored convolution output, value
+ * for value */
+CONVF_TARGET static inline __m512 convf_add(__m512 v, const float *r, __mmask16 m, int r_first, __m512 alo,
+                                            __m512 ahi)
+{
+    __m512 x = _mm512_maskz_loadu_ps(m, r);
+    return convf_clamp(r_first ? ordered_add(x, v) : ordered_add(v, x), alo, ahi);
+}
+
 #define CONVF_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6)
 
 /* MR x 32 outputs: the panel pair at w (rows of 32 weights) times the tile's runs of input values (see
  * convf_pointers); rows and cols say which of them to store */
 CONVF_TARGET static void convf_tile32(const convf_t *g, int64_t runs, const float *const *ap, const int64_t *len,
-                                      const float *w, const float *bias, float *out, int rows, int64_t cols)
+                                      const float *w, const float *bias, float *out, const float *res, int rows,
+                                      int64_t cols)
 {
     const int64_t ldo = g->o;
     const float *w1 = w + CONVF_NR;
-    __m512 lo = _mm512_set1_ps(g->lo), hi = _mm512_set1_ps(g->hi);
+    const int r_first = g->res_first;
+    __m512 lo = _mm512_set1_ps(g->lo), hi = _mm512_set1_ps(g->hi), alo = _mm512_set1_ps(g->alo);
+    __m512 ahi = _mm512_set1_ps(g->ahi);
     __m512 b0 = _mm512_loadu_ps(bias), b1 = _mm512_loadu_ps(bias + CONVF_NR);
     __mmask16 m0 = convf_mask(cols), m1 = convf_mask(cols - CONVF_NR);
     int64_t t, j;
@@ -187,17 +221,26 @@ CONVF_TARGET static void convf_tile32(const convf_t *g, int64_t runs, const floa
             CONVF_ROWS(CONVF_FMA2)
         }
     }
-#define CONVF_STORE2(i) if (i < rows) { _mm512_mask_storeu_ps(out + i * ldo, m0, convf_clamp(acc##i##a, lo, hi)); \
-                                        _mm512_mask_storeu_ps(out + i * ldo + CONVF_NR, m1, convf_clamp(acc##i##b, lo, hi)); }
+#define CONVF_STORE2(i) if (i < rows) { \
+        __m512 va = convf_clamp(acc##i##a, lo, hi), vb = convf_clamp(acc##i##b, lo, hi); \
+        if (res != NULL) { \
+            va = convf_add(va, res + i * ldo, m0, r_first, alo, ahi); \
+            vb = convf_add(vb, res + i * ldo + CONVF_NR, m1, r_first, alo, ahi); \
+        } \
+        _mm512_mask_storeu_ps(out + i * ldo, m0, va); \
+        _mm512_mask_storeu_ps(out + i * ldo + CONVF_NR, m1, vb); }
     CONVF_ROWS(CONVF_STORE2)
 }
 
 /* MR x 16 outputs: one panel (the last, when the channels leave a lone one) */
 CONVF_TARGET static void convf_tile16(const convf_t *g, int64_t runs, const float *const *ap, const int64_t *len,
-                                      const float *w, const float *bias, float *out, int rows, int64_t cols)
+                                      const float *w, const float *bias, float *out, const float *res, int rows,
+                                      int64_t cols)
 {
     const int64_t ldo = g->o;
-    __m512 lo = _mm512_set1_ps(g->lo), hi = _mm512_set1_ps(g->hi);
+    const int r_first = g->res_first;
+    __m512 lo = _mm512_set1_ps(g->lo), hi = _mm512_set1_ps(g->hi), alo = _mm512_set1_ps(g->alo);
+    __m512 ahi = _mm512_set1_ps(g->ahi);
     __m512 b0 = _mm512_loadu_ps(bias);
     __mmask16 m0 = convf_mask(cols);
     int64_t t, j;
@@ -214,7 +257,11 @@ CONVF_TARGET static void convf_tile16(const convf_t *g, int64_t runs, const floa
             CONVF_ROWS(CONVF_FMA1)
         }
     }
-#define CONVF_STORE1(i) if (i < rows) _mm512_mask_storeu_ps(out + i * ldo, m0, convf_clamp(acc##i, lo, hi));
+#define CONVF_STORE1(i) if (i < rows) { \
+        __m512 v = convf_clamp(acc##i, lo, hi); \
+        if (res != NULL) \
+            v = convf_add(v, res + i * ldo, m0, r_first, alo, ahi); \
+        _mm512_mask_storeu_ps(out + i * ldo, m0, v); }
     CONVF_ROWS(CONVF_STORE1)
 }
 
@@ -273,11 +320,12 @@ static void convf_part(void *ctx, int part, int thread)
                 int64_t m0 = t * CONVF_MR;
                 int rows = (int)(g->m - m0 < CONVF_MR ? g->m - m0 : CONVF_MR);
                 float *out = g->out + m0 * g->o + q * CONVF_NR;
+                const float *res = g->res != NULL ? g->res + m0 * g->o + q * CONVF_NR : NULL;
                 int64_t runs = convf_pointers(g, m0, ap, len);
                 if (pair)
-                    convf_tile32(g, runs, ap, len, w, bias, out, rows, cols);
+                    convf_tile32(g, runs, ap, len, w, bias, out, res, rows, cols);
                 else
-                    convf_tile16(g, runs, ap, len, w, bias, out, rows, cols);
+                    convf_tile16(g, runs, ap, len, w, bias, out, res, rows, cols);
             }
             q += pair ? 2 : 1;
         }
@@ -356,22 +404,31 @@ static PyArrayObject *convf_array(PyObject *o, int ndim, int writable)
     return native_array(o, ndim, NPY_FLOAT32, writable);
 }
 
-/* conv_f32(threads, x, packed, bias, zeros, out, geometry, clamp): out = clamp(conv(x) + bias) on the
- * pool.  zeros: at least KW*C zeros (what a run in the padding reads); geometry: int64 [kh, kw,
- * stride h, stride w, dilation h, dilation w, pad top, pad left]; clamp: float32 [lo, hi, guard limit
- * (negative: no guard)].  0: done; 1: done, but an input value reached the guard's
- * limit (the caller recomputes with the reference sums); -1: not taken (no AVX-512 on this CPU, or
- * arrays that do not fit), out untouched. */
+static int convf_overlap(PyArrayObject *a, PyArrayObject *b)
+{
+    const char *pa = (const char *)PyArray_DATA(a), *pb = (const char *)PyArray_DATA(b);
+    return pa < pb + PyArray_NBYTES(b) && pb < pa + PyArray_NBYTES(a);
+}
+
+/* conv_f32(threads, x, packed, bias, zeros, out, geometry, clamp[, residual, add]): out = clamp(conv(x) +
+ * bias) on the pool.  zeros: at least KW*C zeros (what a run in the padding reads); geometry: int64 [kh,
+ * kw, stride h, stride w, dilation h, dilation w, pad top, pad left]; clamp: float32 [lo, hi, guard limit
+ * (negative: no guard)].  With residual (float32 of out's shape) and add (float32 [lo, hi, 1 when the
+ * residual is the first operand]): a float ADD of the convolution's output and the residual in the same
+ * pass, out = ADD's clamp(clamp(conv(x) + bias) + residual), where the convolution's output would not be
+ * read by anything else (workbench/interpreter/fused.py); the residual may be out itself, not a part of
+ * it.  0: done; 1: done, but an input value reached the guard's limit (the caller recomputes with the
+ * reference sums); -1: not taken (no AVX-512 on this CPU, or arrays that do not fit), out untouched. */
 static PyObject *kernel_conv_f32(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    PyArrayObject *x, *w, *bias, *zeros, *out, *geom, *clamp;
+    PyArrayObject *x, *w, *bias, *zeros, *out, *geom, *clamp, *res = NULL, *add = NULL;
     const int64_t *gi;
     const float *cf;
     convf_t g;
     long threads;
-    int parts;
-    if (nargs != 8) {
-        PyErr_SetString(PyExc_TypeError, "conv_f32(threads, x, packed, bias, zeros, out, geometry, clamp)");
+    int parts, d;
+    if (nargs != 8 && nargs != 10) {
+        PyErr_SetString(PyExc_TypeError, "conv_f32(threads, x, packed, bias, zeros, out, geometry, clamp[, residual, add])");
         return NULL;
     }
     threads = PyLong_AsLong(args[0]);
@@ -389,6 +446,20 @@ static PyObject *kernel_conv_f32(PyObject *self, PyObject *const *args, Py_ssize
         || !PyArray_IS_C_CONTIGUOUS(geom) || !PyArray_ISALIGNED(geom) || !PyArray_ISNOTSWAPPED(geom)
         || PyArray_DIM(clamp, 0) != 3)
         return PyLong_FromLong(-1);
+    if (nargs == 10) {
+        res = convf_array(args[8], 4, 0);
+        add = convf_array(args[9], 1, 0);
+        if (res == NULL || add == NULL || PyArray_DIM(add, 0) != 3)
+            return PyLong_FromLong(-1);
+        for (d = 0; d < 4; d++)
+            if (PyArray_DIM(res, d) != PyArray_DIM(out, d))
+                return PyLong_FromLong(-1);
+        /* out is the ADD's output now, which the memory plan may put where the convolution's input was
+         * (the input's life ends at the convolution): it must lie apart from the input, and the residual
+         * read where out is written must be out itself or apart from it */
+        if (convf_overlap(x, out) || (PyArray_DATA(res) != PyArray_DATA(out) && convf_overlap(res, out)))
+            return PyLong_FromLong(-1);
+    }
     gi = (const int64_t *)PyArray_DATA(geom);
     cf = (const float *)PyArray_DATA(clamp);
     memset(&g, 0, sizeof g);
@@ -412,6 +483,11 @@ static PyObject *kernel_conv_f32(PyObject *self, PyObject *const *args, Py_ssize
     g.zeros = (const float *)PyArray_DATA(zeros);
     g.out = (float *)PyArray_DATA(out);
     g.lo = cf[0]; g.hi = cf[1]; g.limit = cf[2];
+    if (res != NULL) {
+        const float *af = (const float *)PyArray_DATA(add);
+        g.res = (const float *)PyArray_DATA(res);
+        g.alo = af[0]; g.ahi = af[1]; g.res_first = af[2] != 0.0f;
+    }
     g.direct = g.taps == 1 && g.sh == 1 && g.sw == 1 && g.pt == 0 && g.pl == 0 && g.oh == g.h && g.ow == g.wd;
     g.tiles = (g.m + CONVF_MR - 1) / CONVF_MR;
     /* weights that stay in L1 as a whole: every tile meets all the panels at once (its input stays

@@ -37,7 +37,8 @@ typedef struct {
 
 EW_TARGET static inline __attribute__((always_inline)) __m512 ewb_op(__m512 x, __m512 y, const int op)
 {
-    return op == 0 ? _mm512_add_ps(x, y) : op == 1 ? _mm512_sub_ps(x, y) : _mm512_mul_ps(x, y);
+    /* x the first source: with two NaNs its payload comes out (conv_f32.c's ordered_add) */
+    return op == 0 ? ordered_add(x, y) : op == 1 ? _mm512_sub_ps(x, y) : ordered_mul(x, y);
 }
 
 /* values i0..i1, one operation (a constant in each copy the compiler makes) */
