@@ -196,21 +196,25 @@ def test_arrays_that_no_longer_make_one_call_run_node_by_node():
 
 @needs_library
 @pytest.mark.parametrize("threads", [1, 2])
-def test_an_int8_network_runs_its_convolutions_and_depthwise_layers_as_one_run(threads):
-    """MobileNet v1 int8 from Google's converter: the VNNI convolutions (their loop through the library's
-    call_rows) and the depthwise loops in one run, with the bits of the nodes one by one."""
-    path = SHARED_MODELS / "mobilenet_v1_a10_224_int8.tflite"
+@pytest.mark.parametrize("kind", ["int8", "float32"])
+def test_a_whole_mobilenet_v1_is_one_run(threads, kind):
+    """MobileNet v1 from Google's converter, every node in one run, with the bits of the nodes one by one:
+    int8 — the VNNI convolutions (their loop through the library's call_rows), the depthwise loops, the
+    global average pool and the softmax (numba kernels of the library, jit.library_call), the logits'
+    RESHAPE (the library's copy); float — the convolutions, depthwise layers, MEAN, RESHAPE, SOFTMAX."""
+    path = SHARED_MODELS / f"mobilenet_v1_a10_224_{kind}.tflite"
     if not path.exists():
         pytest.skip(f"needs {path} (the shared models directory beside the repository)")
-    x = np.random.default_rng(3).integers(-128, 128, (1, 224, 224, 3)).astype(np.int8)
+    rng = np.random.default_rng(3)
+    x = (rng.integers(-128, 128, (1, 224, 224, 3)).astype(np.int8) if kind == "int8"
+         else rng.uniform(-1, 1, (1, 224, 224, 3)).astype(np.float32))
     outs = []
     for fused_runs in (True, False):
         it = Interpreter(model_path=str(path), num_threads=threads)
         it.allocate_tensors()
         sg = it._sg()
         if fused_runs:
-            lengths = [len(fn.entries) for fn, _, _ in sg.runs if isinstance(fn, fused.NativeRun)]
-            assert max(lengths, default=0) >= 20, lengths
+            assert len(sg.runs) == 1 and len(sg.runs[0][0].entries) == len(sg.plan) == 31
         else:
             sg.runs = list(sg.plan)
         it.set_tensor(it.get_input_details()[0]["index"], x)

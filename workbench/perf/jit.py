@@ -177,6 +177,21 @@ def rows_call(fn, total: int, threads: int, *args, align: int = 1, work: int | N
     return impl.func.__self__.call_rows, (first, count, fallback, threads, total, align, *args)
 
 
+def library_call(fn, *args):
+    """``fn(*args)`` as one call of the kernel library — ``(call, arguments)``, answering None when done
+    (the library's compiled specialization, or numba's for arguments it has none for) — or None when
+    ``fn`` is not a kernel the library holds.  For a node whose whole work is one kernel call, so that
+    it joins the runs of library calls (``workbench/interpreter/fused.py``)."""
+    if type(fn) is not LazyJit:
+        return None
+    impl = fn._impl
+    if impl is None:
+        impl = fn._impl = fn._callable()
+    if getattr(impl, "rows", None) is None:          # numba's own function: not the library
+        return None
+    return impl.func, (*impl.args, *args)
+
+
 def run_rows(fn, total: int, threads: int, *args, align: int = 1, work: int | None = None) -> None:
     """``fn(*args, r0, r1)`` over rows 0..total.
 

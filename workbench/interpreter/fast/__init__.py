@@ -193,6 +193,7 @@ MODULES_BY_OP = {
     "FULLY_CONNECTED": ("fully_connected",), "BATCH_MATMUL": ("batch_matmul",),
     "TRANSPOSE_CONV": ("transpose_conv",), "Convolution2DTransposeBias": ("transpose_conv",),
     "AVERAGE_POOL_2D": ("pool",), "MAX_POOL_2D": ("pool",), "MEAN": ("reduce",), "SUM": ("reduce",),
+    "RESHAPE": ("reshape",), "SQUEEZE": ("reshape",),
     "REDUCE_PROD": ("reduce",), "SOFTMAX": ("softmax",), "LOG_SOFTMAX": ("softmax",), "QUANTIZE": ("quantize",),
     "RESIZE_BILINEAR": ("resize",), "COMPLEX_ABS": ("complex",), "SVDF": ("svdf",),
     "LSTM": ("lstm",), "UNIDIRECTIONAL_SEQUENCE_LSTM": ("lstm",), "BIDIRECTIONAL_SEQUENCE_LSTM": ("lstm",),

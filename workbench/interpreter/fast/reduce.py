@@ -28,7 +28,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...perf import elementwise as _ew
-from ...perf.jit import njit
+from ...perf.jit import library_call, njit
 from ...schema.enums import BuiltinOperator
 from .. import quant
 from ..kernels._reduce import ReduceData, normalized, reduced_rows
@@ -188,6 +188,15 @@ class QuantizedMeanHW(FastPath):
         self.name = "numba"
         self.scalars = tuple(np.int64(v) for v in (d.output_multiplier, d.output_shift, d.bias, lo, hi, up))
         self.acc = np.zeros(channels, np.int64)
+
+    def native_call(self, context, node):
+        """One call of the library's :func:`mean_hw_numba` (a network's global average pool then joins
+        the run of library calls before it, :mod:`..fused`)."""
+        x, out = context.tensors[node.inputs[0]], context.tensors[node.outputs[0]]
+        if not (x.flags.c_contiguous and out.flags.c_contiguous):
+            return None
+        n, h, w, c = x.shape
+        return library_call(mean_hw_numba, x.reshape(n, h * w, c), *self.scalars, self.acc, out.reshape(n, c))
 
     def __call__(self, context, node, d):
         x = context.tensors[node.inputs[0]]

@@ -19,7 +19,7 @@ import math
 import numpy as np
 
 from ...perf import elementwise as _ew
-from ...perf.jit import native, njit
+from ...perf.jit import library_call, native, njit
 from ...schema.enums import BuiltinOperator
 from ..kernels._softmax import LOWEST
 from ..kernels._unary import TYPE_RANGE, libm_f32
@@ -316,6 +316,15 @@ class Softmax8Bit(FastPath):
         lo, hi = TYPE_RANGE[np.dtype(d.output_dtype)]
         self.args = (d.table, np.float32(d.output_scale), d.output_zero_point, d.output_dtype == "uint8",
                      TYPE_RANGE[np.dtype(d.dtype)][0], lo, hi)
+
+    def native_call(self, context, node):
+        """One call of the library's :func:`softmax_8bit_numba`: a network's last node joins the run of
+        library calls before it (:mod:`..fused`)."""
+        x, out = context.tensors[node.inputs[0]], context.tensors[node.outputs[0]]
+        if x.size == 0 or not (x.flags.c_contiguous and out.flags.c_contiguous):
+            return None
+        n = x.shape[-1]
+        return library_call(softmax_8bit_numba, x.reshape(-1, n), *self.args, out.reshape(-1, n))
 
     def __call__(self, context, node, d) -> None:
         x = context.tensors[node.inputs[0]]

@@ -451,6 +451,30 @@ static PyObject *kernel_same_arrays(PyObject *self, PyObject *const *args, Py_ss
     Py_RETURN_TRUE;
 }
 
+/* copy(x, out): out's bytes = x's (two C-contiguous, aligned arrays of one element type and one size, out
+ * writable; the same memory is fine): a RESHAPE or SQUEEZE as one library call, so that a network's last
+ * nodes join the runs of library calls (workbench/interpreter/fast/reshape.py).  0 done, -1 not taken. */
+static PyObject *kernel_copy(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    PyArrayObject *x, *out;
+    (void)self;
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "copy(x, out)");
+        return NULL;
+    }
+    if (!PyArray_Check(args[0]) || !PyArray_Check(args[1]))
+        return PyLong_FromLong(-1);
+    x = (PyArrayObject *)args[0];
+    out = (PyArrayObject *)args[1];
+    if (!PyArray_IS_C_CONTIGUOUS(x) || !PyArray_IS_C_CONTIGUOUS(out) || !PyArray_ISWRITEABLE(out)
+        || !PyArray_EquivTypes(PyArray_DESCR(x), PyArray_DESCR(out)) || PyArray_NBYTES(x) != PyArray_NBYTES(out)
+        || PyDataType_REFCHK(PyArray_DESCR(x)))
+        return PyLong_FromLong(-1);      /* object arrays (STRING) hold references: numpy copies those */
+    if (PyArray_DATA(x) != PyArray_DATA(out))
+        memmove(PyArray_DATA(out), PyArray_DATA(x), (size_t)PyArray_NBYTES(x));
+    return PyLong_FromLong(0);
+}
+
 static PyMethodDef METHODS[] = {
     {"pool_stats", (PyCFunction)kernel_pool_stats, METH_NOARGS,
      "pool_stats(): (jobs posted, run by the caller alone, not posted: solo stretch)"},
@@ -481,6 +505,8 @@ static PyMethodDef METHODS[] = {
     {"softmax_f32", (PyCFunction)(void (*)(void))kernel_softmax_f32, METH_FASTCALL,
      "softmax_f32(threads, x, out, n, beta): float32 SOFTMAX over rows of n values in litert-x86's (Eigen's) "
      "arithmetic (0 done, -1 not taken)"},
+    {"copy", (PyCFunction)(void (*)(void))kernel_copy, METH_FASTCALL,
+     "copy(x, out): out's bytes = x's (C-contiguous, one type, one size; 0 done, -1 not taken)"},
     {"same_arrays", (PyCFunction)(void (*)(void))kernel_same_arrays, METH_FASTCALL,
      "same_arrays(tensors, indices, arrays): whether tensors[indices[i]] is arrays[i] for every i"},
     {"run_calls", (PyCFunction)(void (*)(void))kernel_run_calls, METH_FASTCALL,
