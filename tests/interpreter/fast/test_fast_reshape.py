@@ -29,7 +29,8 @@ def classifier(op):
          Conv2DOptions(padding=Padding.VALID, stride_h=1, stride_w=1, fused_activation_function=Act.NONE))
     flat = b.tensor("flat", (1, 40))
     if op == "RESHAPE":
-        b.op(B.RESHAPE, [y, b.constant("shape", np.array([1, 40], np.int32))], [flat], ReshapeOptions(new_shape=(1, 40)))
+        shape = b.constant("shape", np.array([1, 40], np.int32))
+        b.op(B.RESHAPE, [y, shape], [flat], ReshapeOptions(new_shape=(1, 40)))
     else:
         b.op(B.SQUEEZE, [y], [flat], SqueezeOptions(squeeze_dims=(1, 2)))
     probs = b.tensor("probs", (1, 40))
