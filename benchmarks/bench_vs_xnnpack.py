@@ -12,8 +12,10 @@ file instead, as earlier runs did.
 Method: both interpreters live in this process and get the same seeded input.  After a warm-up,
 the rounds alternate over every (runtime, threads) pair, so a slow phase of a shared machine hurts
 all of them alike; each pair gets ``runs`` invokes in all (at least 15), and the table shows the
-median and the minimum in milliseconds and ours / XNNPACK for both.  Each round takes the pairs in a
-new (seeded) order, and each pair's set of invokes starts after a short pause and one untimed invoke,
+median and the minimum in milliseconds and ours / XNNPACK for both, and the median over the rounds of
+each round's ratio (ours' median in that round / XNNPACK's): a comparison of neighbours in time, which
+this VM's slow and fast stretches of several seconds move less than the two overall medians.  Each
+round takes the pairs in a new (seeded) order, and each pair's set of invokes starts after a short pause and one untimed invoke,
 so that neither runtime's idle worker threads, still spinning after its own set, take a core from the
 other's (see :data:`SETTLE_S`).  LiteRT is
 ``ai_edge_litert.interpreter.Interpreter(num_threads=n)`` with the default op resolver, which
@@ -84,6 +86,7 @@ def measure(its: dict, runs: int, rounds: int, warmup: int = 3) -> dict:
         for _ in range(warmup):
             it.invoke()
     times = {key: [] for key in its}
+    rounds_of = {key: [] for key in its}        # each round's median, by pair
     per_round = max(1, -(-runs // rounds))
     order = list(its)
     rng = np.random.default_rng(0)
@@ -94,11 +97,13 @@ def measure(its: dict, runs: int, rounds: int, warmup: int = 3) -> dict:
             it = its[key]
             time.sleep(SETTLE_S)
             it.invoke()                 # wakes the runtime's threads (not timed)
+            start = len(times[key])
             for _ in range(per_round):
                 t0 = time.perf_counter()
                 it.invoke()
                 times[key].append(time.perf_counter() - t0)
-    return {key: (1000 * float(np.median(v)), 1000 * float(np.min(v))) for key, v in times.items()}
+            rounds_of[key].append(float(np.median(times[key][start:])))
+    return {key: (1000 * float(np.median(v)), 1000 * float(np.min(v)), rounds_of[key]) for key, v in times.items()}
 
 
 def agreement(its: dict, n: int) -> str:
@@ -136,14 +141,16 @@ def main(argv=None) -> int:
     threads = tuple(args.threads)
     print(f"median (min) ms per invoke, {runs}+ invokes each after 3 warm-up, {args.rounds} alternating rounds; "
           f"load average {load_average()}")
-    print(f"{'model':38s} {'thr':>3s} {'ours':>15s} {'xnnpack':>15s} {'ours/xnnpack':>13s} {'(min)':>6s}")
+    print(f"{'model':38s} {'thr':>3s} {'ours':>15s} {'xnnpack':>15s} {'ours/xnnpack':>13s} {'(min)':>6s} "
+          f"{'(rounds)':>8s}")
     for path, note in models:
         its = interpreters(path, threads)
         res = measure(its, runs, args.rounds)
         for n in threads:
             o, x = res["ours", n], res["xnnpack", n]
+            paired = float(np.median(np.array(o[2]) / np.array(x[2])))
             print(f"{path.stem:38s} {n:3d} {o[0]:8.2f} ({o[1]:5.2f}) {x[0]:8.2f} ({x[1]:5.2f}) "
-                  f"{o[0] / x[0]:12.2f}x {o[1] / x[1]:5.2f}x{note if n == threads[0] else ''}")
+                  f"{o[0] / x[0]:12.2f}x {o[1] / x[1]:5.2f}x {paired:7.2f}x{note if n == threads[0] else ''}")
         print(f"{'':38s}     {agreement(its, threads[0])}")
         del its
     print(f"load average at the end {load_average()}")
