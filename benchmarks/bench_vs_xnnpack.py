@@ -15,9 +15,9 @@ all of them alike; each pair gets ``runs`` invokes in all (at least 15), and the
 median and the minimum in milliseconds and ours / XNNPACK for both, and the median over the rounds of
 each round's ratio (ours' median in that round / XNNPACK's): a comparison of neighbours in time, which
 this VM's slow and fast stretches of several seconds move less than the two overall medians.  Each
-round takes the pairs in a new (seeded) order, and each pair's set of invokes starts after a short pause and one untimed invoke,
-so that neither runtime's idle worker threads, still spinning after its own set, take a core from the
-other's (see :data:`SETTLE_S`).  LiteRT is
+round takes the pairs in a new (seeded) order, and each pair's set of invokes starts after a short
+pause and one untimed invoke, so that neither runtime's idle worker threads, still spinning after its
+own set, take a core from the other's (see :data:`SETTLE_S`).  LiteRT is
 ``ai_edge_litert.interpreter.Interpreter(num_threads=n)`` with the default op resolver, which
 applies the XNNPACK delegate (ai-edge-litert's ``interpreter.py``, ``OpResolverType.AUTO``).
 """
