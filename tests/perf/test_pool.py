@@ -157,7 +157,7 @@ def test_fc_f32_is_the_product_then_bias_and_clamp(rows_kernel, m, k, n):
     g = blas._gemm_split()
     assert blas.available() and g, "numpy's OpenBLAS with cblas_sgemm and the library's gemm_split"
     fc = precompiled.library().module.fc_f32
-    head = (g[1], g[2], ctypes.cast(blas._getter, ctypes.c_void_p).value, g[3])
+    head = (g[1], g[2], g[3], ctypes.cast(blas._getter, ctypes.c_void_p).value)
     rng = np.random.default_rng(m * 7 + n)
     a = rng.uniform(-1, 1, (m, k)).astype(np.float32)
     if n > 100:

@@ -168,7 +168,7 @@ def fc_call(a, b, out, threads: int, bias, lo, hi):
     if fn is None:
         return None
     getter = ctypes.cast(_getter, ctypes.c_void_p).value
-    return fn, (g[1], g[2], getter, g[3], int(threads), a, b, out, bias, float(lo), float(hi))
+    return fn, (g[1], g[2], g[3], getter, int(threads), a, b, out, bias, float(lo), float(hi))
 
 
 def matmul(a, b, out, threads: int) -> None:

@@ -298,6 +298,20 @@ static long clamp_threads(long threads)
     return threads < 1 ? 1 : threads > MAX_THREADS ? MAX_THREADS : threads;
 }
 
+/* the arguments gemm_split and fc_f32 share — sgemm, set_threads, ilp64 (0-2), threads (4), a, b, c (5-7) —
+ * into g: the number of pieces, 0 when the arrays do not fit, -1 with a Python error set */
+static int gemm_args(PyObject *const *args, gemm_t *g, void **setn, long *threads)
+{
+    memset(g, 0, sizeof *g);
+    g->sgemm = PyLong_AsVoidPtr(args[0]);
+    *setn = PyLong_AsVoidPtr(args[1]);
+    g->ilp64 = (int)PyLong_AsLong(args[2]);
+    *threads = clamp_threads(PyLong_AsLong(args[4]));
+    if (PyErr_Occurred())
+        return -1;
+    return *setn == NULL ? 0 : gemm_setup(g, args[5], args[6], args[7], *threads);
+}
+
 /* gemm_split(sgemm, set_threads, ilp64, restore, threads, a, b, c): c = a @ b on the pool; False when
  * the arrays do not fit (then the caller multiplies another way).  a and c C-contiguous, b C- or
  * F-contiguous; OpenBLAS runs on one thread meanwhile, then on `restore` threads again. */
@@ -311,15 +325,10 @@ static PyObject *kernel_gemm_split(PyObject *self, PyObject *const *args, Py_ssi
         PyErr_SetString(PyExc_TypeError, "gemm_split(sgemm, set_threads, ilp64, restore, threads, a, b, c)");
         return NULL;
     }
-    memset(&g, 0, sizeof g);
-    g.sgemm = PyLong_AsVoidPtr(args[0]);
-    setn = PyLong_AsVoidPtr(args[1]);
-    g.ilp64 = (int)PyLong_AsLong(args[2]);
     restore = PyLong_AsLong(args[3]);
-    threads = clamp_threads(PyLong_AsLong(args[4]));
-    if (PyErr_Occurred())
+    if ((restore == -1 && PyErr_Occurred()) || (parts = gemm_args(args, &g, &setn, &threads)) < 0)
         return NULL;
-    if (setn == NULL || (parts = gemm_setup(&g, args[5], args[6], args[7], threads)) == 0)
+    if (parts == 0)
         Py_RETURN_FALSE;
     Py_BEGIN_ALLOW_THREADS
     gemm_run(&g, parts, threads, setn, restore);
@@ -327,7 +336,7 @@ static PyObject *kernel_gemm_split(PyObject *self, PyObject *const *args, Py_ssi
     Py_RETURN_TRUE;
 }
 
-/* fc_f32(sgemm, set_threads, get_threads, ilp64, threads, a, b, c, bias, lo, hi): a float fully connected
+/* fc_f32(sgemm, set_threads, ilp64, get_threads, threads, a, b, c, bias, lo, hi): a float fully connected
  * layer, c = clamp(a @ b + bias, lo, hi), as gemm_split's pieces, each adding the bias and clamping its
  * part of c right after its product (bias: n float32 values, or None for none); OpenBLAS is set to one
  * thread meanwhile and back to what get_threads answered.  0 done, -1 not taken (the arrays do not fit).
@@ -341,20 +350,15 @@ static PyObject *kernel_fc_f32(PyObject *self, PyObject *const *args, Py_ssize_t
     double lo, hi;
     int parts;
     if (nargs != 11) {
-        PyErr_SetString(PyExc_TypeError, "fc_f32(sgemm, set_threads, get_threads, ilp64, threads, a, b, c, bias, lo, hi)");
+        PyErr_SetString(PyExc_TypeError, "fc_f32(sgemm, set_threads, ilp64, get_threads, threads, a, b, c, bias, lo, hi)");
         return NULL;
     }
-    memset(&g, 0, sizeof g);
-    g.sgemm = PyLong_AsVoidPtr(args[0]);
-    setn = PyLong_AsVoidPtr(args[1]);
-    getn = PyLong_AsVoidPtr(args[2]);
-    g.ilp64 = (int)PyLong_AsLong(args[3]);
-    threads = clamp_threads(PyLong_AsLong(args[4]));
+    getn = PyLong_AsVoidPtr(args[3]);
     lo = PyFloat_AsDouble(args[9]);
     hi = PyFloat_AsDouble(args[10]);
-    if (PyErr_Occurred())
+    if (PyErr_Occurred() || (parts = gemm_args(args, &g, &setn, &threads)) < 0)
         return NULL;
-    if (setn == NULL || getn == NULL || (parts = gemm_setup(&g, args[5], args[6], args[7], threads)) == 0)
+    if (parts == 0 || getn == NULL)
         return PyLong_FromLong(-1);
     if (args[8] != Py_None) {
         PyArrayObject *bias = (PyArrayObject *)args[8];
@@ -485,7 +489,7 @@ static PyMethodDef METHODS[] = {
     {"gemm_split", (PyCFunction)(void (*)(void))kernel_gemm_split, METH_FASTCALL,
      "gemm_split(sgemm, set_threads, ilp64, restore, threads, a, b, c): c = a @ b in pieces on the pool"},
     {"fc_f32", (PyCFunction)(void (*)(void))kernel_fc_f32, METH_FASTCALL,
-     "fc_f32(sgemm, set_threads, get_threads, ilp64, threads, a, b, c, bias, lo, hi): c = clamp(a @ b + bias) "
+     "fc_f32(sgemm, set_threads, ilp64, get_threads, threads, a, b, c, bias, lo, hi): c = clamp(a @ b + bias) "
      "in gemm_split's pieces on the pool (0 done, -1 not taken)"},
     {"conv_f32", (PyCFunction)(void (*)(void))kernel_conv_f32, METH_FASTCALL,
      "conv_f32(threads, x, packed, bias, zeros, out, geometry, clamp): a float convolution on the pool "
