@@ -358,9 +358,14 @@ def test_mobilenet_v2_does_every_residual_add_in_a_convolution(threads):
     (run,) = [fn for fn, _, _ in sg.runs if isinstance(fn, fused.NativeRun)]
     adds = [i for i, (_, node, _) in enumerate(run.entries) if node.op_name == "ADD"]
     assert len(adds) == 10 and run.fused == {i - 1 for i in adds}
+    held = {a.tensor: a for a in sg.arena_plan.allocations if a.held_by is not None}
     for i in adds:
-        conv_in = sg.context.tensors[run.entries[i - 1][1].inputs[0]]
-        assert not np.may_share_memory(conv_in, sg.context.tensors[run.entries[i][1].outputs[0]])
+        t_in = run.entries[i - 1][1].inputs[0]
+        assert not np.may_share_memory(sg.context.tensors[t_in], sg.context.tensors[run.entries[i][1].outputs[0]])
+        # the table says why the convolution's input lives one node past its last reader
+        position = [node.index for _, node, _ in sg.plan].index(run.entries[i][1].index)
+        assert held[t_in].held_by == held[t_in].last == position
+    assert len(held) == 10
     it.set_tensor(it.get_input_details()[0]["index"], x)
     it.invoke()
     want = Interpreter(model_path=str(path), num_threads=threads)

@@ -22,6 +22,9 @@ class Allocation:
     nbytes: int
     first: int   # index (in execution order) of the first node that needs it; -1 = before all
     last: int    # index of the last node that needs it; n = after all
+    held_by: int | None = None   # a node that does not read it but keeps it alive (``last``): an ADD that the
+    #                              convolution reading this tensor does in its epilogue writes its output
+    #                              while the convolution still reads this (workbench/interpreter/fused.py)
 
 
 @dataclass(frozen=True)
@@ -40,8 +43,11 @@ def _align(n: int) -> int:
     return (n + ALIGNMENT - 1) // ALIGNMENT * ALIGNMENT
 
 
-def plan(lifetimes: dict[int, tuple[int, int]], nbytes: dict[int, int], reuse: bool = True) -> ArenaPlan:
-    """Offsets for tensors given their [first, last] node lifetimes and sizes."""
+def plan(lifetimes: dict[int, tuple[int, int]], nbytes: dict[int, int], reuse: bool = True,
+         held: dict[int, int] | None = None) -> ArenaPlan:
+    """Offsets for tensors given their [first, last] node lifetimes and sizes; ``held``: tensor → the node
+    past its last reader that keeps it alive (already in its lifetime; shown in the table)."""
+    held = held or {}
     order = sorted(lifetimes, key=lambda t: (-nbytes[t], lifetimes[t][0], t))
     placed: list[Allocation] = []
     top = 0
@@ -49,7 +55,7 @@ def plan(lifetimes: dict[int, tuple[int, int]], nbytes: dict[int, int], reuse: b
         first, last = lifetimes[t]
         size = _align(max(nbytes[t], 1))
         if not reuse:
-            placed.append(Allocation(t, top, nbytes[t], first, last))
+            placed.append(Allocation(t, top, nbytes[t], first, last, held.get(t)))
             top += size
             continue
         busy = sorted((a.offset, a.offset + _align(max(a.nbytes, 1))) for a in placed
@@ -59,7 +65,7 @@ def plan(lifetimes: dict[int, tuple[int, int]], nbytes: dict[int, int], reuse: b
             if offset + size <= lo:
                 break
             offset = max(offset, hi)
-        placed.append(Allocation(t, offset, nbytes[t], first, last))
+        placed.append(Allocation(t, offset, nbytes[t], first, last, held.get(t)))
         top = max(top, offset + size)
     shared = set()
     if reuse:

@@ -25,7 +25,8 @@ convolution's output: the ADD is done in the convolution's epilogue, as each til
 order); the convolution's output tensor is then never written, so this happens only where it is read by
 that ADD alone and its memory is shared with other tensors (it cannot be read after ``invoke`` anyway:
 not with ``keep_intermediates``, nor for an input or output of the graph).  The memory plan keeps the
-convolution's input apart from the ADD's output (:func:`residual_pairs`).  Why: MobileNet v2's ten
+convolution's input alive through the ADD, apart from the ADD's output (:func:`residual_pairs`; the
+arena table's ``Allocation.held_by``).  Why: MobileNet v2's ten
 residual ADDs are small (7x7x160 to 56x56x24), so each ran on one thread while the other waited, ~50 µs
 of a 4 ms invoke on two threads, and the thread that ran it then held the next layer's input in its
 cache; done in the epilogue, each thread adds the rows it has just computed.

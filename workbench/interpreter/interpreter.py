@@ -240,12 +240,12 @@ class _Subgraph:
         ctx.reset(self.input_shapes)
         executed = prepare.prepare_nodes(self, kernels)
         self.plan = [(fn, node, data) for fn, node, data, _ in executed]
-        life = planner.lifetimes(self, executed)
+        life, held = planner.lifetimes(self, executed), {}
         if not self.interp.keep_intermediates:
             for k, x in fused.residual_pairs(self.plan, self.outputs).items():
-                if x in life:           # a convolution that does the ADD after it reads x until then
-                    life[x][1] = max(life[x][1], k)
-        planner.plan_arena(self, life)
+                if x in life and life[x][1] < k:    # a convolution that does the ADD after it reads x until then
+                    life[x][1], held[x] = k, k
+        planner.plan_arena(self, life, held)
         fast.bounded_inputs(self.plan, ctx)
         unread = self.arena_plan.shared - set(self.inputs) - set(self.outputs) if self.arena_plan else frozenset()
         self.runs = fused.runs(self.plan, ctx, frozenset(unread))

@@ -57,7 +57,7 @@ def lifetimes(sg, executed) -> dict:
     return life
 
 
-def plan_arena(sg, life: dict) -> None:
+def plan_arena(sg, life: dict, held: dict | None = None) -> None:
     """Place the planned tensors in one arena (``arena.plan``: offsets shared by tensors whose lifetimes
     do not overlap, unless ``keep_intermediates``), give every tensor its array, reset variables.
     Sets ``sg.arena_plan`` (the table a notebook prints) and ``sg._arena`` (the bytes)."""
@@ -75,7 +75,7 @@ def plan_arena(sg, life: dict) -> None:
     for t in strings:
         del life[t]
     sg.arena_plan = arena.plan({t: tuple(v) for t, v in life.items()}, nbytes,
-                               reuse=not sg.interp.keep_intermediates)
+                               reuse=not sg.interp.keep_intermediates, held=held)
     try:
         sg._arena, views = arena.materialize(sg.arena_plan, ctx.shapes, ctx.dtypes)
     except (MemoryError, ValueError) as exc:
