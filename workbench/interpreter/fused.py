@@ -59,17 +59,35 @@ SKIPPED = (int, ())
 """The call that stands for an ADD done in the convolution before it: ``int()`` answers 0 (done)."""
 
 
+def _readers(plan: list) -> dict:
+    """tensor → how many inputs of the plan's nodes it is."""
+    readers: dict = {}
+    for _, node, _ in plan:
+        for t in node.inputs:
+            readers[t] = readers.get(t, 0) + 1
+    return readers
+
+
+def _residual_output(conv_entry, add_entry):
+    """The output tensor of a float convolution (its fast path can take an ADD in its epilogue) that the
+    float ADD right after it adds to another tensor, or None."""
+    (conv, conv_node, _), (add, add_node, _) = conv_entry, add_entry
+    add_clamp = getattr(add, "add_clamp", None)
+    if (getattr(conv, "with_residual", None) is None or add_clamp is None or add_clamp() is None
+            or add_node.op_name != "ADD" or len(add_node.inputs) != 2 or not conv_node.outputs
+            or not conv_node.inputs):
+        return None
+    t = conv_node.outputs[0]
+    return t if list(add_node.inputs).count(t) == 1 else None
+
+
 def residual_call(entries: list, calls: list, i: int, context, hidden: frozenset):
     """The call of convolution ``entries[i]`` that also does the float ADD ``entries[i + 1]`` of its output
     and a residual (see the module's docstring), or None where they cannot be one call."""
+    t = _residual_output(entries[i], entries[i + 1])
+    if t is None or t not in hidden:
+        return None
     (conv, conv_node, _), (add, add_node, _) = entries[i], entries[i + 1]
-    attach, add_clamp = getattr(conv, "with_residual", None), getattr(add, "add_clamp", None)
-    if attach is None or add_clamp is None or add_clamp() is None or add_node.op_name != "ADD" \
-            or len(add_node.inputs) != 2:
-        return None
-    t = conv_node.outputs[0]
-    if t not in hidden or list(add_node.inputs).count(t) != 1:
-        return None
     first = add_node.inputs[0] != t                       # the residual is the ADD's first operand
     tensors = context.tensors
     x, y = tensors[conv_node.inputs[0]], tensors[t]
@@ -80,7 +98,7 @@ def residual_call(entries: list, calls: list, i: int, context, hidden: frozenset
     # written: out itself, or apart
     if np.may_share_memory(out, x) or (res.ctypes.data != out.ctypes.data and np.may_share_memory(res, out)):
         return None
-    return attach(calls[i], out, res, np.array([*add_clamp(), 1.0 if first else 0.0], np.float32))
+    return conv.with_residual(calls[i], out, res, np.array([*add.add_clamp(), 1.0 if first else 0.0], np.float32))
 
 
 def residual_pairs(plan: list, outputs) -> dict:
@@ -91,20 +109,11 @@ def residual_pairs(plan: list, outputs) -> dict:
     still reads the input, never lands on it.  Empty without the library's ``run_calls``."""
     if run_calls_function() is None:
         return {}
-    readers: dict = {}
-    for _, node, _ in plan:
-        for t in node.inputs:
-            readers[t] = readers.get(t, 0) + 1
-    pairs = {}
+    readers, pairs = _readers(plan), {}
     for k in range(1, len(plan)):
-        (conv, conv_node, _), (add, add_node, _) = plan[k - 1], plan[k]
-        add_clamp = getattr(add, "add_clamp", None)
-        if (getattr(conv, "with_residual", None) is None or add_clamp is None or add_clamp() is None
-                or add_node.op_name != "ADD" or not conv_node.outputs or not conv_node.inputs):
-            continue
-        t = conv_node.outputs[0]
-        if readers.get(t, 0) == 1 and list(add_node.inputs).count(t) == 1 and t not in outputs:
-            pairs[k] = conv_node.inputs[0]
+        t = _residual_output(plan[k - 1], plan[k])
+        if t is not None and readers.get(t, 0) == 1 and t not in outputs:
+            pairs[k] = plan[k - 1][1].inputs[0]
     return pairs
 
 
@@ -196,10 +205,7 @@ def runs(plan: list, context, unread: frozenset = frozenset()) -> list:
     run_calls = run_calls_function()
     if run_calls is None:
         return list(plan)
-    readers: dict = {}
-    for _, node, _ in plan:
-        for t in node.inputs:
-            readers[t] = readers.get(t, 0) + 1
+    readers = _readers(plan)
     hidden = frozenset(t for t in unread if readers.get(t, 0) == 1)
     out, pending = [], []
 

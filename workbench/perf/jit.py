@@ -159,16 +159,22 @@ def cpu_count() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def rows_call(fn, total: int, threads: int, *args, align: int = 1, work: int | None = None):
-    """What :func:`run_rows` would run as one call of the kernel library — ``(call_rows, arguments)``,
-    answering None when done — or None when ``fn`` is not a kernel the library holds."""
+def _in_library(fn):
+    """The kernel library's ``Precompiled`` for lazily jitted ``fn``, or None (not a LazyJit, or numba's
+    own function: the library does not hold it)."""
     if type(fn) is not LazyJit:
         return None
     impl = fn._impl
     if impl is None:
         impl = fn._impl = fn._callable()
-    rows = getattr(impl, "rows", None)
-    if rows is None:
+    return impl if getattr(impl, "rows", None) is not None else None
+
+
+def rows_call(fn, total: int, threads: int, *args, align: int = 1, work: int | None = None):
+    """What :func:`run_rows` would run as one call of the kernel library — ``(call_rows, arguments)``,
+    answering None when done — or None when ``fn`` is not a kernel the library holds."""
+    impl = _in_library(fn)
+    if impl is None:
         return None
     threads = min(int(threads), cpu_count(), max(1, total // (2 * align)))
     if work is not None and work < MIN_POOL_WORK:
@@ -182,14 +188,8 @@ def library_call(fn, *args):
     (the library's compiled specialization, or numba's for arguments it has none for) — or None when
     ``fn`` is not a kernel the library holds.  For a node whose whole work is one kernel call, so that
     it joins the runs of library calls (``workbench/interpreter/fused.py``)."""
-    if type(fn) is not LazyJit:
-        return None
-    impl = fn._impl
-    if impl is None:
-        impl = fn._impl = fn._callable()
-    if getattr(impl, "rows", None) is None:          # numba's own function: not the library
-        return None
-    return impl.func, (*impl.args, *args)
+    impl = _in_library(fn)
+    return None if impl is None else (impl.func, (*impl.args, *args))
 
 
 def run_rows(fn, total: int, threads: int, *args, align: int = 1, work: int | None = None) -> None:
