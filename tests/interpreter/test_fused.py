@@ -223,26 +223,26 @@ def test_a_whole_mobilenet_v1_is_one_run(threads, kind):
     assert outs[0].tobytes() == outs[1].tobytes()
 
 
-def classifier(bias: bool, act=Act.RELU6, units=300):
-    """conv 1x1 -> FULLY_CONNECTED (512 inputs a row, big enough for blas.matmul to cut it among threads)
-    -> SOFTMAX: a network's last layers."""
+def classifier(bias: bool, act=Act.RELU6, units=300, rows=8):
+    """conv 1x1 -> FULLY_CONNECTED (``rows`` rows of 512 inputs, big enough for blas.matmul to cut it among
+    threads) -> SOFTMAX: a network's last layers (more rows than ``FloatDot`` takes: the BLAS product)."""
     from workbench.schema import FullyConnectedOptions, SoftmaxOptions
 
     rng = np.random.default_rng(17)
     b = ModelBuilder()
-    x = b.input("x", (2, 1, 1, 64))
+    x = b.input("x", (rows, 1, 1, 64))
     w = b.constant("c_w", rng.standard_normal((512, 1, 1, 64)).astype(np.float32) * 0.2)
-    y = b.tensor("c", (2, 1, 1, 512))
+    y = b.tensor("c", (rows, 1, 1, 512))
     b.op(B.CONV_2D, [x, w, b.constant("c_b", rng.standard_normal(512).astype(np.float32))], [y],
          Conv2DOptions(padding=Padding.VALID, stride_h=1, stride_w=1, fused_activation_function=Act.RELU))
     ins = [y, b.constant("fc_w", rng.standard_normal((units, 512)).astype(np.float32) * 0.1)]
     ins.append(b.constant("fc_b", rng.standard_normal(units).astype(np.float32)) if bias else -1)
-    logits = b.tensor("logits", (2, units))
+    logits = b.tensor("logits", (rows, units))
     b.op(B.FULLY_CONNECTED, ins, [logits], FullyConnectedOptions(fused_activation_function=act))
-    probs = b.tensor("probs", (2, units))
+    probs = b.tensor("probs", (rows, units))
     b.op(B.SOFTMAX, [logits], [probs], SoftmaxOptions(beta=1.0))
     b.output(probs)
-    return b.build(), rng.uniform(-1, 1, (2, 1, 1, 64)).astype(np.float32)
+    return b.build(), rng.uniform(-1, 1, (rows, 1, 1, 64)).astype(np.float32)
 
 
 @needs_library
@@ -260,6 +260,7 @@ def test_a_fully_connected_layer_cut_among_threads_joins_the_run(bias, act):
     model, x = classifier(bias, act)
     want_values = ready(model, x, reference=True)
     want_values.invoke()
+    assert type(ready(model, x)._sg().fast[1]).__name__ == "FloatBlas"
     for threads, want in ((2, [[0, 1, 2]]), (1, [0, 1, 2])):
         it = ready(model, x, num_threads=threads)
         shape = [[node.index for _, node, _ in fn.entries] if isinstance(fn, fused.NativeRun) else node.index
@@ -269,6 +270,28 @@ def test_a_fully_connected_layer_cut_among_threads_joins_the_run(bias, act):
         got = output(it)
         assert got.tobytes() == node_by_node(model, x, threads).tobytes()
         np.testing.assert_allclose(got, output(want_values), rtol=1e-5, atol=1e-6)
+
+
+@needs_library
+@pytest.mark.parametrize("rows", [1, 2])
+def test_a_classifier_of_a_row_or_two_joins_the_run_on_any_thread_count(rows):
+    """A row or two (a network's classifier): the float FULLY_CONNECTED is one ``fc_dot_f32`` call
+    (``FloatDot``), in the run on one thread as on two, with the same bits either way and the bits of the
+    nodes one by one."""
+    model, x = classifier(True, Act.RELU6, rows=rows)
+    want = ready(model, x, reference=True)
+    want.invoke()
+    got = {}
+    for threads in (1, 2):
+        it = ready(model, x, num_threads=threads)
+        assert type(it._sg().fast[1]).__name__ == "FloatDot"
+        (run,) = [fn for fn, _, _ in it._sg().runs]
+        assert isinstance(run, fused.NativeRun) and len(run.entries) == 3
+        it.invoke()
+        got[threads] = output(it)
+        assert got[threads].tobytes() == node_by_node(model, x, threads).tobytes()
+    assert got[1].tobytes() == got[2].tobytes()
+    np.testing.assert_allclose(got[1], output(want), rtol=1e-5, atol=1e-6)
 
 
 @needs_library

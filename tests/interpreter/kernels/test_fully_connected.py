@@ -24,9 +24,11 @@ from helpers import quantized_ops_cases as T8
 from helpers import quantized_uint8_matrix_cases as TU
 from helpers import version_gaps_cases as VG
 from helpers.op_layers import OpLayers
+from helpers.quantized_cases import assert_same
 from helpers.quantized_ops_cases import fc_i8
 from workbench.errors import WorkbenchError
 from workbench.interpreter import Interpreter
+from workbench.interpreter.fast import fully_connected as fast_fc
 from workbench.perf import vnni
 from workbench.schema import ActivationFunctionType as Act
 from workbench.schema import BuiltinOperator as B
@@ -143,7 +145,18 @@ def test_reference_variant_bit_exact_with_litert_builtin_ref(case):
 
 @pytest.mark.parametrize("case", sorted(ORDER_CASES))
 def test_random_float_layers_and_reference_variant(case):
-    ORDER.check_layers(case)
+    """The speed layer's BLAS product is the teaching layer's; its own dot products (``FloatDot``, a few
+    rows on the kernel library) sum in another order: within float32 rounding of it."""
+    model, _ = ORDER.build(case)
+    it = Interpreter(model=model)
+    it.allocate_tensors()
+    if it.prepared()[0][1] == "fully_connected/dot(avx512)":
+        for a, b in zip(ORDER.run(case, reference=True), ORDER.run(case)):
+            np.testing.assert_allclose(b, a, rtol=1e-5, atol=1e-5)
+        assert_same(ORDER.run(case, reference=True, variant="reference"), ORDER.run(case, variant="reference"),
+                    f"{case} (teaching vs speed layer, variant reference)")
+    else:
+        ORDER.check_layers(case)
     ORDER.check_reference_variant(case)
 
 
@@ -200,7 +213,12 @@ def test_speed_layer_paths_are_named_as_before():
         it.allocate_tensors()
         return it.prepared()[0][1]
 
-    assert kname("float_exact") == "fully_connected/blas"
+    few_rows = "fully_connected/dot(avx512)" if fast_fc._dot_function() else "fully_connected/blas"
+    assert kname("float_exact") == few_rows
+    five_rows, _ = ORDER.build("float_random_k300")     # more rows than FloatDot takes
+    it = Interpreter(model=five_rows)
+    it.allocate_tensors()
+    assert it.prepared()[0][1] == "fully_connected/blas"
     assert kname("int8_fc_relu") == "fully_connected/blas(float32, exact)"
     assert ("vnni" in kname("int8_vnni_7x300_relu")) == vnni.available()
     assert kname("uint8_fc") == "fully_connected/blas(float32, exact)"

@@ -491,6 +491,9 @@ static PyMethodDef METHODS[] = {
     {"fc_f32", (PyCFunction)(void (*)(void))kernel_fc_f32, METH_FASTCALL,
      "fc_f32(sgemm, set_threads, ilp64, get_threads, threads, a, b, c, bias, lo, hi): c = clamp(a @ b + bias) "
      "in gemm_split's pieces on the pool (0 done, -1 not taken)"},
+    {"fc_dot_f32", (PyCFunction)(void (*)(void))kernel_fc_dot_f32, METH_FASTCALL,
+     "fc_dot_f32(threads, x, w, bias, out, lo, hi, limit): out = clamp(x @ w.T + bias), one dot product an "
+     "output (0 done, 1 guard raised, -1 not taken)"},
     {"conv_f32", (PyCFunction)(void (*)(void))kernel_conv_f32, METH_FASTCALL,
      "conv_f32(threads, x, packed, bias, zeros, out, geometry, clamp): a float convolution on the pool "
      "(0 done, 1 guard raised, -1 not taken)"},
