@@ -13,7 +13,8 @@ import pytest
 from workbench.interpreter.fast import fully_connected
 
 fc_dot = fully_connected._dot_function()
-needs_library = pytest.mark.skipif(fc_dot is None, reason="no kernel library with AVX-512 here (make kernels builds it)")
+needs_library = pytest.mark.skipif(fc_dot is None,
+                                   reason="no kernel library with AVX-512 here (make kernels builds it)")
 
 
 def fma(a, b, c):
