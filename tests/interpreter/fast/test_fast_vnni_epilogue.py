@@ -29,7 +29,11 @@ SHAPES = [(1, 9, 7, 5, 37, 3, 2, (2, 1), (1, 2), (1, 2), (5, 7)),        # odd e
           (1, 11, 9, 7, 65, 1, 1, (2, 2), (1, 1), (0, 0), (6, 5)),        # 1x1 stride 2: gathered rows
           (1, 5, 7, 12, 20, 1, 1, (1, 1), (1, 1), (0, 0), (5, 7)),        # 1x1 stride 1, C % 4 == 0: read in place
           (1, 3, 3, 9, 17, 1, 1, (1, 1), (1, 1), (0, 0), (3, 3)),         # 1x1 stride 1, C % 4 != 0: gathered
-          (1, 8, 8, 3, 16, 3, 3, (2, 2), (2, 2), (1, 1), (4, 4))]         # a first layer, dilated
+          (1, 8, 8, 3, 16, 3, 3, (2, 2), (2, 2), (1, 1), (4, 4)),         # a first layer, dilated
+          # filter rows of at most 16 bytes copied as 16 (gather_rows' flip16), the last pixels' rows
+          # byte by byte (16 bytes from there would run past the input), 8-row blocks (tile_rq_tall)
+          (1, 13, 11, 3, 32, 3, 3, (2, 2), (1, 1), (1, 1), (7, 6)),       # a first layer, SAME, stride 2
+          (2, 10, 9, 5, 24, 3, 3, (1, 1), (1, 1), (1, 1), (10, 9))]       # 15-byte rows, two images
 
 
 
