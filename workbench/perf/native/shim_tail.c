@@ -65,18 +65,36 @@ static PyObject *kernel_match(PyObject *self, PyObject *const *args, Py_ssize_t 
     return PyLong_FromLong(-1);
 }
 
-#define PARTS_PER_THREAD 4
+#define PARTS_ALONE 4               /* pieces on one thread */
+#define PARTS_PER_THREAD 8          /* pieces a thread on several, shrinking toward the middle (taper_edge), as
+                                     * the float convolution's: the thread done first waits for a small piece
+                                     * (MobileNet v1 int8 at 2 threads, one process, the two cuts alternated
+                                     * for 50 rounds: 0.987x the time of 4 equal pieces a thread) */
 
-/* row pieces of one entry whose last two arguments are the rows r0, r1 it computes */
-typedef struct { const entry_t *entry; slots_t *slots; int64_t total, step; volatile int failed; } rows_t;
+/* row pieces of one entry whose last two arguments are the rows r0, r1 it computes: `parts` pieces of
+ * `step` rows, or, tapered, pieces whose edges taper_edge puts on multiples of `align` */
+typedef struct {
+    const entry_t *entry;
+    slots_t *slots;
+    int64_t total, step, align;
+    int parts, taper;
+    volatile int failed;
+} rows_t;
 
 static void rows_part(void *ctx, int part, int thread)
 {
     rows_t *r = (rows_t *)ctx;
     slots_t s = *r->slots;
     int64_t r0 = (int64_t)part * r->step, r1 = r0 + r->step;
+    if (r->taper) {
+        int64_t units = (r->total + r->align - 1) / r->align;
+        r0 = taper_edge(part, r->parts, units) * r->align;
+        r1 = taper_edge(part + 1, r->parts, units) * r->align;
+    }
     if (r1 > r->total)
         r1 = r->total;
+    if (r0 >= r1)
+        return;
     s.ints[s.ni - 2] = r0;
     s.ints[s.ni - 1] = r1;
     if (r->entry->fn(s.ptrs, s.ints, s.reals) != 0)
@@ -129,9 +147,11 @@ static PyObject *kernel_call_rows(PyObject *self, PyObject *const *args, Py_ssiz
             continue;
         if (threads < 1)
             threads = 1;
-        /* PARTS_PER_THREAD pieces a thread: when a worker starts late or is descheduled, the
-         * others take more of the pieces (see pool_run) */
-        step = (total + threads * PARTS_PER_THREAD - 1) / (threads * PARTS_PER_THREAD);
+        /* several pieces a thread: when a worker starts late or is descheduled, the others take more
+         * of the pieces (see pool_run) */
+        r.taper = threads > 1;
+        step = threads > 1 ? threads * PARTS_PER_THREAD : PARTS_ALONE;
+        step = (total + step - 1) / step;
         step = ((step + align - 1) / align) * align;
         if (step < 1)
             step = 1;
@@ -140,6 +160,8 @@ static PyObject *kernel_call_rows(PyObject *self, PyObject *const *args, Py_ssiz
         r.slots = &s;
         r.total = total;
         r.step = step;
+        r.align = align;
+        r.parts = parts;
         r.failed = 0;
         Py_BEGIN_ALLOW_THREADS
         if (parts <= 1) {
