@@ -60,19 +60,28 @@ class FloatBlas(FastPath):
     def __init__(self, weights_t, bias, d):
         self.name, self.weights_t, self.bias, self.d = "blas", weights_t, bias, d
 
+    def _rows(self, context, node):
+        """(input [batch, depth], output [batch, units], bias or None) of a library call, or None where a
+        reshape of the input or output would copy (then this node's own ``__call__``)."""
+        t, d = context.tensors, self.d
+        x, out = t[node.inputs[0]], t[node.outputs[0]]
+        if not (x.flags.c_contiguous and out.flags.c_contiguous and out.flags.writeable):
+            return None
+        b_t = node.input(2)
+        bias = self.bias if self.bias is not None or b_t < 0 else t[b_t]
+        return x.reshape(d.batch, d.depth), out.reshape(d.batch, d.units), bias
+
     def native_call(self, context, node):
         """The product, bias and clamp as one call of the library's ``fc_f32`` where :func:`blas.matmul`
         would cut the product among threads (:func:`blas.fc_call`): the node then joins the runs of
         library calls (:mod:`..fused`), and a network's last layers no longer return to Python."""
-        t, d = context.tensors, self.d
-        x, out = t[node.inputs[0]], t[node.outputs[0]]
-        if not (x.flags.c_contiguous and out.flags.c_contiguous and out.flags.writeable):
-            return None                             # a reshape would copy: this node's own __call__
-        b_t = node.input(2)
-        bias = self.bias if self.bias is not None or b_t < 0 else t[b_t]
-        wt = self.weights_t if self.weights_t is not None else t[node.inputs[1]].T
-        return blas.fc_call(x.reshape(d.batch, d.depth), wt, out.reshape(d.batch, d.units), context.num_threads,
-                            bias, np.float32(d.output_activation_min), np.float32(d.output_activation_max))
+        rows, d = self._rows(context, node), self.d
+        if rows is None:
+            return None
+        x2d, out2d, bias = rows
+        wt = self.weights_t if self.weights_t is not None else context.tensors[node.inputs[1]].T
+        return blas.fc_call(x2d, wt, out2d, context.num_threads, bias, np.float32(d.output_activation_min),
+                            np.float32(d.output_activation_max))
 
     def __call__(self, context, node, d):
         t = context.tensors
@@ -123,15 +132,13 @@ class FloatDot(FloatBlas):
         self.limit = float(guard_limit(weight_bound(weights.T)))
 
     def native_call(self, context, node):
-        t, d = context.tensors, self.d
-        x, out = t[node.inputs[0]], t[node.outputs[0]]
-        b_t = node.input(2)
-        bias = self.bias if self.bias is not None or b_t < 0 else t[b_t]
-        if not (x.flags.c_contiguous and out.flags.c_contiguous and out.flags.writeable):
+        rows, d = self._rows(context, node), self.d
+        if rows is None:
             return None                             # a reshape would copy: the BLAS product
+        x2d, out2d, bias = rows
         threads = context.num_threads if d.batch * d.depth * d.units >= blas.MIN_SPLIT_WORK else 1
-        return self.fn, (threads, x.reshape(d.batch, d.depth), self.weights, bias, out.reshape(d.batch, d.units),
-                         float(d.output_activation_min), float(d.output_activation_max), self.limit)
+        return self.fn, (threads, x2d, self.weights, bias, out2d, float(d.output_activation_min),
+                         float(d.output_activation_max), self.limit)
 
     def __call__(self, context, node, d):
         call = self.native_call(context, node)
