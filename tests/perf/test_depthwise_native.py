@@ -138,9 +138,10 @@ def test_the_largest_sums_stay_exact():
 
 
 @needs_library
-@pytest.mark.parametrize("shape", [((1, 28, 28, 64)), ((1, 4, 4, 256))])
+@pytest.mark.parametrize("shape", [((1, 28, 28, 64)), ((1, 14, 14, 512)), ((1, 3, 3, 256))])
 def test_two_threads_write_the_bytes_of_one(shape):
-    """Cut by rows (more output pixels than channels), and by channel blocks (the other way round)."""
+    """Cut by rows (more output pixels than channels, or fewer, as a MobileNet's 14x14x512 layers), and by
+    channel blocks (three rows: fewer than two pieces a thread)."""
     x, filt, bias, d = case(shape, (3, 3), (1, 1), (1, 1), "SAME", "mixed", seed=5)
     assert native(x, filt, bias, d, threads=2)[1].tobytes() == native(x, filt, bias, d, threads=1)[1].tobytes()
 

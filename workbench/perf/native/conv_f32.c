@@ -285,7 +285,8 @@ static void convf_part(void *ctx, int part, int thread)
     convf_t *g = (convf_t *)ctx;
     int64_t rp = g->panel_major ? part % g->tile_parts : part / g->panel_parts;
     int64_t pp = g->panel_major ? part / g->tile_parts : part % g->panel_parts;
-    int64_t t0 = taper_edge(rp, g->tile_parts, g->tiles), t1 = taper_edge(rp + 1, g->tile_parts, g->tiles);
+    int64_t t0 = taper_edge(rp, g->tile_parts, g->tiles, TAPER_MIN_ITEMS);
+    int64_t t1 = taper_edge(rp + 1, g->tile_parts, g->tiles, TAPER_MIN_ITEMS);
     int64_t q0 = pp * g->panels_per_part, q1 = q0 + g->panels_per_part;
     const float *stack[CONVF_STACK_TAPS * CONVF_MR];
     const float **ap = stack;

@@ -314,7 +314,8 @@ static void post(long generation)
 /* The first of n items in piece i of `parts` that the pool shares (the caller claims from the front, the
  * workers from the back, so the last pieces to run are the middle ones): piece sizes shrink by TAPER_RATIO
  * from each end toward the middle, so that the thread that finishes first waits for a small piece only.
- * With fewer than TAPER_MIN_ITEMS items a piece, equal pieces.  edge(0) = 0, edge(parts) = n. */
+ * With fewer than `min_items` items a piece, equal pieces (TAPER_MIN_ITEMS: a float convolution's tiles, a
+ * depthwise layer's pixels).  edge(0) = 0, edge(parts) = n. */
 #define TAPER_RATIO 0.8
 #define TAPER_MIN_ITEMS 4
 static double taper_sum(int64_t k)     /* the first k weights from an end: 1 + r + ... + r^(k-1) */
@@ -326,11 +327,11 @@ static double taper_sum(int64_t k)     /* the first k weights from an end: 1 + r
     return sum;
 }
 
-static int64_t taper_edge(int64_t i, int64_t parts, int64_t n)
+static int64_t taper_edge(int64_t i, int64_t parts, int64_t n, int64_t min_items)
 {
     double total, below;
     int64_t e;
-    if (parts <= 2 || n < TAPER_MIN_ITEMS * parts)
+    if (parts <= 2 || n < min_items * parts)
         return n * i / parts;
     if (i <= 0 || i >= parts)
         return i <= 0 ? 0 : n;

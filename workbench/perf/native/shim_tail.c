@@ -72,7 +72,9 @@ static PyObject *kernel_match(PyObject *self, PyObject *const *args, Py_ssize_t 
                                      * for 50 rounds: 0.987x the time of 4 equal pieces a thread) */
 
 /* row pieces of one entry whose last two arguments are the rows r0, r1 it computes: `parts` pieces of
- * `step` rows, or, tapered, pieces whose edges taper_edge puts on multiples of `align` */
+ * `step` rows, or, tapered, pieces whose edges taper_edge puts on multiples of `align`, down to one
+ * multiple a piece (a 14x14 int8 layer's 196 rows are 49 blocks of 4 in 13 pieces: cut equally, one
+ * thread ran 7 pieces and the other waited 14 us of the node's 160 for the seventh; tapered, 3 us) */
 typedef struct {
     const entry_t *entry;
     slots_t *slots;
@@ -88,8 +90,8 @@ static void rows_part(void *ctx, int part, int thread)
     int64_t r0 = (int64_t)part * r->step, r1 = r0 + r->step;
     if (r->taper) {
         int64_t units = (r->total + r->align - 1) / r->align;
-        r0 = taper_edge(part, r->parts, units) * r->align;
-        r1 = taper_edge(part + 1, r->parts, units) * r->align;
+        r0 = taper_edge(part, r->parts, units, 1) * r->align;
+        r1 = taper_edge(part + 1, r->parts, units, 1) * r->align;
     }
     if (r1 > r->total)
         r1 = r->total;
