@@ -66,17 +66,17 @@
 /* what the int8 and the float kernels share: the geometry, and how the work is cut into pieces */
 typedef struct {
     int64_t h, wd, c, c16, nb, oh, ow, kh, kw, sh, sw, dh, dw, pt, pl, rows;
-    int64_t row_parts, rows_per_part, block_parts, blocks_per_part;
+    int64_t row_parts, block_parts;   /* piece i of n: rows (or blocks) total * i / n .. total * (i + 1) / n */
 } dw_shape_t;
 
 /* a piece's output rows r0..r1 and channel blocks cb0..cb1; 0 when it is empty */
 static int dw_piece(const dw_shape_t *s, int part, int64_t *r0, int64_t *r1, int64_t *cb0, int64_t *cb1)
 {
     int64_t rpart = part / s->block_parts, bpart = part % s->block_parts;
-    *r0 = rpart * s->rows_per_part;
-    *r1 = *r0 + s->rows_per_part < s->rows ? *r0 + s->rows_per_part : s->rows;
-    *cb0 = bpart * s->blocks_per_part;
-    *cb1 = *cb0 + s->blocks_per_part < s->nb ? *cb0 + s->blocks_per_part : s->nb;
+    *r0 = s->rows * rpart / s->row_parts;
+    *r1 = s->rows * (rpart + 1) / s->row_parts;
+    *cb0 = s->nb * bpart / s->block_parts;
+    *cb1 = s->nb * (bpart + 1) / s->block_parts;
     return *r0 < *r1 && *cb0 < *cb1;
 }
 
@@ -467,12 +467,8 @@ static int dw_cut(dw_shape_t *s, long threads, int per_thread, int blocks)
         if (blocks && s->nb >= threads && s->rows < most)
             s->block_parts = s->nb < most ? s->nb : most;
         else
-            s->row_parts = s->rows < most ? s->rows : most;
+            s->row_parts = s->rows < most ? (s->rows > 1 ? s->rows : 1) : most;
     }
-    s->rows_per_part = (s->rows + s->row_parts - 1) / s->row_parts;
-    s->row_parts = (s->rows + s->rows_per_part - 1) / s->rows_per_part;
-    s->blocks_per_part = (s->nb + s->block_parts - 1) / s->block_parts;
-    s->block_parts = (s->nb + s->blocks_per_part - 1) / s->blocks_per_part;
     return (int)(s->row_parts * s->block_parts);
 }
 
