@@ -546,50 +546,79 @@ bytes as 16, and the last one's tail lands there."""
 
 @njit(nogil=True)
 def gather_rows(x, xr, a, start, rows, pad, ow, per_image, kh, kw, sh, sw, dh, dw, pt, pl):
-    """:func:`gather_unsigned` reading the input also as ``xr`` = [N·H, W·C] (the same bytes): where a
-    filter row lies inside the image with no dilation along x, its KW·C bytes are one run of ``xr``'s
-    row, copied in one loop (a first layer has C = 3: loops over 3 taps of 3 channels cost more than the
-    product); a run of at most 16 bytes as one 16-byte copy (:func:`flip16`) where ``a``'s rows leave
-    room for the last one's tail (:data:`GATHER_SLACK`) and the input has 16 bytes from its start: each
-    filter row's copy overwrites the previous one's tail, the tail after the last lies past K (a first
-    layer's 3 runs of 9 bytes: 200 -> 76 µs for MobileNet's 112 x 112 rows)."""
+    """:func:`gather_unsigned` reading the input also as ``xr`` = [N·H, W·C] (the same bytes), one output
+    row's pixels at a time.  Where a filter row lies inside the image with no dilation along x (the
+    pixels between ``inner0`` and ``inner1`` of an output row), its KW·C bytes are one run of ``xr``'s row,
+    copied 16 bytes at a time by :func:`flip16`: a run longer than 16 bytes as 16-byte pieces, the last one
+    overlapping the one before (it writes the same bytes again); a shorter run as one 16-byte copy where
+    ``a``'s rows leave room for the last tail (:data:`GATHER_SLACK`) — each filter row's copy overwrites
+    the previous one's tail, the tail after the last lies past K.  The loop over a row's pixels holds no
+    test and no division (a first layer's 3 runs of 9 bytes for MobileNet's 112 x 112 rows: 200 -> 76 ->
+    xx µs); the pixels at the image's edges, and every pixel of a dilated row, go through
+    :func:`gather_unsigned`."""
     _, h, w, c = x.shape
     run = kw * c
     oh = per_image // ow
     lda = a.shape[1]
-    wide = run <= 16 and (kh - 1) * run + 16 <= lda
     nx = xr.size
-    b = start // per_image              # divisions once, then the pixel advances along the output rows:
-    oy = (start % per_image) // ow      # three divisions a row cost as much as the copy of a first layer
-    ox = start % ow - 1
-    for i in range(rows):
-        m = start + i
-        ox += 1
+    pitch = sw * c                          # bytes between the runs of two neighbouring output pixels
+    if dw == 1:
+        inner0 = min(-(-pl // sw), ow)      # the first ox whose filter row starts inside the image
+        inner1 = max(min((w - kw + pl) // sw + 1, ow), inner0)  # past the last whose row ends inside it
+    else:
+        inner0 = inner1 = 0
+    # 16-byte copies: a run of at most 16 bytes needs room for the tail of the last filter row
+    pieces = run >= 16 or (kh - 1) * run + 16 <= lda
+    b = start // per_image
+    oy = (start % per_image) // ow
+    ox = start % ow
+    i = 0
+    while i < rows:
+        n = min(rows - i, ow - ox)          # this output row's pixels in rows start + i …
+        lo = min(max(ox, inner0), ox + n)
+        hi = max(min(ox + n, inner1), lo)
+        for j in range(ox, lo):
+            gather_unsigned(x, a[i + j - ox:], start + i + j - ox, 1, pad, ow, per_image, kh, kw, sh, sw, dh, dw,
+                            pt, pl)
+        if hi > lo:
+            r0 = i + lo - ox                # a's row of pixel lo
+            for ky in range(kh):
+                iy = oy * sh - pt + ky * dh
+                k0 = ky * run
+                if not 0 <= iy < h:
+                    for r in range(r0, r0 + hi - lo):
+                        a[r, k0:k0 + run] = pad
+                    continue
+                s0 = (b * h + iy) * w * c + (lo * sw - pl) * c
+                if pieces and s0 + (hi - lo - 1) * pitch + max(run, 16) <= nx:
+                    d0 = r0 * lda + k0
+                    if run <= 16:
+                        for j in range(hi - lo):
+                            flip16(a, d0 + j * lda, xr, s0 + j * pitch)
+                    else:
+                        for j in range(hi - lo):
+                            d, s = d0 + j * lda, s0 + j * pitch
+                            for t in range(0, run - 16, 16):
+                                flip16(a, d + t, xr, s + t)
+                            flip16(a, d + run - 16, xr, s + run - 16)
+                else:                       # the input's last bytes: no 16 bytes to read from there
+                    row = xr[b * h + iy]
+                    for j in range(hi - lo):
+                        dst = a[r0 + j, k0:k0 + run]    # slices first: with an index like k0 + t numba checks
+                        src = row[(lo + j) * sw * c - pl * c:]  # for a negative one at every step
+                        for t in range(run):
+                            dst[t] = np.uint8(np.int32(src[t]) + 128)
+        for j in range(hi, ox + n):
+            gather_unsigned(x, a[i + j - ox:], start + i + j - ox, 1, pad, ow, per_image, kh, kw, sh, sw, dh, dw,
+                            pt, pl)
+        i += n
+        ox += n
         if ox == ow:
             ox = 0
             oy += 1
             if oy == oh:
                 oy = 0
                 b += 1
-        ix0 = ox * sw - pl
-        if dw == 1 and ix0 >= 0 and ix0 + kw <= w:
-            s0 = ix0 * c
-            for ky in range(kh):
-                iy = oy * sh - pt + ky * dh
-                k0 = ky * run
-                if wide and 0 <= iy < h and (b * h + iy) * w * c + s0 + 16 <= nx:
-                    flip16(a, i * lda + k0, xr, (b * h + iy) * w * c + s0)
-                    continue
-                dst = a[i, k0:k0 + run]     # slices first: with an index like k0 + t numba checks
-                if 0 <= iy < h:             # for a negative one at every step, and the loop stays scalar
-                    src = xr[b * h + iy, s0:s0 + run]
-                    for t in range(run):
-                        dst[t] = np.uint8(np.int32(src[t]) + 128)
-                else:
-                    for t in range(run):
-                        dst[t] = pad
-        else:
-            gather_unsigned(x, a[i:], m, 1, pad, ow, per_image, kh, kw, sh, sw, dh, dw, pt, pl)
 
 
 @njit(nogil=True)
@@ -839,7 +868,7 @@ def _is_c(t, ndim, *dtypes):
     return isinstance(t, types.Array) and t.ndim == ndim and t.layout == "C" and t.dtype in dtypes
 
 
-def _build_tile_rq(nrows: int = ROWS, nblocks: int = BLOCKS):
+def _build_tile_rq(nrows: int = ROWS, nblocks: int = BLOCKS, chains: int = 1):
     from llvmlite import ir
     from numba import types
     from numba.core import cgutils
@@ -886,18 +915,30 @@ def _build_tile_rq(nrows: int = ROWS, nblocks: int = BLOCKS):
             wcol = [builder.add(w0, builder.mul(clamped(c, blocks_), wstride)) for c in range(nblocks)]
             dp = cgutils.get_or_insert_function(builder.module, ir.FunctionType(v16, [v16, v16, v16]),
                                                 "llvm.x86.avx512.vpdpbusd.512")
-            accs = [[cgutils.alloca_once_value(builder, ir.Constant(v16, None)) for _ in range(nblocks)]
-                    for _ in range(nrows)]
-            with cgutils.for_range(builder, kg_) as loop:
-                g = loop.index
+            # `chains` sets of sums, each over every chains-th group of k: one row's few sums would each
+            # wait for its last vpdpbusd (a chain of latencies) where the whole block's keep the unit busy
+            accs = [[[cgutils.alloca_once_value(builder, ir.Constant(v16, None)) for _ in range(nblocks)]
+                     for _ in range(nrows)] for _ in range(chains)]
+
+            def step(g, acc):
                 ws = [ep.load_vec(builder.add(wcol[c], builder.mul(g, const(64))), v16) for c in range(nblocks)]
                 for r in range(nrows):
                     four = builder.load(builder.inttoptr(builder.add(arow[r], builder.mul(g, const(4))),
                                                          i32.as_pointer()), align=1)
                     vec = ep.splat(builder.xor(four, flip), v16)
                     for c in range(nblocks):
-                        builder.store(builder.call(dp, [builder.load(accs[r][c]), vec, ws[c]]), accs[r][c])
-            sums = [[builder.load(accs[r][c]) for c in range(nblocks)] for r in range(nrows)]
+                        builder.store(builder.call(dp, [builder.load(acc[r][c]), vec, ws[c]]), acc[r][c])
+
+            rounds = builder.udiv(kg_, const(chains))
+            with cgutils.for_range(builder, rounds) as loop:
+                for j in range(chains):
+                    step(builder.add(builder.mul(loop.index, const(chains)), const(j)), accs[j])
+            with cgutils.for_range_slice(builder, builder.mul(rounds, const(chains)), kg_, const(1)) as (g, _):
+                step(g, accs[0])
+            sums = [[builder.load(accs[0][r][c]) for c in range(nblocks)] for r in range(nrows)]
+            for j in range(1, chains):
+                sums = [[builder.add(sums[r][c], builder.load(accs[j][r][c])) for c in range(nblocks)]
+                        for r in range(nrows)]
 
             def emit(mode, sat):
                 for c in range(nblocks):
@@ -1133,6 +1174,33 @@ def tile_rq_tall(a, lda, flip, r0, packed, nb0, kg, out, o0, rows, blocks, q32, 
     tile_rq.py_func(a, lda, flip, r0, packed, nb0, kg, out, o0, rows, blocks, q32, q64, scalars)
 
 
+def _build_tile_rq_row():
+    return _build_tile_rq(1, BLOCKS, 2)
+
+
+@native(_build_tile_rq_row)
+def tile_rq_row(a, lda, flip, r0, packed, nb0, kg, out, o0, rows, blocks, q32, q64, scalars):
+    """:func:`tile_rq` on one row × up to 4 channel blocks, its sums in two sets (even and odd groups of k,
+    added at the end) so that they do not wait on each other: the rows left after the last whole block of
+    rows.  The block of ``ROWS`` rows runs every row it has, the missing ones on the last row's bytes (stores
+    skipped), so a 7x7 layer's 49th row, or a fully connected layer's only one, cost a whole block; one row
+    costs about half of it where the filter comes from the L2 cache (MobileNet v1's 7x7x1024 -> 1024: 49 rows
+    took 18.6 µs more than 48, now 10), a third where it comes from memory (1 x 1024 -> 1000: 23 -> 16 µs).
+    Here, the same numpy."""
+    tile_rq.py_func(a, lda, flip, r0, packed, nb0, kg, out, o0, rows, blocks, q32, q64, scalars)
+
+
+def _build_tile_rq_tall_row():
+    return _build_tile_rq(1, 2, 4)
+
+
+@native(_build_tile_rq_tall_row)
+def tile_rq_tall_row(a, lda, flip, r0, packed, nb0, kg, out, o0, rows, blocks, q32, q64, scalars):
+    """:func:`tile_rq_row` with up to 2 channel blocks and 4 sets of sums, after :func:`tile_rq_tall`'s rows.
+    Here, numpy."""
+    tile_rq.py_func(a, lda, flip, r0, packed, nb0, kg, out, o0, rows, blocks, q32, q64, scalars)
+
+
 FLIP = 0x80808080    # XOR on 4 int8 bytes: the unsigned x + 128 of each
 
 
@@ -1188,6 +1256,40 @@ def requant_tables(bias, mult, shift, out_zp: int, lo: int, hi: int, half_up: bo
     return q32, q64, np.array([out_zp, lo, hi, mode, o], np.int64)
 
 
+ROW_TILES_BELOW = (2, 5)
+"""The rows left after the last whole block that run as one-row blocks rather than as one more block of
+``ROWS`` (``TALL_ROWS``) rows: fewer than 2 (5).  One row of 4 channel blocks costs about half the whole
+block (its filter comes from the cache or from memory once a row); one row of 2 blocks (a first layer,
+whose small filter stays in the L1 cache) costs an eighth of the 8-row block and less with its 4 sets of
+sums."""
+
+
+@njit(nogil=True)
+def tiles_rq(a, lda, flip, r0, packed, nb0, kg, out, o0, rows, blocks, q32, q64, scalars, tall):
+    """Rows r0 … r0 + rows of ``a`` (output rows from o0), channel blocks nb0 … nb0 + blocks, by the
+    micro-kernel's blocks of rows (:func:`tile_rq`, or :func:`tile_rq_tall` where ``tall``); a short
+    remainder row by row (:func:`tile_rq_row`, :func:`tile_rq_tall_row`: :data:`ROW_TILES_BELOW`)."""
+    step = TALL_ROWS if tall else ROWS
+    whole = rows - rows % step
+    left = rows - whole
+    if 0 < left < ROW_TILES_BELOW[1 if tall else 0]:
+        rows = whole
+    else:
+        left = 0
+    for r in range(0, rows, step):
+        if tall:
+            tile_rq_tall(a, lda, flip, r0 + r, packed, nb0, kg, out, o0 + r, min(step, rows - r), blocks, q32, q64,
+                         scalars)
+        else:
+            tile_rq(a, lda, flip, r0 + r, packed, nb0, kg, out, o0 + r, min(step, rows - r), blocks, q32, q64,
+                    scalars)
+    for r in range(rows, rows + left):
+        if tall:
+            tile_rq_tall_row(a, lda, flip, r0 + r, packed, nb0, kg, out, o0 + r, 1, blocks, q32, q64, scalars)
+        else:
+            tile_rq_row(a, lda, flip, r0 + r, packed, nb0, kg, out, o0 + r, 1, blocks, q32, q64, scalars)
+
+
 @njit(nogil=True)
 def conv_blocks_rq(x, xr, packed, q32, q64, scalars, out, pad, oh, ow, kh, kw, sh, sw, dh, dw, pt, pl, direct, m0,
                    m1, g0, g1):
@@ -1196,39 +1298,22 @@ def conv_blocks_rq(x, xr, packed, q32, q64, scalars, out, pad, oh, ow, kh, kw, s
     few rows among threads, each thread reading its share of the filter only."""
     nblocks, kg, _ = packed.shape
     tall = nblocks <= 2                 # one group of at most 2 blocks: 8-row blocks (tile_rq_tall)
-    step = TALL_ROWS if tall else ROWS
-    if direct:
-        lda = x.shape[3]
-        for start in range(m0, m1, CHUNK):
-            rows = min(CHUNK, m1 - start)
-            for g in range(g0, g1):
-                nb0 = g * BLOCKS
-                blocks = min(BLOCKS, nblocks - nb0)
-                for r0 in range(0, rows, step):
-                    if tall:
-                        tile_rq_tall(xr, lda, FLIP, start + r0, packed, nb0, kg, out, start + r0,
-                                     min(step, rows - r0), blocks, q32, q64, scalars)
-                    else:
-                        tile_rq(xr, lda, FLIP, start + r0, packed, nb0, kg, out, start + r0, min(step, rows - r0),
-                                blocks, q32, q64, scalars)
-        return
     # not zeroed: the gather writes every row's K bytes, and the bytes past K (up to the packing's
-    # multiple of 4) meet the packed filter's zeros
-    a = np.empty((CHUNK, 4 * kg + GATHER_SLACK), np.uint8)
+    # multiple of 4) meet the packed filter's zeros; seen as int8, as the input is (one call of the blocks)
+    rows_u8 = np.empty((0 if direct else CHUNK, 4 * kg + GATHER_SLACK), np.uint8)
+    a = rows_u8.view(np.int8)
     per_image = oh * ow
     for start in range(m0, m1, CHUNK):
         rows = min(CHUNK, m1 - start)
-        gather_rows(x, xr, a, start, rows, pad, ow, per_image, kh, kw, sh, sw, dh, dw, pt, pl)
+        if direct:                      # the input's pixels in place, made unsigned as they are loaded
+            src, lda, flip, r0 = xr, x.shape[3], FLIP, start
+        else:
+            gather_rows(x, xr, rows_u8, start, rows, pad, ow, per_image, kh, kw, sh, sw, dh, dw, pt, pl)
+            src, lda, flip, r0 = a, a.shape[1], 0, 0
         for g in range(g0, g1):
             nb0 = g * BLOCKS
-            blocks = min(BLOCKS, nblocks - nb0)
-            for r0 in range(0, rows, step):
-                if tall:
-                    tile_rq_tall(a, a.shape[1], 0, r0, packed, nb0, kg, out, start + r0, min(step, rows - r0),
-                                 blocks, q32, q64, scalars)
-                else:
-                    tile_rq(a, a.shape[1], 0, r0, packed, nb0, kg, out, start + r0, min(step, rows - r0), blocks,
-                            q32, q64, scalars)
+            tiles_rq(src, lda, flip, r0, packed, nb0, kg, out, start, rows, min(BLOCKS, nblocks - nb0), q32, q64,
+                     scalars, tall)
 
 
 @njit(nogil=True)

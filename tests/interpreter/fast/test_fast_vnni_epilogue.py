@@ -33,7 +33,11 @@ SHAPES = [(1, 9, 7, 5, 37, 3, 2, (2, 1), (1, 2), (1, 2), (5, 7)),        # odd e
           # filter rows of at most 16 bytes copied as 16 (gather_rows' flip16), the last pixels' rows
           # byte by byte (16 bytes from there would run past the input), 8-row blocks (tile_rq_tall)
           (1, 13, 11, 3, 32, 3, 3, (2, 2), (1, 1), (1, 1), (7, 6)),       # a first layer, SAME, stride 2
-          (2, 10, 9, 5, 24, 3, 3, (1, 1), (1, 1), (1, 1), (10, 9))]       # 15-byte rows, two images
+          (2, 10, 9, 5, 24, 3, 3, (1, 1), (1, 1), (1, 1), (10, 9)),       # 15-byte rows, two images
+          # rows left after the last block of 4 (8) rows: one-row blocks (tile_rq_row, tile_rq_tall_row)
+          (1, 7, 7, 8, 70, 1, 1, (1, 1), (1, 1), (0, 0), (7, 7)),         # 49 rows, 4 + 1 channel blocks
+          (1, 1, 1, 36, 83, 1, 1, (1, 1), (1, 1), (0, 0), (1, 1)),        # one row (a fully connected layer)
+          (1, 5, 5, 3, 30, 3, 3, (1, 1), (1, 1), (1, 1), (5, 5))]         # 25 rows of 2 blocks: 3 of 8, 1 left
 
 
 
