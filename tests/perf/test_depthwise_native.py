@@ -193,9 +193,10 @@ def float_case(shape, kernel, stride, dilation, padding, seed, clamp=(-np.inf, n
 def native_float(x, filt, bias, d, threads=1):
     kh, kw = filt.shape[1:3]
     out = np.full(d.output_shape, 7.0, np.float32)
-    done = native_dw.float_function()(threads, x, native_dw.pack_float(filt, bias), out,
-                                      native_dw.geometry(d, kh, kw, zero_point=False),
-                                      np.array([d.output_activation_min, d.output_activation_max], np.float32))
+    packed = native_dw.pack_float(filt, bias)
+    done = native_dw.float_function()(threads, x, packed, out, native_dw.geometry(d, kh, kw, zero_point=False),
+                                      native_dw.float_clamp(packed, d.output_activation_min,
+                                                            d.output_activation_max))
     return done, out
 
 
@@ -250,6 +251,9 @@ def test_dw_f32_keeps_the_bits_where_zeros_would_not(odd, width):
     assert done == 0 and same_bits(out, want)
     if odd == "minus_zero_bias":
         assert np.signbit(want[0, 0, 0]).any()
+    # the weights say whether a row of zeros may stand for the skipped taps; the inputs do not
+    flag = native_dw.float_clamp(native_dw.pack_float(filt, bias), 0.0, 6.0)[2]
+    assert flag == (0.0 if odd in ("inf_weight", "nan_weight", "minus_zero_bias") else 1.0)
 
 
 @needs_float
@@ -257,7 +261,7 @@ def test_dw_f32_arrays_it_does_not_take_leave_the_output_alone():
     x, filt, bias, d = float_case((1, 6, 6, 20), (3, 3), (1, 1), (1, 1), "SAME", seed=9)
     packed = native_dw.pack_float(filt, bias)
     geom = native_dw.geometry(d, 3, 3, zero_point=False)
-    clamp = np.array([-np.inf, np.inf], np.float32)
+    clamp = native_dw.float_clamp(packed, -np.inf, np.inf)
     fn = native_dw.float_function()
     refused = [(x.astype(np.float64), packed, geom, clamp),              # not float32
                (x[:, :, ::-1], packed, geom, clamp),                     # not C-contiguous
@@ -265,7 +269,8 @@ def test_dw_f32_arrays_it_does_not_take_leave_the_output_alone():
                (x, packed[:, :9], geom, clamp),                          # no bias row (nine taps only)
                (x, packed.reshape(2, 10, 2, 8)[:, :, 0], geom, clamp),   # blocks of 8
                (x, packed, geom[:7], clamp),                             # geometry too short
-               (x, packed, geom, clamp[:1])]                             # no upper bound
+               (x, packed, geom, clamp[:1]),                             # no upper bound
+               (x, packed, geom, clamp[:2])]                             # nothing said about the zeros
     for xx, w, g, cl in refused:
         out = np.full(d.output_shape, 7.0, np.float32)
         assert fn(1, xx, w, out, g, cl) == -1

@@ -68,6 +68,22 @@ def pack_float(filt: np.ndarray, bias: np.ndarray) -> np.ndarray:
     return packed
 
 
+def zeros_add_nothing(packed: np.ndarray) -> bool:
+    """Whether ``dw_f32`` may add a row of zeros for a filter row that falls above or below the image,
+    rather than skip it, and get the same bits: every tap of :func:`pack_float`'s ``packed`` is finite
+    (0 · w is then ±0) and no bias is −0.0 (a sum that starts anywhere else never becomes −0, and adding
+    ±0 to it changes nothing).  Found once, where the weights are packed; ``dw_f32`` reads it from its
+    clamp's third value."""
+    bias, taps = packed[:, 0, :], packed[:, 1:, :]
+    return bool(np.isfinite(taps).all() and not ((bias == 0) & np.signbit(bias)).any())
+
+
+def float_clamp(packed: np.ndarray, lo: float, hi: float) -> np.ndarray:
+    """``dw_f32``'s clamp argument for weights packed by :func:`pack_float`: [lo, hi, 1 or 0
+    (:func:`zeros_add_nothing`)]."""
+    return np.array([lo, hi, 1.0 if zeros_add_nothing(packed) else 0.0], np.float32)
+
+
 def geometry(d, kh: int, kw: int, zero_point: bool = True) -> np.ndarray:
     """The kernels' geometry array from a depthwise convolution's OpData (``dw_i8``'s ends with the
     input zero point)."""
@@ -91,8 +107,8 @@ def _probe_float(fn) -> bool:
     """One pixel, one channel: 1 + 3 · 2 = 7."""
     x = np.full((1, 1, 1, 1), 3, np.float32)
     out = np.zeros((1, 1, 1, 1), np.float32)
-    done = fn(1, x, pack_float(np.full((1, 1, 1), 2, np.float32), np.ones(1, np.float32)), out,
-              np.array([1, 1, 1, 1, 1, 1, 0, 0], np.int64), np.array([-np.inf, np.inf], np.float32))
+    packed = pack_float(np.full((1, 1, 1), 2, np.float32), np.ones(1, np.float32))
+    done = fn(1, x, packed, out, np.array([1, 1, 1, 1, 1, 1, 0, 0], np.int64), float_clamp(packed, -np.inf, np.inf))
     return done == 0 and out[0, 0, 0, 0] == 7
 
 

@@ -736,9 +736,9 @@ class FloatNative(_Native):
         if not cls.applies(fn, context, node, fallback):
             return None
         kh, kw, _ = fallback.weights.shape
-        return cls(fn, fallback, d, _dw.pack_float(fallback.weights, fallback.bias),
-                   _dw.geometry(d, kh, kw, zero_point=False),
-                   np.array([d.output_activation_min, d.output_activation_max], np.float32))
+        packed = _dw.pack_float(fallback.weights, fallback.bias)
+        return cls(fn, fallback, d, packed, _dw.geometry(d, kh, kw, zero_point=False),
+                   _dw.float_clamp(packed, d.output_activation_min, d.output_activation_max))
 
     def arguments(self, threads, x, out) -> tuple:
         geometry, clamp = self.args

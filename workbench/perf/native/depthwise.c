@@ -569,7 +569,15 @@ typedef struct {
     int64_t pixels, pixel_parts;    /* dwf_row_px's pieces: ranges of the output's pixels (all rows in a line) */
     int pixels_outer;               /* 3x3 rows by dwf_row_po (see there) */
     int64_t xa, xb;                 /* the output columns whose taps all lie inside the image's columns */
-    int zeros_add_nothing;          /* see dwf_zeros_add_nothing */
+    int zeros_add_nothing;          /* a filter row above or below the image may read a row of zeros rather
+                                     * than be skipped: the same bits exactly when every weight is finite
+                                     * (0 * w is then +0 or -0) and no bias is -0.0.  Adding -0 never changes a
+                                     * sum; adding +0 changes only -0, and a sum that starts at a bias other
+                                     * than -0 is never -0 (x + y is -0 only when both are).  Then every row is
+                                     * the unrolled loop.  Told by the caller, who packed the weights
+                                     * (workbench/perf/depthwise.py zeros_add_nothing): checked here, the
+                                     * packed weights were read once more at every call, by the caller alone
+                                     * while the other threads waited */
     atomic_int failed;              /* no memory for a thread's row of zeros */
 } dwf_t;
 
@@ -843,26 +851,6 @@ DW_TARGET static void dwf_row_px(const dwf_t *g, const float *const *rows, const
 #undef DWF_NINE
 #undef DWF_B3
 
-/* Whether a filter row above or below the image may read a row of zeros rather than be skipped:
- * the same bits exactly when every weight is finite (0 * w is then +0 or -0) and no bias is -0.0.
- * Adding -0 never changes a sum; adding +0 changes only -0, and a sum that starts at a bias other
- * than -0 is never -0 (x + y is -0 only when both are).  Then every row is the unrolled loop. */
-DW_TARGET static int dwf_zeros_add_nothing(const dwf_t *g)
-{
-    const __m512 inf = _mm512_set1_ps(INFINITY);
-    __mmask16 bad = 0;
-    int64_t cb, j;
-    for (cb = 0; cb < g->s.nb; cb++) {
-        const float *w = g->w + cb * g->wb;
-        /* the bias: -0.0 is equal to zero with the sign bit set */
-        bad |= _mm512_cmp_ps_mask(_mm512_loadu_ps(w), _mm512_setzero_ps(), _CMP_EQ_OQ)
-               & _mm512_movepi32_mask(_mm512_castps_si512(_mm512_loadu_ps(w)));
-        for (j = 16; j < g->wb; j += 16)  /* the taps: NaN, inf are not below infinity in magnitude */
-            bad |= _mm512_cmp_ps_mask(_mm512_abs_ps(_mm512_loadu_ps(w + j)), inf, _CMP_NLT_UQ);
-    }
-    return bad == 0;
-}
-
 static void dwf_part(void *ctx, int part, int thread)
 {
     dwf_t *g = (dwf_t *)ctx;
@@ -914,12 +902,6 @@ static void dwf_part(void *ctx, int part, int thread)
 
 #else
 
-static int dwf_zeros_add_nothing(const dwf_t *g)
-{
-    (void)g;
-    return 0;
-}
-
 static void dwf_part(void *ctx, int part, int thread)
 {
     (void)ctx;
@@ -933,7 +915,7 @@ static void dwf_part(void *ctx, int part, int thread)
  * kernels' order.  x float32 [N, H, W, C]; w float32 [NB, 1 + KH*KW, 16] (NB = C / 16 rounded up): for each
  * block of 16 channels its bias, then its taps row by row (workbench/perf/depthwise.py pack_float; zeros past
  * C); out float32 [N, OH, OW, C]; geometry int64 [kh, kw, stride h, stride w, dilation h, dilation w, pad
- * top, pad left]; clamp float32 [lo, hi].  0: done; -1: not taken (no AVX-512 here, or arrays that do not
+ * top, pad left]; clamp float32 [lo, hi, 1 where the zeros add nothing (see dwf_t)].  0: done; -1: not taken (no AVX-512 here, or arrays that do not
  * fit), out untouched. */
 static PyObject *kernel_dw_f32(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -947,7 +929,7 @@ static PyObject *kernel_dw_f32(PyObject *self, PyObject *const *args, Py_ssize_t
     if (fit < 0)
         return NULL;
     x = a[0], w = a[1], out = a[2], geom = a[3], clamp = a[4];
-    if (!dw_cpu_ok() || !fit || PyArray_DIM(geom, 0) != 8 || PyArray_DIM(clamp, 0) != 2
+    if (!dw_cpu_ok() || !fit || PyArray_DIM(geom, 0) != 8 || PyArray_DIM(clamp, 0) != 3
         || !dw_shape(&g.s, x, out, (const int64_t *)PyArray_DATA(geom)) || PyArray_DIM(w, 0) != g.s.nb
         || PyArray_DIM(w, 1) != 1 + g.s.kh * g.s.kw || PyArray_DIM(w, 2) != 16)
         return PyLong_FromLong(-1);
@@ -959,7 +941,7 @@ static PyObject *kernel_dw_f32(PyObject *self, PyObject *const *args, Py_ssize_t
     g.out = (float *)PyArray_DATA(out);
     g.lo = ((const float *)PyArray_DATA(clamp))[0];
     g.hi = ((const float *)PyArray_DATA(clamp))[1];
-    g.zeros_add_nothing = dwf_zeros_add_nothing(&g);
+    g.zeros_add_nothing = ((const float *)PyArray_DATA(clamp))[2] == 1.0f;
     /* 3x3 rows: one pixel at a time, all its channels (XNNPACK's order) where the rows are short or the
      * stride 2, and the channels many; the pixels outer, four at a time, in long rows of stride 1 (four
      * pixels share each column they load); else the blocks outer, whose weights stay in registers for the
