@@ -50,7 +50,11 @@
                                    * waits for about half a piece: with 8 a thread, 1/32 of the node
                                    * (2 a thread left it waiting 1/8; MobileNet v2 float at two threads
                                    * went from 1.22 to 1.13 x XNNPACK's time, docs/benchmarks.md) */
-#define CONVF_PANEL_SLICES 4     /* slices of tiles a panel group where the panels are cut */
+#define CONVF_PANEL_SLICES 12    /* slices of tiles a panel group where the panels are cut: at most 12
+                                  * (a 14x14 layer's 28 tiles in 10 slices of 3, a 7x7 layer's 7 in 7 of
+                                  * one), so that the pieces each thread ends with are small; with 4
+                                  * slices MobileNet v2 at 2 threads took 1.007-1.009 x the time (one
+                                  * process, settings alternated; 10, 16 and 28 slices did as 12) */
 #define CONVF_SHARED_WEIGHTS (512 * 1024)  /* packed weights up to which both threads may read them all
                                             * (MobileNet v2 at 2 threads, one process, the library's own
                                             * pool, settings alternated: numbering its 14x14 expansions
