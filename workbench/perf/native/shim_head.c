@@ -138,9 +138,11 @@ static int take_scalar(PyObject *o, char letter, slots_t *s)
  *    other cores are busy and a worker is not scheduled in time, the caller simply runs every part
  *    itself, so two threads are never much slower than one.  The job's number, its part count and
  *    the parts taken from each end share one atomic word, so a worker that wakes late can only take
- *    a part of a job that still has one free.  After
- *    MISSES_TO_SOLO jobs in a row that no worker joined, the next SOLO_JOBS run on the caller alone
- *    (no wake-up at all), then the pool is asked again.
+ *    a part of a job that still has one free.  There is no stretch of jobs the caller runs alone after
+ *    the workers missed some: such a stretch (64 jobs after 3 missed) turned a millisecond in which
+ *    another process held one core into an invoke or two on one thread (MobileNet v1 int8 on two
+ *    threads with another process busy 1 ms in 5 on one core: 3.75 ms a median invoke with it, 2.57
+ *    without; XNNPACK's pthreadpool 2.7), and saved nothing where the other core stayed busy.
  *  - OpenBLAS's jobs, which wait for each other: job p must run on its own thread p (thread 0 is
  *    the caller), and the caller waits for every worker. */
 #include <pthread.h>
@@ -157,8 +159,6 @@ static int take_scalar(PyObject *o, char letter, slots_t *s)
 #define MAX_PARTS 0xffffff
 #define SPIN_ROUNDS 4000
 #define YIELD_EVERY 256            /* a spinning worker lets another thread of its core run this often */
-#define MISSES_TO_SOLO 3           /* jobs in a row that no worker joined ... */
-#define SOLO_JOBS 64               /* ... and the caller runs this many jobs alone before it asks again */
 
 typedef void (*part_fn)(void *ctx, int part, int thread);
 
@@ -201,9 +201,7 @@ static struct {
     _Alignas(64) part_fn fn;
     void *ctx;
     int parts, width;              /* parts of an OpenBLAS job, threads sharing it (caller included) */
-    int misses;                    /* independent-parts jobs in a row whose parts the caller ran alone */
-    atomic_int solo;               /* independent-parts jobs the callers run alone from now on */
-    long stat_jobs, stat_alone, stat_solo;  /* independent-parts jobs: posted, run by the caller alone, not posted */
+    long stat_jobs, stat_alone;    /* independent-parts jobs: posted, run by the caller alone */
 } pool = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER, 0,
            PTHREAD_MUTEX_INITIALIZER};
 
@@ -351,12 +349,6 @@ static void pool_run(part_fn fn, void *ctx, int parts, int threads, int claim)
         threads = MAX_THREADS;
     if (threads > parts)
         threads = parts;
-    if (claim && threads > 1 && atomic_load_explicit(&pool.solo, memory_order_relaxed) > 0) {
-        /* the workers missed the last jobs (their cores are busy): alone for a while, no wake-ups */
-        atomic_fetch_sub_explicit(&pool.solo, 1, memory_order_relaxed);
-        pool.stat_solo++;
-        threads = 1;
-    }
     if (threads <= 1 || (claim && (parts > MAX_PARTS || pthread_mutex_trylock(&pool.busy) != 0))) {
         for (k = 0; k < parts; k++)     /* independent parts: the caller can do them all */
             fn(ctx, k, 0);
@@ -380,15 +372,8 @@ static void pool_run(part_fn fn, void *ctx, int parts, int threads, int claim)
         }
         post((g | 1) + 2);              /* odd: independent parts */
         pool.stat_jobs++;
-        if (claim_parts(0) == parts) {  /* no worker came in time */
+        if (claim_parts(0) == parts)    /* no worker came in time */
             pool.stat_alone++;
-            if (++pool.misses >= MISSES_TO_SOLO) {
-                pool.misses = 0;
-                atomic_store_explicit(&pool.solo, SOLO_JOBS, memory_order_relaxed);
-            }
-        } else {
-            pool.misses = 0;
-        }
         for (k = 0; k < SPIN_ROUNDS && atomic_load_explicit(&pool.finished_parts, memory_order_acquire) < parts; k++)
             CPU_RELAX();
         if (atomic_load_explicit(&pool.finished_parts, memory_order_acquire) < parts) {

@@ -408,11 +408,11 @@ static PyObject *kernel_blas_callback(PyObject *self, PyObject *unused)
     return PyLong_FromVoidPtr((void *)blas_threads_callback);
 }
 
-/* pool_stats(): (jobs posted to the pool, of those run by the caller alone, jobs not posted in a solo
- * stretch): how often the pool's workers actually share the row pieces (benchmarks/bench_layers.py) */
+/* pool_stats(): (jobs posted to the pool, of those run by the caller alone): how often the pool's workers
+ * actually share the row pieces */
 static PyObject *kernel_pool_stats(PyObject *self, PyObject *unused)
 {
-    return Py_BuildValue("(lll)", pool.stat_jobs, pool.stat_alone, pool.stat_solo);
+    return Py_BuildValue("(ll)", pool.stat_jobs, pool.stat_alone);
 }
 
 /* run_calls(calls, start): calls[i] = (function, args); from i = start on, each function called with its
@@ -505,7 +505,7 @@ static PyObject *kernel_copy(PyObject *self, PyObject *const *args, Py_ssize_t n
 
 static PyMethodDef METHODS[] = {
     {"pool_stats", (PyCFunction)kernel_pool_stats, METH_NOARGS,
-     "pool_stats(): (jobs posted, run by the caller alone, not posted: solo stretch)"},
+     "pool_stats(): (jobs posted, run by the caller alone)"},
     {"call_rows", (PyCFunction)(void (*)(void))kernel_call_rows, METH_FASTCALL,
      "call_rows(first, count, fallback, threads, total, align, *args): rows 0..total on the pool"},
     {"blas_callback", (PyCFunction)kernel_blas_callback, METH_NOARGS,
