@@ -554,7 +554,7 @@ def gather_rows(x, xr, a, start, rows, pad, ow, per_image, kh, kw, sh, sw, dh, d
     ``a``'s rows leave room for the last tail (:data:`GATHER_SLACK`) — each filter row's copy overwrites
     the previous one's tail, the tail after the last lies past K.  The loop over a row's pixels holds no
     test and no division (a first layer's 3 runs of 9 bytes for MobileNet's 112 x 112 rows: 200 -> 76 ->
-    xx µs); the pixels at the image's edges, and every pixel of a dilated row, go through
+    26 µs); the pixels at the image's edges, and every pixel of a dilated row, go through
     :func:`gather_unsigned`."""
     _, h, w, c = x.shape
     run = kw * c
@@ -605,7 +605,7 @@ def gather_rows(x, xr, a, start, rows, pad, ow, per_image, kh, kw, sh, sw, dh, d
                     row = xr[b * h + iy]
                     for j in range(hi - lo):
                         dst = a[r0 + j, k0:k0 + run]    # slices first: with an index like k0 + t numba checks
-                        src = row[(lo + j) * sw * c - pl * c:]  # for a negative one at every step
+                        src = row[(lo * sw - pl) * c + j * pitch:]  # for a negative one at every step
                         for t in range(run):
                             dst[t] = np.uint8(np.int32(src[t]) + 128)
         for j in range(hi, ox + n):
@@ -1185,7 +1185,7 @@ def tile_rq_row(a, lda, flip, r0, packed, nb0, kg, out, o0, rows, blocks, q32, q
     rows.  The block of ``ROWS`` rows runs every row it has, the missing ones on the last row's bytes (stores
     skipped), so a 7x7 layer's 49th row, or a fully connected layer's only one, cost a whole block; one row
     costs about half of it where the filter comes from the L2 cache (MobileNet v1's 7x7x1024 -> 1024: 49 rows
-    took 18.6 µs more than 48, now 10), a third where it comes from memory (1 x 1024 -> 1000: 23 -> 16 µs).
+    took 18.6 µs more than 48, now 10), about 70 % where it comes from memory (1 x 1024 -> 1000: 23 -> 16 µs).
     Here, the same numpy."""
     tile_rq.py_func(a, lda, flip, r0, packed, nb0, kg, out, o0, rows, blocks, q32, q64, scalars)
 
@@ -1258,10 +1258,10 @@ def requant_tables(bias, mult, shift, out_zp: int, lo: int, hi: int, half_up: bo
 
 ROW_TILES_BELOW = (2, 5)
 """The rows left after the last whole block that run as one-row blocks rather than as one more block of
-``ROWS`` (``TALL_ROWS``) rows: fewer than 2 (5).  One row of 4 channel blocks costs about half the whole
-block (its filter comes from the cache or from memory once a row); one row of 2 blocks (a first layer,
-whose small filter stays in the L1 cache) costs an eighth of the 8-row block and less with its 4 sets of
-sums."""
+``ROWS`` (``TALL_ROWS``) rows: fewer than 2 (5).  One row of 4 channel blocks cost about half the whole
+block, measured (its filter comes from the cache or from memory once a row, so two rows cost as much as the
+block); one row of 2 blocks (a first layer, whose small filter stays in the L1 cache) does an eighth of the
+8-row block's ``vpdpbusd``, its 4 sets of sums keeping them from waiting on each other."""
 
 
 @njit(nogil=True)

@@ -915,8 +915,8 @@ static void dwf_part(void *ctx, int part, int thread)
  * kernels' order.  x float32 [N, H, W, C]; w float32 [NB, 1 + KH*KW, 16] (NB = C / 16 rounded up): for each
  * block of 16 channels its bias, then its taps row by row (workbench/perf/depthwise.py pack_float; zeros past
  * C); out float32 [N, OH, OW, C]; geometry int64 [kh, kw, stride h, stride w, dilation h, dilation w, pad
- * top, pad left]; clamp float32 [lo, hi, 1 where the zeros add nothing (see dwf_t)].  0: done; -1: not taken (no AVX-512 here, or arrays that do not
- * fit), out untouched. */
+ * top, pad left]; clamp float32 [lo, hi, 1 where the zeros add nothing (see dwf_t)].  0: done; -1: not
+ * taken (no AVX-512 here, or arrays that do not fit), out untouched. */
 static PyObject *kernel_dw_f32(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     static const native_arg_t spec[5] = {{4, NPY_FLOAT32, 0}, {3, NPY_FLOAT32, 0}, {4, NPY_FLOAT32, 1},
