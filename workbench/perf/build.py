@@ -5,6 +5,7 @@ Only the build imports numba and llvmlite; the library it writes is used without
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import shutil
@@ -96,58 +97,78 @@ def _slots(specs: list, ret) -> tuple[int, int, int]:
     return ptrs, ints, reals
 
 
-def _entry_source(specs: list, ret) -> tuple[str, dict]:
-    """Python source (and its globals) of one specialisation's C entry, compiled by ``numba.cfunc``.
+def _entry_module(dispatcher, sig, specs: list, ret, symbol: str):
+    """One specialisation's C entry, ``symbol``, as an LLVM module: a small wrapper written with numba's
+    own lowering helpers, linked to the kernel as numba already compiled and optimised it.
 
     Every entry has one signature, ``int32 entry(void **ptrs, int64 *ints, double *reals)``: the
     arguments in order, arrays as a data pointer in ``ptrs`` and their sizes in ``ints``, integer and
     boolean scalars in ``ints``, real ones in ``reals``; a scalar result goes to the next free slot.
-    It returns 0, or 1 when the kernel raised."""
-    glb, call = {}, []
+    It returns 0, or 1 when the kernel raised.  The wrapper builds each array's structure as
+    ``numba.carray`` does (C order, no owner) and calls the kernel through numba's calling convention
+    (``numba/core/callconv.py``: a status, a slot for the result, one for an exception's details), so
+    nothing is compiled twice: the kernel's module is the one numba links into its own callers."""
+    import llvmlite.binding as llvm
+    from llvmlite import ir
+    from numba.core import cgutils, types
+    from numba.core.registry import cpu_target
+    from numba.np.arrayobj import make_array, populate_array
+
+    ctx = cpu_target.target_context
+    cres = dispatcher.overloads[sig]
+    argtys, resty = cres.signature.args, cres.signature.return_type
+    kernel = cres.library._get_module_for_linking().clone()
+    name = cres.fndesc.llvm_func_name
+    kernel.get_function(name)         # NameError when the kernel's module does not define it
+
+    i64, f64 = ir.IntType(64), ir.DoubleType()
+    wrapper = ir.Module(name=symbol)
+    fn = ir.Function(wrapper, ir.FunctionType(ir.IntType(32), [ir.IntType(8).as_pointer().as_pointer(),
+                                                                i64.as_pointer(), f64.as_pointer()]), symbol)
+    ptrs, ints, reals = fn.args
+    builder = ir.IRBuilder(fn.append_basic_block("entry"))
+    callee = ir.Function(wrapper, ctx.call_conv.get_function_type(resty, argtys), name)
+    values = []
     p = i = r = 0
-    for k, spec in enumerate(specs):
-        glb[f"T{k}"] = np.dtype(spec[1]).type
+    for spec, ty in zip(specs, argtys):
         if spec[0] == "array":
-            dims = ", ".join(f"ints[{i + d}]" for d in range(spec[2]))
-            call.append(f"carray(ptrs[{p}], ({dims},), T{k})")
-            p, i = p + 1, i + spec[2]
-        elif spec[1] == "|b1":
-            call.append(f"ints[{i}] != 0")
-            i += 1
+            shape = [builder.load(builder.gep(ints, [ir.Constant(i64, i + d)])) for d in range(ty.ndim)]
+            itemsize = ir.Constant(i64, np.dtype(spec[1]).itemsize)
+            strides, step = [], itemsize
+            for s in reversed(shape):
+                strides.insert(0, step)
+                step = builder.mul(step, s)
+            data = builder.bitcast(builder.load(builder.gep(ptrs, [ir.Constant(i64, p)])),
+                                   ctx.get_data_type(ty.dtype).as_pointer())
+            ary = make_array(ty)(ctx, builder)
+            populate_array(ary, data=data, shape=shape, strides=strides, itemsize=itemsize, meminfo=None)
+            values.append(ary._getvalue())
+            p, i = p + 1, i + ty.ndim
         elif LETTERS[spec[1]] in "fd":
-            call.append(f"T{k}(reals[{r}])")
+            v = builder.load(builder.gep(reals, [ir.Constant(i64, r)]))
+            values.append(v if ty == types.float64 else builder.fptrunc(v, ctx.get_value_type(ty)))
             r += 1
         else:
-            call.append(f"T{k}(ints[{i}])")
+            v = builder.load(builder.gep(ints, [ir.Constant(i64, i)]))
+            if isinstance(ty, types.Boolean):
+                values.append(builder.icmp_unsigned("!=", v, ir.Constant(i64, 0)))
+            else:
+                values.append(v if ty.bitwidth == 64 else builder.trunc(v, ctx.get_value_type(ty)))
             i += 1
-    # the unpacking is a function of its own: a try block of many statements makes numba's SSA
-    # pass recurse once per statement
-    lines = ["def unpack(ptrs, ints, reals):"]
-    lines += [f"    v{k} = {expr}" for k, expr in enumerate(call)]
-    names = ", ".join(f"v{k}" for k in range(len(call)))
-    if ret is None:
-        lines.append(f"    kernel({names})")
-    else:
-        slot = f"reals[{r}]" if LETTERS[ret] in "fd" else f"ints[{i}]"
-        lines.append(f"    {slot} = kernel({names})")
-    lines += ["", "", "def entry(ptrs, ints, reals):", "    status = 0", "    try:",
-              "        unpack_jit(ptrs, ints, reals)", "    except Exception:", "        status = 1",
-              "    return status"]
-    return "\n".join(lines) + "\n", glb
-
-
-def _compile_entry(lazy, specs: list, ret):
-    """numba cfunc of one specialisation → (LLVM IR of its module, its symbol)."""
-    import numba
-    from numba.core import types
-
-    src, glb = _entry_source(specs, ret)
-    glb.update(kernel=lazy.compile(), carray=numba.carray)
-    exec(compile(src, f"<entry of {lazy.__name__}>", "exec"), glb)
-    glb["unpack_jit"] = numba.njit(glb["unpack"])
-    sig = types.int32(types.CPointer(types.voidptr), types.CPointer(types.int64), types.CPointer(types.float64))
-    cf = numba.cfunc(sig)(glb["entry"])
-    return cf._library.get_llvm_str(), cf.native_name
+    status, result = ctx.call_conv.call_function(builder, callee, resty, argtys, values)
+    if ret is not None:
+        if LETTERS[ret] in "fd":
+            builder.store(result if resty == types.float64 else builder.fpext(result, f64),
+                          builder.gep(reals, [ir.Constant(i64, r)]))
+        else:
+            if resty.bitwidth < 64:
+                result = (builder.sext if resty.signed else builder.zext)(result, i64)
+            builder.store(result, builder.gep(ints, [ir.Constant(i64, i)]))
+    builder.ret(builder.select(status.is_ok, ir.Constant(ir.IntType(32), 0), ir.Constant(ir.IntType(32), 1)))
+    mod = llvm.parse_assembly(cgutils.normalize_ir_text(str(wrapper)))
+    mod.triple, mod.data_layout = kernel.triple, kernel.data_layout
+    kernel.link_in(mod)
+    return kernel
 
 
 def spec_string(specs: list) -> str:
@@ -158,28 +179,27 @@ def spec_string(specs: list) -> str:
                    f"{s[2] if s[0] == 'array' else 0}" for s in specs)
 
 
-def _checked_module(ir: str, symbol: str, new_name: str):
-    """Parse one entry's module, keep only its entry visible, and name what it needs from outside."""
+def _checked_module(mod, symbol: str):
+    """Keep only one entry's ``symbol`` visible in its module, drop what the entry does not reach (the
+    kernel module's Python wrapper among it), and name what the rest needs from outside."""
     import llvmlite.binding as llvm
 
-    mod = llvm.parse_assembly(ir)
-    missing = []
     for fn in mod.functions:
-        if fn.is_declaration:
-            if not (fn.name.startswith("llvm.") or fn.name in PROVIDED or fn.name in LIBC):
-                missing.append(fn.name)
-        elif fn.name == symbol:
-            fn.name = new_name
-        else:
+        if not fn.is_declaration and fn.name != symbol:
             fn.linkage = "internal"
     for gv in mod.global_variables:
-        if gv.is_declaration:
-            missing.append(gv.name)
-        else:
+        if not gv.is_declaration:
             gv.linkage = "internal"
-    return mod, missing
+    pm = llvm.create_new_module_pass_manager()
+    pm.add_global_dead_code_eliminate_pass()
+    pm.add_strip_dead_prototype_pass()
+    pm.run(mod, llvm.create_pass_builder(_target_machine(), llvm.create_pipeline_tuning_options()))
+    missing = [fn.name for fn in mod.functions if fn.is_declaration and not (
+        fn.name.startswith("llvm.") or fn.name in PROVIDED or fn.name in LIBC)]
+    return missing + [gv.name for gv in mod.global_variables if gv.is_declaration]
 
 
+@functools.cache
 def _target_machine():
     import llvmlite.binding as llvm
     from numba.core import config as nconfig
@@ -257,8 +277,8 @@ def build(workload=None, directory=None, log=print, functions=None) -> dict:
                 continue
             symbol = f"workbench_kernel_{len(entries)}"
             try:
-                ir, native = _compile_entry(lazy, specs, ret)
-                mod, missing = _checked_module(ir, native, symbol)
+                mod = _entry_module(dispatcher, sig, specs, ret, symbol)
+                missing = _checked_module(mod, symbol)
             except Exception as exc:
                 skipped.append(f"{name}{tuple(str(t) for t in sig)}: {type(exc).__name__}: {str(exc)[:200]}")
                 continue

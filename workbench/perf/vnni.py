@@ -26,7 +26,7 @@ its Python twin :func:`tile` computes the same block with numpy.  :func:`conv_ro
 unsigned input rows (im2col with the zero-point border), calls the micro-kernel and requantizes
 each block straight away (the same arithmetic as :func:`workbench.interpreter.requantize.requantize_rows_jit`).
 
-The requantization in registers (:func:`tile_rq`, :func:`requantize_block`, :func:`conv_rows_rq`): where
+The requantization in registers (:func:`tile_rq`, :func:`requantize_block`, :func:`conv_rq`): where
 the requantization is "narrow" (no left shift, and sum + bias always fits int32: :func:`requant_tables`
 decides at prepare and lays out per channel the bias, multiplier, shifts and rounding terms, 16 channels
 to a vector), the micro-kernel requantizes each 16-lane block of sums while it is still in a register —
@@ -72,7 +72,7 @@ CHUNK = 32          # input rows converted at a time (stay in the L1/L2 cache wh
 TALL_ROWS = 8       # rows of the micro-kernel's block for at most 2 channel blocks (8 × 2 accumulators)
 AMX_ROWS = 16       # rows of the AMX block (one tile of sums holds 16 rows × 16 int32); CHUNK is a multiple
 AMX_MIN_K = 128     # shorter sums stay on the VNNI block: with the requantization in registers and the
-                    # filter-block-first loops of conv_rows_amx_rq, AMX was measured faster from K 128 (56x56x128
+                    # filter-block-first loops of conv_amx_rq, AMX was measured faster from K 128 (56x56x128
                     # -> 128: 0.33 against 0.43 ms; 28x28x256 -> 256: 0.22 against 0.35), level at K 64 (where
                     # the VNNI block reads a 1x1 convolution's input in place) and slower below
 COLS_BELOW = 4 * AMX_ROWS  # products with fewer rows are cut among threads by output channels, not rows
@@ -1291,52 +1291,61 @@ def tiles_rq(a, lda, flip, r0, packed, nb0, kg, out, o0, rows, blocks, q32, q64,
 
 
 @njit(nogil=True)
-def conv_blocks_rq(x, xr, packed, q32, q64, scalars, out, pad, oh, ow, kh, kw, sh, sw, dh, dw, pt, pl, direct, m0,
-                   m1, g0, g1):
-    """Output rows m0..m1, output channel groups g0..g1 (``BLOCKS`` 16-channel blocks a group) of
-    :func:`conv_rows_rq`.  Cut by its last two arguments, the channel groups, it shares a product with
-    few rows among threads, each thread reading its share of the filter only."""
+def conv_rq(x, xr, packed, q32, q64, scalars, out, pad, oh, ow, kh, kw, sh, sw, dh, dw, pt, pl, direct, by_groups,
+            start, end):
+    """An int8 convolution like :func:`conv_rows`, with the requantization in the micro-kernel
+    (:func:`tile_rq`): output rows start..end, every output channel; or with ``by_groups`` every row, output
+    channel groups start..end (``BLOCKS`` 16-channel blocks a group), so that threads share a product with
+    few rows each reading its share of the filter only.  ``xr`` is the input as [N·H, W·C].  ``direct`` (a
+    1x1 convolution, stride 1, no padding, C a multiple of 4): the micro-kernel reads the input pixels
+    themselves (C bytes apart in ``xr``), made unsigned as it loads them — no im2col copy at all; otherwise
+    the unsigned rows are gathered ``CHUNK`` at a time (:func:`gather_rows`).
+
+    One function for both cuts, not one calling the other: numba optimises a callee's code again inside
+    each caller, and these blocks' code is most of the kernel library's build time."""
     nblocks, kg, _ = packed.shape
+    if by_groups:
+        m0, m1, g0, g1 = 0, out.shape[0], start, end
+    else:
+        m0, m1, g0, g1 = start, end, 0, -(-nblocks // BLOCKS)
     tall = nblocks <= 2                 # one group of at most 2 blocks: 8-row blocks (tile_rq_tall)
     # not zeroed: the gather writes every row's K bytes, and the bytes past K (up to the packing's
     # multiple of 4) meet the packed filter's zeros; seen as int8, as the input is (one call of the blocks)
     rows_u8 = np.empty((0 if direct else CHUNK, 4 * kg + GATHER_SLACK), np.uint8)
     a = rows_u8.view(np.int8)
     per_image = oh * ow
-    for start in range(m0, m1, CHUNK):
-        rows = min(CHUNK, m1 - start)
+    for first in range(m0, m1, CHUNK):
+        rows = min(CHUNK, m1 - first)
         if direct:                      # the input's pixels in place, made unsigned as they are loaded
-            src, lda, flip, r0 = xr, x.shape[3], FLIP, start
+            src, lda, flip, r0 = xr, x.shape[3], FLIP, first
         else:
-            gather_rows(x, xr, rows_u8, start, rows, pad, ow, per_image, kh, kw, sh, sw, dh, dw, pt, pl)
+            gather_rows(x, xr, rows_u8, first, rows, pad, ow, per_image, kh, kw, sh, sw, dh, dw, pt, pl)
             src, lda, flip, r0 = a, a.shape[1], 0, 0
         for g in range(g0, g1):
             nb0 = g * BLOCKS
-            tiles_rq(src, lda, flip, r0, packed, nb0, kg, out, start, rows, min(BLOCKS, nblocks - nb0), q32, q64,
+            tiles_rq(src, lda, flip, r0, packed, nb0, kg, out, first, rows, min(BLOCKS, nblocks - nb0), q32, q64,
                      scalars, tall)
 
 
 @njit(nogil=True)
-def conv_rows_rq(x, xr, packed, q32, q64, scalars, out, pad, oh, ow, kh, kw, sh, sw, dh, dw, pt, pl, direct, m0,
-                 m1):
-    """Output rows m0..m1 of an int8 convolution, like :func:`conv_rows`, with the requantization in the
-    micro-kernel (:func:`tile_rq`).  ``xr`` is the input as [N·H, W·C].  ``direct`` (a 1x1 convolution,
-    stride 1, no padding, C a multiple of 4): the micro-kernel reads the input pixels themselves (C bytes
-    apart in ``xr``), made unsigned as it loads them — no im2col copy at all; otherwise the unsigned rows
-    are gathered ``CHUNK`` at a time (:func:`gather_rows`)."""
-    groups = -(-packed.shape[0] // BLOCKS)
-    conv_blocks_rq(x, xr, packed, q32, q64, scalars, out, pad, oh, ow, kh, kw, sh, sw, dh, dw, pt, pl, direct, m0, m1,
-               0, groups)
+def conv_amx_rq(x, xr, packed, q32, q64, scalars, out, pad, oh, ow, kh, kw, sh, sw, dh, dw, pt, pl, cfg, by_groups,
+                start, end):
+    """:func:`conv_rows_amx` with :func:`conv_rq`'s requantization and its two cuts (rows start..end, or
+    with ``by_groups`` output channel groups start..end, each thread gathering every row itself: a 7x7
+    layer's 49 rows are a few tens of kilobytes).  Each 16-row block of sums from the AMX tiles is
+    requantized by :func:`requantize_block` (the epilogue of :func:`tile_rq`).
 
-
-@njit(nogil=True)
-def conv_blocks_amx_rq(x, xr, packed, q32, q64, scalars, out, pad, oh, ow, kh, kw, sh, sw, dh, dw, pt, pl, cfg, m0,
-                       m1, g0, g1):
-    """Output rows m0..m1, output channel groups g0..g1 of :func:`conv_rows_amx_rq` (cut by the channel
-    groups, each thread gathers the rows itself: a 7x7 layer's 49 rows are a few tens of kilobytes)."""
+    The loops run filter-block first: all the unsigned rows are gathered once (:func:`gather_rows`, M·K
+    bytes, in the L2 cache), then for each group of 64 output channels the tiles walk every row, so that
+    group's filter tiles (K·64 bytes) are read from the L1 cache again and again while the rows come from
+    L2 — the other way round, every 16 rows read the whole filter from L2."""
     nblocks, kg, _ = packed.shape
+    if by_groups:
+        m0, m1, g0, g1 = 0, out.shape[0], start, end
+    else:
+        m0, m1, g0, g1 = start, end, 0, -(-nblocks // BLOCKS)
     rows = m1 - m0
-    # not zeroed (as in conv_blocks_rq): the rows past the last are summed but never stored
+    # not zeroed (as in conv_rq): the rows past the last are summed but never stored
     a = np.empty((-(-rows // AMX_ROWS) * AMX_ROWS, 4 * kg), np.uint8)
     acc = np.empty((AMX_ROWS, 16 * BLOCKS), np.int32)
     gather_rows(x, xr, a, m0, rows, pad, ow, oh * ow, kh, kw, sh, sw, dh, dw, pt, pl)
@@ -1350,21 +1359,6 @@ def conv_blocks_amx_rq(x, xr, packed, q32, q64, scalars, out, pad, oh, ow, kh, k
     amx_end()
 
 
-@njit(nogil=True)
-def conv_rows_amx_rq(x, xr, packed, q32, q64, scalars, out, pad, oh, ow, kh, kw, sh, sw, dh, dw, pt, pl, cfg, m0,
-                     m1):
-    """:func:`conv_rows_amx` with :func:`conv_rows_rq`'s requantization: each 16-row block of sums from the
-    AMX tiles is requantized by :func:`requantize_block` (the epilogue of :func:`tile_rq`).
-
-    The loops run filter-block first: all the unsigned rows m0..m1 are gathered once (:func:`gather_rows`,
-    M·K bytes, in the L2 cache), then for each group of 64 output channels the tiles walk every row, so
-    that group's filter tiles (K·64 bytes) are read from the L1 cache again and again while the rows come
-    from L2 — the other way round, every 16 rows read the whole filter from L2."""
-    groups = -(-packed.shape[0] // BLOCKS)
-    conv_blocks_amx_rq(x, xr, packed, q32, q64, scalars, out, pad, oh, ow, kh, kw, sh, sw, dh, dw, pt, pl, cfg, m0, m1,
-                   0, groups)
-
-
 def conv(x, packed, bias, mult, shift, out_zp, lo, hi, half_up, out2d, geometry, threads: int = 1,
          tables=None) -> None:
     """Run :func:`conv_rows` over all output rows, split between ``threads`` threads when > 1
@@ -1372,7 +1366,7 @@ def conv(x, packed, bias, mult, shift, out_zp, lo, hi, half_up, out2d, geometry,
 
     ``geometry`` = (oh, ow, kh, kw, sh, sw, dh, dw, pad_top, pad_left, pad byte).  ``tables``: what
     :func:`requant_tables` made at prepare (None where the requantization is not narrow); with them the
-    VNNI block requantizes in its epilogue (:func:`conv_rows_rq`).
+    VNNI block requantizes in its epilogue (:func:`conv_rq`).
     """
     run_plan(conv_plan(x, packed, bias, mult, shift, out_zp, lo, hi, half_up, out2d, geometry, threads, tables),
              threads)
@@ -1403,22 +1397,21 @@ def conv_plan(x, packed, bias, mult, shift, out_zp, lo, hi, half_up, out2d, geom
     groups = -(-nblocks // BLOCKS)
     direct = kh == kw == sh == sw == 1 and pt == pl == 0 and (oh, ow) == (h, w) and c == 4 * kg and x.flags.c_contiguous
     shape = (pad, oh, ow, kh, kw, sh, sw, dh, dw, pt, pl)
+    xr = x.reshape(n * h, w * c)
+    last = _AMX_CONFIG if amx else direct
     if tables is not None and m < COLS_BELOW and out2d.shape[1] > m and groups >= 4:
         # too few rows to share (7x7 layers, a 1x1 image) and more output channels: each thread takes one
         # share of the channels, gathers the rows itself and reads only its share of the filter, which
         # comes from memory, not cache (on one thread the same loops as the row kernels, so the library
         # compiled for one thread serves two)
-        kernel, last = (conv_blocks_amx_rq, _AMX_CONFIG) if amx else (conv_blocks_rq, direct)
-        return (kernel, groups, (x, x.reshape(n * h, w * c), packed, *tables, out2d, *shape, last, 0, m),
+        return ((conv_amx_rq if amx else conv_rq), groups, (x, xr, packed, *tables, out2d, *shape, last, True),
                 -(-groups // (2 * max(1, threads))), work)
+    if tables is not None:
+        return ((conv_amx_rq, m, (x, xr, packed, *tables, out2d, *shape, last, False), AMX_ROWS, work) if amx else
+                (conv_rq, m, (x, xr, packed, *tables, out2d, *shape, last, False), ROWS, work))
     if amx:
-        if tables is not None:
-            return (conv_rows_amx_rq, m, (x, x.reshape(n * h, w * c), packed, *tables, out2d, *shape, _AMX_CONFIG),
-                    AMX_ROWS, work)
         return (conv_rows_amx, m, (x, packed, bias, mult, shift, out_zp, lo, hi, half_up, out2d, *shape,
                                    _AMX_CONFIG), AMX_ROWS, work)
-    if tables is not None:
-        return conv_rows_rq, m, (x, x.reshape(n * h, w * c), packed, *tables, out2d, *shape, direct), ROWS, work
     return conv_rows, m, (x, packed, bias, mult, shift, out_zp, lo, hi, half_up, out2d, *shape), ROWS, work
 
 

@@ -1,5 +1,5 @@
-"""The int8 products that requantize in registers (perf/vnni.py: tile_rq, requantize_block, conv_rows_rq,
-conv_rows_amx_rq; fast/depthwise_conv_2d.py: depthwise3x3_int8_rq) against the teaching layer
+"""The int8 products that requantize in registers (perf/vnni.py: tile_rq, requantize_block, conv_rq,
+conv_amx_rq; fast/depthwise_conv_2d.py: depthwise3x3_int8_rq) against the teaching layer
 (kernels/conv_2d.py: conv_int8, kernels/depthwise_conv_2d.py: depthwise_int8), bit for bit, compiled and
 as Python (the numpy twins of the IR), on small random shapes: odd channel counts, stride 2, dilation,
 padding edges, 1x1 convolutions read in place; and the fallbacks where the requantization is not narrow."""
@@ -59,8 +59,8 @@ def operands(shape, seed):
 @pytest.mark.parametrize("shape", SHAPES)
 def test_rows_requantized_in_registers_are_the_teaching_layer(shape, compiled, half_up, amx):
     n, h, w, c, o, kh, kw, (sh, sw), (dh, dw_), (pt, pl), (oh, ow) = shape
-    # the AMX rows call the compiled AMX block even as Python (conv_blocks_amx_rq), and asking first is what
-    # gets this process Linux's permission for the tiles (without it: SIGILL, as a lone test in a worker)
+    # asking first is what gets this process Linux's permission for the AMX tiles (without it: SIGILL, as a
+    # lone test in a worker)
     if amx and not vnni.amx_available():
         assert not vnni.amx_available()        # nothing compiled to check on this CPU: the VNNI block runs
         return
@@ -75,14 +75,15 @@ def test_rows_requantized_in_registers_are_the_teaching_layer(shape, compiled, h
         out = np.full((n * oh * ow, o), 99, np.int8)
         geometry = (oh, ow, kh, kw, sh, sw, dh, dw_, pt, pl)
         if amx:         # in two pieces, as two threads run it: rows 0..16 and 16..M
-            fn = vnni.conv_rows_amx_rq if compiled else vnni.conv_rows_amx_rq.py_func
+            fn = vnni.conv_amx_rq if compiled else vnni.conv_amx_rq.py_func
             m, cut = n * oh * ow, min(16, n * oh * ow)
             for m0, m1 in ((0, cut), (cut, m)):
                 fn(x, x.reshape(n * h, w * c), packed, *tables, out, np.uint8(zp + 128), *geometry, vnni.amx_config(),
-                   m0, m1)
+                   False, m0, m1)
         else:
-            fn = vnni.conv_rows_rq if compiled else vnni.conv_rows_rq.py_func
-            fn(x, x.reshape(n * h, w * c), packed, *tables, out, np.uint8(zp + 128), *geometry, direct, 0, n * oh * ow)
+            fn = vnni.conv_rq if compiled else vnni.conv_rq.py_func
+            fn(x, x.reshape(n * h, w * c), packed, *tables, out, np.uint8(zp + 128), *geometry, direct, False, 0,
+               n * oh * ow)
         assert (out.reshape(want.shape) == want).all(), (zp, int((out.reshape(want.shape) != want).sum()))
 
 
@@ -92,7 +93,7 @@ def test_rows_requantized_in_registers_are_the_teaching_layer(shape, compiled, h
                                    (1, 1, 1, 64, 100, 1, 1, (1, 1), (1, 1), (0, 0), (1, 1)),    # one pixel
                                    (2, 6, 5, 9, 67, 3, 3, (2, 2), (1, 1), (1, 1), (3, 3))])     # gathered, padded
 def test_channel_groups_requantized_in_registers_are_the_teaching_layer(shape, compiled, amx):
-    """conv_blocks_rq / conv_blocks_amx_rq: every row, output channel groups g0..g1, in two pieces as two
+    """conv_rq / conv_amx_rq cut by groups: every row, output channel groups g0..g1, in two pieces as two
     threads run them (the cut of a product with few rows); the bytes of the teaching layer."""
     n, h, w, c, o, kh, kw, (sh, sw), (dh, dw_), (pt, pl), (oh, ow) = shape
     if amx and compiled and not vnni.amx_available():
@@ -109,22 +110,21 @@ def test_channel_groups_requantized_in_registers_are_the_teaching_layer(shape, c
     out = np.full((n * oh * ow, o), 99, np.int8)
     geometry = (oh, ow, kh, kw, sh, sw, dh, dw_, pt, pl)
     groups = -(-packed.shape[0] // vnni.BLOCKS)
-    name = "conv_blocks_amx_rq" if amx else "conv_blocks_rq"
+    name = "conv_amx_rq" if amx else "conv_rq"
     fn = getattr(vnni, name) if compiled else getattr(vnni, name).py_func
     last = vnni.amx_config() if amx else direct
     for g0, g1 in ((0, 1), (1, groups)):
-        fn(x, x.reshape(n * h, w * c), packed, *tables, out, np.uint8(zp + 128), *geometry, last, 0, n * oh * ow, g0,
-           g1)
+        fn(x, x.reshape(n * h, w * c), packed, *tables, out, np.uint8(zp + 128), *geometry, last, True, g0, g1)
     assert (out.reshape(want.shape) == want).all()
 
 
 def test_conv_cuts_few_rows_by_channels(monkeypatch):
-    """vnni.conv: fewer than COLS_BELOW rows and more channels than rows -> the channel-group kernel (its pieces
-    the groups), else the row kernel; the teaching layer's bytes either way."""
+    """vnni.conv: fewer than COLS_BELOW rows and more channels than rows -> cut by channel groups (the kernel's
+    pieces the groups), else by rows; the teaching layer's bytes either way."""
     took = []
-    for name in ("conv_rows_rq", "conv_blocks_rq", "conv_rows_amx_rq", "conv_blocks_amx_rq"):
+    for name in ("conv_rq", "conv_amx_rq"):
         real = getattr(vnni, name)
-        monkeypatch.setattr(vnni, name, lambda *a, real=real, name=name: (took.append(name), real(*a)))
+        monkeypatch.setattr(vnni, name, lambda *a, real=real, name=name: (took.append((name, a[-3])), real(*a)))
     for shape, cols in (((1, 3, 3, 16, 200, 1, 1, (1, 1), (1, 1), (0, 0), (3, 3)), True),   # 4 channel groups
                         ((1, 9, 9, 16, 40, 1, 1, (1, 1), (1, 1), (0, 0), (9, 9)), False)):
         x, f, bias, mult, shift = operands(shape, 11)
@@ -136,7 +136,7 @@ def test_conv_cuts_few_rows_by_channels(monkeypatch):
         took.clear()
         vnni.conv(x, packed, folded, mult, shift, 1, -128, 127, True, out,
                   (*shape[10], 1, 1, 1, 1, 1, 1, 0, 0, 132), 2, tables)
-        assert took == (["conv_blocks_rq"] if cols else ["conv_rows_rq"]), took
+        assert took == [("conv_rq", cols)], took
         want = conv_int8_teaching(x, f, bias, (1, 1), (1, 1), (0, 0), shape[10], 4, mult, shift, 1, -128, 127, True)
         assert (out.reshape(want.shape) == want).all()
 
@@ -153,7 +153,7 @@ def test_tables_only_for_a_narrow_requantization():
 
 @pytest.mark.parametrize("top_shift", [0, 1])
 def test_conv_takes_the_registers_epilogue_only_with_tables(monkeypatch, top_shift):
-    """vnni.conv runs conv_rows_rq when the node has tables (made at bind), conv_rows without (a left
+    """vnni.conv runs conv_rq when the node has tables (made at bind), conv_rows without (a left
     shift); both write the teaching layer's bytes."""
     shape = (1, 5, 7, 12, 20, 1, 1, (1, 1), (1, 1), (0, 0), (5, 7))
     x, f, bias, mult, shift = operands(shape, 3)
@@ -163,12 +163,12 @@ def test_conv_takes_the_registers_epilogue_only_with_tables(monkeypatch, top_shi
     tables = vnni.tables_for(packed, folded, mult, shift, 1, -128, 127, True)
     assert (tables is None) == (top_shift == 1)
     took = []
-    for name in ("conv_rows", "conv_rows_rq"):
+    for name in ("conv_rows", "conv_rq"):
         real = getattr(vnni, name)
         monkeypatch.setattr(vnni, name, lambda *a, real=real, name=name: (took.append(name), real(*a)))
     out = np.zeros((35, 20), np.int8)
     vnni.conv(x, packed, folded, mult, shift, 1, -128, 127, True, out, (5, 7, 1, 1, 1, 1, 1, 1, 0, 0, 132), 1, tables)
-    assert took == ["conv_rows" if top_shift else "conv_rows_rq"]
+    assert took == ["conv_rows" if top_shift else "conv_rq"]
     want = conv_int8_teaching(x, f, bias, (1, 1), (1, 1), (0, 0), (5, 7), 4, mult, shift, 1, -128, 127, True)
     assert (out.reshape(want.shape) == want).all()
 
