@@ -41,8 +41,8 @@ chromium:
 corpus: $(VENV)/.installed-lab
 	$(PY) -m workbench.corpus
 
-# the numba kernels compiled ahead of time into one native library (no numba at run time; a few
-# seconds with a warm numba cache, ~2 minutes cold; skipped when built for these sources already)
+# the numba kernels compiled ahead of time into one native library (no numba at run time; ~1.5 minutes
+# from an empty numba cache, ~40 s with a warm one; skipped when built for these sources already)
 kernels: $(VENV)/.installed-lab corpus
 	$(VENV)/bin/workbench precompile --if-needed --models sample_models $(if $(wildcard ../shared/models),--models ../shared/models,) || echo "note: no precompiled kernel library (see above); numba compiles the kernels instead"
 
