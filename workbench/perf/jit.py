@@ -5,15 +5,18 @@ so ``import workbench`` never imports numba and a debugger can step into every k
 
 A jitted function may call another ``@njit`` function, or a :func:`native` operation, of the
 project: when it is compiled, the lazy objects it names as globals are swapped for what numba can
-call (keep caller and callee in the same file: numba's disk cache only notices changes to the
-caller's own file).
+call.  numba's disk cache keys a function's compiled code on its own file only, while that code holds
+its callees' code too; so the cache index of a function whose callees (and theirs) live in other files
+is keyed on those files' contents as well (:func:`_key_on_callees`), and an edit there compiles it again.
 """
 
 from __future__ import annotations
 
 import functools
+import hashlib
 import os
 import types
+from pathlib import Path
 
 from .. import config
 
@@ -32,6 +35,43 @@ def _resolved(func):
     new.__module__ = func.__module__
     new.__doc__ = func.__doc__
     return new
+
+
+def _callee_files(func) -> set:
+    """The files of the jitted functions and native operations ``func`` names as globals, and of those
+    their own jitted functions name, and so on."""
+    files, seen, todo = set(), set(), [func]
+    while todo:
+        f = todo.pop()
+        names = set(f.__code__.co_names)
+        for k, v in f.__globals__.items():
+            if k in names and isinstance(v, (LazyJit, LazyNative)) and id(v) not in seen:
+                seen.add(id(v))
+                files.add(v.py_func.__code__.co_filename)
+                if isinstance(v, LazyNative):
+                    files.add(v.builder.__code__.co_filename)
+                else:
+                    todo.append(v.py_func)
+    return files
+
+
+@functools.lru_cache(maxsize=None)
+def _file_digest(path: str) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def _key_on_callees(dispatcher, func) -> None:
+    """Key ``dispatcher``'s disk cache on the contents of its callees' files besides its own.
+
+    numba writes a source stamp (its file's hash) into each function's cache index and ignores an index
+    whose stamp differs (``numba/core/caching.py``: ``IndexDataCacheFile``); the stamp here is numba's
+    together with the other files' hashes.  Without it a caller in one file kept a callee's old code
+    after an edit in another, and a callee called from Python could find its environment missing
+    (numba's loader met the cached caller's copy of the callee's symbols first)."""
+    others = sorted(_callee_files(func) - {func.__code__.co_filename})
+    index = getattr(getattr(dispatcher, "_cache", None), "_cache_file", None)
+    if others and index is not None and hasattr(index, "_source_stamp"):
+        index._source_stamp = (index._source_stamp, tuple((Path(f).name, _file_digest(f)) for f in others))
 
 
 ALL: list = []          # every LazyJit made (so a build can forget what they resolved to)
@@ -64,6 +104,7 @@ class LazyJit:
                 import numba
 
                 self._numba = numba.njit(cache=True, **self.options)(_resolved(self.py_func))
+                _key_on_callees(self._numba, self.py_func)
             else:
                 self._numba = self.py_func
         return self._numba
