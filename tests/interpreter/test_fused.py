@@ -11,7 +11,7 @@ import pytest
 from helpers.shared_models import SHARED_MODELS
 from workbench.errors import TensorError
 from workbench.interpreter import Interpreter, fused
-from workbench.perf import fgemm
+from workbench.perf import elementwise, fgemm
 from workbench.schema import ActivationFunctionType as Act
 from workbench.schema import AddOptions, Conv2DOptions, DepthwiseConv2DOptions, ModelBuilder, Padding
 from workbench.schema import BuiltinOperator as B
@@ -178,6 +178,73 @@ def test_run_calls_stops_at_the_first_answer_other_than_zero():
         run_calls(((answer, 0),), 0)
     with pytest.raises(ZeroDivisionError):
         run_calls(((lambda: 1 // 0, ()),), 0)
+
+
+needs_prepare = pytest.mark.skipif(fused.prepare_run_function() is None or elementwise.binary_function() is None,
+                                   reason="no kernel library with prepare_run and AVX-512 (make kernels builds it)")
+
+
+def _adds(n=40_000):
+    """Two ADDs of the library's binary_f32 (the second reads the first's output), their arrays."""
+    rng = np.random.default_rng(n)
+    a, b = rng.standard_normal(n).astype(np.float32), rng.standard_normal(n).astype(np.float32)
+    mid, out = np.full(n, np.nan, np.float32), np.full(n, np.nan, np.float32)
+    clamp = np.array([-np.inf, np.inf], np.float32)
+    fn = elementwise.binary_function()
+    return (fn, (2, a, b, mid, clamp, elementwise.ADD)), (fn, (2, mid, b, out, clamp, elementwise.ADD)), (a, b, out)
+
+
+@needs_prepare
+def test_a_prepared_run_is_the_calls_run_one_by_one():
+    """prepare_run's capsule in place of the calls: the library's loops run from their checked arguments, a
+    Python call among them as before; the capsule holds the calls (and their arrays) itself."""
+    first, second, (a, b, out) = _adds()
+    seen = []
+    calls = (first, (lambda: seen.append(1) or 0, ()), second)
+    prepared = fused.prepare_run_function()(calls)
+    assert type(prepared).__name__ == "PyCapsule"
+    del calls, first, second
+    assert fused.run_calls_function()(prepared, 0) == 3 and seen == [1]
+    assert out.tobytes() == ((a + b) + b).tobytes()
+    out[...] = np.nan
+    assert fused.run_calls_function()(prepared, 2) == 3 and seen == [1]        # from the third call on
+    assert out.tobytes() == ((a + b) + b).tobytes()
+
+
+@needs_prepare
+def test_a_prepared_run_stops_where_a_call_is_refused_and_raises_what_it_raised():
+    """A loop's call whose arrays it does not take stays a Python call (answering -1: the run stops there);
+    arguments its function refuses with an error raise that error when the run reaches them, not before."""
+    first, second, (a, b, out) = _adds()
+    fn = first[0]
+    refused = (fn, (1, a, b, np.zeros(5, np.float32), second[1][4], elementwise.ADD))     # out too short
+    run, prepare = fused.run_calls_function(), fused.prepare_run_function()
+    assert run(prepare((first, refused, second)), 0) == 1
+    assert np.isnan(out).all()                              # the third call never ran
+    wrong = prepare((first, (fn, (1, a, b)), second))       # too few arguments: fine until it runs
+    with pytest.raises(TypeError, match="binary_f32"):
+        run(wrong, 0)
+    with pytest.raises(TypeError, match="call 0 is not a"):
+        prepare(((fn, 0),))
+    assert run(prepare(()), 0) == 0
+
+
+@needs_prepare
+def test_a_raised_guard_stops_a_prepared_run_at_its_convolution():
+    """An input beyond the first convolution's guard (an infinity): its prepared call answers 1, the node's
+    own path runs the teaching layer's sums, and the output is the bits of the run without prepared calls."""
+    model, x = chain(Act.NONE)
+    x = x.copy()
+    x[0, 3, 4, :] = np.inf
+    it = ready(model, x)
+    run = it._sg().runs[0][0]
+    assert run.prepared is not run.calls
+    assert fused.run_calls_function()(run.prepared, 0) == 0          # stopped at the convolution
+    it.invoke()
+    got = output(it).copy()
+    run.prepared = run.calls                                # the plain tuple: each call checked again
+    it.invoke()
+    assert got.tobytes() == output(it).tobytes()
 
 
 @needs_library

@@ -9,7 +9,10 @@ constant filter, a depthwise convolution of the library, a same-shape float ADD 
 convolution whose loop the library holds, a float fully connected layer cut among threads, a float
 softmax), the plan holds one :class:`NativeRun` for them
 instead: the library's ``run_calls`` makes the calls in order from C, like XNNPACK's runtime walking its
-operators.
+operators.  The calls of the library's C loops (float convolution, depthwise, ADD / SUB / MUL) are checked
+once when the run is made (``prepare_run``), XNNPACK's setup of its operators: at each invoke only the loops
+run, not the checking of their arguments, whose Python objects a layer that streamed megabytes has pushed
+out of the caches.
 
 Nothing changes in what a node computes: a call that answers other than 0 or None (a raised guard, arrays the
 library refused) stops the run there, the node's own ``__call__`` handles it as it always does, and the
@@ -42,6 +45,12 @@ from ..perf import precompiled
 def run_calls_function():
     """The kernel library's ``run_calls``, or None (no library, or one built before it)."""
     return precompiled.native("run_calls", lambda fn: fn((), 0) == 0)
+
+
+def prepare_run_function():
+    """The kernel library's ``prepare_run`` (the calls with the arguments of its C loops checked once; what
+    it answers goes to ``run_calls`` in their place), or None: no library, or one built before it."""
+    return precompiled.native("prepare_run", lambda fn: fn(()) is not None)
 
 
 def _same_arrays_python(tensors: list, indices: tuple, arrays: tuple) -> bool:
@@ -121,12 +130,14 @@ class NativeRun:
     """Nodes ``entries`` ((fast path, node, data) of the plan, two or more) as one call of ``run_calls``;
     ``hidden``: the tensors no one can read after ``invoke`` (see :func:`runs`)."""
 
-    __slots__ = ("run_calls", "same_arrays", "entries", "hidden", "calls", "fused", "indices", "arrays", "failed")
+    __slots__ = ("run_calls", "same_arrays", "prepare", "entries", "hidden", "calls", "prepared", "fused", "indices",
+                 "arrays", "failed")
     name = "native run"
 
     def __init__(self, run_calls, entries: list, context, hidden: frozenset = frozenset()):
         self.run_calls, self.entries, self.hidden = run_calls, entries, hidden
         self.same_arrays = same_arrays_function()
+        self.prepare = prepare_run_function()
         self.failed = None          # the node whose call raised, for the error invoke reports
         self.take(context)
 
@@ -146,6 +157,9 @@ class NativeRun:
                     fused.add(i)
         self.fused = frozenset(fused)
         self.calls = None if any(call is None for call in calls) else tuple(calls)
+        # what run_calls walks: the library's C loops among the calls with their arguments checked once, the
+        # structures they fill pointing into this take's arrays (a new take, new ones)
+        self.prepared = self.calls if self.calls is None or self.prepare is None else self.prepare(self.calls)
         self.indices = tuple(dict.fromkeys(t for _, node, _ in self.entries
                                            for t in (*node.inputs, *node.outputs) if t >= 0))
         self.arrays = tuple(context.tensors[t] for t in self.indices)
@@ -163,7 +177,7 @@ class NativeRun:
         count, start = len(self.calls), 0
         try:
             while True:
-                i = self.run_calls(self.calls, start)
+                i = self.run_calls(self.prepared, start)
                 if i >= count:
                     return
                 fn, nd, dt = self.entries[i]

@@ -76,6 +76,7 @@ typedef struct {
     int res_first;              /* the residual is the ADD's first operand */
     atomic_int bad;             /* an input value at or above the guard's limit, or NaN */
     atomic_int failed;          /* no memory for a piece's pointers */
+    int threads, parts;         /* the pool's threads and pieces for this call */
 } convf_t;
 
 #if CONVF_X86
@@ -444,22 +445,25 @@ static int convf_overlap(PyArrayObject *a, PyArrayObject *b)
  * pass, out = ADD's clamp(clamp(conv(x) + bias) + residual), where the convolution's output would not be
  * read by anything else (workbench/interpreter/fused.py); the residual may be out itself, not a part of
  * it.  0: done; 1: done, but an input value reached the guard's limit (the caller recomputes with the
- * reference sums); -1: not taken (no AVX-512 on this CPU, or arrays that do not fit), out untouched. */
-static PyObject *kernel_conv_f32(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+ * reference sums); -1: not taken (no AVX-512 on this CPU, or arrays that do not fit), out untouched.
+ * convf_setup checks the arguments and chooses the cut into g (1: ready; 0: nothing to compute; -1: not
+ * taken; -2: a Python error set), convf_exec runs it: a prepared run (shim_tail.c) keeps g from one call
+ * to the next. */
+static int convf_setup(PyObject *const *args, Py_ssize_t nargs, convf_t *gp)
 {
     PyArrayObject *x, *w, *bias, *zeros, *out, *geom, *clamp, *res = NULL, *add = NULL;
     const int64_t *gi;
     const float *cf;
     convf_t g;
     long threads;
-    int parts, d;
+    int d;
     if (nargs != 8 && nargs != 10) {
         PyErr_SetString(PyExc_TypeError, "conv_f32(threads, x, packed, bias, zeros, out, geometry, clamp[, residual, add])");
-        return NULL;
+        return -2;
     }
     threads = PyLong_AsLong(args[0]);
     if (threads == -1 && PyErr_Occurred())
-        return NULL;
+        return -2;
     x = convf_array(args[1], 4, 0);
     w = convf_array(args[2], 1, 0);
     bias = convf_array(args[3], 1, 0);
@@ -471,20 +475,20 @@ static PyObject *kernel_conv_f32(PyObject *self, PyObject *const *args, Py_ssize
         || geom == NULL || PyArray_TYPE(geom) != NPY_INT64 || PyArray_NDIM(geom) != 1 || PyArray_DIM(geom, 0) != 8
         || !PyArray_IS_C_CONTIGUOUS(geom) || !PyArray_ISALIGNED(geom) || !PyArray_ISNOTSWAPPED(geom)
         || PyArray_DIM(clamp, 0) != 3)
-        return PyLong_FromLong(-1);
+        return -1;
     if (nargs == 10) {
         res = convf_array(args[8], 4, 0);
         add = convf_array(args[9], 1, 0);
         if (res == NULL || add == NULL || PyArray_DIM(add, 0) != 3)
-            return PyLong_FromLong(-1);
+            return -1;
         for (d = 0; d < 4; d++)
             if (PyArray_DIM(res, d) != PyArray_DIM(out, d))
-                return PyLong_FromLong(-1);
+                return -1;
         /* out is the ADD's output now, which the memory plan may put where the convolution's input was
          * (the input's life ends at the convolution): it must lie apart from the input, and the residual
          * read where out is written must be out itself or apart from it */
         if (convf_overlap(x, out) || (PyArray_DATA(res) != PyArray_DATA(out) && convf_overlap(res, out)))
-            return PyLong_FromLong(-1);
+            return -1;
     }
     gi = (const int64_t *)PyArray_DATA(geom);
     cf = (const float *)PyArray_DATA(clamp);
@@ -500,9 +504,9 @@ static PyObject *kernel_conv_f32(PyObject *self, PyObject *const *args, Py_ssize
     if (PyArray_DIM(out, 0) != PyArray_DIM(x, 0) || g.kh < 1 || g.kw < 1 || g.sh < 1 || g.sw < 1 || g.dh < 1
         || g.dw < 1 || g.pt < 0 || g.pl < 0 || g.c < 1 || g.o < 1 || PyArray_DIM(w, 0) != g.panels * g.k * CONVF_NR
         || PyArray_DIM(bias, 0) < g.panels * CONVF_NR || PyArray_DIM(zeros, 0) < g.kw * g.c)
-        return PyLong_FromLong(-1);
+        return -1;
     if (g.m == 0)
-        return PyLong_FromLong(0);
+        return 0;
     g.x = (const float *)PyArray_DATA(x);
     g.w = (const float *)PyArray_DATA(w);
     g.bias = (const float *)PyArray_DATA(bias);
@@ -556,17 +560,33 @@ static PyObject *kernel_conv_f32(PyObject *self, PyObject *const *args, Py_ssize
     g.panels_per_part = (g.panels + g.panel_parts - 1) / g.panel_parts;
     g.panels_per_part += g.panels_per_part % 2;      /* whole pairs, so that a piece never splits one */
     g.panel_parts = (g.panels + g.panels_per_part - 1) / g.panels_per_part;
-    parts = (int)(g.tile_parts * g.panel_parts);
-    Py_BEGIN_ALLOW_THREADS
-    if (parts <= 1)
-        convf_part(&g, 0, 0);
-    else
-        pool_run(convf_part, &g, parts, (int)threads, 1);
-    Py_END_ALLOW_THREADS
-    if (atomic_load(&g.failed))
-        return PyErr_NoMemory();
-    return PyLong_FromLong(atomic_load(&g.bad) ? 1 : 0);
+    g.parts = (int)(g.tile_parts * g.panel_parts);
+    g.threads = (int)threads;
+    *gp = g;
+    return 1;
 }
+
+/* run what convf_setup made ready, the GIL let go: 0 done; 1 done, but the guard was raised; NATIVE_NOMEM */
+static int convf_exec(void *state)
+{
+    convf_t *g = (convf_t *)state;
+    atomic_store(&g->bad, 0);
+    atomic_store(&g->failed, 0);
+    if (g->parts <= 1)
+        convf_part(g, 0, 0);
+    else
+        pool_run(convf_part, g, g->parts, g->threads, 1);
+    return atomic_load(&g->failed) ? NATIVE_NOMEM : atomic_load(&g->bad) ? 1 : 0;
+}
+
+static PyObject *kernel_conv_f32(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    convf_t g;
+    int r = convf_setup(args, nargs, &g);
+    (void)self;
+    return r == 1 ? native_exec(convf_exec, &g) : r == -2 ? NULL : PyLong_FromLong(r);
+}
+
 
 /* ------------------------------------------------------------------------------------------
  * A float fully connected layer with few rows (a network's classifier: one row of 1024-1280 values

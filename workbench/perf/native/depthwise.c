@@ -579,6 +579,7 @@ typedef struct {
                                      * packed weights were read once more at every call, by the caller alone
                                      * while the other threads waited */
     atomic_int failed;              /* no memory for a thread's row of zeros */
+    int threads, parts;             /* the pool's threads and pieces for this call */
 } dwf_t;
 
 #if DW_X86
@@ -916,8 +917,9 @@ static void dwf_part(void *ctx, int part, int thread)
  * block of 16 channels its bias, then its taps row by row (workbench/perf/depthwise.py pack_float; zeros past
  * C); out float32 [N, OH, OW, C]; geometry int64 [kh, kw, stride h, stride w, dilation h, dilation w, pad
  * top, pad left]; clamp float32 [lo, hi, 1 where the zeros add nothing (see dwf_t)].  0: done; -1: not
- * taken (no AVX-512 here, or arrays that do not fit), out untouched. */
-static PyObject *kernel_dw_f32(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+ * taken (no AVX-512 here, or arrays that do not fit), out untouched.  dwf_setup / dwf_exec: as
+ * convf_setup / convf_exec (conv_f32.c). */
+static int dwf_setup(PyObject *const *args, Py_ssize_t nargs, dwf_t *gp)
 {
     static const native_arg_t spec[5] = {{4, NPY_FLOAT32, 0}, {3, NPY_FLOAT32, 0}, {4, NPY_FLOAT32, 1},
                                          {1, NPY_INT64, 0}, {1, NPY_FLOAT32, 0}};
@@ -925,16 +927,15 @@ static PyObject *kernel_dw_f32(PyObject *self, PyObject *const *args, Py_ssize_t
     dwf_t g;
     long threads;
     int fit = native_args(args, nargs, "dw_f32(threads, x, w, out, geometry, clamp)", spec, 5, &threads, a);
-    (void)self;
     if (fit < 0)
-        return NULL;
+        return -2;
     x = a[0], w = a[1], out = a[2], geom = a[3], clamp = a[4];
     if (!dw_cpu_ok() || !fit || PyArray_DIM(geom, 0) != 8 || PyArray_DIM(clamp, 0) != 3
         || !dw_shape(&g.s, x, out, (const int64_t *)PyArray_DATA(geom)) || PyArray_DIM(w, 0) != g.s.nb
         || PyArray_DIM(w, 1) != 1 + g.s.kh * g.s.kw || PyArray_DIM(w, 2) != 16)
-        return PyLong_FromLong(-1);
+        return -1;
     if (g.s.rows == 0 || g.s.ow == 0)
-        return PyLong_FromLong(0);
+        return 0;
     g.x = (const float *)PyArray_DATA(x);
     g.w = (const float *)PyArray_DATA(w);
     g.wb = (1 + g.s.kh * g.s.kw) * 16;
@@ -962,11 +963,31 @@ static PyObject *kernel_dw_f32(PyObject *self, PyObject *const *args, Py_ssize_t
         g.pixels = g.s.rows * g.s.ow;
         g.pixel_parts = threads > 1 ? DW_PARTS_PER_THREAD * (threads < MAX_THREADS ? threads : MAX_THREADS) : 1;
         g.pixel_parts = g.pixel_parts < g.pixels ? g.pixel_parts : g.pixels;
-        dw_run(dwf_part, &g, (int)g.pixel_parts, threads);
+        g.parts = (int)g.pixel_parts;
     } else {
-        dw_run(dwf_part, &g, dw_cut(&g.s, threads, DW_PARTS_PER_THREAD, 0), threads);
+        g.parts = dw_cut(&g.s, threads, DW_PARTS_PER_THREAD, 0);
     }
-    if (atomic_load(&g.failed))
-        return PyErr_NoMemory();
-    return PyLong_FromLong(0);
+    g.threads = (int)threads;
+    *gp = g;
+    return 1;
+}
+
+/* run what dwf_setup made ready, the GIL let go: 0 done, or NATIVE_NOMEM */
+static int dwf_exec(void *state)
+{
+    dwf_t *g = (dwf_t *)state;
+    atomic_store(&g->failed, 0);
+    if (g->parts <= 1)
+        dwf_part(g, 0, 0);
+    else
+        pool_run(dwf_part, g, g->parts, g->threads, 1);
+    return atomic_load(&g->failed) ? NATIVE_NOMEM : 0;
+}
+
+static PyObject *kernel_dw_f32(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    dwf_t g;
+    int r = dwf_setup(args, nargs, &g);
+    (void)self;
+    return r == 1 ? native_exec(dwf_exec, &g) : r == -2 ? NULL : PyLong_FromLong(r);
 }

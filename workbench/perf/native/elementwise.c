@@ -31,6 +31,7 @@ typedef struct {
     int64_t n, per_part;
     int op;                         /* 0 add, 1 subtract, 2 multiply */
     float lo, hi;
+    int threads, parts;             /* the pool's threads and pieces for this call */
 } ewb_t;
 
 #if EW_X86
@@ -84,49 +85,62 @@ static void ewb_part(void *ctx, int part, int thread)
 
 /* binary_f32(threads, a, b, out, clamp, op): out = clamp(a op b) on the pool; a, b, out float32 of one
  * dimension and the same length; clamp float32 [lo, hi]; op 0 add, 1 subtract, 2 multiply.  0: done;
- * -1: not taken (no AVX-512 here, or arrays that do not fit), out untouched. */
-static PyObject *kernel_binary_f32(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+ * -1: not taken (no AVX-512 here, or arrays that do not fit), out untouched.  ewb_setup / ewb_exec: as
+ * convf_setup / convf_exec (conv_f32.c). */
+static int ewb_setup(PyObject *const *args, Py_ssize_t nargs, ewb_t *g)
 {
     static const native_arg_t spec[4] = {{1, NPY_FLOAT32, 0}, {1, NPY_FLOAT32, 0}, {1, NPY_FLOAT32, 1},
                                          {1, NPY_FLOAT32, 0}};
     static const char usage[] = "binary_f32(threads, a, b, out, clamp, op)";
     PyArrayObject *a[4];
-    ewb_t g;
     long threads, op;
     int fit, parts;
-    (void)self;
     if (nargs != 6) {
         PyErr_SetString(PyExc_TypeError, usage);
-        return NULL;
+        return -2;
     }
     fit = native_args(args, nargs - 1, usage, spec, 4, &threads, a);
     if (fit < 0)
-        return NULL;
+        return -2;
     op = PyLong_AsLong(args[5]);
     if (op == -1 && PyErr_Occurred())
-        return NULL;
+        return -2;
     if (!convf_cpu_ok() || !fit || op < 0 || op > 2 || PyArray_DIM(a[1], 0) != PyArray_DIM(a[0], 0)
         || PyArray_DIM(a[2], 0) != PyArray_DIM(a[0], 0) || PyArray_DIM(a[3], 0) != 2)
-        return PyLong_FromLong(-1);
-    g.a = (const float *)PyArray_DATA(a[0]);
-    g.b = (const float *)PyArray_DATA(a[1]);
-    g.out = (float *)PyArray_DATA(a[2]);
-    g.n = PyArray_DIM(a[0], 0);
-    g.op = (int)op;
-    g.lo = ((const float *)PyArray_DATA(a[3]))[0];
-    g.hi = ((const float *)PyArray_DATA(a[3]))[1];
+        return -1;
+    g->a = (const float *)PyArray_DATA(a[0]);
+    g->b = (const float *)PyArray_DATA(a[1]);
+    g->out = (float *)PyArray_DATA(a[2]);
+    g->n = PyArray_DIM(a[0], 0);
+    g->op = (int)op;
+    g->lo = ((const float *)PyArray_DATA(a[3]))[0];
+    g->hi = ((const float *)PyArray_DATA(a[3]))[1];
     if (threads > MAX_THREADS)
         threads = MAX_THREADS;
-    parts = threads > 1 && g.n >= EW_MIN_SPLIT ? (int)(EW_PARTS_PER_THREAD * threads) : 1;
-    g.per_part = ((g.n + parts - 1) / parts + 15) / 16 * 16;   /* pieces of whole vectors */
-    parts = g.per_part > 0 ? (int)((g.n + g.per_part - 1) / g.per_part) : 1;
-    Py_BEGIN_ALLOW_THREADS
-    if (parts <= 1)
-        ewb_part(&g, 0, 0);
+    parts = threads > 1 && g->n >= EW_MIN_SPLIT ? (int)(EW_PARTS_PER_THREAD * threads) : 1;
+    g->per_part = ((g->n + parts - 1) / parts + 15) / 16 * 16;   /* pieces of whole vectors */
+    g->parts = g->per_part > 0 ? (int)((g->n + g->per_part - 1) / g->per_part) : 1;
+    g->threads = (int)threads;
+    return 1;
+}
+
+/* run what ewb_setup made ready, the GIL let go: 0 */
+static int ewb_exec(void *state)
+{
+    ewb_t *g = (ewb_t *)state;
+    if (g->parts <= 1)
+        ewb_part(g, 0, 0);
     else
-        pool_run(ewb_part, &g, parts, (int)threads, 1);
-    Py_END_ALLOW_THREADS
-    return PyLong_FromLong(0);
+        pool_run(ewb_part, g, g->parts, g->threads, 1);
+    return 0;
+}
+
+static PyObject *kernel_binary_f32(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    ewb_t g;
+    int r = ewb_setup(args, nargs, &g);
+    (void)self;
+    return r == 1 ? native_exec(ewb_exec, &g) : r == -2 ? NULL : PyLong_FromLong(r);
 }
 
 /* sum_f32(threads, x, out, shape, divisor): x float32 flat [A, R, B], out float32 flat [A, B]; each

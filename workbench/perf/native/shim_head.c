@@ -409,6 +409,23 @@ static void pool_run(part_fn fn, void *ctx, int parts, int threads, int claim)
     pthread_mutex_unlock(&pool.busy);
 }
 
+/* The C loops of conv_f32.c, depthwise.c and elementwise.c come in two halves: a setup that checks a
+ * call's arguments and fills the loop's own structure (pointers, sizes, the cut into pieces), and an exec
+ * that runs that structure on the pool with the GIL let go, answering what the Python function answers
+ * (0 done; 1 a raised guard) or NATIVE_NOMEM.  The Python function is the two in a row; a prepared run
+ * (shim_tail.c, prepare_run) keeps the structures and calls only the execs. */
+#define NATIVE_NOMEM (-1000)
+typedef int (*native_exec_fn)(void *state);
+
+static PyObject *native_exec(native_exec_fn exec, void *state)
+{
+    int r;
+    Py_BEGIN_ALLOW_THREADS
+    r = exec(state);
+    Py_END_ALLOW_THREADS
+    return r == NATIVE_NOMEM ? PyErr_NoMemory() : PyLong_FromLong(r);
+}
+
 /* OpenBLAS's caller-managed threading: it hands its jobs to this function */
 typedef void (*blas_job_fn)(int thread, void *job, int data);
 typedef struct { blas_job_fn job; char *jobs; size_t size; int data; } blas_jobs_t;

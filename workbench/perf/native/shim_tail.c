@@ -415,41 +415,194 @@ static PyObject *kernel_pool_stats(PyObject *self, PyObject *unused)
     return Py_BuildValue("(ll)", pool.stat_jobs, pool.stat_alone);
 }
 
-/* run_calls(calls, start): calls[i] = (function, args); from i = start on, each function called with its
- * arguments in turn until one answers anything but the integer 0 or None (done: the library's C loops
- * answer 0, call_rows None; anything else is a refusal or a raised guard, which the node's own code
- * then handles): the index of that call, or len(calls) when all were done.
- * A run of the speed layer's nodes in one call from Python (workbench/interpreter/fused.py). */
-static PyObject *kernel_run_calls(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
-{
+/* A run of calls prepared once (prepare_run): a call of one of the C loops below whose arguments fit is kept
+ * as its loop's structure, filled by the loop's setup, and run by its exec alone (shim_head.c: NATIVE_NOMEM);
+ * every other call stays a Python call.  The capsule holds the calls, so the arrays whose data the
+ * structures point into live as long as it does; the caller makes a new one when the arrays change
+ * (workbench/interpreter/fused.py).  What this saves is the checking of each call's arguments at every
+ * invoke: inside a network those Python objects come back cold from the cache (~0.5 us a call). */
+typedef int (*native_setup_fn)(PyObject *const *args, Py_ssize_t nargs, void *state);
+
+typedef struct {
+    native_exec_fn exec;            /* NULL: a Python call */
+    void *state;
+} prepared_call_t;
+
+typedef struct {
     PyObject *calls;
-    Py_ssize_t i, n, start;
+    Py_ssize_t n;
+    prepared_call_t item[1];
+} prepared_run_t;
+
+static const char PREPARED_RUN[] = "workbench_kernels.prepared_run";
+
+static int setup_conv_f32(PyObject *const *args, Py_ssize_t nargs, void *state)
+{
+    return convf_setup(args, nargs, (convf_t *)state);
+}
+
+static int setup_dw_f32(PyObject *const *args, Py_ssize_t nargs, void *state)
+{
+    return dwf_setup(args, nargs, (dwf_t *)state);
+}
+
+static int setup_binary_f32(PyObject *const *args, Py_ssize_t nargs, void *state)
+{
+    return ewb_setup(args, nargs, (ewb_t *)state);
+}
+
+static const struct {
+    PyObject *(*function)(PyObject *, PyObject *const *, Py_ssize_t);
+    native_setup_fn setup;
+    native_exec_fn exec;
+    size_t size;
+} PREPARABLE[] = {
+    {kernel_conv_f32, setup_conv_f32, convf_exec, sizeof(convf_t)},
+    {kernel_dw_f32, setup_dw_f32, dwf_exec, sizeof(dwf_t)},
+    {kernel_binary_f32, setup_binary_f32, ewb_exec, sizeof(ewb_t)},
+};
+
+/* the calls tuple's call i as (function, args tuple), or -1 with TypeError */
+static int call_parts(PyObject *calls, Py_ssize_t i, PyObject **fn, PyObject **a)
+{
+    PyObject *c = PyTuple_GET_ITEM(calls, i);
+    if (!PyTuple_Check(c) || PyTuple_GET_SIZE(c) != 2 || !PyTuple_Check(PyTuple_GET_ITEM(c, 1))) {
+        PyErr_Format(PyExc_TypeError, "run_calls: call %zd is not a (function, args tuple) pair", i);
+        return -1;
+    }
+    *fn = PyTuple_GET_ITEM(c, 0);
+    *a = PyTuple_GET_ITEM(c, 1);
+    return 0;
+}
+
+/* a Python call of the run: 0 when it answered 0 or None (done), 1 for anything else, -1 on an error */
+static int python_call(PyObject *fn, PyObject *a)
+{
+    PyObject *r = PyObject_Vectorcall(fn, ((PyTupleObject *)a)->ob_item, PyTuple_GET_SIZE(a), NULL);
+    long v;
+    int overflow = 0;
+    if (r == NULL)
+        return -1;
+    v = r == Py_None ? 0 : PyLong_Check(r) ? PyLong_AsLongAndOverflow(r, &overflow) : 1;
+    Py_DECREF(r);
+    return v != 0 || overflow ? 1 : 0;
+}
+
+static void prepared_run_free(PyObject *capsule)
+{
+    prepared_run_t *p = (prepared_run_t *)PyCapsule_GetPointer(capsule, PREPARED_RUN);
+    Py_ssize_t i;
+    if (p == NULL)
+        return;
+    for (i = 0; i < p->n; i++)
+        free(p->item[i].state);
+    Py_XDECREF(p->calls);
+    free(p);
+}
+
+/* prepare_run(calls): calls as run_calls takes them, prepared (see prepared_run_t) into a capsule that
+ * run_calls takes in their place */
+static PyObject *kernel_prepare_run(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    PyObject *calls, *capsule, *fn, *a;
+    prepared_run_t *p;
+    Py_ssize_t i, n;
+    size_t j;
     (void)self;
-    if (nargs != 2 || !PyTuple_Check(args[0])) {
-        PyErr_SetString(PyExc_TypeError, "run_calls(calls: tuple of (function, args tuple), start: int)");
+    if (nargs != 1 || !PyTuple_Check(args[0])) {
+        PyErr_SetString(PyExc_TypeError, "prepare_run(calls: tuple of (function, args tuple))");
         return NULL;
     }
     calls = args[0];
     n = PyTuple_GET_SIZE(calls);
+    p = (prepared_run_t *)calloc(1, sizeof(prepared_run_t) + (size_t)(n > 0 ? n : 1) * sizeof(prepared_call_t));
+    if (p == NULL)
+        return PyErr_NoMemory();
+    Py_INCREF(calls);
+    p->calls = calls;
+    p->n = n;
+    capsule = PyCapsule_New(p, PREPARED_RUN, prepared_run_free);
+    if (capsule == NULL) {
+        Py_DECREF(calls);
+        free(p);
+        return NULL;
+    }
+    for (i = 0; i < n; i++) {
+        if (call_parts(calls, i, &fn, &a) < 0) {
+            Py_DECREF(capsule);
+            return NULL;
+        }
+        if (!PyCFunction_Check(fn))
+            continue;
+        for (j = 0; j < sizeof PREPARABLE / sizeof PREPARABLE[0]; j++) {
+            if (PyCFunction_GET_FUNCTION(fn) != (PyCFunction)(void (*)(void))PREPARABLE[j].function)
+                continue;
+            p->item[i].state = malloc(PREPARABLE[j].size);
+            if (p->item[i].state == NULL) {
+                Py_DECREF(capsule);
+                return PyErr_NoMemory();
+            }
+            /* ready: its exec from now on; else (nothing to compute, not taken, or arguments the function
+             * would refuse with an error) the Python call, which answers or raises as it always did */
+            if (PREPARABLE[j].setup(((PyTupleObject *)a)->ob_item, PyTuple_GET_SIZE(a), p->item[i].state) == 1) {
+                p->item[i].exec = PREPARABLE[j].exec;
+            } else {
+                PyErr_Clear();
+                free(p->item[i].state);
+                p->item[i].state = NULL;
+            }
+            break;
+        }
+    }
+    return capsule;
+}
+
+/* run_calls(calls, start): calls[i] = (function, args), or a prepare_run capsule of them; from i = start on,
+ * each function called with its arguments in turn until one answers anything but the integer 0 or None
+ * (done: the library's C loops answer 0, call_rows None; anything else is a refusal or a raised guard, which
+ * the node's own code then handles): the index of that call, or len(calls) when all were done.  Prepared
+ * calls in a row run one after the other with the GIL let go once.
+ * A run of the speed layer's nodes in one call from Python (workbench/interpreter/fused.py). */
+static PyObject *kernel_run_calls(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    PyObject *calls, *fn, *a;
+    prepared_run_t *p = NULL;
+    Py_ssize_t i, n, start;
+    int r;
+    (void)self;
+    if (nargs == 2 && PyCapsule_IsValid(args[0], PREPARED_RUN)) {
+        p = (prepared_run_t *)PyCapsule_GetPointer(args[0], PREPARED_RUN);
+        calls = p->calls;
+    } else if (nargs == 2 && PyTuple_Check(args[0])) {
+        calls = args[0];
+    } else {
+        PyErr_SetString(PyExc_TypeError, "run_calls(calls: tuple of (function, args tuple) or prepare_run's "
+                                         "capsule, start: int)");
+        return NULL;
+    }
+    n = PyTuple_GET_SIZE(calls);
     start = PyLong_AsSsize_t(args[1]);
     if (start == -1 && PyErr_Occurred())
         return NULL;
-    for (i = start < 0 ? 0 : start; i < n; i++) {
-        PyObject *c = PyTuple_GET_ITEM(calls, i), *a, *r;
-        long v;
-        int overflow = 0;
-        if (!PyTuple_Check(c) || PyTuple_GET_SIZE(c) != 2 || !PyTuple_Check(PyTuple_GET_ITEM(c, 1))) {
-            PyErr_Format(PyExc_TypeError, "run_calls: call %zd is not a (function, args tuple) pair", i);
-            return NULL;
+    for (i = start < 0 ? 0 : start; i < n;) {
+        if (p != NULL && p->item[i].exec != NULL) {
+            r = 0;
+            Py_BEGIN_ALLOW_THREADS
+            for (; i < n && p->item[i].exec != NULL; i++)
+                if ((r = p->item[i].exec(p->item[i].state)) != 0)
+                    break;
+            Py_END_ALLOW_THREADS
+            if (r == NATIVE_NOMEM)
+                return PyErr_NoMemory();
+            if (r != 0)
+                break;
+            continue;
         }
-        a = PyTuple_GET_ITEM(c, 1);
-        r = PyObject_Vectorcall(PyTuple_GET_ITEM(c, 0), ((PyTupleObject *)a)->ob_item, PyTuple_GET_SIZE(a), NULL);
-        if (r == NULL)
+        if (call_parts(calls, i, &fn, &a) < 0 || (r = python_call(fn, a)) < 0)
             return NULL;
-        v = r == Py_None ? 0 : PyLong_Check(r) ? PyLong_AsLongAndOverflow(r, &overflow) : 1;
-        Py_DECREF(r);
-        if (v != 0 || overflow)
+        if (r != 0)
             break;
+        i++;
     }
     return PyLong_FromSsize_t(i);
 }
@@ -541,8 +694,10 @@ static PyMethodDef METHODS[] = {
     {"same_arrays", (PyCFunction)(void (*)(void))kernel_same_arrays, METH_FASTCALL,
      "same_arrays(tensors, indices, arrays): whether tensors[indices[i]] is arrays[i] for every i"},
     {"run_calls", (PyCFunction)(void (*)(void))kernel_run_calls, METH_FASTCALL,
-     "run_calls(calls, start): call each (function, args) of calls from start on until one answers other "
-     "than 0 or None; its index, or len(calls)"},
+     "run_calls(calls, start): call each (function, args) of calls (or of prepare_run's capsule of them) from "
+     "start on until one answers other than 0 or None; its index, or len(calls)"},
+    {"prepare_run", (PyCFunction)(void (*)(void))kernel_prepare_run, METH_FASTCALL,
+     "prepare_run(calls): the calls with the arguments of the library's C loops checked once, for run_calls"},
     {"call", (PyCFunction)(void (*)(void))kernel_call, METH_FASTCALL,
      "call(first, count, fallback, *args): run the first of entries first..first+count that takes args"},
     {"match", (PyCFunction)(void (*)(void))kernel_match, METH_FASTCALL,
