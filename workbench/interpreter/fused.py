@@ -9,10 +9,10 @@ constant filter, a depthwise convolution of the library, a same-shape float ADD 
 convolution whose loop the library holds, a float fully connected layer cut among threads, a float
 softmax), the plan holds one :class:`NativeRun` for them
 instead: the library's ``run_calls`` makes the calls in order from C, like XNNPACK's runtime walking its
-operators.  The calls of the library's C loops (float convolution, depthwise, ADD / SUB / MUL) are checked
-once when the run is made (``prepare_run``), XNNPACK's setup of its operators: at each invoke only the loops
-run, not the checking of their arguments, whose Python objects a layer that streamed megabytes has pushed
-out of the caches.
+operators.  The calls of the library's C loops (float convolution, float and int8 depthwise, ADD / SUB /
+MUL) and of its numba kernels' rows (the int8 convolutions) are checked once when the run is made
+(``prepare_run``), as XNNPACK sets up its operators: at each invoke only the loops run, not the checking of
+their arguments, whose Python objects a layer that streamed megabytes has pushed out of the caches.
 
 Nothing changes in what a node computes: a call that answers other than 0 or None (a raised guard, arrays the
 library refused) stops the run there, the node's own ``__call__`` handles it as it always does, and the

@@ -91,6 +91,7 @@ typedef struct {
     int32_t in_zp, out_zp, lo, hi;
     int mode;                       /* the tables' rounding mode */
     atomic_int failed;              /* no memory for a thread's rows */
+    int threads, parts;             /* the pool's threads and pieces for this call */
 } dwi8_t;
 
 #if DW_X86
@@ -472,23 +473,13 @@ static int dw_cut(dw_shape_t *s, long threads, int per_thread, int blocks)
     return (int)(s->row_parts * s->block_parts);
 }
 
-static void dw_run(part_fn fn, void *g, int parts, long threads)
-{
-    Py_BEGIN_ALLOW_THREADS
-    if (parts <= 1)
-        fn(g, 0, 0);
-    else
-        pool_run(fn, g, parts, (int)threads, 1);
-    Py_END_ALLOW_THREADS
-}
-
 /* dw_i8(threads, x, w, out, q32, q64, scalars, geometry): out = requantize(depthwise(x)) on the pool.
  * x int8 [N, H, W, C]; w float32 [KH*KW, C16] (C16: C rounded up to 16, zeros past C); out int8
  * [N, OH, OW, C]; q32, q64, scalars: workbench/perf/vnni.py requant_tables for at least C16
  * channels; geometry int64 [kh, kw, stride h, stride w, dilation h, dilation w, pad top, pad left,
  * input zero point].  0: done; -1: not taken (no AVX-512 here, or arrays that do not fit), out
- * untouched. */
-static PyObject *kernel_dw_i8(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+ * untouched.  dwi8_setup / dwi8_exec: as convf_setup / convf_exec (conv_f32.c). */
+static int dwi8_setup(PyObject *const *args, Py_ssize_t nargs, dwi8_t *gp)
 {
     static const native_arg_t spec[7] = {{4, NPY_INT8, 0}, {2, NPY_FLOAT32, 0}, {4, NPY_INT8, 1}, {2, NPY_INT32, 0},
                                          {2, NPY_INT64, 0}, {1, NPY_INT64, 0}, {1, NPY_INT64, 0}};
@@ -496,15 +487,14 @@ static PyObject *kernel_dw_i8(PyObject *self, PyObject *const *args, Py_ssize_t 
     const int64_t *gi, *sc;
     dwi8_t g;
     long threads;
-    int parts, fit = native_args(args, nargs, "dw_i8(threads, x, w, out, q32, q64, scalars, geometry)", spec, 7,
-                                 &threads, a);
-    (void)self;
+    int fit = native_args(args, nargs, "dw_i8(threads, x, w, out, q32, q64, scalars, geometry)", spec, 7, &threads,
+                          a);
     if (fit < 0)
-        return NULL;
+        return -2;
     x = a[0], w = a[1], out = a[2], q32 = a[3], q64 = a[4], scalars = a[5], geom = a[6];
     if (!dw_cpu_ok() || !fit || PyArray_DIM(geom, 0) != 9 || PyArray_DIM(scalars, 0) != 5 || PyArray_DIM(q32, 0) != 6
         || PyArray_DIM(q64, 0) != 7 || PyArray_DIM(q64, 1) != PyArray_DIM(q32, 1) || PyArray_DIM(q32, 1) % 2)
-        return PyLong_FromLong(-1);
+        return -1;
     gi = (const int64_t *)PyArray_DATA(geom);
     sc = (const int64_t *)PyArray_DATA(scalars);
     memset(&g, 0, sizeof g);
@@ -513,20 +503,20 @@ static PyObject *kernel_dw_i8(PyObject *self, PyObject *const *args, Py_ssize_t 
         || g.n16 < g.s.c16 || sc[4] != g.s.c || sc[3] < DWI8_AWAY
         || sc[3] > DWI8_UP_FAST || gi[8] < -128 || gi[8] > 127 || sc[1] < -128 || sc[2] > 127 || sc[1] > sc[2]
         || sc[0] < -128 || sc[0] > 127)
-        return PyLong_FromLong(-1);
+        return -1;
     {   /* the float sums start at the bias: exact while |bias| + 255 * 128 * taps stays below 2^24 */
         const int32_t *bias = (const int32_t *)PyArray_DATA(q32);
         int64_t j, room = ((int64_t)1 << 24) - 255 * 128 * g.s.kh * g.s.kw;
         for (j = 0; j < g.s.c; j++)
             if (bias[j] >= room || -(int64_t)bias[j] >= room)
-                return PyLong_FromLong(-1);
+                return -1;
     }
     /* columns a filter can reach: the left padding, the image, and whatever lies right of it */
     g.wp = (g.s.ow - 1) * g.s.sw + (g.s.kw - 1) * g.s.dw + 1;
     if (g.wp < g.s.pl + g.s.wd)
         g.wp = g.s.pl + g.s.wd;
     if (g.s.rows == 0 || g.s.ow == 0)
-        return PyLong_FromLong(0);
+        return 0;
     g.in_zp = (int32_t)gi[8];
     g.out_zp = (int32_t)sc[0]; g.lo = (int32_t)sc[1]; g.hi = (int32_t)sc[2]; g.mode = (int)sc[3];
     g.x = (const int8_t *)PyArray_DATA(x);
@@ -534,12 +524,32 @@ static PyObject *kernel_dw_i8(PyObject *self, PyObject *const *args, Py_ssize_t 
     g.q32 = (const int32_t *)PyArray_DATA(q32);
     g.q64 = (const int64_t *)PyArray_DATA(q64);
     g.out = (int8_t *)PyArray_DATA(out);
-    parts = dw_cut(&g.s, threads, DWI8_PARTS_PER_THREAD, 1);
-    dw_run(dwi8_part, &g, parts, threads);
-    if (atomic_load(&g.failed))
-        return PyErr_NoMemory();
-    return PyLong_FromLong(0);
+    g.parts = dw_cut(&g.s, threads, DWI8_PARTS_PER_THREAD, 1);
+    g.threads = (int)threads;
+    *gp = g;
+    return 1;
 }
+
+/* run what dwi8_setup made ready, the GIL let go: 0 done, or NATIVE_NOMEM */
+static int dwi8_exec(void *state)
+{
+    dwi8_t *g = (dwi8_t *)state;
+    atomic_store(&g->failed, 0);
+    if (g->parts <= 1)
+        dwi8_part(g, 0, 0);
+    else
+        pool_run(dwi8_part, g, g->parts, g->threads, 1);
+    return atomic_load(&g->failed) ? NATIVE_NOMEM : 0;
+}
+
+static PyObject *kernel_dw_i8(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    dwi8_t g;
+    int r = dwi8_setup(args, nargs, &g);
+    (void)self;
+    return r == 1 ? native_exec(dwi8_exec, &g) : r == -2 ? NULL : PyLong_FromLong(r);
+}
+
 
 /* ------------------------------------------------------------------------------------------
  * Float32 depthwise convolutions with a depth multiplier of 1, in the reference kernels' order:

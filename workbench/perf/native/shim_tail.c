@@ -105,30 +105,36 @@ static void rows_part(void *ctx, int part, int thread)
 
 /* call_rows(first, count, fallback, threads, total, align, *args): the entry's rows 0..total cut
  * into pieces (multiples of align rows) shared among `threads` threads of the pool; None, or
- * NotImplemented when no entry takes the arguments or the kernel raised (the caller then asks numba) */
-static PyObject *kernel_call_rows(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+ * NotImplemented when no entry takes the arguments or the kernel raised (the caller then asks numba).
+ * rows_setup (1: ready; -1: no entry takes them; -2: a Python error set) and rows_exec (0 done, 1 the
+ * kernel raised), as convf_setup / convf_exec (conv_f32.c). */
+typedef struct {
+    rows_t r;
+    slots_t s;
+    int threads;
+} rows_call_t;
+
+static int rows_setup(PyObject *const *args, Py_ssize_t nargs, rows_call_t *c)
 {
     Py_ssize_t first, count, e, n;
     long threads, total, align;
     PyObject *const *kargs;
-    slots_t s;
     if (!first_and_count(args, nargs, 6, &first, &count))
-        return NULL;
+        return -2;
     threads = PyLong_AsLong(args[3]);
     total = PyLong_AsLong(args[4]);
     align = PyLong_AsLong(args[5]);
     if (PyErr_Occurred())
-        return NULL;
+        return -2;
     kargs = args + 6;
     n = nargs - 6;
     if (n + 2 > 128 || align < 1 || total < 0)
-        Py_RETURN_NOTIMPLEMENTED;
+        return -1;
     for (e = first; e < first + count; e++) {
         PyObject *full[130];
         const entry_t *en = &ENTRIES[e];
         PyObject *zero, *end;
-        rows_t r;
-        int ok, parts;
+        int ok;
         int64_t step;
         if (en->ret != '-')
             continue;
@@ -137,12 +143,12 @@ static PyObject *kernel_call_rows(PyObject *self, PyObject *const *args, Py_ssiz
         if (zero == NULL || end == NULL) {
             Py_XDECREF(zero);
             Py_XDECREF(end);
-            return NULL;
+            return -2;
         }
         memcpy(full, kargs, (size_t)n * sizeof(PyObject *));
         full[n] = zero;
         full[n + 1] = end;
-        ok = fill(en->spec, full, n + 2, &s);
+        ok = fill(en->spec, full, n + 2, &c->s);
         Py_DECREF(zero);
         Py_DECREF(end);
         if (!ok)
@@ -151,31 +157,50 @@ static PyObject *kernel_call_rows(PyObject *self, PyObject *const *args, Py_ssiz
             threads = 1;
         /* several pieces a thread: when a worker starts late or is descheduled, the others take more
          * of the pieces (see pool_run) */
-        r.taper = threads > 1;
+        c->r.taper = threads > 1;
         step = threads > 1 ? threads * PARTS_PER_THREAD : PARTS_ALONE;
         step = (total + step - 1) / step;
         step = ((step + align - 1) / align) * align;
         if (step < 1)
             step = 1;
-        parts = (int)((total + step - 1) / step);
-        r.entry = en;
-        r.slots = &s;
-        r.total = total;
-        r.step = step;
-        r.align = align;
-        r.parts = parts;
-        r.failed = 0;
+        c->r.parts = (int)((total + step - 1) / step);
+        c->r.entry = en;
+        c->r.total = total;
+        c->r.step = step;
+        c->r.align = align;
+        c->threads = (int)threads;
+        return 1;
+    }
+    return -1;
+}
+
+static int rows_exec(void *state)
+{
+    rows_call_t *c = (rows_call_t *)state;
+    c->r.slots = &c->s;
+    c->r.failed = 0;
+    if (c->r.parts <= 1) {
+        if (c->r.total > 0)
+            rows_part(&c->r, 0, 0);
+    } else {
+        pool_run(rows_part, &c->r, c->r.parts, c->threads, 1);
+    }
+    return c->r.failed ? 1 : 0;
+}
+
+static PyObject *kernel_call_rows(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    rows_call_t c;
+    int r = rows_setup(args, nargs, &c);
+    (void)self;
+    if (r == -2)
+        return NULL;
+    if (r == 1) {
         Py_BEGIN_ALLOW_THREADS
-        if (parts <= 1) {
-            if (total > 0)
-                rows_part(&r, 0, 0);
-        } else {
-            pool_run(rows_part, &r, parts, (int)threads, 1);
-        }
+        r = rows_exec(&c);
         Py_END_ALLOW_THREADS
-        if (r.failed)
-            Py_RETURN_NOTIMPLEMENTED;
-        Py_RETURN_NONE;
+        if (r == 0)
+            Py_RETURN_NONE;
     }
     Py_RETURN_NOTIMPLEMENTED;
 }
@@ -415,9 +440,9 @@ static PyObject *kernel_pool_stats(PyObject *self, PyObject *unused)
     return Py_BuildValue("(ll)", pool.stat_jobs, pool.stat_alone);
 }
 
-/* A run of calls prepared once (prepare_run): a call of one of the C loops below whose arguments fit is kept
- * as its loop's structure, filled by the loop's setup, and run by its exec alone (shim_head.c: NATIVE_NOMEM);
- * every other call stays a Python call.  The capsule holds the calls, so the arrays whose data the
+/* A run of calls prepared once (prepare_run): a call of conv_f32, dw_f32, dw_i8, binary_f32 or call_rows (a
+ * numba kernel's rows on the pool) whose arguments fit is kept as its loop's structure, filled by the loop's
+ * setup, and run by its exec alone (shim_head.c: NATIVE_NOMEM); every other call stays a Python call.  The capsule holds the calls, so the arrays whose data the
  * structures point into live as long as it does; the caller makes a new one when the arrays change
  * (workbench/interpreter/fused.py).  What this saves is the checking of each call's arguments at every
  * invoke: inside a network those Python objects come back cold from the cache (~0.5 us a call). */
@@ -451,6 +476,16 @@ static int setup_binary_f32(PyObject *const *args, Py_ssize_t nargs, void *state
     return ewb_setup(args, nargs, (ewb_t *)state);
 }
 
+static int setup_dw_i8(PyObject *const *args, Py_ssize_t nargs, void *state)
+{
+    return dwi8_setup(args, nargs, (dwi8_t *)state);
+}
+
+static int setup_call_rows(PyObject *const *args, Py_ssize_t nargs, void *state)
+{
+    return rows_setup(args, nargs, (rows_call_t *)state);
+}
+
 static const struct {
     PyObject *(*function)(PyObject *, PyObject *const *, Py_ssize_t);
     native_setup_fn setup;
@@ -460,6 +495,8 @@ static const struct {
     {kernel_conv_f32, setup_conv_f32, convf_exec, sizeof(convf_t)},
     {kernel_dw_f32, setup_dw_f32, dwf_exec, sizeof(dwf_t)},
     {kernel_binary_f32, setup_binary_f32, ewb_exec, sizeof(ewb_t)},
+    {kernel_dw_i8, setup_dw_i8, dwi8_exec, sizeof(dwi8_t)},
+    {kernel_call_rows, setup_call_rows, rows_exec, sizeof(rows_call_t)},
 };
 
 /* the calls tuple's call i as (function, args tuple), or -1 with TypeError */
