@@ -572,19 +572,15 @@ static int convf_exec(void *state)
     convf_t *g = (convf_t *)state;
     atomic_store(&g->bad, 0);
     atomic_store(&g->failed, 0);
-    if (g->parts <= 1)
-        convf_part(g, 0, 0);
-    else
-        pool_run(convf_part, g, g->parts, g->threads, 1);
+    native_pieces(convf_part, g, g->parts, g->threads);
     return atomic_load(&g->failed) ? NATIVE_NOMEM : atomic_load(&g->bad) ? 1 : 0;
 }
 
 static PyObject *kernel_conv_f32(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     convf_t g;
-    int r = convf_setup(args, nargs, &g);
     (void)self;
-    return r == 1 ? native_exec(convf_exec, &g) : r == -2 ? NULL : PyLong_FromLong(r);
+    return native_answer(convf_setup(args, nargs, &g), convf_exec, &g);
 }
 
 

@@ -535,19 +535,15 @@ static int dwi8_exec(void *state)
 {
     dwi8_t *g = (dwi8_t *)state;
     atomic_store(&g->failed, 0);
-    if (g->parts <= 1)
-        dwi8_part(g, 0, 0);
-    else
-        pool_run(dwi8_part, g, g->parts, g->threads, 1);
+    native_pieces(dwi8_part, g, g->parts, g->threads);
     return atomic_load(&g->failed) ? NATIVE_NOMEM : 0;
 }
 
 static PyObject *kernel_dw_i8(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     dwi8_t g;
-    int r = dwi8_setup(args, nargs, &g);
     (void)self;
-    return r == 1 ? native_exec(dwi8_exec, &g) : r == -2 ? NULL : PyLong_FromLong(r);
+    return native_answer(dwi8_setup(args, nargs, &g), dwi8_exec, &g);
 }
 
 
@@ -987,17 +983,13 @@ static int dwf_exec(void *state)
 {
     dwf_t *g = (dwf_t *)state;
     atomic_store(&g->failed, 0);
-    if (g->parts <= 1)
-        dwf_part(g, 0, 0);
-    else
-        pool_run(dwf_part, g, g->parts, g->threads, 1);
+    native_pieces(dwf_part, g, g->parts, g->threads);
     return atomic_load(&g->failed) ? NATIVE_NOMEM : 0;
 }
 
 static PyObject *kernel_dw_f32(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     dwf_t g;
-    int r = dwf_setup(args, nargs, &g);
     (void)self;
-    return r == 1 ? native_exec(dwf_exec, &g) : r == -2 ? NULL : PyLong_FromLong(r);
+    return native_answer(dwf_setup(args, nargs, &g), dwf_exec, &g);
 }

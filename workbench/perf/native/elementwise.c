@@ -128,19 +128,15 @@ static int ewb_setup(PyObject *const *args, Py_ssize_t nargs, ewb_t *g)
 static int ewb_exec(void *state)
 {
     ewb_t *g = (ewb_t *)state;
-    if (g->parts <= 1)
-        ewb_part(g, 0, 0);
-    else
-        pool_run(ewb_part, g, g->parts, g->threads, 1);
+    native_pieces(ewb_part, g, g->parts, g->threads);
     return 0;
 }
 
 static PyObject *kernel_binary_f32(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     ewb_t g;
-    int r = ewb_setup(args, nargs, &g);
     (void)self;
-    return r == 1 ? native_exec(ewb_exec, &g) : r == -2 ? NULL : PyLong_FromLong(r);
+    return native_answer(ewb_setup(args, nargs, &g), ewb_exec, &g);
 }
 
 /* sum_f32(threads, x, out, shape, divisor): x float32 flat [A, R, B], out float32 flat [A, B]; each

@@ -426,6 +426,22 @@ static PyObject *native_exec(native_exec_fn exec, void *state)
     return r == NATIVE_NOMEM ? PyErr_NoMemory() : PyLong_FromLong(r);
 }
 
+/* the Python function's answer after its setup answered r: the exec's (1: ready), the error set (-2), or r
+ * itself (0: nothing to compute; -1: not taken) */
+static PyObject *native_answer(int r, native_exec_fn exec, void *state)
+{
+    return r == 1 ? native_exec(exec, state) : r == -2 ? NULL : PyLong_FromLong(r);
+}
+
+/* an exec's pieces: on the pool, or the only one on this thread */
+static void native_pieces(part_fn fn, void *ctx, int parts, int threads)
+{
+    if (parts <= 1)
+        fn(ctx, 0, 0);
+    else
+        pool_run(fn, ctx, parts, threads, 1);
+}
+
 /* OpenBLAS's caller-managed threading: it hands its jobs to this function */
 typedef void (*blas_job_fn)(int thread, void *job, int data);
 typedef struct { blas_job_fn job; char *jobs; size_t size; int data; } blas_jobs_t;
