@@ -211,6 +211,20 @@ def test_a_prepared_run_is_the_calls_run_one_by_one():
     assert out.tobytes() == ((a + b) + b).tobytes()
 
 
+@needs_library
+def test_without_prepare_run_a_run_walks_its_plain_calls(monkeypatch):
+    """A library built before prepare_run: the run hands run_calls its tuple of calls, the same bits."""
+    model, x = chain()
+    want = ready(model, x)
+    want.invoke()
+    monkeypatch.setattr(fused, "prepare_run_function", lambda: None)
+    it = ready(model, x)
+    run = it._sg().runs[0][0]
+    assert run.prepared is run.calls and isinstance(run.calls, tuple)
+    it.invoke()
+    assert output(it).tobytes() == output(want).tobytes()
+
+
 @needs_prepare
 def test_a_prepared_run_stops_where_a_call_is_refused_and_raises_what_it_raised():
     """A loop's call whose arrays it does not take stays a Python call (answering -1: the run stops there);
