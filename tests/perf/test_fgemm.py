@@ -90,16 +90,18 @@ def test_conv_f32_equals_the_sums_of_its_definition(k, threads):
 
 @needs_library
 @pytest.mark.parametrize("threads", [2, 3, 8])
-@pytest.mark.parametrize("channels", [40, 300, 144])
+@pytest.mark.parametrize("channels", [40, 300, 144, 256])
 def test_more_threads_write_what_one_writes(threads, channels):
     """Pieces of tiles that shrink toward the middle (40 channels), or panel groups in slices of tiles
     (more channels than pixels): numbered slice by slice where the weights are few (300 channels of 24),
-    group by group where they are many (144 channels of 1100: 633 KB packed); each thread's block of
-    pieces, taken from the far end by the others once it is empty, with more threads than this machine has
-    cores too: every piece written once."""
+    group by group where they are many (144 channels of 1100: 633 KB packed); many weights and tiles
+    enough (256 channels of 576, 590 KB, 28 tiles): the pixels on 2 and 3 threads, the panels on 8; each
+    thread's block of pieces, taken from the far end by the others once it is empty, with more threads than
+    this machine has cores too: every piece written once."""
     shape = {40: (1, 28, 28, 24, 40, 3, 3, (1, 1), (1, 1), (1, 1), (28, 28)),
              300: (1, 14, 14, 24, 300, 1, 1, (1, 1), (1, 1), (0, 0), (14, 14)),
-             144: (1, 7, 7, 1100, 144, 1, 1, (1, 1), (1, 1), (0, 0), (7, 7))}[channels]
+             144: (1, 7, 7, 1100, 144, 1, 1, (1, 1), (1, 1), (0, 0), (7, 7)),
+             256: (1, 14, 14, 576, 256, 1, 1, (1, 1), (1, 1), (0, 0), (14, 14))}[channels]
     x, filt, bias = operands(shape, 7)
     assert call(shape, x, filt, bias, 1)[1].tobytes() == call(shape, x, filt, bias, threads)[1].tobytes()
 

@@ -33,7 +33,8 @@
  *
  * Threads: CONVF_PARTS_PER_THREAD pieces a thread, shared by the pool (pool_run).  With more output channels than
  * pixels (the 14x14 and 7x7 layers of a MobileNet, whose weights come from memory, not cache) the
- * panels are cut, so each thread reads only its share of the weights; else the tiles. */
+ * panels are cut, so each thread reads only its share of the weights, unless the weights are large and
+ * the tiles many (CONVF_PIXEL_CUT_TILES); else the tiles. */
 #if (defined(__x86_64__) || defined(_M_X64)) && (defined(__GNUC__) || defined(__clang__))
 #define CONVF_X86 1
 #define CONVF_TARGET __attribute__((target("avx512f,fma")))
@@ -60,6 +61,13 @@
                                             * pool, settings alternated: numbering its 14x14 expansions
                                             * group by group took 1.011-1.017 x the time; its 7x7 ones,
                                             * 614 KB and more, did better group by group) */
+#define CONVF_PIXEL_CUT_TILES 8  /* tiles a thread from which a layer whose weights are beyond
+                                  * CONVF_SHARED_WEIGHTS is cut by pixels even with more output channels
+                                  * than pixels: each thread reads all the weights, but writes all the
+                                  * channels of its own pixels, which the pixel-cut depthwise layer after
+                                  * it then finds in its core's cache (MobileNet v1's 14x14x512 -> 512
+                                  * layers, 1 MB of weights, 28 tiles: v1 at 2 threads, one process, the
+                                  * two cuts alternated, 0.963-0.991 x the time in three runs) */
 #define CONVF_STACK_TAPS 64     /* tiles with up to this many taps keep their pointers on the stack */
 
 typedef struct {
@@ -540,8 +548,11 @@ static int convf_setup(PyObject *const *args, Py_ssize_t nargs, convf_t *gp)
         int64_t most = CONVF_PARTS_PER_THREAD * threads;
         /* cut the bigger operand: with more output channels than pixels (14x14 and 7x7 layers) the
          * weights, which then come from memory, not cache, once per node: each thread reads its
-         * share of them; else the pixels */
-        if (pairs >= threads && (g.o > g.m || g.tiles < 2 * threads)) {
+         * share of them; else the pixels.  But weights beyond CONVF_SHARED_WEIGHTS with tiles enough
+         * for CONVF_PIXEL_CUT_TILES a thread: the pixels (see there) */
+        int64_t wbytes = g.panels * g.k * CONVF_NR * (int64_t)sizeof(float);
+        int pixels_anyway = wbytes > CONVF_SHARED_WEIGHTS && g.tiles >= CONVF_PIXEL_CUT_TILES * threads;
+        if (pairs >= threads && ((g.o > g.m && !pixels_anyway) || g.tiles < 2 * threads)) {
             g.panel_parts = pairs < most ? pairs : most;
             /* and each panel group in CONVF_PANEL_SLICES slices of tiles, where the two ends meet the last
              * pieces are small.  Weights of more than CONVF_SHARED_WEIGHTS: numbered group by group, so
@@ -550,7 +561,7 @@ static int convf_setup(PyObject *const *args, Py_ssize_t nargs, convf_t *gp)
              * channels, as the pixel-cut layers around it do (a MobileNet v2 14x14 expansion's output
              * is then read by the depthwise layer after it in the same core's cache) */
             g.tile_parts = g.tiles < CONVF_PANEL_SLICES ? g.tiles : CONVF_PANEL_SLICES;
-            g.panel_major = g.panels * g.k * CONVF_NR * (int64_t)sizeof(float) > CONVF_SHARED_WEIGHTS;
+            g.panel_major = wbytes > CONVF_SHARED_WEIGHTS;
         } else {
             g.tile_parts = g.tiles < most ? g.tiles : most;
         }
