@@ -1291,6 +1291,15 @@ def tiles_rq(a, lda, flip, r0, packed, nb0, kg, out, o0, rows, blocks, q32, q64,
 
 
 @njit(nogil=True)
+def cut_ranges(by_groups, start, end, rows, nblocks):
+    """(m0, m1, g0, g1): the output rows and channel groups one call of :func:`conv_rq` or :func:`conv_amx_rq`
+    computes — rows start..end and every group, or with ``by_groups`` every row and groups start..end."""
+    if by_groups:
+        return 0, rows, start, end
+    return start, end, 0, -(-nblocks // BLOCKS)
+
+
+@njit(nogil=True)
 def conv_rq(x, xr, packed, q32, q64, scalars, out, pad, oh, ow, kh, kw, sh, sw, dh, dw, pt, pl, direct, by_groups,
             start, end):
     """An int8 convolution like :func:`conv_rows`, with the requantization in the micro-kernel
@@ -1304,10 +1313,7 @@ def conv_rq(x, xr, packed, q32, q64, scalars, out, pad, oh, ow, kh, kw, sh, sw, 
     One function for both cuts, not one calling the other: numba optimises a callee's code again inside
     each caller, and these blocks' code is most of the kernel library's build time."""
     nblocks, kg, _ = packed.shape
-    if by_groups:
-        m0, m1, g0, g1 = 0, out.shape[0], start, end
-    else:
-        m0, m1, g0, g1 = start, end, 0, -(-nblocks // BLOCKS)
+    m0, m1, g0, g1 = cut_ranges(by_groups, start, end, out.shape[0], nblocks)
     tall = nblocks <= 2                 # one group of at most 2 blocks: 8-row blocks (tile_rq_tall)
     # not zeroed: the gather writes every row's K bytes, and the bytes past K (up to the packing's
     # multiple of 4) meet the packed filter's zeros; seen as int8, as the input is (one call of the blocks)
@@ -1340,10 +1346,7 @@ def conv_amx_rq(x, xr, packed, q32, q64, scalars, out, pad, oh, ow, kh, kw, sh, 
     group's filter tiles (K·64 bytes) are read from the L1 cache again and again while the rows come from
     L2 — the other way round, every 16 rows read the whole filter from L2."""
     nblocks, kg, _ = packed.shape
-    if by_groups:
-        m0, m1, g0, g1 = 0, out.shape[0], start, end
-    else:
-        m0, m1, g0, g1 = start, end, 0, -(-nblocks // BLOCKS)
+    m0, m1, g0, g1 = cut_ranges(by_groups, start, end, out.shape[0], nblocks)
     rows = m1 - m0
     # not zeroed (as in conv_rq): the rows past the last are summed but never stored
     a = np.empty((-(-rows // AMX_ROWS) * AMX_ROWS, 4 * kg), np.uint8)
