@@ -62,9 +62,10 @@ def sequential_sums(x3, divisor):
                     reason="no kernel library with AVX-512 here (make kernels builds it)")
 @pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("shape", [(1, 49, 1024), (2, 3, 17), (3, 1, 5), (1, 7, 16), (4, 5, 1), (1, 49, 1280),
-                                   (300, 20, 3), (2, 40, 67)])
+                                   (300, 20, 3), (2, 40, 67), (2, 5, 163), (1, 40, 2048), (1200, 60, 1)])
 def test_sum_f32_adds_in_memory_order_then_divides(shape, threads):
-    """Small sums on one thread; from 4096 values on, pieces of B (or of A, where B is short) on two."""
+    """Eight vectors of B at a time, then one (163 = 128 + 35); a MobileNet's global pool (49 x 1024) on one
+    thread; from 65 536 values on, pieces of B (or of A, where B is short) on two."""
     x = np.random.default_rng(shape[2]).standard_normal(int(np.prod(shape))).astype(np.float32) * 100
     x[:2] = [np.nan, -0.0][:x.size]
     for divisor in (0.0, float(shape[1])):

@@ -23,7 +23,8 @@ SHAPES = [(1, 9, 7, 5, 37, 3, 2, (2, 1), (1, 2), (1, 2), (5, 7)),        # odd e
           (1, 3, 3, 9, 3, 1, 1, (1, 1), (1, 1), (0, 0), (3, 3)),          # fewer channels than a panel
           (1, 12, 12, 3, 32, 3, 3, (2, 2), (1, 1), (0, 0), (5, 5)),       # a first layer, VALID
           (1, 10, 10, 2, 48, 9, 9, (1, 1), (1, 1), (4, 4), (10, 10)),     # 81 taps: pointers on the heap
-          (1, 7, 7, 40, 100, 1, 1, (1, 1), (1, 1), (0, 0), (7, 7))]       # more channels than pixels
+          (1, 7, 7, 40, 100, 1, 1, (1, 1), (1, 1), (0, 0), (7, 7)),       # more channels than pixels
+          (1, 1, 1, 70, 215, 1, 1, (1, 1), (1, 1), (0, 0), (1, 1))]       # one pixel: 6 pairs and a lone panel
 
 
 def reference(x, filt, bias, stride, dilation, pad, out_hw, lo, hi):
@@ -107,6 +108,28 @@ def test_more_threads_write_what_one_writes(threads, channels):
 
 
 @needs_library
+@pytest.mark.parametrize("threads", [1, 2, 3])
+@pytest.mark.parametrize("o", [16, 32, 48, 100, 128, 129, 1001])
+def test_one_pixel_sums_in_the_tiles_order(o, threads):
+    """A convolution with a single output pixel (a classifier after a global pool) runs up to four panel
+    pairs at a time for that one row, not a tile of seven copies: each sum still adds its products in the
+    tile's order, so the pixel's outputs are bit for bit those of the same pixel inside a bigger image."""
+    rng = np.random.default_rng(o)
+    c = 300
+    filt = rng.standard_normal((o, 1, 1, c)).astype(np.float32)
+    bias = rng.standard_normal(o).astype(np.float32)
+    many = aligned_zeros((1, 3, 5, c), np.float32)
+    many[...] = rng.standard_normal(many.shape)
+    one = aligned_zeros((1, 1, 1, c), np.float32)
+    one[...] = many[:, 1:2, 3:4]
+    shape_many = (1, 3, 5, c, o, 1, 1, (1, 1), (1, 1), (0, 0), (3, 5))
+    shape_one = (1, 1, 1, c, o, 1, 1, (1, 1), (1, 1), (0, 0), (1, 1))
+    done, out_one = call(shape_one, one, filt, bias, threads, lo=-20.0, hi=20.0)
+    assert done == 0
+    assert out_one[0, 0, 0].tobytes() == call(shape_many, many, filt, bias, 1, lo=-20.0, hi=20.0)[1][0, 1, 3].tobytes()
+
+
+@needs_library
 @pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("bad", [np.nan, np.inf, -3.0])
 def test_the_guard_reports_any_input_value_at_the_limit(bad, threads):
@@ -152,7 +175,7 @@ def test_arrays_it_does_not_take_leave_the_output_alone():
 
 @needs_library
 @pytest.mark.parametrize("threads", [1, 2, 3])
-@pytest.mark.parametrize("k", [0, 1, 4, 7])
+@pytest.mark.parametrize("k", [0, 1, 4, 7, 8])
 @pytest.mark.parametrize("first", [0.0, 1.0])
 def test_a_residual_add_in_the_epilogue_is_the_add_after_the_convolution(k, threads, first):
     """``conv_f32``'s residual arguments: the convolution's clamped output, then the ADD of the residual

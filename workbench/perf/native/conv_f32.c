@@ -288,6 +288,57 @@ CONVF_TARGET static void convf_tile16(const convf_t *g, int64_t runs, const floa
     CONVF_ROWS(CONVF_STORE1)
 }
 
+/* one output pixel (a tile of one row: a classifier's 1x1 convolution after a global pool) times `pairs`
+ * panel pairs (1 to 4) at once: up to eight independent sums a k, where convf_tile32 would spend MR - 1 of
+ * its multiply-adds on copies of the pixel and, for that one row, wait on each sum's latency.  Each sum in
+ * convf_tile32's order (the same bits).  w, bias, out, res: at the first pair's first panel; cols: the
+ * output channels from there on.  Sums past `pairs` read the first pair's weights again and are not stored. */
+CONVF_TARGET static void convf_row4(const convf_t *g, int64_t runs, const float *const *ap, const int64_t *len,
+                                    const float *w, const float *bias, float *out, const float *res, int pairs,
+                                    int64_t cols)
+{
+    const int64_t step = 2 * CONVF_NR * g->k;      /* floats from one pair's weights to the next's */
+    const int64_t o1 = pairs > 1 ? step : 0, o2 = pairs > 2 ? 2 * step : 0, o3 = pairs > 3 ? 3 * step : 0;
+    const int64_t b1 = pairs > 1 ? 32 : 0, b2 = pairs > 2 ? 64 : 0, b3 = pairs > 3 ? 96 : 0;
+    const int r_first = g->res_first;
+    __m512 lo = _mm512_set1_ps(g->lo), hi = _mm512_set1_ps(g->hi), alo = _mm512_set1_ps(g->alo);
+    __m512 ahi = _mm512_set1_ps(g->ahi);
+    __m512 acc[8];
+    int64_t t, j;
+    int p;
+    acc[0] = _mm512_loadu_ps(bias), acc[1] = _mm512_loadu_ps(bias + 16);
+    acc[2] = _mm512_loadu_ps(bias + b1), acc[3] = _mm512_loadu_ps(bias + b1 + 16);
+    acc[4] = _mm512_loadu_ps(bias + b2), acc[5] = _mm512_loadu_ps(bias + b2 + 16);
+    acc[6] = _mm512_loadu_ps(bias + b3), acc[7] = _mm512_loadu_ps(bias + b3 + 16);
+    for (t = 0; t < runs; t++) {
+        const float *a = ap[t * CONVF_MR];
+        const int64_t c = len[t];
+        for (j = 0; j < c; j++) {
+            const __m512 s = _mm512_set1_ps(a[j]);
+            acc[0] = _mm512_fmadd_ps(s, _mm512_loadu_ps(w), acc[0]);
+            acc[1] = _mm512_fmadd_ps(s, _mm512_loadu_ps(w + 16), acc[1]);
+            acc[2] = _mm512_fmadd_ps(s, _mm512_loadu_ps(w + o1), acc[2]);
+            acc[3] = _mm512_fmadd_ps(s, _mm512_loadu_ps(w + o1 + 16), acc[3]);
+            acc[4] = _mm512_fmadd_ps(s, _mm512_loadu_ps(w + o2), acc[4]);
+            acc[5] = _mm512_fmadd_ps(s, _mm512_loadu_ps(w + o2 + 16), acc[5]);
+            acc[6] = _mm512_fmadd_ps(s, _mm512_loadu_ps(w + o3), acc[6]);
+            acc[7] = _mm512_fmadd_ps(s, _mm512_loadu_ps(w + o3 + 16), acc[7]);
+            w += 2 * CONVF_NR;
+        }
+    }
+    for (p = 0; p < 2 * pairs; p++) {
+        const int64_t at = p * CONVF_NR;
+        const __mmask16 m = convf_mask(cols - at);
+        __m512 v = convf_clamp(acc[p], lo, hi);
+        if (res != NULL)
+            v = convf_add(v, res + at, m, r_first, alo, ahi);
+        if (cols - at >= CONVF_NR)
+            _mm512_storeu_ps(out + at, v);
+        else
+            _mm512_mask_storeu_ps(out + at, m, v);
+    }
+}
+
 /* 1 when a value of p[0..count) is not below limit in magnitude, or is NaN */
 CONVF_TARGET static int convf_bad(const float *p, int64_t count, float limit)
 {
@@ -342,6 +393,14 @@ static void convf_part(void *ctx, int part, int thread)
             int64_t cols = g->o - q * CONVF_NR;
             int pair = cols > CONVF_NR && q + 1 < q1;
             const float *w = g->w + q * g->k * CONVF_NR, *bias = g->bias + q * CONVF_NR;
+            if (pair && c1 - c0 == 1 && g->m - c0 * CONVF_MR == 1) {    /* one pixel: up to four pairs at once */
+                int64_t pairs = (q1 - q) / 2;   /* q is even: whole pairs of the packing up to q1 */
+                int n = pairs < 4 ? (int)pairs : 4;
+                convf_row4(g, runs, ap, len, w, bias, g->out + c0 * CONVF_MR * g->o + q * CONVF_NR,
+                           g->res != NULL ? g->res + c0 * CONVF_MR * g->o + q * CONVF_NR : NULL, n, cols);
+                q += 2 * n;
+                continue;
+            }
             for (t = c0; t < c1; t++) {
                 int64_t m0 = t * CONVF_MR;
                 int rows = (int)(g->m - m0 < CONVF_MR ? g->m - m0 : CONVF_MR);
