@@ -45,6 +45,15 @@ def checked_total(x, limit):
 
 
 @njit(nogil=True)
+def checked_double(x, out, limit):
+    """out = 2 x; ValueError when x has more than ``limit`` elements (an entry that answers None)."""
+    if x.shape[0] > limit:
+        raise ValueError("checked_double: more elements than the limit")
+    for i in range(x.shape[0]):
+        out[i] = 2 * x[i]
+
+
+@njit(nogil=True)
 def prefix_max(x, out):
     """out = running maximum of x, through a scratch array the kernel allocates itself."""
     tmp = np.empty(x.shape[0], np.float64)

@@ -11,7 +11,7 @@ import pytest
 from helpers.shared_models import SHARED_MODELS
 from workbench.errors import TensorError
 from workbench.interpreter import Interpreter, fused
-from workbench.perf import elementwise, fgemm
+from workbench.perf import elementwise, fgemm, precompiled
 from workbench.schema import ActivationFunctionType as Act
 from workbench.schema import AddOptions, Conv2DOptions, DepthwiseConv2DOptions, ModelBuilder, Padding
 from workbench.schema import BuiltinOperator as B
@@ -211,6 +211,40 @@ def test_a_prepared_run_is_the_calls_run_one_by_one():
     assert out.tobytes() == ((a + b) + b).tobytes()
 
 
+@needs_prepare
+def test_a_networks_last_nodes_are_prepared_calls_with_the_plain_calls_bits():
+    """A global pool (sum_f32), a classifier of one row (fc_dot_f32), its RESHAPE (copy) and SOFTMAX
+    (softmax_f32) as a prepared run: every call prepared, the bits of the plain calls; the classifier's guard
+    is still checked at every run (an infinity put in its input after the run was prepared stops the run at
+    that call)."""
+    from workbench.interpreter.fast import fully_connected, reshape
+
+    rng = np.random.default_rng(5)
+    feat = rng.standard_normal(7 * 7 * 64).astype(np.float32)
+    pooled = np.zeros((1, 64), np.float32)
+    w = rng.standard_normal((100, 64)).astype(np.float32)
+    bias = rng.standard_normal(100).astype(np.float32)
+    logits, flat, probs = np.zeros((1, 100), np.float32), np.zeros(100, np.float32), np.zeros(100, np.float32)
+    calls = ((elementwise.sum_function(), (2, feat, pooled.reshape(-1), np.array([1, 49, 64], np.int64),
+                                           np.array([49.0], np.float32))),
+             (fully_connected._dot_function(), (2, pooled, w, bias, logits, -np.inf, np.inf, 1e30)),
+             (reshape.copy_function(), (logits, flat)),
+             (elementwise.softmax_function(), (1, flat, probs, np.array([100], np.int64), np.array([1.0], np.float32))))
+    run, prepare = fused.run_calls_function(), fused.prepare_run_function()
+    if any(fn is None for fn, _ in calls):
+        pytest.skip("a library without these functions")
+    assert run(calls, 0) == 4
+    want = probs.copy()
+    assert np.isclose(want.sum(), 1.0) and np.array_equal(pooled[0], feat.reshape(49, 64).sum(0) / np.float32(49))
+    probs[...] = 0
+    capsule = prepare(calls)
+    assert precompiled.native("prepared_calls", lambda fn: True)(capsule) == (True,) * 4
+    assert run(capsule, 0) == 4 and probs.tobytes() == want.tobytes()
+    probs[...] = 0
+    calls[1][1][1][0, 3] = np.inf                            # after the pool: the classifier's input only
+    assert run(capsule, 1) == 1 and not probs.any()
+
+
 @needs_library
 def test_without_prepare_run_a_run_walks_its_plain_calls(monkeypatch):
     """A library built before prepare_run: the run hands run_calls its tuple of calls, the same bits."""
@@ -282,7 +316,8 @@ def test_a_whole_mobilenet_v1_is_one_run(threads, kind):
     """MobileNet v1 from Google's converter, every node in one run, with the bits of the nodes one by one:
     int8 — the VNNI convolutions (their loop through the library's call_rows), the depthwise loops, the
     global average pool and the softmax (numba kernels of the library, jit.library_call), the logits'
-    RESHAPE (the library's copy); float — the convolutions, depthwise layers, MEAN, RESHAPE, SOFTMAX."""
+    RESHAPE (the library's copy); float — the convolutions, depthwise layers, MEAN, RESHAPE, SOFTMAX.  Every
+    call prepared: the run goes from the first node to the last without Python."""
     path = SHARED_MODELS / f"mobilenet_v1_a10_224_{kind}.tflite"
     if not path.exists():
         pytest.skip(f"needs {path} (the shared models directory beside the repository)")
@@ -296,6 +331,8 @@ def test_a_whole_mobilenet_v1_is_one_run(threads, kind):
         sg = it._sg()
         if fused_runs:
             assert len(sg.runs) == 1 and len(sg.runs[0][0].entries) == len(sg.plan) == 31
+            if fused.prepare_run_function() is not None:    # no Python from the first node to the last
+                assert all(fused.prepared_calls(sg.runs[0][0]))
         else:
             sg.runs = list(sg.plan)
         it.set_tensor(it.get_input_details()[0]["index"], x)
@@ -347,6 +384,8 @@ def test_a_fully_connected_layer_cut_among_threads_joins_the_run(bias, act):
         shape = [[node.index for _, node, _ in fn.entries] if isinstance(fn, fused.NativeRun) else node.index
                  for fn, node, _ in it._sg().runs]
         assert shape == want
+        if threads == 2 and fused.prepare_run_function() is not None:
+            assert all(fused.prepared_calls(it._sg().runs[0][0]))    # fc_f32 and softmax_f32 too
         it.invoke()
         got = output(it)
         assert got.tobytes() == node_by_node(model, x, threads).tobytes()
@@ -368,6 +407,8 @@ def test_a_classifier_of_a_row_or_two_joins_the_run_on_any_thread_count(rows):
         assert type(it._sg().fast[1]).__name__ == "FloatDot"
         (run,) = [fn for fn, _, _ in it._sg().runs]
         assert isinstance(run, fused.NativeRun) and len(run.entries) == 3
+        if fused.prepare_run_function() is not None:
+            assert all(fused.prepared_calls(run))                    # fc_dot_f32 too
         it.invoke()
         got[threads] = output(it)
         assert got[threads].tobytes() == node_by_node(model, x, threads).tobytes()

@@ -50,6 +50,7 @@ def probe_library(tmp_path_factory):
     manifest = precompiled.build(functions=[
         (probe.scaled_rows, [(x, np.empty_like(x), np.float32(0.5), 1.0, True, 0, 3)]),
         (probe.checked_total, [(np.arange(5, dtype=np.int64), 10)]),
+        (probe.checked_double, [(np.arange(5, dtype=np.int64), np.empty(5, np.int64), 10)]),
         (probe.prefix_max, [(np.array([1.0, 3.0, 2.0]), np.empty(3))]),
         (probe.mean_f32, [(np.ones(4, np.float32),)]),
         (probe.growing_list, [(5, np.empty(5))]),
@@ -70,7 +71,7 @@ def test_manifest_names_entries_and_what_is_left_to_numba(probe_library):
     assert so.exists() and json.loads(man.read_text()) == manifest
     assert manifest["fingerprint"] == precompiled.fingerprint()
     names = sorted({e["function"].split(":")[1] for e in manifest["entries"]})
-    assert names == ["checked_total", "mean_f32", "prefix_max", "scaled_rows", "touch"]
+    assert names == ["checked_double", "checked_total", "mean_f32", "prefix_max", "scaled_rows", "touch"]
     (left,) = manifest["skipped"]
     assert left.startswith("helpers.precompiled_probe:growing_list") and "NRT_MemInfo_" in left
     entry = next(e for e in manifest["entries"] if e["function"].endswith("scaled_rows"))
@@ -209,6 +210,30 @@ def test_an_exception_in_the_kernel_is_numbas_exception(probe_library):
     with pytest.raises(ValueError, match="more elements than the limit"):
         probe.checked_total(np.arange(50, dtype=np.int64), 10)
     assert probe.checked_total(np.arange(4, dtype=np.int64), 10) == 6      # and the entry still works
+
+
+def test_a_prepared_run_calls_entries_that_answer_none_and_stops_where_one_raises(probe_library):
+    """In a prepared run (interpreter/fused.py) a library call of a kernel that answers None runs its entry from
+    slots filled once; one that answers a value stays a Python call; a kernel that raises stops the run at
+    its call (run_calls answers that index, no exception: the node's own path then raises numba's)."""
+    from workbench.interpreter import fused
+
+    prepare, run = fused.prepare_run_function(), fused.run_calls_function()
+    if prepare is None or precompiled.native("prepared_calls", lambda fn: True) is None:
+        pytest.skip("a library without prepare_run")
+    x, out = np.arange(5, dtype=np.int64), np.zeros(5, np.int64)
+    big, big_out = np.arange(50, dtype=np.int64), np.zeros(50, np.int64)
+    double = _jit.library_call(probe.checked_double, x, out, 10)
+    total = _jit.library_call(probe.checked_total, x, 10)
+    raises = _jit.library_call(probe.checked_double, big, big_out, 10)
+    capsule = prepare((double, total, double, raises, double))
+    assert precompiled.native("prepared_calls", lambda fn: True)(capsule) == (True, False, True, True, True)
+    assert run(capsule, 2) == 3 and out.tolist() == [0, 2, 4, 6, 8] and not big_out.any()
+    out[...] = 0
+    assert run(capsule, 0) == 1 and out.tolist() == [0, 2, 4, 6, 8]      # the total answers 10: stops there
+    assert run(capsule, 4) == 5
+    with pytest.raises(ValueError, match="more elements than the limit"):
+        probe.checked_double(big, big_out, 10)
 
 
 def test_what_the_library_lacks_goes_to_numba(probe_library):

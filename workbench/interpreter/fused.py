@@ -53,6 +53,15 @@ def prepare_run_function():
     return precompiled.native("prepare_run", lambda fn: fn(()) is not None)
 
 
+def prepared_calls(run) -> tuple:
+    """For each call of ``run`` (a :class:`NativeRun`), whether it runs from the library's prepared structure,
+    with no Python between it and the next (the library's ``prepared_calls``); all False without a capsule."""
+    fn = precompiled.native("prepared_calls", lambda fn: True)
+    if fn is None or run.calls is None or run.prepared is run.calls:
+        return (False,) * len(run.entries)
+    return fn(run.prepared)
+
+
 def _same_arrays_python(tensors: list, indices: tuple, arrays: tuple) -> bool:
     return all(tensors[t] is a for t, a in zip(indices, arrays))
 

@@ -675,7 +675,8 @@ typedef struct {
     const float *x, *w, *bias;
     float *out;
     int64_t m, k, n, per_part;
-    float lo, hi;
+    float lo, hi, limit;
+    int threads, parts;             /* the pool's threads and pieces for this call */
 } fcdot_t;
 
 #if CONVF_X86
@@ -739,7 +740,8 @@ static void fcdot_part(void *ctx, int part, int thread)
  * others.  The guard, as conv_f32's: an input value not below limit in magnitude (or NaN) answers 1 and
  * leaves out alone (the caller then takes the BLAS product, the teaching layer's sums).  0 done, -1 not
  * taken (no AVX-512, arrays that do not fit). */
-static PyObject *kernel_fc_dot_f32(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+/* fc_dot_f32's setup / exec (as convf_setup / convf_exec; the guard on x is the exec's, at every call) */
+static int fcdot_setup(PyObject *const *args, Py_ssize_t nargs, fcdot_t *gp)
 {
     static const native_arg_t spec[] = {{2, NPY_FLOAT32, 0}, {2, NPY_FLOAT32, 0}, {2, NPY_FLOAT32, 1}};
     PyArrayObject *a[3], *bias = NULL;
@@ -750,23 +752,23 @@ static PyObject *kernel_fc_dot_f32(PyObject *self, PyObject *const *args, Py_ssi
     int parts, ok;
     if (nargs != 8) {
         PyErr_SetString(PyExc_TypeError, "fc_dot_f32(threads, x, w, bias, out, lo, hi, limit)");
-        return NULL;
+        return -2;
     }
     lo = PyFloat_AsDouble(args[5]);
     hi = PyFloat_AsDouble(args[6]);
     limit = PyFloat_AsDouble(args[7]);
     if (PyErr_Occurred())
-        return NULL;
+        return -2;
     call[0] = args[0], call[1] = args[1], call[2] = args[2], call[3] = args[4];
     ok = native_args(call, 4, "fc_dot_f32(threads, x, w, bias, out, lo, hi, limit)", spec, 3, &threads, a);
     if (ok < 0)
-        return NULL;
+        return -2;
     if (args[3] != Py_None) {
         bias = convf_array(args[3], 1, 0);
         ok &= bias != NULL;
     }
     if (!ok || !convf_cpu_ok())
-        return PyLong_FromLong(-1);
+        return -1;
     memset(&g, 0, sizeof g);
     g.m = PyArray_DIM(a[0], 0);
     g.k = PyArray_DIM(a[0], 1);
@@ -774,29 +776,44 @@ static PyObject *kernel_fc_dot_f32(PyObject *self, PyObject *const *args, Py_ssi
     if (PyArray_DIM(a[1], 1) != g.k || PyArray_DIM(a[2], 0) != g.m || PyArray_DIM(a[2], 1) != g.n
         || (bias != NULL && PyArray_DIM(bias, 0) != g.n) || convf_overlap(a[2], a[0]) || convf_overlap(a[2], a[1])
         || (bias != NULL && convf_overlap(a[2], bias)))
-        return PyLong_FromLong(-1);
+        return -1;
     if (g.m == 0 || g.n == 0)
-        return PyLong_FromLong(0);
+        return 0;
     g.x = (const float *)PyArray_DATA(a[0]);
     g.w = (const float *)PyArray_DATA(a[1]);
     g.out = (float *)PyArray_DATA(a[2]);
     g.bias = bias != NULL ? (const float *)PyArray_DATA(bias) : NULL;
     g.lo = (float)lo;
     g.hi = (float)hi;
-    if (convf_bad(g.x, g.m * g.k, (float)limit))
-        return PyLong_FromLong(1);
+    g.limit = (float)limit;
     if (threads > MAX_THREADS)
         threads = MAX_THREADS;
     parts = (int)(threads > 1 ? FCDOT_PARTS_PER_THREAD * threads : 1);
     if (parts > g.n)
         parts = (int)g.n;
     g.per_part = (g.n + parts - 1) / parts;
-    parts = (int)((g.n + g.per_part - 1) / g.per_part);
-    Py_BEGIN_ALLOW_THREADS
-    if (parts <= 1)
-        fcdot_part(&g, 0, 0);
+    g.parts = (int)((g.n + g.per_part - 1) / g.per_part);
+    g.threads = (int)threads;
+    *gp = g;
+    return 1;
+}
+
+/* 0 done; 1 an input value reached the guard's limit (nothing written: the caller sums another way) */
+static int fcdot_exec(void *state)
+{
+    fcdot_t *g = (fcdot_t *)state;
+    if (convf_bad(g->x, g->m * g->k, g->limit))
+        return 1;
+    if (g->parts <= 1)
+        fcdot_part(g, 0, 0);
     else
-        pool_run(fcdot_part, &g, parts, (int)threads, 1);
-    Py_END_ALLOW_THREADS
-    return PyLong_FromLong(0);
+        pool_run(fcdot_part, g, g->parts, g->threads, 1);
+    return 0;
+}
+
+static PyObject *kernel_fc_dot_f32(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    fcdot_t g;
+    (void)self;
+    return native_answer(fcdot_setup(args, nargs, &g), fcdot_exec, &g);
 }

@@ -154,6 +154,7 @@ typedef struct {
     int64_t na, nr, nb, per_part;   /* per_part: outputs b (by_b) or a a piece */
     int by_b;
     float divisor;
+    int threads, parts;             /* the pool's threads and pieces for this call */
 } ews_t;
 
 #if EW_X86
@@ -224,7 +225,8 @@ static void ews_part(void *ctx, int part, int thread)
         ews_sum(g, i0, i1, 0, g->nb);
 }
 
-static PyObject *kernel_sum_f32(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+/* sum_f32's setup / exec (as conv_f32.c's convf_setup / convf_exec) */
+static int ews_setup(PyObject *const *args, Py_ssize_t nargs, ews_t *gp)
 {
     static const native_arg_t spec[4] = {{1, NPY_FLOAT32, 0}, {1, NPY_FLOAT32, 1}, {1, NPY_INT64, 0},
                                          {1, NPY_FLOAT32, 0}};
@@ -233,15 +235,14 @@ static PyObject *kernel_sum_f32(PyObject *self, PyObject *const *args, Py_ssize_
     ews_t g;
     long threads;
     int parts = 1, fit = native_args(args, nargs, "sum_f32(threads, x, out, shape, divisor)", spec, 4, &threads, a);
-    (void)self;
     if (fit < 0)
-        return NULL;
+        return -2;
     if (!convf_cpu_ok() || !fit || PyArray_DIM(a[2], 0) != 3 || PyArray_DIM(a[3], 0) != 1)
-        return PyLong_FromLong(-1);
+        return -1;
     shape = (const int64_t *)PyArray_DATA(a[2]);
     if (shape[0] < 0 || shape[1] < 1 || shape[2] < 0 || PyArray_DIM(a[0], 0) != shape[0] * shape[1] * shape[2]
         || PyArray_DIM(a[1], 0) != shape[0] * shape[2])
-        return PyLong_FromLong(-1);
+        return -1;
     g.x = (const float *)PyArray_DATA(a[0]);
     g.out = (float *)PyArray_DATA(a[1]);
     g.na = shape[0], g.nr = shape[1], g.nb = shape[2];
@@ -256,13 +257,27 @@ static PyObject *kernel_sum_f32(PyObject *self, PyObject *const *args, Py_ssize_
         g.per_part = ((n + parts - 1) / parts + unit - 1) / unit * unit;
         parts = g.per_part > 0 ? (int)((n + g.per_part - 1) / g.per_part) : 1;
     }
-    Py_BEGIN_ALLOW_THREADS
-    if (parts <= 1)
-        ews_part(&g, 0, 0);
+    g.parts = parts;
+    g.threads = (int)threads;
+    *gp = g;
+    return 1;
+}
+
+static int ews_exec(void *state)
+{
+    ews_t *g = (ews_t *)state;
+    if (g->parts <= 1)
+        ews_part(g, 0, 0);
     else
-        pool_run(ews_part, &g, parts, (int)threads, 1);
-    Py_END_ALLOW_THREADS
-    return PyLong_FromLong(0);
+        pool_run(ews_part, g, g->parts, g->threads, 1);
+    return 0;
+}
+
+static PyObject *kernel_sum_f32(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    ews_t g;
+    (void)self;
+    return native_answer(ews_setup(args, nargs, &g), ews_exec, &g);
 }
 
 /* ------------------------------------------------------------------------------------------
@@ -397,26 +412,45 @@ static void smx_rows(const float *x, float *out, int64_t total, int64_t n, float
 }
 #endif
 
-static PyObject *kernel_softmax_f32(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+typedef struct {
+    const float *x;
+    float *out;
+    int64_t total, n;
+    float beta;
+} smx_t;
+
+/* softmax_f32's setup / exec (as conv_f32.c's convf_setup / convf_exec) */
+static int smx_setup(PyObject *const *args, Py_ssize_t nargs, smx_t *g)
 {
     static const native_arg_t spec[4] = {{1, NPY_FLOAT32, 0}, {1, NPY_FLOAT32, 1}, {1, NPY_INT64, 0},
                                          {1, NPY_FLOAT32, 0}};
     PyArrayObject *a[4];
-    int64_t total, n;
     long threads;
     int fit = native_args(args, nargs, "softmax_f32(threads, x, out, n, beta)", spec, 4, &threads, a);
-    (void)self;
     if (fit < 0)
-        return NULL;
+        return -2;
     if (!convf_cpu_ok() || !fit || PyArray_DIM(a[2], 0) != 1 || PyArray_DIM(a[3], 0) != 1)
-        return PyLong_FromLong(-1);
-    total = PyArray_DIM(a[0], 0);
-    n = ((const int64_t *)PyArray_DATA(a[2]))[0];
-    if (n < 1 || total % n != 0 || PyArray_DIM(a[1], 0) != total)
-        return PyLong_FromLong(-1);
-    Py_BEGIN_ALLOW_THREADS
-    smx_rows((const float *)PyArray_DATA(a[0]), (float *)PyArray_DATA(a[1]), total, n,
-             ((const float *)PyArray_DATA(a[3]))[0]);
-    Py_END_ALLOW_THREADS
-    return PyLong_FromLong(0);
+        return -1;
+    g->total = PyArray_DIM(a[0], 0);
+    g->n = ((const int64_t *)PyArray_DATA(a[2]))[0];
+    if (g->n < 1 || g->total % g->n != 0 || PyArray_DIM(a[1], 0) != g->total)
+        return -1;
+    g->x = (const float *)PyArray_DATA(a[0]);
+    g->out = (float *)PyArray_DATA(a[1]);
+    g->beta = ((const float *)PyArray_DATA(a[3]))[0];
+    return 1;
+}
+
+static int smx_exec(void *state)
+{
+    smx_t *g = (smx_t *)state;
+    smx_rows(g->x, g->out, g->total, g->n, g->beta);
+    return 0;
+}
+
+static PyObject *kernel_softmax_f32(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    smx_t g;
+    (void)self;
+    return native_answer(smx_setup(args, nargs, &g), smx_exec, &g);
 }

@@ -53,6 +53,34 @@ static PyObject *kernel_call(PyObject *self, PyObject *const *args, Py_ssize_t n
     return res;
 }
 
+/* a call of `call` prepared (prepare_run): the entry that takes the arguments, found and its slots filled
+ * once, where that entry answers None (a kernel that writes its output); 1 ready, -1 not (another entry's
+ * answer, or none takes them: the Python call then finds numba's), -2 a Python error set */
+typedef struct {
+    const entry_t *entry;
+    slots_t s;
+} call_t;
+
+static int call_setup(PyObject *const *args, Py_ssize_t nargs, call_t *c)
+{
+    Py_ssize_t first, count, e;
+    if (!first_and_count(args, nargs, 3, &first, &count))
+        return -2;
+    for (e = first; e < first + count; e++)
+        if (fill(ENTRIES[e].spec, args + 3, nargs - 3, &c->s)) {
+            c->entry = &ENTRIES[e];
+            return ENTRIES[e].ret == '-' ? 1 : -1;
+        }
+    return -1;
+}
+
+/* 0 done, 1 the kernel raised (the node's own path then runs it again, and numba says what) */
+static int call_exec(void *state)
+{
+    call_t *c = (call_t *)state;
+    return c->entry->fn(c->s.ptrs, c->s.ints, c->s.reals) != 0;
+}
+
 static PyObject *kernel_match(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     Py_ssize_t first, count, e;
@@ -390,41 +418,55 @@ static PyObject *kernel_gemm_split(PyObject *self, PyObject *const *args, Py_ssi
  * part of c right after its product (bias: n float32 values, or None for none); OpenBLAS is set to one
  * thread meanwhile and back to what get_threads answered.  0 done, -1 not taken (the arrays do not fit).
  * One library call for the node: it joins the runs of library calls (workbench/interpreter/fused.py). */
-static PyObject *kernel_fc_f32(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
-{
-    typedef int (*get_threads_fn)(void);
+typedef int (*get_threads_fn)(void);
+typedef struct {
     gemm_t g;
     void *setn, *getn;
-    long threads, restore;
-    double lo, hi;
+    long threads;
     int parts;
+} fc_t;
+
+/* fc_f32's setup / exec (as conv_f32.c's convf_setup / convf_exec) */
+static int fc_setup(PyObject *const *args, Py_ssize_t nargs, fc_t *f)
+{
+    double lo, hi;
     if (nargs != 11) {
         PyErr_SetString(PyExc_TypeError, "fc_f32(sgemm, set_threads, ilp64, get_threads, threads, a, b, c, bias, lo, hi)");
-        return NULL;
+        return -2;
     }
-    getn = PyLong_AsVoidPtr(args[3]);
+    f->getn = PyLong_AsVoidPtr(args[3]);
     lo = PyFloat_AsDouble(args[9]);
     hi = PyFloat_AsDouble(args[10]);
-    if (PyErr_Occurred() || (parts = gemm_args(args, &g, &setn, &threads)) < 0)
-        return NULL;
-    if (parts == 0 || getn == NULL)
-        return PyLong_FromLong(-1);
+    if (PyErr_Occurred() || (f->parts = gemm_args(args, &f->g, &f->setn, &f->threads)) < 0)
+        return -2;
+    if (f->parts == 0 || f->getn == NULL)
+        return -1;
     if (args[8] != Py_None) {
         PyArrayObject *bias = (PyArrayObject *)args[8];
         if (!PyArray_Check(args[8]) || PyArray_NDIM(bias) != 1 || PyArray_TYPE(bias) != NPY_FLOAT32
-            || PyArray_DIM(bias, 0) != g.n || !PyArray_IS_C_CONTIGUOUS(bias) || !PyArray_ISALIGNED(bias)
+            || PyArray_DIM(bias, 0) != f->g.n || !PyArray_IS_C_CONTIGUOUS(bias) || !PyArray_ISALIGNED(bias)
             || !PyArray_ISNOTSWAPPED(bias))
-            return PyLong_FromLong(-1);
-        g.bias = (const float *)PyArray_DATA(bias);
+            return -1;
+        f->g.bias = (const float *)PyArray_DATA(bias);
     }
-    g.epilogue = 1;
-    g.lo = (float)lo;
-    g.hi = (float)hi;
-    Py_BEGIN_ALLOW_THREADS
-    restore = ((get_threads_fn)getn)();
-    gemm_run(&g, parts, threads, setn, restore);
-    Py_END_ALLOW_THREADS
-    return PyLong_FromLong(0);
+    f->g.epilogue = 1;
+    f->g.lo = (float)lo;
+    f->g.hi = (float)hi;
+    return 1;
+}
+
+static int fc_exec(void *state)
+{
+    fc_t *f = (fc_t *)state;
+    gemm_run(&f->g, f->parts, f->threads, f->setn, ((get_threads_fn)f->getn)());
+    return 0;
+}
+
+static PyObject *kernel_fc_f32(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    fc_t f;
+    (void)self;
+    return native_answer(fc_setup(args, nargs, &f), fc_exec, &f);
 }
 
 /* blas_callback(): the address of the function OpenBLAS may hand its jobs to */
@@ -440,9 +482,59 @@ static PyObject *kernel_pool_stats(PyObject *self, PyObject *unused)
     return Py_BuildValue("(ll)", pool.stat_jobs, pool.stat_alone);
 }
 
-/* A run of calls prepared once (prepare_run): a call of conv_f32, dw_f32, dw_i8, binary_f32 or call_rows (a
- * numba kernel's rows on the pool) whose arguments fit is kept as its loop's structure, filled by the loop's
- * setup, and run by its exec alone (shim_head.c: NATIVE_NOMEM); every other call stays a Python call.  The capsule holds the calls, so the arrays whose data the
+/* copy(x, out): out's bytes = x's (two C-contiguous, aligned arrays of one element type and one size, out
+ * writable; the same memory is fine): a RESHAPE or SQUEEZE as one library call, so that a network's last
+ * nodes join the runs of library calls (workbench/interpreter/fast/reshape.py).  0 done, -1 not taken. */
+typedef struct {
+    const void *x;
+    void *out;
+    size_t bytes;
+} copy_t;
+
+/* copy's setup / exec (as conv_f32.c's convf_setup / convf_exec) */
+static int copy_setup(PyObject *const *args, Py_ssize_t nargs, copy_t *c)
+{
+    PyArrayObject *x, *out;
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "copy(x, out)");
+        return -2;
+    }
+    if (!PyArray_Check(args[0]) || !PyArray_Check(args[1]))
+        return -1;
+    x = (PyArrayObject *)args[0];
+    out = (PyArrayObject *)args[1];
+    if (!PyArray_IS_C_CONTIGUOUS(x) || !PyArray_IS_C_CONTIGUOUS(out) || !PyArray_ISWRITEABLE(out)
+        || !PyArray_EquivTypes(PyArray_DESCR(x), PyArray_DESCR(out)) || PyArray_NBYTES(x) != PyArray_NBYTES(out)
+        || PyDataType_REFCHK(PyArray_DESCR(x)))
+        return -1;      /* object arrays (STRING) hold references: numpy copies those */
+    c->x = PyArray_DATA(x);
+    c->out = PyArray_DATA(out);
+    c->bytes = (size_t)PyArray_NBYTES(x);
+    return 1;
+}
+
+static int copy_exec(void *state)
+{
+    copy_t *c = (copy_t *)state;
+    if (c->x != c->out)
+        memmove(c->out, c->x, c->bytes);
+    return 0;
+}
+
+static PyObject *kernel_copy(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    copy_t c;
+    (void)self;
+    return native_answer(copy_setup(args, nargs, &c), copy_exec, &c);
+}
+
+/* A run of calls prepared once (prepare_run): a call of conv_f32, dw_f32, dw_i8, binary_f32, sum_f32,
+ * softmax_f32, fc_f32, fc_dot_f32, copy, call_rows (a numba kernel's rows on the pool) or call (a numba kernel that
+ * answers None) whose arguments fit is kept as its function's structure, filled by the function's setup, and
+ * run by its exec alone (shim_head.c: NATIVE_NOMEM); every other call stays a Python call.  So a network
+ * whose nodes are all such calls runs from its first node to its last with the GIL let go once: each Python
+ * call between two prepared ones took the GIL back (~3 us inside MobileNet v1, with its state cold from the
+ * cache) and checked its arguments (~2.5 us).  The capsule holds the calls, so the arrays whose data the
  * structures point into live as long as it does; the caller makes a new one when the arrays change
  * (workbench/interpreter/fused.py).  What this saves is the checking of each call's arguments at every
  * invoke: inside a network those Python objects come back cold from the cache (~0.5 us a call). */
@@ -486,6 +578,36 @@ static int setup_call_rows(PyObject *const *args, Py_ssize_t nargs, void *state)
     return rows_setup(args, nargs, (rows_call_t *)state);
 }
 
+static int setup_call(PyObject *const *args, Py_ssize_t nargs, void *state)
+{
+    return call_setup(args, nargs, (call_t *)state);
+}
+
+static int setup_sum_f32(PyObject *const *args, Py_ssize_t nargs, void *state)
+{
+    return ews_setup(args, nargs, (ews_t *)state);
+}
+
+static int setup_softmax_f32(PyObject *const *args, Py_ssize_t nargs, void *state)
+{
+    return smx_setup(args, nargs, (smx_t *)state);
+}
+
+static int setup_fc_f32(PyObject *const *args, Py_ssize_t nargs, void *state)
+{
+    return fc_setup(args, nargs, (fc_t *)state);
+}
+
+static int setup_fc_dot_f32(PyObject *const *args, Py_ssize_t nargs, void *state)
+{
+    return fcdot_setup(args, nargs, (fcdot_t *)state);
+}
+
+static int setup_copy(PyObject *const *args, Py_ssize_t nargs, void *state)
+{
+    return copy_setup(args, nargs, (copy_t *)state);
+}
+
 static const struct {
     PyObject *(*function)(PyObject *, PyObject *const *, Py_ssize_t);
     native_setup_fn setup;
@@ -497,6 +619,12 @@ static const struct {
     {kernel_binary_f32, setup_binary_f32, ewb_exec, sizeof(ewb_t)},
     {kernel_dw_i8, setup_dw_i8, dwi8_exec, sizeof(dwi8_t)},
     {kernel_call_rows, setup_call_rows, rows_exec, sizeof(rows_call_t)},
+    {kernel_call, setup_call, call_exec, sizeof(call_t)},
+    {kernel_sum_f32, setup_sum_f32, ews_exec, sizeof(ews_t)},
+    {kernel_softmax_f32, setup_softmax_f32, smx_exec, sizeof(smx_t)},
+    {kernel_fc_f32, setup_fc_f32, fc_exec, sizeof(fc_t)},
+    {kernel_copy, setup_copy, copy_exec, sizeof(copy_t)},
+    {kernel_fc_dot_f32, setup_fc_dot_f32, fcdot_exec, sizeof(fcdot_t)},
 };
 
 /* the calls tuple's call i as (function, args tuple), or -1 with TypeError */
@@ -594,6 +722,23 @@ static PyObject *kernel_prepare_run(PyObject *self, PyObject *const *args, Py_ss
     return capsule;
 }
 
+/* prepared_calls(capsule): for each call of a prepare_run capsule, whether it runs from its prepared
+ * structure (True) or stays a Python call (False) */
+static PyObject *kernel_prepared_calls(PyObject *self, PyObject *capsule)
+{
+    prepared_run_t *p;
+    PyObject *t;
+    Py_ssize_t i;
+    (void)self;
+    p = (prepared_run_t *)PyCapsule_GetPointer(capsule, PREPARED_RUN);
+    if (p == NULL)
+        return NULL;
+    t = PyTuple_New(p->n);
+    for (i = 0; t != NULL && i < p->n; i++)
+        PyTuple_SET_ITEM(t, i, PyBool_FromLong(p->item[i].exec != NULL));
+    return t;
+}
+
 /* run_calls(calls, start): calls[i] = (function, args), or a prepare_run capsule of them; from i = start on,
  * each function called with its arguments in turn until one answers anything but the integer 0 or None
  * (done: the library's C loops answer 0, call_rows None; anything else is a refusal or a raised guard, which
@@ -669,30 +814,6 @@ static PyObject *kernel_same_arrays(PyObject *self, PyObject *const *args, Py_ss
     Py_RETURN_TRUE;
 }
 
-/* copy(x, out): out's bytes = x's (two C-contiguous, aligned arrays of one element type and one size, out
- * writable; the same memory is fine): a RESHAPE or SQUEEZE as one library call, so that a network's last
- * nodes join the runs of library calls (workbench/interpreter/fast/reshape.py).  0 done, -1 not taken. */
-static PyObject *kernel_copy(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
-{
-    PyArrayObject *x, *out;
-    (void)self;
-    if (nargs != 2) {
-        PyErr_SetString(PyExc_TypeError, "copy(x, out)");
-        return NULL;
-    }
-    if (!PyArray_Check(args[0]) || !PyArray_Check(args[1]))
-        return PyLong_FromLong(-1);
-    x = (PyArrayObject *)args[0];
-    out = (PyArrayObject *)args[1];
-    if (!PyArray_IS_C_CONTIGUOUS(x) || !PyArray_IS_C_CONTIGUOUS(out) || !PyArray_ISWRITEABLE(out)
-        || !PyArray_EquivTypes(PyArray_DESCR(x), PyArray_DESCR(out)) || PyArray_NBYTES(x) != PyArray_NBYTES(out)
-        || PyDataType_REFCHK(PyArray_DESCR(x)))
-        return PyLong_FromLong(-1);      /* object arrays (STRING) hold references: numpy copies those */
-    if (PyArray_DATA(x) != PyArray_DATA(out))
-        memmove(PyArray_DATA(out), PyArray_DATA(x), (size_t)PyArray_NBYTES(x));
-    return PyLong_FromLong(0);
-}
-
 static PyMethodDef METHODS[] = {
     {"pool_stats", (PyCFunction)kernel_pool_stats, METH_NOARGS,
      "pool_stats(): (jobs posted, run by the caller alone)"},
@@ -735,6 +856,8 @@ static PyMethodDef METHODS[] = {
      "start on until one answers other than 0 or None; its index, or len(calls)"},
     {"prepare_run", (PyCFunction)(void (*)(void))kernel_prepare_run, METH_FASTCALL,
      "prepare_run(calls): the calls with the arguments of the library's C loops checked once, for run_calls"},
+    {"prepared_calls", (PyCFunction)kernel_prepared_calls, METH_O,
+     "prepared_calls(capsule): for each call of a prepare_run capsule, whether it runs without Python"},
     {"call", (PyCFunction)(void (*)(void))kernel_call, METH_FASTCALL,
      "call(first, count, fallback, *args): run the first of entries first..first+count that takes args"},
     {"match", (PyCFunction)(void (*)(void))kernel_match, METH_FASTCALL,
