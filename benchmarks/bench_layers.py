@@ -5,8 +5,10 @@
 ai-edge-litert's Python ``Interpreter`` exposes no per-op profile (its ``interpreter.py`` has no
 profiler hook), so every executed node is cut out of the network into a one-op model: the node's
 operator code, its tensors and the buffers of its constant inputs; its other inputs become the model's
-inputs, its outputs the model's outputs.  Both runtimes run each one-op model on the same seeded
-input, the median of ``runs`` invokes after a warm-up, alternating in rounds.  The table is sorted by
+inputs, its outputs the model's outputs.  Both runtimes run each one-op model on the values its inputs
+hold inside the network (one invoke of ours on the seeded input, ``keep_intermediates``: a RESHAPE gets
+the shape the network computes, a convolution real activations), the median of ``runs`` invokes after a
+warm-up, alternating in rounds.  The table is sorted by
 ours - theirs, largest first: where the time goes.  A one-op model pays each runtime's per-invoke
 overhead once per node, which a whole network pays once; the "whole" row shows both, for scale.
 
@@ -41,14 +43,15 @@ DEFAULT_MODELS = ("mobilenet_v1_a10_224_float32.tflite", "mobilenet_v1_a10_224_i
 
 
 def one_op_model(model, index: int):
-    """Operator ``index`` of subgraph 0 as a model of its own (a :class:`workbench.schema.Model`)."""
+    """Operator ``index`` of subgraph 0 as a model of its own (a :class:`workbench.schema.Model`), and the
+    network's tensor indices its inputs stand for, in order."""
     from workbench import schema
 
     sg = model.subgraphs[0]
     op = sg.operators[index]
     used = [t for t in dict.fromkeys((*op.inputs, *op.outputs)) if t >= 0]
     tmap = {t: j for j, t in enumerate(used)}
-    buffers, tensors, inputs = [schema.Buffer()], [], []
+    buffers, tensors, inputs, originals = [schema.Buffer()], [], [], []
     for t in used:
         meta = sg.tensors[t]
         data = bytes(schema.buffer_bytes(model, meta.buffer)) if meta.buffer else b""
@@ -59,13 +62,33 @@ def one_op_model(model, index: int):
             meta = dataclasses.replace(meta, buffer=0)
             if t not in op.outputs:
                 inputs.append(tmap[t])
+                originals.append(t)
         tensors.append(meta)
     new_op = dataclasses.replace(op, opcode_index=0, inputs=tuple(tmap[t] if t >= 0 else -1 for t in op.inputs),
                                  outputs=tuple(tmap[t] for t in op.outputs), intermediates=())
     sub = schema.SubGraph(tensors=tuple(tensors), inputs=tuple(inputs), outputs=tuple(tmap[t] for t in op.outputs),
                           operators=(new_op,), name=f"node_{index}")
     return schema.Model(version=3, operator_codes=(model.operator_codes[op.opcode_index],), subgraphs=(sub,),
-                        description=f"node {index} (workbench bench_layers)", buffers=tuple(buffers))
+                        description=f"node {index} (workbench bench_layers)", buffers=tuple(buffers)), originals
+
+
+def network_values(content: bytes) -> dict:
+    """Every tensor of subgraph 0 after one invoke of the whole network (ours, the seeded input,
+    ``keep_intermediates``): what each one-op model is fed, so that a node sees the values it sees inside
+    the network (a RESHAPE its computed shape, a convolution its real activations)."""
+    from workbench.interpreter import Interpreter
+
+    it = Interpreter(model_content=content, keep_intermediates=True)
+    it.allocate_tensors()
+    seed(it)
+    it.invoke()
+    values = {}
+    for d in it.get_tensor_details():
+        try:
+            values[d["index"]] = np.array(it.get_tensor(d["index"]))
+        except Exception:           # a tensor with no value (an unused optional one)
+            pass
+    return values
 
 
 def seed(it) -> None:
@@ -79,7 +102,8 @@ def seed(it) -> None:
         it.set_tensor(d["index"], x)
 
 
-def pair(content: bytes, threads: int):
+def pair(content: bytes, threads: int, feed: list | None = None):
+    """Ours and LiteRT on ``content``, their inputs ``feed`` (arrays in input order) or seeded values."""
     from ai_edge_litert.interpreter import Interpreter as LiteRT
 
     from workbench.interpreter import Interpreter
@@ -88,7 +112,11 @@ def pair(content: bytes, threads: int):
     theirs = LiteRT(model_content=content, num_threads=threads)
     for it in (ours, theirs):
         it.allocate_tensors()
-        seed(it)
+        if feed is None:
+            seed(it)
+        else:
+            for d, x in zip(it.get_input_details(), feed):
+                it.set_tensor(d["index"], np.asarray(x, d["dtype"]).reshape(d["shape"]))
     return ours, theirs
 
 
@@ -231,12 +259,14 @@ def main(argv=None) -> int:
         return 0
     for path in paths:
         model = schema.load(path.read_bytes())
+        values = network_values(path.read_bytes())
         rows = []
         for index in range(len(model.subgraphs[0].operators)):
             try:
-                ours, theirs = pair(schema.dump(one_op_model(model, index)), args.threads)
+                one, originals = one_op_model(model, index)
+                ours, theirs = pair(schema.dump(one), args.threads, [values[t] for t in originals])
                 a, b = medians((ours, theirs), args.runs)
-            except Exception as e:      # a node whose run-time inputs a seeded array cannot stand for
+            except Exception as e:      # a node one of the runtimes cannot run on its own
                 print(f"node {index}: skipped ({type(e).__name__}: {str(e)[:100]})")
                 continue
             fast = ours.prepared()[0][1]
