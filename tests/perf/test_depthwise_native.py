@@ -41,7 +41,11 @@ SHAPES = [((1, 7, 6, 5), (3, 3), (1, 1), (1, 1), "SAME"),          # fewer chann
           ((1, 5, 101, 70), (3, 3), (2, 2), (1, 1), "SAME"),
           ((2, 9, 8, 64), (3, 3), (2, 2), (1, 1), "SAME"),
           ((1, 9, 10, 80), (3, 3), (1, 1), (2, 2), "SAME"),
-          ((1, 8, 8, 96), (3, 3), (2, 2), (1, 1), "VALID")]
+          ((1, 8, 8, 96), (3, 3), (2, 2), (1, 1), "VALID"),
+          # the one-pixel loop's inner pixels two at a time (shared weights and columns): an even number of
+          # them at stride 1 over two tiles of blocks (38 blocks), stride 2 with no edge pixel at all
+          ((1, 7, 8, 600), (3, 3), (1, 1), (1, 1), "SAME"),
+          ((1, 9, 9, 72), (3, 3), (2, 2), (1, 1), "VALID")]
 
 # how the final shift rounds: (shift range, ties up in the vector channels?, vector channels of C)
 ROUNDINGS = {"up_fast": ((-12, -1), True, 1.0),        # ties up, shifts of 32..54 bits after the product
