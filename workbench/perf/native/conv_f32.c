@@ -646,12 +646,7 @@ static int convf_exec(void *state)
     return atomic_load(&g->failed) ? NATIVE_NOMEM : atomic_load(&g->bad) ? 1 : 0;
 }
 
-static PyObject *kernel_conv_f32(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
-{
-    convf_t g;
-    (void)self;
-    return native_answer(convf_setup(args, nargs, &g), convf_exec, &g);
-}
+NATIVE_FUNCTION(kernel_conv_f32, convf_t, convf_setup, convf_exec)
 
 
 /* ------------------------------------------------------------------------------------------
@@ -804,16 +799,8 @@ static int fcdot_exec(void *state)
     fcdot_t *g = (fcdot_t *)state;
     if (convf_bad(g->x, g->m * g->k, g->limit))
         return 1;
-    if (g->parts <= 1)
-        fcdot_part(g, 0, 0);
-    else
-        pool_run(fcdot_part, g, g->parts, g->threads, 1);
+    native_pieces(fcdot_part, g, g->parts, g->threads);
     return 0;
 }
 
-static PyObject *kernel_fc_dot_f32(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
-{
-    fcdot_t g;
-    (void)self;
-    return native_answer(fcdot_setup(args, nargs, &g), fcdot_exec, &g);
-}
+NATIVE_FUNCTION(kernel_fc_dot_f32, fcdot_t, fcdot_setup, fcdot_exec)

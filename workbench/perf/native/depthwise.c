@@ -539,12 +539,7 @@ static int dwi8_exec(void *state)
     return atomic_load(&g->failed) ? NATIVE_NOMEM : 0;
 }
 
-static PyObject *kernel_dw_i8(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
-{
-    dwi8_t g;
-    (void)self;
-    return native_answer(dwi8_setup(args, nargs, &g), dwi8_exec, &g);
-}
+NATIVE_FUNCTION(kernel_dw_i8, dwi8_t, dwi8_setup, dwi8_exec)
 
 
 /* ------------------------------------------------------------------------------------------
@@ -1058,9 +1053,4 @@ static int dwf_exec(void *state)
     return atomic_load(&g->failed) ? NATIVE_NOMEM : 0;
 }
 
-static PyObject *kernel_dw_f32(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
-{
-    dwf_t g;
-    (void)self;
-    return native_answer(dwf_setup(args, nargs, &g), dwf_exec, &g);
-}
+NATIVE_FUNCTION(kernel_dw_f32, dwf_t, dwf_setup, dwf_exec)

@@ -134,12 +134,7 @@ static int ewb_exec(void *state)
     return 0;
 }
 
-static PyObject *kernel_binary_f32(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
-{
-    ewb_t g;
-    (void)self;
-    return native_answer(ewb_setup(args, nargs, &g), ewb_exec, &g);
-}
+NATIVE_FUNCTION(kernel_binary_f32, ewb_t, ewb_setup, ewb_exec)
 
 /* sum_f32(threads, x, out, shape, divisor): x float32 flat [A, R, B], out float32 flat [A, B]; each
  * output the sum of its R values in memory order from the first (out = x[a, 0, b], then + x[a, 1, b],
@@ -266,19 +261,11 @@ static int ews_setup(PyObject *const *args, Py_ssize_t nargs, ews_t *gp)
 static int ews_exec(void *state)
 {
     ews_t *g = (ews_t *)state;
-    if (g->parts <= 1)
-        ews_part(g, 0, 0);
-    else
-        pool_run(ews_part, g, g->parts, g->threads, 1);
+    native_pieces(ews_part, g, g->parts, g->threads);
     return 0;
 }
 
-static PyObject *kernel_sum_f32(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
-{
-    ews_t g;
-    (void)self;
-    return native_answer(ews_setup(args, nargs, &g), ews_exec, &g);
-}
+NATIVE_FUNCTION(kernel_sum_f32, ews_t, ews_setup, ews_exec)
 
 /* ------------------------------------------------------------------------------------------
  * softmax_f32(threads, x, out, n, beta): float32 SOFTMAX over rows of n values, in the arithmetic of
@@ -448,9 +435,4 @@ static int smx_exec(void *state)
     return 0;
 }
 
-static PyObject *kernel_softmax_f32(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
-{
-    smx_t g;
-    (void)self;
-    return native_answer(smx_setup(args, nargs, &g), smx_exec, &g);
-}
+NATIVE_FUNCTION(kernel_softmax_f32, smx_t, smx_setup, smx_exec)

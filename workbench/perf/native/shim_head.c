@@ -433,6 +433,15 @@ static PyObject *native_answer(int r, native_exec_fn exec, void *state)
     return r == 1 ? native_exec(exec, state) : r == -2 ? NULL : PyLong_FromLong(r);
 }
 
+/* the Python function `name` of a loop: its setup into a structure of `type` on the stack, then its exec */
+#define NATIVE_FUNCTION(name, type, setup, exec) \
+    static PyObject *name(PyObject *self, PyObject *const *args, Py_ssize_t nargs) \
+    { \
+        type g; \
+        (void)self; \
+        return native_answer(setup(args, nargs, &g), exec, &g); \
+    }
+
 /* an exec's pieces: on the pool, or the only one on this thread */
 static void native_pieces(part_fn fn, void *ctx, int parts, int threads)
 {

@@ -462,12 +462,7 @@ static int fc_exec(void *state)
     return 0;
 }
 
-static PyObject *kernel_fc_f32(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
-{
-    fc_t f;
-    (void)self;
-    return native_answer(fc_setup(args, nargs, &f), fc_exec, &f);
-}
+NATIVE_FUNCTION(kernel_fc_f32, fc_t, fc_setup, fc_exec)
 
 /* blas_callback(): the address of the function OpenBLAS may hand its jobs to */
 static PyObject *kernel_blas_callback(PyObject *self, PyObject *unused)
@@ -521,12 +516,7 @@ static int copy_exec(void *state)
     return 0;
 }
 
-static PyObject *kernel_copy(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
-{
-    copy_t c;
-    (void)self;
-    return native_answer(copy_setup(args, nargs, &c), copy_exec, &c);
-}
+NATIVE_FUNCTION(kernel_copy, copy_t, copy_setup, copy_exec)
 
 /* A run of calls prepared once (prepare_run): a call of conv_f32, dw_f32, dw_i8, binary_f32, sum_f32,
  * softmax_f32, fc_f32, fc_dot_f32, copy, call_rows (a numba kernel's rows on the pool) or call (a numba kernel that
@@ -553,60 +543,21 @@ typedef struct {
 
 static const char PREPARED_RUN[] = "workbench_kernels.prepared_run";
 
-static int setup_conv_f32(PyObject *const *args, Py_ssize_t nargs, void *state)
-{
-    return convf_setup(args, nargs, (convf_t *)state);
-}
-
-static int setup_dw_f32(PyObject *const *args, Py_ssize_t nargs, void *state)
-{
-    return dwf_setup(args, nargs, (dwf_t *)state);
-}
-
-static int setup_binary_f32(PyObject *const *args, Py_ssize_t nargs, void *state)
-{
-    return ewb_setup(args, nargs, (ewb_t *)state);
-}
-
-static int setup_dw_i8(PyObject *const *args, Py_ssize_t nargs, void *state)
-{
-    return dwi8_setup(args, nargs, (dwi8_t *)state);
-}
-
-static int setup_call_rows(PyObject *const *args, Py_ssize_t nargs, void *state)
-{
-    return rows_setup(args, nargs, (rows_call_t *)state);
-}
-
-static int setup_call(PyObject *const *args, Py_ssize_t nargs, void *state)
-{
-    return call_setup(args, nargs, (call_t *)state);
-}
-
-static int setup_sum_f32(PyObject *const *args, Py_ssize_t nargs, void *state)
-{
-    return ews_setup(args, nargs, (ews_t *)state);
-}
-
-static int setup_softmax_f32(PyObject *const *args, Py_ssize_t nargs, void *state)
-{
-    return smx_setup(args, nargs, (smx_t *)state);
-}
-
-static int setup_fc_f32(PyObject *const *args, Py_ssize_t nargs, void *state)
-{
-    return fc_setup(args, nargs, (fc_t *)state);
-}
-
-static int setup_fc_dot_f32(PyObject *const *args, Py_ssize_t nargs, void *state)
-{
-    return fcdot_setup(args, nargs, (fcdot_t *)state);
-}
-
-static int setup_copy(PyObject *const *args, Py_ssize_t nargs, void *state)
-{
-    return copy_setup(args, nargs, (copy_t *)state);
-}
+/* each loop's setup as a native_setup_fn (its structure behind a void pointer) */
+#define PREPARABLE_SETUP(name, setup, type) \
+    static int name(PyObject *const *args, Py_ssize_t nargs, void *state) { return setup(args, nargs, (type *)state); }
+PREPARABLE_SETUP(setup_conv_f32, convf_setup, convf_t)
+PREPARABLE_SETUP(setup_dw_f32, dwf_setup, dwf_t)
+PREPARABLE_SETUP(setup_binary_f32, ewb_setup, ewb_t)
+PREPARABLE_SETUP(setup_dw_i8, dwi8_setup, dwi8_t)
+PREPARABLE_SETUP(setup_call_rows, rows_setup, rows_call_t)
+PREPARABLE_SETUP(setup_call, call_setup, call_t)
+PREPARABLE_SETUP(setup_sum_f32, ews_setup, ews_t)
+PREPARABLE_SETUP(setup_softmax_f32, smx_setup, smx_t)
+PREPARABLE_SETUP(setup_fc_f32, fc_setup, fc_t)
+PREPARABLE_SETUP(setup_fc_dot_f32, fcdot_setup, fcdot_t)
+PREPARABLE_SETUP(setup_copy, copy_setup, copy_t)
+#undef PREPARABLE_SETUP
 
 static const struct {
     PyObject *(*function)(PyObject *, PyObject *const *, Py_ssize_t);
