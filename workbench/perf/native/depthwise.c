@@ -49,6 +49,10 @@
 #define DWF_LONG_ROW 48            /* output columns from which dw_f32 runs the pixels outer (stride 1) */
 #define DWF_MIN_BLOCKS_PX 4        /* channel blocks from which dw_f32 runs short rows one pixel at a time */
 #define DWF_PX_TILE 16             /* at most this many blocks (10 KB of weights) a pass of dwf_row_px */
+#define DWF_PX_MIN_PIXELS 12       /* pixels a piece of dwf_row_px at least, on several threads: a 7x7 layer
+                                    * in 16 pieces of three pixels read every block's weights in each and
+                                    * never ran four pixels at a time (7x7x960 on 2 threads: 4 pieces 0.77x
+                                    * the time of 16, 7x7x1024 0.85x) */
 
 /* how a block of 16 channels rounds, the epilogue's variants (the tables' modes, MODE_* in
  * workbench/perf/vnni.py):
@@ -1032,8 +1036,11 @@ static int dwf_setup(PyObject *const *args, Py_ssize_t nargs, dwf_t *gp)
     }
     atomic_init(&g.failed, 0);
     if (g.one_pixel) {              /* pieces of pixels, so that short rows still cut evenly */
+        const int64_t t = threads < MAX_THREADS ? threads : MAX_THREADS;
         g.pixels = g.s.rows * g.s.ow;
-        g.pixel_parts = threads > 1 ? DW_PARTS_PER_THREAD * (threads < MAX_THREADS ? threads : MAX_THREADS) : 1;
+        g.pixel_parts = t > 1 ? DW_PARTS_PER_THREAD * t : 1;
+        if (g.pixel_parts > g.pixels / DWF_PX_MIN_PIXELS)
+            g.pixel_parts = g.pixels / DWF_PX_MIN_PIXELS > t ? g.pixels / DWF_PX_MIN_PIXELS : t;
         g.pixel_parts = g.pixel_parts < g.pixels ? g.pixel_parts : g.pixels;
         g.parts = (int)g.pixel_parts;
     } else {
