@@ -165,30 +165,19 @@ EW_TARGET static void ews_sum(const ews_t *g, int64_t a0, int64_t a1, int64_t b0
          * advance together (one vector's sum alone waits on every add's latency, and its loads, one a
          * row of B values, reach a new page each: 8 us for MobileNet's 7x7x1024 mean, 1.5 us so) */
         for (b = b0; b + 128 <= b1; b += 128) {
-            __m512 s0 = _mm512_loadu_ps(xa + b), s1 = _mm512_loadu_ps(xa + b + 16), s2 = _mm512_loadu_ps(xa + b + 32);
-            __m512 s3 = _mm512_loadu_ps(xa + b + 48), s4 = _mm512_loadu_ps(xa + b + 64);
-            __m512 s5 = _mm512_loadu_ps(xa + b + 80), s6 = _mm512_loadu_ps(xa + b + 96);
-            __m512 s7 = _mm512_loadu_ps(xa + b + 112);
+            __m512 acc[8];
+            int k;
+#pragma GCC unroll 8
+            for (k = 0; k < 8; k++)
+                acc[k] = _mm512_loadu_ps(xa + b + 16 * k);
             for (r = 1; r < nr; r++) {
-                const float *xr = xa + r * nb + b;
-                s0 = _mm512_add_ps(s0, _mm512_loadu_ps(xr));
-                s1 = _mm512_add_ps(s1, _mm512_loadu_ps(xr + 16));
-                s2 = _mm512_add_ps(s2, _mm512_loadu_ps(xr + 32));
-                s3 = _mm512_add_ps(s3, _mm512_loadu_ps(xr + 48));
-                s4 = _mm512_add_ps(s4, _mm512_loadu_ps(xr + 64));
-                s5 = _mm512_add_ps(s5, _mm512_loadu_ps(xr + 80));
-                s6 = _mm512_add_ps(s6, _mm512_loadu_ps(xr + 96));
-                s7 = _mm512_add_ps(s7, _mm512_loadu_ps(xr + 112));
+#pragma GCC unroll 8
+                for (k = 0; k < 8; k++)
+                    acc[k] = _mm512_add_ps(acc[k], _mm512_loadu_ps(xa + r * nb + b + 16 * k));
             }
-            if (g->divisor != 0.0f) {
-                s0 = _mm512_div_ps(s0, d), s1 = _mm512_div_ps(s1, d), s2 = _mm512_div_ps(s2, d);
-                s3 = _mm512_div_ps(s3, d), s4 = _mm512_div_ps(s4, d), s5 = _mm512_div_ps(s5, d);
-                s6 = _mm512_div_ps(s6, d), s7 = _mm512_div_ps(s7, d);
-            }
-            _mm512_storeu_ps(oa + b, s0), _mm512_storeu_ps(oa + b + 16, s1), _mm512_storeu_ps(oa + b + 32, s2);
-            _mm512_storeu_ps(oa + b + 48, s3), _mm512_storeu_ps(oa + b + 64, s4);
-            _mm512_storeu_ps(oa + b + 80, s5), _mm512_storeu_ps(oa + b + 96, s6);
-            _mm512_storeu_ps(oa + b + 112, s7);
+#pragma GCC unroll 8
+            for (k = 0; k < 8; k++)
+                _mm512_storeu_ps(oa + b + 16 * k, g->divisor != 0.0f ? _mm512_div_ps(acc[k], d) : acc[k]);
         }
         for (; b < b1; b += 16) {
             __mmask16 m = b1 - b >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (b1 - b)) - 1u);
