@@ -131,6 +131,27 @@ def test_one_pixel_sums_in_the_tiles_order(o, threads):
 
 @needs_library
 @pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("o", [17, 21, 24, 56])
+def test_a_last_pair_of_at_most_24_channels_sums_as_a_whole_pair(o, threads):
+    """A last panel pair whose second panel has at most 8 channels (24 output channels: MobileNet v2's
+    projections) keeps that panel's sums in 256-bit registers: bit for bit what a whole 32-channel pair
+    gives for the same channels, with the same weights (the narrow layer's filter and 8 more channels)."""
+    shape = (1, 6, 9, 20, o, 3, 3, (2, 1), (1, 1), (1, 1), (3, 9))
+    x, filt, bias = operands(shape, o)
+    wide = -(-o // 32) * 32
+    rng = np.random.default_rng(o + 1)
+    filt_w = np.concatenate([filt, rng.standard_normal((wide - o, 3, 3, 20)).astype(np.float32)])
+    bias_w = np.concatenate([bias, rng.standard_normal(wide - o).astype(np.float32)])
+    done, narrow = call(shape, x, filt, bias, threads, lo=-6.0, hi=6.0)
+    assert done == 0
+    _, whole = call(shape[:4] + (wide,) + shape[5:], x, filt_w, bias_w, threads, lo=-6.0, hi=6.0)
+    assert narrow.tobytes() == np.ascontiguousarray(whole[..., :o]).tobytes()
+    want = reference(x, filt, bias, shape[7], shape[8], shape[9], shape[10], -6.0, 6.0)
+    np.testing.assert_allclose(narrow, want, rtol=1e-5, atol=1e-5 * np.sqrt(filt[0].size))
+
+
+@needs_library
+@pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("bad", [np.nan, np.inf, -3.0])
 def test_the_guard_reports_any_input_value_at_the_limit(bad, threads):
     shape = SHAPES[1]

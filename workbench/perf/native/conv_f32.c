@@ -251,6 +251,52 @@ CONVF_TARGET static void convf_tile32(const convf_t *g, int64_t runs, const floa
     CONVF_ROWS(CONVF_STORE2)
 }
 
+/* MR x 24 outputs: a last panel pair whose second panel has at most 8 channels (24 output channels, as in
+ * MobileNet v2's 56x56 projections): the second panel's sums in 256-bit registers, from the first 8 of its
+ * 16 weights a row.  A core that runs 512-bit multiply-adds as two 256-bit halves (AMD Zen 4) spends 1.5
+ * units a row on 24 lanes where convf_tile32 spent 2 on 32, 8 of them past the last channel.  Each sum in
+ * convf_tile32's order (the same bits); the epilogue is convf_tile32's, on the 512-bit register whose low
+ * half holds the second panel's sums, its store masked to the channels there are. */
+CONVF_TARGET static void convf_tile24(const convf_t *g, int64_t runs, const float *const *ap, const int64_t *len,
+                                      const float *w, const float *bias, float *out, const float *res, int rows,
+                                      int64_t cols)
+{
+    const int64_t ldo = g->o;
+    const float *w1 = w + CONVF_NR;
+    const int r_first = g->res_first;
+    __m512 lo = _mm512_set1_ps(g->lo), hi = _mm512_set1_ps(g->hi), alo = _mm512_set1_ps(g->alo);
+    __m512 ahi = _mm512_set1_ps(g->ahi);
+    __m512 b0 = _mm512_loadu_ps(bias);
+    __m256 b1 = _mm256_loadu_ps(bias + CONVF_NR);
+    __mmask16 m0 = convf_mask(cols), m1 = convf_mask(cols - CONVF_NR);
+    int64_t t, j;
+#define CONVF_INIT24(i) __m512 acc##i##a = b0; __m256 acc##i##b = b1;
+    CONVF_ROWS(CONVF_INIT24)
+    for (t = 0; t < runs; t++) {
+        const float *const *p = ap + t * CONVF_MR;
+        const int64_t c = len[t];
+        CONVF_ROWS(CONVF_PTR)
+        for (j = 0; j < c; j++) {
+            __m512 wa = _mm512_loadu_ps(w), s;
+            __m256 wb = _mm256_loadu_ps(w1);
+            w += 2 * CONVF_NR;
+            w1 += 2 * CONVF_NR;
+#define CONVF_FMA24(i) s = _mm512_set1_ps(a##i[j]); acc##i##a = _mm512_fmadd_ps(s, wa, acc##i##a); \
+                       acc##i##b = _mm256_fmadd_ps(_mm512_castps512_ps256(s), wb, acc##i##b);
+            CONVF_ROWS(CONVF_FMA24)
+        }
+    }
+#define CONVF_STORE24(i) if (i < rows) { \
+        __m512 va = convf_clamp(acc##i##a, lo, hi), vb = convf_clamp(_mm512_castps256_ps512(acc##i##b), lo, hi); \
+        if (res != NULL) { \
+            va = convf_add(va, res + i * ldo, m0, r_first, alo, ahi); \
+            vb = convf_add(vb, res + i * ldo + CONVF_NR, m1, r_first, alo, ahi); \
+        } \
+        _mm512_storeu_ps(out + i * ldo, va); \
+        _mm512_mask_storeu_ps(out + i * ldo + CONVF_NR, m1, vb); }
+    CONVF_ROWS(CONVF_STORE24)
+}
+
 /* MR x 16 outputs: one panel (the last, when the channels leave a lone one) */
 CONVF_TARGET static void convf_tile16(const convf_t *g, int64_t runs, const float *const *ap, const int64_t *len,
                                       const float *w, const float *bias, float *out, const float *res, int rows,
@@ -408,7 +454,9 @@ static void convf_part(void *ctx, int part, int thread)
                 const float *res = g->res != NULL ? g->res + m0 * g->o + q * CONVF_NR : NULL;
                 if (c1 - c0 > 1)
                     runs = convf_pointers(g, m0, ap, len);
-                if (pair)
+                if (pair && cols <= CONVF_NR + CONVF_NR / 2)
+                    convf_tile24(g, runs, ap, len, w, bias, out, res, rows, cols);
+                else if (pair)
                     convf_tile32(g, runs, ap, len, w, bias, out, res, rows, cols);
                 else
                     convf_tile16(g, runs, ap, len, w, bias, out, res, rows, cols);
