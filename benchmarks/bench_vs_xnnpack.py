@@ -20,12 +20,20 @@ pause and one untimed invoke, so that neither runtime's idle worker threads, sti
 own set, take a core from the other's (see :data:`SETTLE_S`).  LiteRT is
 ``ai_edge_litert.interpreter.Interpreter(num_threads=n)`` with the default op resolver, which
 applies the XNNPACK delegate (ai-edge-litert's ``interpreter.py``, ``OpResolverType.AUTO``).
+
+``--memory-load`` asks how each runtime bears another core's memory traffic, as a shared machine's
+neighbours make it: this process runs on one CPU, one thread per interpreter, while a second process on
+another CPU copies a 32 MB array into another, over and over (the last-level cache and the memory bus
+busy, nothing else).  Rounds alternate with that process stopped (SIGSTOP) and running
+(SIGCONT); the table gives ours / XNNPACK quiet and loaded, and how much slower each runtime ran loaded.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import signal
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -106,6 +114,49 @@ def measure(its: dict, runs: int, rounds: int, warmup: int = 3) -> dict:
     return {key: (1000 * float(np.median(v)), 1000 * float(np.min(v)), rounds_of[key]) for key, v in times.items()}
 
 
+STREAMER = ("import os, sys, numpy as np\n"
+            "os.sched_setaffinity(0, {int(sys.argv[1])})\n"
+            "a, b = np.ones(32 << 20, np.uint8), np.zeros(32 << 20, np.uint8)\n"
+            "while True:\n"
+            "    b[...] = a\n")
+"""The other core's load for ``--memory-load``: one 32 MB array copied into another, over and over (a
+memcpy: reads and writes at the memory bus's pace, through a last-level cache they do not fit in)."""
+
+
+def measure_under_load(its: dict, runs: int, rounds: int) -> dict:
+    """:func:`measure`'s rounds on one CPU, alternately with :data:`STREAMER` stopped and running on another:
+    {(runtime, threads, loaded): median ms}."""
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < 2:
+        raise SystemExit("--memory-load needs two CPUs")
+    streamer = subprocess.Popen([sys.executable, "-c", STREAMER, str(cpus[-1])])
+    try:
+        os.sched_setaffinity(0, {cpus[0]})
+        time.sleep(0.5)                  # its 64 MB allocated and written once
+        for it in its.values():
+            for _ in range(3):
+                it.invoke()
+        times = {(*key, loaded): [] for key in its for loaded in (False, True)}
+        per_round = max(1, -(-runs // rounds))
+        rng = np.random.default_rng(0)
+        for r in range(rounds):
+            for loaded in ((False, True) if r % 2 else (True, False)):
+                streamer.send_signal(signal.SIGCONT if loaded else signal.SIGSTOP)
+                time.sleep(SETTLE_S)
+                for k in rng.permutation(len(its)):
+                    key = list(its)[k]
+                    its[key].invoke()
+                    for _ in range(per_round):
+                        t0 = time.perf_counter()
+                        its[key].invoke()
+                        times[(*key, loaded)].append(time.perf_counter() - t0)
+    finally:
+        streamer.kill()
+        streamer.wait()
+        os.sched_setaffinity(0, set(cpus))
+    return {key: 1000 * float(np.median(v)) for key, v in times.items()}
+
+
 def agreement(its: dict, n: int) -> str:
     ours, theirs = its["ours", n], its["xnnpack", n]
     a = ours.get_tensor(ours.get_output_details()[0]["index"]).astype(np.float64)
@@ -119,6 +170,8 @@ def main(argv=None) -> int:
     ap.add_argument("--rounds", type=int, default=5, help="alternating rounds (default 5)")
     ap.add_argument("--threads", type=int, nargs="+", default=[1, 2])
     ap.add_argument("--model", type=Path, action="append")
+    ap.add_argument("--memory-load", action="store_true",
+                    help="one thread, quiet against another core streaming 64 MB through memory (see above)")
     ap.add_argument("--standin", action="store_true",
                     help=f"without the MobileNet v2 1.0/224 file, measure {STANDIN_V2} instead of the built one")
     args = ap.parse_args(argv)
@@ -138,6 +191,19 @@ def main(argv=None) -> int:
                 models.append((mobilenet_v2_file.path(), "  (built in code: Keras's layers, seeded random weights)"))
             else:
                 print(f"skipped: {name} is not in {MODELS}")
+    if args.memory_load:
+        print(f"median ms per invoke on one CPU, one thread, {runs}+ invokes each quiet and loaded, {args.rounds} "
+              f"alternating rounds; load average {load_average()}")
+        print(f"{'model':38s} {'ours':>7s} {'xnnpack':>8s} {'ratio':>6s} | {'loaded: ours':>12s} {'xnnpack':>8s} "
+              f"{'ratio':>6s} | {'slower: ours':>12s} {'xnnpack':>8s}")
+        for path, _ in models:
+            its = interpreters(path, (1,))
+            m = measure_under_load(its, runs, args.rounds)
+            oq, xq, ol, xl = (m["ours", 1, False], m["xnnpack", 1, False], m["ours", 1, True], m["xnnpack", 1, True])
+            print(f"{path.stem:38s} {oq:7.2f} {xq:8.2f} {oq / xq:5.2f}x | {ol:12.2f} {xl:8.2f} {ol / xl:5.2f}x | "
+                  f"{ol / oq:11.2f}x {xl / xq:7.2f}x")
+            del its
+        return 0
     threads = tuple(args.threads)
     print(f"median (min) ms per invoke, {runs}+ invokes each after 3 warm-up, {args.rounds} alternating rounds; "
           f"load average {load_average()}")
