@@ -14,7 +14,8 @@
  * (zeros past the last channel), two panels side by side: K rows of 32 values (K = KH*KW*C, in the
  * filter's own (ky, kx, ci) order); a lone last panel K rows of 16.  The micro-kernel computes MR x 32 outputs (two panels) in 14 AVX-512 registers:
  * for every k it loads two rows of 16 weights and multiplies them by the MR input values, each
- * broadcast to a register (or MR x 16 for a last lone panel).  Rows past the last pixel re-read the
+ * broadcast to a register (or MR x 16 for a last lone panel, MR x 24 for a last pair with at most 8
+ * channels in its second panel: convf_tile24).  Rows past the last pixel re-read the
  * last one and are not stored; columns past the last channel are not stored (a masked store, only where a
  * panel has such columns: on Zen 4 masked stores of every row made a 112x112x16 -> 96 layer 3 % slower).
  *
