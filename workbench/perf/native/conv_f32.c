@@ -206,6 +206,45 @@ CONVF_TARGET static inline __m512 convf_add(__m512 v, const float *r, __mmask16 
 
 #define CONVF_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6)
 
+/* what a tile's epilogue needs of the call: the clamp, the residual ADD's clamp and operand order, each
+ * panel's mask of the output channels there are (cols from the tile's first panel on) */
+typedef struct {
+    __m512 lo, hi, alo, ahi;
+    __mmask16 m0, m1;
+    int r_first;
+} convf_ep_t;
+
+CONVF_TARGET static inline __attribute__((always_inline)) convf_ep_t convf_ep(const convf_t *g, int64_t cols)
+{
+    convf_ep_t e;
+    e.lo = _mm512_set1_ps(g->lo), e.hi = _mm512_set1_ps(g->hi);
+    e.alo = _mm512_set1_ps(g->alo), e.ahi = _mm512_set1_ps(g->ahi);
+    e.m0 = convf_mask(cols), e.m1 = convf_mask(cols - CONVF_NR);
+    e.r_first = g->res_first;
+    return e;
+}
+
+/* one output row of a tile's panel pair: clamp, the residual ADD (res: the row's residual, or NULL), and
+ * the store, masked only where a panel has columns past the last channel */
+CONVF_TARGET static inline __attribute__((always_inline)) void convf_store_pair(const convf_ep_t *e, __m512 a,
+                                                                                   __m512 b, float *out,
+                                                                                   const float *res)
+{
+    __m512 va = convf_clamp(a, e->lo, e->hi), vb = convf_clamp(b, e->lo, e->hi);
+    if (res != NULL) {
+        va = convf_add(va, res, e->m0, e->r_first, e->alo, e->ahi);
+        vb = convf_add(vb, res + CONVF_NR, e->m1, e->r_first, e->alo, e->ahi);
+    }
+    if (e->m0 == 0xffff)
+        _mm512_storeu_ps(out, va);
+    else
+        _mm512_mask_storeu_ps(out, e->m0, va);
+    if (e->m1 == 0xffff)
+        _mm512_storeu_ps(out + CONVF_NR, vb);
+    else
+        _mm512_mask_storeu_ps(out + CONVF_NR, e->m1, vb);
+}
+
 /* MR x 32 outputs: the panel pair at w (rows of 32 weights) times the tile's runs of input values (see
  * convf_pointers); rows and cols say which of them to store */
 CONVF_TARGET static void convf_tile32(const convf_t *g, int64_t runs, const float *const *ap, const int64_t *len,
@@ -214,12 +253,8 @@ CONVF_TARGET static void convf_tile32(const convf_t *g, int64_t runs, const floa
 {
     const int64_t ldo = g->o;
     const float *w1 = w + CONVF_NR;
-    const int r_first = g->res_first;
-    __m512 lo = _mm512_set1_ps(g->lo), hi = _mm512_set1_ps(g->hi), alo = _mm512_set1_ps(g->alo);
-    __m512 ahi = _mm512_set1_ps(g->ahi);
+    const convf_ep_t e = convf_ep(g, cols);
     __m512 b0 = _mm512_loadu_ps(bias), b1 = _mm512_loadu_ps(bias + CONVF_NR);
-    __mmask16 m0 = convf_mask(cols), m1 = convf_mask(cols - CONVF_NR);
-    const int full = cols >= 2 * CONVF_NR;
     int64_t t, j;
 #define CONVF_INIT2(i) __m512 acc##i##a = b0, acc##i##b = b1;
     CONVF_ROWS(CONVF_INIT2)
@@ -237,18 +272,8 @@ CONVF_TARGET static void convf_tile32(const convf_t *g, int64_t runs, const floa
             CONVF_ROWS(CONVF_FMA2)
         }
     }
-#define CONVF_STORE2(i) if (i < rows) { \
-        __m512 va = convf_clamp(acc##i##a, lo, hi), vb = convf_clamp(acc##i##b, lo, hi); \
-        if (res != NULL) { \
-            va = convf_add(va, res + i * ldo, m0, r_first, alo, ahi); \
-            vb = convf_add(vb, res + i * ldo + CONVF_NR, m1, r_first, alo, ahi); \
-        } \
-        if (full) { \
-            _mm512_storeu_ps(out + i * ldo, va); \
-            _mm512_storeu_ps(out + i * ldo + CONVF_NR, vb); \
-        } else { \
-            _mm512_mask_storeu_ps(out + i * ldo, m0, va); \
-            _mm512_mask_storeu_ps(out + i * ldo + CONVF_NR, m1, vb); } }
+#define CONVF_STORE2(i) if (i < rows) \
+        convf_store_pair(&e, acc##i##a, acc##i##b, out + i * ldo, res != NULL ? res + i * ldo : NULL);
     CONVF_ROWS(CONVF_STORE2)
 }
 
@@ -256,20 +281,17 @@ CONVF_TARGET static void convf_tile32(const convf_t *g, int64_t runs, const floa
  * MobileNet v2's 56x56 projections): the second panel's sums in 256-bit registers, from the first 8 of its
  * 16 weights a row.  A core that runs 512-bit multiply-adds as two 256-bit halves (AMD Zen 4) spends 1.5
  * units a row on 24 lanes where convf_tile32 spent 2 on 32, 8 of them past the last channel.  Each sum in
- * convf_tile32's order (the same bits); the epilogue is convf_tile32's, on the 512-bit register whose low
- * half holds the second panel's sums, its store masked to the channels there are. */
+ * convf_tile32's order (the same bits); the epilogue is convf_tile32's (convf_store_pair), on the 512-bit
+ * register whose low half holds the second panel's sums, its store masked to the channels there are. */
 CONVF_TARGET static void convf_tile24(const convf_t *g, int64_t runs, const float *const *ap, const int64_t *len,
                                       const float *w, const float *bias, float *out, const float *res, int rows,
                                       int64_t cols)
 {
     const int64_t ldo = g->o;
     const float *w1 = w + CONVF_NR;
-    const int r_first = g->res_first;
-    __m512 lo = _mm512_set1_ps(g->lo), hi = _mm512_set1_ps(g->hi), alo = _mm512_set1_ps(g->alo);
-    __m512 ahi = _mm512_set1_ps(g->ahi);
+    const convf_ep_t e = convf_ep(g, cols);
     __m512 b0 = _mm512_loadu_ps(bias);
     __m256 b1 = _mm256_loadu_ps(bias + CONVF_NR);
-    __mmask16 m0 = convf_mask(cols), m1 = convf_mask(cols - CONVF_NR);
     int64_t t, j;
 #define CONVF_INIT24(i) __m512 acc##i##a = b0; __m256 acc##i##b = b1;
     CONVF_ROWS(CONVF_INIT24)
@@ -287,14 +309,9 @@ CONVF_TARGET static void convf_tile24(const convf_t *g, int64_t runs, const floa
             CONVF_ROWS(CONVF_FMA24)
         }
     }
-#define CONVF_STORE24(i) if (i < rows) { \
-        __m512 va = convf_clamp(acc##i##a, lo, hi), vb = convf_clamp(_mm512_castps256_ps512(acc##i##b), lo, hi); \
-        if (res != NULL) { \
-            va = convf_add(va, res + i * ldo, m0, r_first, alo, ahi); \
-            vb = convf_add(vb, res + i * ldo + CONVF_NR, m1, r_first, alo, ahi); \
-        } \
-        _mm512_storeu_ps(out + i * ldo, va); \
-        _mm512_mask_storeu_ps(out + i * ldo + CONVF_NR, m1, vb); }
+#define CONVF_STORE24(i) if (i < rows) \
+        convf_store_pair(&e, acc##i##a, _mm512_castps256_ps512(acc##i##b), out + i * ldo, \
+                         res != NULL ? res + i * ldo : NULL);
     CONVF_ROWS(CONVF_STORE24)
 }
 
