@@ -132,7 +132,7 @@ def measure_under_load(its: dict, runs: int, rounds: int) -> dict:
     streamer = subprocess.Popen([sys.executable, "-c", STREAMER, str(cpus[-1])])
     try:
         os.sched_setaffinity(0, {cpus[0]})
-        time.sleep(0.5)                  # its 64 MB allocated and written once
+        time.sleep(0.5)                  # its two arrays allocated and written once
         for it in its.values():
             for _ in range(3):
                 it.invoke()
@@ -171,7 +171,7 @@ def main(argv=None) -> int:
     ap.add_argument("--threads", type=int, nargs="+", default=[1, 2])
     ap.add_argument("--model", type=Path, action="append")
     ap.add_argument("--memory-load", action="store_true",
-                    help="one thread, quiet against another core streaming 64 MB through memory (see above)")
+                    help="one thread, quiet against another core copying 32 MB over and over (see above)")
     ap.add_argument("--standin", action="store_true",
                     help=f"without the MobileNet v2 1.0/224 file, measure {STANDIN_V2} instead of the built one")
     args = ap.parse_args(argv)
