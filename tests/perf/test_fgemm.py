@@ -131,14 +131,15 @@ def test_one_pixel_sums_in_the_tiles_order(o, threads):
 
 @needs_library
 @pytest.mark.parametrize("threads", [1, 2])
-@pytest.mark.parametrize("o", [17, 21, 24, 56])
-def test_a_last_pair_of_at_most_24_channels_sums_as_a_whole_pair(o, threads):
+@pytest.mark.parametrize("o", [3, 8, 17, 21, 24, 40, 56])
+def test_narrow_last_panels_sum_as_whole_ones(o, threads):
     """A last panel pair whose second panel has at most 8 channels (24 output channels: MobileNet v2's
-    projections) keeps that panel's sums in 256-bit registers: bit for bit what a whole 32-channel pair
-    gives for the same channels, with the same weights (the narrow layer's filter and 8 more channels)."""
+    projections), or a lone last panel of at most 8, keeps that panel's sums in 256-bit registers: bit for
+    bit what a whole pair or panel gives for the same channels, with the same weights (the narrow layer's
+    filter and more channels up to a whole 32 or 16)."""
     shape = (1, 6, 9, 20, o, 3, 3, (2, 1), (1, 1), (1, 1), (3, 9))
     x, filt, bias = operands(shape, o)
-    wide = -(-o // 32) * 32
+    wide = -(-o // 16) * 16 if o % 32 <= 8 else -(-o // 32) * 32
     rng = np.random.default_rng(o + 1)
     filt_w = np.concatenate([filt, rng.standard_normal((wide - o, 3, 3, 20)).astype(np.float32)])
     bias_w = np.concatenate([bias, rng.standard_normal(wide - o).astype(np.float32)])

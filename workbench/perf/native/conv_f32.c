@@ -14,9 +14,9 @@
  * (zeros past the last channel), two panels side by side: K rows of 32 values (K = KH*KW*C, in the
  * filter's own (ky, kx, ci) order); a lone last panel K rows of 16.  The micro-kernel computes MR x 32 outputs (two panels) in 14 AVX-512 registers:
  * for every k it loads two rows of 16 weights and multiplies them by the MR input values, each
- * broadcast to a register (or MR x 16 for a last lone panel, MR x 24 for a last pair with at most 8
- * channels in its second panel: convf_tile24).  Rows past the last pixel re-read the
- * last one and are not stored; columns past the last channel are not stored (a masked store, only where a
+ * broadcast to a register (or MR x 16 for a last lone panel, MR x 8 for one of at most 8 channels, MR x
+ * 24 for a last pair with at most 8 channels in its second panel: convf_tile8, convf_tile24).  Rows
+ * past the last pixel re-read the last one and are not stored; columns past the last channel are not stored (a masked store, only where a
  * panel has such columns: on Zen 4 masked stores of every row made a 112x112x16 -> 96 layer 3 % slower).
  *
  * The guard: the speed layer's sums run in another order than the reference kernels' (fused
@@ -205,6 +205,19 @@ CONVF_TARGET static inline __m512 convf_add(__m512 v, const float *r, __mmask16 
 }
 
 #define CONVF_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6)
+#define CONVF_PTR(i) const float *a##i = p[i];
+
+/* a tile's loop over its runs of input values (see convf_pointers): the statements given, once a value
+ * j of a run, with a0 ... a6 the run's start in each of the tile's pixels (t, j: the tile's locals) */
+#define CONVF_FOR_VALUES(...) \
+    for (t = 0; t < runs; t++) { \
+        const float *const *p = ap + t * CONVF_MR; \
+        const int64_t c = len[t]; \
+        CONVF_ROWS(CONVF_PTR) \
+        for (j = 0; j < c; j++) { \
+            __VA_ARGS__ \
+        } \
+    }
 
 /* what a tile's epilogue needs of the call: the clamp, the residual ADD's clamp and operand order, each
  * panel's mask of the output channels there are (cols from the tile's first panel on) */
@@ -245,6 +258,19 @@ CONVF_TARGET static inline __attribute__((always_inline)) void convf_store_pair(
         _mm512_mask_storeu_ps(out + CONVF_NR, e->m1, vb);
 }
 
+/* one output row of a tile's lone panel: convf_store_pair's steps for one register */
+CONVF_TARGET static inline __attribute__((always_inline)) void convf_store_one(const convf_ep_t *e, __m512 a,
+                                                                                  float *out, const float *res)
+{
+    __m512 v = convf_clamp(a, e->lo, e->hi);
+    if (res != NULL)
+        v = convf_add(v, res, e->m0, e->r_first, e->alo, e->ahi);
+    if (e->m0 == 0xffff)
+        _mm512_storeu_ps(out, v);
+    else
+        _mm512_mask_storeu_ps(out, e->m0, v);
+}
+
 /* MR x 32 outputs: the panel pair at w (rows of 32 weights) times the tile's runs of input values (see
  * convf_pointers); rows and cols say which of them to store */
 CONVF_TARGET static void convf_tile32(const convf_t *g, int64_t runs, const float *const *ap, const int64_t *len,
@@ -258,20 +284,12 @@ CONVF_TARGET static void convf_tile32(const convf_t *g, int64_t runs, const floa
     int64_t t, j;
 #define CONVF_INIT2(i) __m512 acc##i##a = b0, acc##i##b = b1;
     CONVF_ROWS(CONVF_INIT2)
-    for (t = 0; t < runs; t++) {
-        const float *const *p = ap + t * CONVF_MR;
-        const int64_t c = len[t];
-#define CONVF_PTR(i) const float *a##i = p[i];
-        CONVF_ROWS(CONVF_PTR)
-        for (j = 0; j < c; j++) {
-            __m512 wa = _mm512_loadu_ps(w), wb = _mm512_loadu_ps(w1), s;
-            w += 2 * CONVF_NR;
-            w1 += 2 * CONVF_NR;
 #define CONVF_FMA2(i) s = _mm512_set1_ps(a##i[j]); acc##i##a = _mm512_fmadd_ps(s, wa, acc##i##a); \
                       acc##i##b = _mm512_fmadd_ps(s, wb, acc##i##b);
-            CONVF_ROWS(CONVF_FMA2)
-        }
-    }
+    CONVF_FOR_VALUES(__m512 wa = _mm512_loadu_ps(w), wb = _mm512_loadu_ps(w1), s;
+                     w += 2 * CONVF_NR;
+                     w1 += 2 * CONVF_NR;
+                     CONVF_ROWS(CONVF_FMA2))
 #define CONVF_STORE2(i) if (i < rows) \
         convf_store_pair(&e, acc##i##a, acc##i##b, out + i * ldo, res != NULL ? res + i * ldo : NULL);
     CONVF_ROWS(CONVF_STORE2)
@@ -295,20 +313,13 @@ CONVF_TARGET static void convf_tile24(const convf_t *g, int64_t runs, const floa
     int64_t t, j;
 #define CONVF_INIT24(i) __m512 acc##i##a = b0; __m256 acc##i##b = b1;
     CONVF_ROWS(CONVF_INIT24)
-    for (t = 0; t < runs; t++) {
-        const float *const *p = ap + t * CONVF_MR;
-        const int64_t c = len[t];
-        CONVF_ROWS(CONVF_PTR)
-        for (j = 0; j < c; j++) {
-            __m512 wa = _mm512_loadu_ps(w), s;
-            __m256 wb = _mm256_loadu_ps(w1);
-            w += 2 * CONVF_NR;
-            w1 += 2 * CONVF_NR;
 #define CONVF_FMA24(i) s = _mm512_set1_ps(a##i[j]); acc##i##a = _mm512_fmadd_ps(s, wa, acc##i##a); \
                        acc##i##b = _mm256_fmadd_ps(_mm512_castps512_ps256(s), wb, acc##i##b);
-            CONVF_ROWS(CONVF_FMA24)
-        }
-    }
+    CONVF_FOR_VALUES(__m512 wa = _mm512_loadu_ps(w), s;
+                     __m256 wb = _mm256_loadu_ps(w1);
+                     w += 2 * CONVF_NR;
+                     w1 += 2 * CONVF_NR;
+                     CONVF_ROWS(CONVF_FMA24))
 #define CONVF_STORE24(i) if (i < rows) \
         convf_store_pair(&e, acc##i##a, _mm512_castps256_ps512(acc##i##b), out + i * ldo, \
                          res != NULL ? res + i * ldo : NULL);
@@ -321,35 +332,40 @@ CONVF_TARGET static void convf_tile16(const convf_t *g, int64_t runs, const floa
                                       int64_t cols)
 {
     const int64_t ldo = g->o;
-    const int r_first = g->res_first;
-    __m512 lo = _mm512_set1_ps(g->lo), hi = _mm512_set1_ps(g->hi), alo = _mm512_set1_ps(g->alo);
-    __m512 ahi = _mm512_set1_ps(g->ahi);
+    const convf_ep_t e = convf_ep(g, cols);
     __m512 b0 = _mm512_loadu_ps(bias);
-    __mmask16 m0 = convf_mask(cols);
-    const int full = cols >= CONVF_NR;
     int64_t t, j;
 #define CONVF_INIT1(i) __m512 acc##i = b0;
     CONVF_ROWS(CONVF_INIT1)
-    for (t = 0; t < runs; t++) {
-        const float *const *p = ap + t * CONVF_MR;
-        const int64_t c = len[t];
-        CONVF_ROWS(CONVF_PTR)
-        for (j = 0; j < c; j++) {
-            __m512 wa = _mm512_loadu_ps(w), s;
-            w += CONVF_NR;
 #define CONVF_FMA1(i) s = _mm512_set1_ps(a##i[j]); acc##i = _mm512_fmadd_ps(s, wa, acc##i);
-            CONVF_ROWS(CONVF_FMA1)
-        }
-    }
-#define CONVF_STORE1(i) if (i < rows) { \
-        __m512 v = convf_clamp(acc##i, lo, hi); \
-        if (res != NULL) \
-            v = convf_add(v, res + i * ldo, m0, r_first, alo, ahi); \
-        if (full) \
-            _mm512_storeu_ps(out + i * ldo, v); \
-        else \
-            _mm512_mask_storeu_ps(out + i * ldo, m0, v); }
+    CONVF_FOR_VALUES(__m512 wa = _mm512_loadu_ps(w), s;
+                     w += CONVF_NR;
+                     CONVF_ROWS(CONVF_FMA1))
+#define CONVF_STORE1(i) if (i < rows) \
+        convf_store_one(&e, acc##i, out + i * ldo, res != NULL ? res + i * ldo : NULL);
     CONVF_ROWS(CONVF_STORE1)
+}
+
+/* MR x 8 outputs: a lone last panel with at most 8 channels, its sums in 256-bit registers (convf_tile24's
+ * reason: half the cost of a 512-bit multiply-add on a core that runs those as two halves); each sum in
+ * convf_tile16's order (the same bits) */
+CONVF_TARGET static void convf_tile8(const convf_t *g, int64_t runs, const float *const *ap, const int64_t *len,
+                                     const float *w, const float *bias, float *out, const float *res, int rows,
+                                     int64_t cols)
+{
+    const int64_t ldo = g->o;
+    const convf_ep_t e = convf_ep(g, cols);
+    __m256 b0 = _mm256_loadu_ps(bias);
+    int64_t t, j;
+#define CONVF_INIT8(i) __m256 acc##i = b0;
+    CONVF_ROWS(CONVF_INIT8)
+#define CONVF_FMA8(i) acc##i = _mm256_fmadd_ps(_mm256_set1_ps(a##i[j]), wa, acc##i);
+    CONVF_FOR_VALUES(__m256 wa = _mm256_loadu_ps(w);
+                     w += CONVF_NR;
+                     CONVF_ROWS(CONVF_FMA8))
+#define CONVF_STORE8(i) if (i < rows) \
+        convf_store_one(&e, _mm512_castps256_ps512(acc##i), out + i * ldo, res != NULL ? res + i * ldo : NULL);
+    CONVF_ROWS(CONVF_STORE8)
 }
 
 /* one output pixel (a tile of one row: a classifier's 1x1 convolution after a global pool) times `pairs`
@@ -476,6 +492,8 @@ static void convf_part(void *ctx, int part, int thread)
                     convf_tile24(g, runs, ap, len, w, bias, out, res, rows, cols);
                 else if (pair)
                     convf_tile32(g, runs, ap, len, w, bias, out, res, rows, cols);
+                else if (cols <= CONVF_NR / 2)
+                    convf_tile8(g, runs, ap, len, w, bias, out, res, rows, cols);
                 else
                     convf_tile16(g, runs, ap, len, w, bias, out, res, rows, cols);
             }
