@@ -69,6 +69,10 @@ from .jit import native, njit, rows_call, run_rows
 ROWS = 4            # rows of the micro-kernel's block (4 × 4 accumulators of 16 lanes = 16 registers)
 BLOCKS = 4          # 16-channel blocks of the micro-kernel's block
 CHUNK = 32          # input rows converted at a time (stay in the L1/L2 cache while they are used)
+GATHER_BYTES = 16384  # conv_rq gathers as many rows as fit in this many bytes (at least CHUNK, at most
+MAX_CHUNK = 256      # MAX_CHUNK): a first layer's rows of 27 bytes 256 at a time, since each chunk costs a
+                     # call of the blocks' loop and its set-up (MobileNet v1 int8's first layer inside the
+                     # network, one thread: 178-189 -> 134-145 µs)
 TALL_ROWS = 8       # rows of the micro-kernel's block for at most 2 channel blocks (8 × 2 accumulators)
 AMX_ROWS = 16       # rows of the AMX block (one tile of sums holds 16 rows × 16 int32); CHUNK is a multiple
 AMX_MIN_K = 128     # shorter sums stay on the VNNI block: with the requantization in registers and the
@@ -1309,7 +1313,7 @@ def conv_rq(x, xr, packed, q32, q64, scalars, out, pad, oh, ow, kh, kw, sh, sw, 
     1x1 convolution, stride 1, no padding, C a multiple of 4): the micro-kernel reads the input pixels
     themselves (C bytes apart in ``xr``), made unsigned as it loads them — no im2col copy at all — and each
     group of output channels walks all the call's rows at once; otherwise the unsigned rows are gathered
-    ``CHUNK`` at a time (:func:`gather_rows`) and every group walks each chunk.
+    as many at a time as fit in ``GATHER_BYTES`` (:func:`gather_rows`) and every group walks each chunk.
 
     One function for both cuts, not one calling the other: numba optimises a callee's code again inside
     each caller, and these blocks' code is most of the kernel library's build time."""
@@ -1318,13 +1322,15 @@ def conv_rq(x, xr, packed, q32, q64, scalars, out, pad, oh, ow, kh, kw, sh, sw, 
     tall = nblocks <= 2                 # one group of at most 2 blocks: 8-row blocks (tile_rq_tall)
     # not zeroed: the gather writes every row's K bytes, and the bytes past K (up to the packing's
     # multiple of 4) meet the packed filter's zeros; seen as int8, as the input is (one call of the blocks)
-    rows_u8 = np.empty((0 if direct else CHUNK, 4 * kg + GATHER_SLACK), np.uint8)
+    row_bytes = 4 * kg + GATHER_SLACK
+    gathered = min(MAX_CHUNK, max(CHUNK, GATHER_BYTES // row_bytes // TALL_ROWS * TALL_ROWS))
+    rows_u8 = np.empty((0 if direct else gathered, row_bytes), np.uint8)
     a = rows_u8.view(np.int8)
     per_image = oh * ow
     # read in place, all the call's rows are one pass of each group: nothing gathered has to stay in the
     # cache, and each pass of 32 rows had cost a call of tiles_rq and its set-up again (MobileNet v1 int8,
     # 112x112x32 -> 64 inside the network, one thread: 219 -> 191 µs; the whole invoke 3.76 -> 3.66 ms)
-    chunk = max(1, m1 - m0) if direct else CHUNK
+    chunk = max(1, m1 - m0) if direct else gathered
     for first in range(m0, m1, chunk):
         rows = min(chunk, m1 - first)
         if direct:                      # the input's pixels in place, made unsigned as they are loaded
