@@ -81,6 +81,7 @@ AMX_MIN_K = 128     # shorter sums stay on the VNNI block: with the requantizati
                     # the VNNI block reads a 1x1 convolution's input in place) and slower below
 COLS_BELOW = 4 * AMX_ROWS  # products with fewer rows are cut among threads by output channels, not rows
 MIN_MACS = 1 << 18  # smaller products stay on the plain BLAS path (nothing to win there)
+PREFETCH_LOCALITY = 2  # llvm.prefetch's locality of the blocks' software prefetch (x86 prefetcht1)
 
 _available: bool | None = None
 
@@ -879,19 +880,21 @@ def _build_tile_rq(nrows: int = ROWS, nblocks: int = BLOCKS, chains: int = 1):
     from numba.extending import intrinsic
 
     @intrinsic
-    def tile_rq_native(typingctx, a, lda, flip, r0, packed, nb0, kg, out, o0, rows, blocks, q32, q64, scalars):
+    def tile_rq_native(typingctx, a, lda, flip, r0, packed, nb0, kg, out, o0, rows, blocks, q32, q64, scalars,
+                     pf):
         ok = (_is_c(a, 2, types.uint8, types.int8) and _is_c(packed, 3, types.int8) and _is_c(out, 2, types.int8)
-              and _is_c(q32, 2, types.int32) and _is_c(q64, 2, types.int64) and _is_c(scalars, 1, types.int64))
+              and _is_c(q32, 2, types.int32) and _is_c(q64, 2, types.int64) and _is_c(scalars, 1, types.int64)
+              and isinstance(pf, types.Integer))
         if not ok:
             return None
-        sig = types.void(a, lda, flip, r0, packed, nb0, kg, out, o0, rows, blocks, q32, q64, scalars)
+        sig = types.void(a, lda, flip, r0, packed, nb0, kg, out, o0, rows, blocks, q32, q64, scalars, pf)
 
         def codegen(context, builder, signature, args):
             i32, i64 = ir.IntType(32), ir.IntType(64)
             v16 = ir.VectorType(i32, 16)
             tys = signature.args
             (a_v, lda_v, flip_v, r0_v, p_v, nb0_v, kg_v, o_v, o0_v, rows_v, blocks_v, q32_v, q64_v,
-             s_v) = args
+             s_v, pf_v) = args
 
             def as_i64(v, ty):
                 return context.cast(builder, v, ty, types.int64)
@@ -902,6 +905,7 @@ def _build_tile_rq(nrows: int = ROWS, nblocks: int = BLOCKS, chains: int = 1):
             lda, r0_, nb0_, kg_ = (as_i64(lda_v, tys[1]), as_i64(r0_v, tys[3]), as_i64(nb0_v, tys[5]),
                                    as_i64(kg_v, tys[6]))
             rows_, blocks_ = as_i64(rows_v, tys[9]), as_i64(blocks_v, tys[10])
+            pf_ = as_i64(pf_v, tys[14])
             ep = _Epilogue(context, builder, q32_v, tys[11], q64_v, tys[12], s_v, tys[13], o_v, tys[7],
                            as_i64(o0_v, tys[8]))
             const = ep.const
@@ -924,7 +928,16 @@ def _build_tile_rq(nrows: int = ROWS, nblocks: int = BLOCKS, chains: int = 1):
             accs = [[[cgutils.alloca_once_value(builder, ir.Constant(v16, None)) for _ in range(nblocks)]
                      for _ in range(nrows)] for _ in range(chains)]
 
-            def step(g, acc):
+            i8p = ir.IntType(8).as_pointer()
+            prefetch = cgutils.get_or_insert_function(
+                builder.module, ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32]), "llvm.prefetch.p0i8")
+            pf_block = builder.add(data(p_v, tys[4]), builder.mul(pf_, wstride))
+
+            def step(g, acc, fetch):
+                if fetch:               # one line of block pf a step, the line this step reads of its own
+                    builder.call(prefetch, [builder.inttoptr(builder.add(pf_block, builder.mul(g, const(64))), i8p),
+                                            ir.Constant(i32, 0), ir.Constant(i32, PREFETCH_LOCALITY),
+                                            ir.Constant(i32, 1)])
                 ws = [ep.load_vec(builder.add(wcol[c], builder.mul(g, const(64))), v16) for c in range(nblocks)]
                 for r in range(nrows):
                     four = builder.load(builder.inttoptr(builder.add(arow[r], builder.mul(g, const(4))),
@@ -934,11 +947,20 @@ def _build_tile_rq(nrows: int = ROWS, nblocks: int = BLOCKS, chains: int = 1):
                         builder.store(builder.call(dp, [builder.load(acc[r][c]), vec, ws[c]]), acc[r][c])
 
             rounds = builder.udiv(kg_, const(chains))
-            with cgutils.for_range(builder, rounds) as loop:
-                for j in range(chains):
-                    step(builder.add(builder.mul(loop.index, const(chains)), const(j)), accs[j])
-            with cgutils.for_range_slice(builder, builder.mul(rounds, const(chains)), kg_, const(1)) as (g, _):
-                step(g, accs[0])
+
+            def walk(fetch):
+                with cgutils.for_range(builder, rounds) as loop:
+                    for j in range(chains):
+                        step(builder.add(builder.mul(loop.index, const(chains)), const(j)), accs[j], fetch)
+                with cgutils.for_range_slice(builder, builder.mul(rounds, const(chains)), kg_, const(1)) as (g, _):
+                    step(g, accs[0], fetch)
+
+            # two copies of the loop, with a block to prefetch (pf >= 0) and without: no test inside either
+            with builder.if_else(builder.icmp_signed(">=", pf_, const(0))) as (fetching, plain):
+                with fetching:
+                    walk(True)
+                with plain:
+                    walk(False)
             sums = [[builder.load(accs[0][r][c]) for c in range(nblocks)] for r in range(nrows)]
             for j in range(1, chains):
                 sums = [[builder.add(sums[r][c], builder.load(accs[j][r][c])) for c in range(nblocks)]
@@ -1141,7 +1163,7 @@ def _requantize_np(sums, first, end, q32, q64, scalars):
 
 
 @native(_build_tile_rq)
-def tile_rq(a, lda, flip, r0, packed, nb0, kg, out, o0, rows, blocks, q32, q64, scalars):
+def tile_rq(a, lda, flip, r0, packed, nb0, kg, out, o0, rows, blocks, q32, q64, scalars, pf=-1):
     """:func:`tile` with the requantization in its epilogue: int8 straight into ``out`` rows o0..o0+rows,
     channels 16·nb0 … 16·(nb0 + blocks), none at or past ``scalars[4]`` (the output's channel count).
 
@@ -1150,8 +1172,10 @@ def tile_rq(a, lda, flip, r0, packed, nb0, kg, out, o0, rows, blocks, q32, q64, 
     ``scalars`` come from :func:`requant_tables`: per channel (padded to 16) the folded bias, the
     multiplier, the rounding term and the shift of ties-up rounding, and the shift and mask of
     ties-away rounding; (output zero point, lo, hi, half_up, channels).  Only for narrow
-    requantizations (:func:`narrow_requantize`): sum + bias is an exact int32.  Compiled: the
-    ``vpdpbusd`` loop, then each 16-lane block of sums requantized in registers; here, numpy.
+    requantizations (:func:`narrow_requantize`): sum + bias is an exact int32.  ``pf`` ≥ 0: while it walks
+    k, the block also asks for packed block ``pf``, one line a step, the line it reads of its own blocks
+    (a software prefetch; the sums do not change): see :func:`tiles_rq`.  Compiled: the ``vpdpbusd``
+    loop, then each 16-lane block of sums requantized in registers; here, numpy (``pf`` has nothing to do).
     """
     o = int(scalars[4])
     x = a.reshape(-1)[r0 * lda:(r0 + rows) * lda].reshape(rows, lda)[:, :4 * kg].view(np.uint8)
@@ -1171,7 +1195,7 @@ def _build_tile_rq_tall():
 
 
 @native(_build_tile_rq_tall)
-def tile_rq_tall(a, lda, flip, r0, packed, nb0, kg, out, o0, rows, blocks, q32, q64, scalars):
+def tile_rq_tall(a, lda, flip, r0, packed, nb0, kg, out, o0, rows, blocks, q32, q64, scalars, pf=-1):
     """:func:`tile_rq` on a block of up to ``TALL_ROWS`` rows × 2 channel blocks (16 sums in registers as
     well): for products with at most 32 output channels (a network's first layer), where the 4-row ×
     4-block one would spend half its ``vpdpbusd`` on blocks past the last.  Here, the same numpy."""
@@ -1183,7 +1207,7 @@ def _build_tile_rq_row():
 
 
 @native(_build_tile_rq_row)
-def tile_rq_row(a, lda, flip, r0, packed, nb0, kg, out, o0, rows, blocks, q32, q64, scalars):
+def tile_rq_row(a, lda, flip, r0, packed, nb0, kg, out, o0, rows, blocks, q32, q64, scalars, pf=-1):
     """:func:`tile_rq` on one row × up to 4 channel blocks, its sums in two sets (even and odd groups of k,
     added at the end) so that they do not wait on each other: the rows left after the last whole block of
     rows.  The block of ``ROWS`` rows runs every row it has, the missing ones on the last row's bytes (stores
@@ -1199,7 +1223,7 @@ def _build_tile_rq_tall_row():
 
 
 @native(_build_tile_rq_tall_row)
-def tile_rq_tall_row(a, lda, flip, r0, packed, nb0, kg, out, o0, rows, blocks, q32, q64, scalars):
+def tile_rq_tall_row(a, lda, flip, r0, packed, nb0, kg, out, o0, rows, blocks, q32, q64, scalars, pf=-1):
     """:func:`tile_rq_row` with up to 2 channel blocks and 4 sets of sums, after :func:`tile_rq_tall`'s rows.
     Here, numpy."""
     tile_rq.py_func(a, lda, flip, r0, packed, nb0, kg, out, o0, rows, blocks, q32, q64, scalars)
@@ -1269,10 +1293,12 @@ block); one row of 2 blocks (a first layer, whose small filter stays in the L1 c
 
 
 @njit(nogil=True)
-def tiles_rq(a, lda, flip, r0, packed, nb0, kg, out, o0, rows, blocks, q32, q64, scalars, tall):
+def tiles_rq(a, lda, flip, r0, packed, nb0, kg, out, o0, rows, blocks, q32, q64, scalars, tall, next_nb, next_blocks):
     """Rows r0 … r0 + rows of ``a`` (output rows from o0), channel blocks nb0 … nb0 + blocks, by the
     micro-kernel's blocks of rows (:func:`tile_rq`, or :func:`tile_rq_tall` where ``tall``); a short
-    remainder row by row (:func:`tile_rq_row`, :func:`tile_rq_tall_row`: :data:`ROW_TILES_BELOW`)."""
+    remainder row by row (:func:`tile_rq_row`, :func:`tile_rq_tall_row`: :data:`ROW_TILES_BELOW`).
+    The first ``next_blocks`` blocks of rows each prefetch one packed block of the group the caller runs
+    next (next_nb, next_nb + 1, ...; see :func:`conv_rq`)."""
     step = TALL_ROWS if tall else ROWS
     whole = rows - rows % step
     left = rows - whole
@@ -1280,18 +1306,23 @@ def tiles_rq(a, lda, flip, r0, packed, nb0, kg, out, o0, rows, blocks, q32, q64,
         rows = whole
     else:
         left = 0
+    t = 0
     for r in range(0, rows, step):
+        pf = next_nb + t if t < next_blocks else -1
+        t += 1
         if tall:
             tile_rq_tall(a, lda, flip, r0 + r, packed, nb0, kg, out, o0 + r, min(step, rows - r), blocks, q32, q64,
-                         scalars)
+                         scalars, pf)
         else:
             tile_rq(a, lda, flip, r0 + r, packed, nb0, kg, out, o0 + r, min(step, rows - r), blocks, q32, q64,
-                    scalars)
+                    scalars, pf)
     for r in range(rows, rows + left):
+        pf = next_nb + t if t < next_blocks else -1
+        t += 1
         if tall:
-            tile_rq_tall_row(a, lda, flip, r0 + r, packed, nb0, kg, out, o0 + r, 1, blocks, q32, q64, scalars)
+            tile_rq_tall_row(a, lda, flip, r0 + r, packed, nb0, kg, out, o0 + r, 1, blocks, q32, q64, scalars, pf)
         else:
-            tile_rq_row(a, lda, flip, r0 + r, packed, nb0, kg, out, o0 + r, 1, blocks, q32, q64, scalars)
+            tile_rq_row(a, lda, flip, r0 + r, packed, nb0, kg, out, o0 + r, 1, blocks, q32, q64, scalars, pf)
 
 
 @njit(nogil=True)
@@ -1340,8 +1371,14 @@ def conv_rq(x, xr, packed, q32, q64, scalars, out, pad, oh, ow, kh, kw, sh, sw, 
             src, lda, flip, r0 = a, a.shape[1], 0, 0
         for g in range(g0, g1):
             nb0 = g * BLOCKS
+            # cut by groups (few rows; a filter read once, from the last-level cache or memory), the first
+            # blocks of rows fetch the next group's filter while they walk this one's: the hardware's
+            # prefetchers, four streams of weights at once, left each group's first block waiting (v1 int8
+            # inside the network, one thread: 7x7x512 -> 1024 130-134 -> 125-126 µs, 7x7x1024 -> 1024
+            # 251-257 -> 243-245; two threads 66 -> 63, 127 -> 121)
+            nxt = g + 1 if by_groups and g + 1 < g1 else g
             tiles_rq(src, lda, flip, r0, packed, nb0, kg, out, first, rows, min(BLOCKS, nblocks - nb0), q32, q64,
-                     scalars, tall)
+                     scalars, tall, nxt * BLOCKS, min(BLOCKS, nblocks - nxt * BLOCKS) if nxt != g else 0)
 
 
 @njit(nogil=True)

@@ -90,6 +90,9 @@ def test_rows_requantized_in_registers_are_the_teaching_layer(shape, compiled, h
 @pytest.mark.parametrize("amx", [False, True])
 @pytest.mark.parametrize("compiled", [True, False])
 @pytest.mark.parametrize("shape", [(1, 7, 7, 32, 70, 1, 1, (1, 1), (1, 1), (0, 0), (7, 7)),     # 7x7, read in place
+                                   # 4 groups, the last of one block: a piece of several groups, whose blocks
+                                   # prefetch the next group's filter (tile_rq's pf)
+                                   (1, 7, 7, 32, 200, 1, 1, (1, 1), (1, 1), (0, 0), (7, 7)),
                                    (1, 1, 1, 64, 100, 1, 1, (1, 1), (1, 1), (0, 0), (1, 1)),    # one pixel
                                    (2, 6, 5, 9, 67, 3, 3, (2, 2), (1, 1), (1, 1), (3, 3))])     # gathered, padded
 def test_channel_groups_requantized_in_registers_are_the_teaching_layer(shape, compiled, amx):
@@ -139,6 +142,35 @@ def test_conv_cuts_few_rows_by_channels(monkeypatch):
         assert took == [("conv_rq", cols)], took
         want = conv_int8_teaching(x, f, bias, (1, 1), (1, 1), (0, 0), shape[10], 4, mult, shift, 1, -128, 127, True)
         assert (out.reshape(want.shape) == want).all()
+
+
+@pytest.mark.parametrize("tall, rows", [(False, 4), (False, 3), (False, 5), (True, 8), (True, 9)])
+def test_blocks_that_prefetch_sum_the_same(tall, rows):
+    """tiles_rq (compiled) whose blocks prefetch the next group's filter (tile_rq's pf >= 0: the loop's other
+    copy, one prefetch a step; 3 rows: one block of 3, 5: a block and a one-row block, 9: an 8-row block and a
+    one-row block) writes the bytes it writes without, and the teaching layer's."""
+    k, o = 72, 150                      # 18 groups of k (an odd count: the one-row blocks' two sets of sums)
+    rng = np.random.default_rng(5)
+    x = rng.integers(-128, 128, (rows, k)).astype(np.int8)
+    w = rng.integers(-128, 128, (o, k)).astype(np.int8)
+    bias = rng.integers(-20000, 20000, o).astype(np.int32)
+    mult = rng.integers(2 ** 30, 2 ** 31, o).astype(np.int64)
+    shift = rng.integers(-9, 1, o).astype(np.int64)
+    packed = vnni.pack_filter(w)
+    tables = vnni.tables_for(packed, vnni.folded_bias(bias, w, 0), mult, shift, 3, -128, 127, True)
+    blocks = 2 if tall else vnni.BLOCKS
+    outs = []
+    for next_nb, next_blocks in ((0, 0), (blocks, 4), (packed.shape[0] - 1, 1)):
+        out = np.full((rows, o), 99, np.int8)
+        vnni.tiles_rq(x, k, vnni.FLIP, 0, packed, 0, packed.shape[1], out, 0, rows, blocks, *tables, tall, next_nb,
+                      next_blocks)
+        outs.append(out)
+    want = conv_int8_teaching(x.reshape(1, rows, 1, k), w.reshape(o, 1, 1, k), bias, (1, 1), (1, 1), (0, 0),
+                              (rows, 1), 0, mult, shift, 3, -128, 127, True).reshape(rows, o)
+    assert (outs[0][:, :16 * blocks] == want[:, :16 * blocks]).all()
+    assert (outs[0][:, 16 * blocks:] == 99).all()
+    for out in outs[1:]:
+        assert (out == outs[0]).all()
 
 
 def test_tables_only_for_a_narrow_requantization():
