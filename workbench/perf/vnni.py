@@ -16,9 +16,14 @@ Two small tricks make TFLite's arithmetic fit the instruction:
   from the bias once, in prepare (``bias_folded``).  A padded tap holds ``zp + 128`` and therefore
   adds (zp − zp)·w = 0, as TFLite's zero-point padding does.
 * **packed filter.** The filter is rearranged once so that 64 consecutive bytes hold 16 output
-  channels × 4 consecutive k: ``packed[block, g, 4·j + i] = w[16·block + j, 4·g + i]`` (zero
-  where n or k runs past the filter).  One 64-byte load then feeds one ``vpdpbusd`` with the same
-  4 input bytes broadcast to all 16 lanes; 16 lanes = 16 output channels, no horizontal sums.
+  channels × 4 consecutive k: block ``b`` (channels 16·b … 16·b + 15), group of k ``g``, byte
+  ``4·j + i`` holds ``w[16·b + j, 4·g + i]`` (zero where n or k runs past the filter).  One 64-byte
+  load then feeds one ``vpdpbusd`` with the same 4 input bytes broadcast to all 16 lanes; 16 lanes =
+  16 output channels, no horizontal sums.  The blocks of a group of ``BLOCKS`` (the micro-kernel's
+  64 channels) are interleaved: for each g, the 64 bytes of each of its blocks in turn
+  (:func:`block_of`), so that the micro-kernel reads its filter as one stream of 256 bytes a step
+  rather than four streams as many kilobytes apart, which the hardware's prefetchers followed badly
+  when the filter came from the last-level cache or memory.
 
 The micro-kernel (:func:`tile`) keeps a 4-row × 64-channel block of sums in 16 registers while it
 walks k, written in LLVM IR through numba's ``@intrinsic`` (:func:`workbench.perf.jit.native`);
@@ -47,7 +52,8 @@ XFEATURE_XTILEDATA)``, see the kernel's ``Documentation/arch/x86/xstate.rst``), 
 16×16 tile of int32 sums in one instruction (Intel's Architecture Instruction Set Extensions
 Programming Reference, chapter 3, "Intel AMX").  The packed filter's layout, 16 output channels × 4
 consecutive k per 64 bytes, is exactly the layout ``tdpbusd`` wants for its second operand, so
-16 consecutive k-groups of one block are one tile.  The sums are integers: exact, the same bits.
+16 consecutive k-groups of one block are one tile (its rows as far apart as the blocks of the group
+times 64 bytes).  The sums are integers: exact, the same bits.
 
 Overflow: |Σ u·w| ≤ 255·128·K < 2^31 needs K ≤ 65 000 (checked by :func:`fits`).
 Used only where the CPU has AVX-512 VNNI and numba compiles for this CPU (:func:`available`),
@@ -194,15 +200,46 @@ def pack_filter(w2d: np.ndarray, k_align: int = 4) -> np.ndarray:
     n16, k4 = -(-n // 16) * 16, -(-k // k_align) * k_align
     padded = np.zeros((n16, k4), np.int8)
     padded[:n, :k] = w2d
-    packed = aligned_zeros((n16 // 16, k4 // 4, 64), np.int8)
-    packed.reshape(n16 // 16, k4 // 4, 16, 4)[...] = padded.reshape(n16 // 16, 16, k4 // 4, 4).transpose(0, 2, 1, 3)
+    nb, kg = n16 // 16, k4 // 4
+    blocks = padded.reshape(nb, 16, kg, 4).transpose(0, 2, 1, 3).reshape(nb, kg, 64)
+    packed = aligned_zeros((nb, kg, 64), np.int8)
+    for b0 in range(0, nb, BLOCKS):
+        nbg = min(BLOCKS, nb - b0)
+        group = packed.reshape(-1)[b0 * kg * 64:(b0 + nbg) * kg * 64].reshape(kg, nbg, 64)
+        group[...] = blocks[b0:b0 + nbg].transpose(1, 0, 2)
     return packed
+
+
+def block_of(packed: np.ndarray, b: int) -> np.ndarray:
+    """Block ``b`` of a filter from :func:`pack_filter` as [kg, 64] bytes (a view): its group of ``BLOCKS``
+    blocks starts where an uninterleaved block b − b % BLOCKS would, and holds, for each group of k, the
+    64 bytes of each of its blocks in turn."""
+    nb, kg, _ = packed.shape
+    b0 = b - b % BLOCKS
+    nbg = min(BLOCKS, nb - b0)
+    return packed.reshape(-1)[b0 * kg * 64:(b0 + nbg) * kg * 64].reshape(kg, nbg, 64)[:, b - b0]
 
 
 def unpack_filter(packed: np.ndarray, n: int, k: int) -> np.ndarray:
     """Inverse of :func:`pack_filter` (for tests and notebooks)."""
     nb, kg, _ = packed.shape
-    return packed.reshape(nb, kg, 16, 4).transpose(0, 2, 1, 3).reshape(nb * 16, kg * 4)[:n, :k]
+    blocks = np.stack([block_of(packed, b) for b in range(nb)])
+    return blocks.reshape(nb, kg, 16, 4).transpose(0, 2, 1, 3).reshape(nb * 16, kg * 4)[:n, :k]
+
+
+def _group_strides(context, builder, packed_v, packed_ty, nb0):
+    """IR: (bytes from one block of the group at nb0 to the next, bytes from one group of k to the next) in
+    :func:`pack_filter`'s interleaved layout: 64, and 64 × the group's blocks (``BLOCKS``, fewer in the
+    last group)."""
+    from llvmlite import ir
+    from numba.core import cgutils
+
+    i64 = ir.IntType(64)
+    nb = cgutils.unpack_tuple(builder, context.make_array(packed_ty)(context, builder, packed_v).shape, 3)[0]
+    left = builder.sub(nb, nb0)
+    full = ir.Constant(i64, BLOCKS)
+    nbg = builder.select(builder.icmp_signed("<", left, full), left, full)
+    return ir.Constant(i64, 64), builder.mul(nbg, ir.Constant(i64, 64))
 
 
 def folded_bias(bias, w2d: np.ndarray, input_zero_point: int) -> np.ndarray:
@@ -256,14 +293,15 @@ def _build_tile():
                 return builder.select(builder.icmp_signed("<", c, count), c, builder.sub(count, one))
 
             arow = [builder.add(a0, builder.mul(clamped(r, rows_), lda)) for r in range(ROWS)]
-            wcol = [builder.add(w0, builder.mul(clamped(c, blocks_), wstride)) for c in range(BLOCKS)]
+            cstride, gstride = _group_strides(context, builder, p_v, tys[2], nb0_)
+            wcol = [builder.add(w0, builder.mul(clamped(c, blocks_), cstride)) for c in range(BLOCKS)]
             dp = cgutils.get_or_insert_function(builder.module, ir.FunctionType(v16, [v16, v16, v16]),
                                                 "llvm.x86.avx512.vpdpbusd.512")
             accs = [[cgutils.alloca_once_value(builder, ir.Constant(v16, None)) for _ in range(BLOCKS)]
                     for _ in range(ROWS)]
             with cgutils.for_range(builder, kg_) as loop:
                 g = loop.index
-                ws = [builder.load(builder.inttoptr(builder.add(wcol[c], builder.mul(g, ir.Constant(i64, 64))),
+                ws = [builder.load(builder.inttoptr(builder.add(wcol[c], builder.mul(g, gstride)),
                                                     v16.as_pointer()), align=1) for c in range(BLOCKS)]
                 for r in range(ROWS):
                     four = builder.load(builder.inttoptr(builder.add(arow[r], builder.mul(g, ir.Constant(i64, 4))),
@@ -297,7 +335,7 @@ def tile(a, r0, packed, nb0, kg, out, rows, blocks):
     """
     x = a[r0:r0 + rows, :4 * kg].astype(np.int64)
     for c in range(blocks):
-        w = packed[nb0 + c].reshape(kg, 16, 4).transpose(1, 0, 2).reshape(16, 4 * kg).astype(np.int64)
+        w = block_of(packed, nb0 + c).reshape(kg, 16, 4).transpose(1, 0, 2).reshape(16, 4 * kg).astype(np.int64)
         out[:rows, 16 * c:16 * c + 16] = x @ w.T
 
 
@@ -349,15 +387,17 @@ def _build_amx():
             dp = function(builder, "llvm.x86.tdpbusd", [i8, i8, i8])
             for c in range(BLOCKS):
                 builder.call(function(builder, "llvm.x86.tilezero", [i8]), [const(c, i8)])
+            cstride, gstride = _group_strides(context, builder, p_v, tys[3], nb0_)
             with cgutils.for_range(builder, builder.udiv(kg_, const(16))) as loop:
                 step = loop.index
                 builder.call(load, [const(4, i8), builder.inttoptr(builder.add(a0, builder.mul(step, const(64))), ptr),
                                     lda])
                 for c in range(BLOCKS):
                     with builder.if_then(builder.icmp_signed("<", const(c), blocks_), likely=True):
-                        at = builder.add(builder.add(w0, builder.mul(const(c), wstride)),
-                                         builder.mul(step, const(1024)))
-                        builder.call(load, [const(5 + c % 2, i8), builder.inttoptr(at, ptr), const(64)])
+                        # 16 groups of k of block c: rows gstride bytes apart
+                        at = builder.add(builder.add(w0, builder.mul(const(c), cstride)),
+                                         builder.mul(step, builder.mul(gstride, const(16))))
+                        builder.call(load, [const(5 + c % 2, i8), builder.inttoptr(at, ptr), gstride])
                         builder.call(dp, [const(c, i8), const(4, i8), const(5 + c % 2, i8)])
             for c in range(BLOCKS):
                 builder.call(function(builder, "llvm.x86.tilestored64", [i8, ptr, i64]),
@@ -423,7 +463,7 @@ def amx_tile(cfg, a, r0, packed, nb0, kg, out, blocks):
     """
     x = a[r0:r0 + 16, :4 * kg].astype(np.int64)
     for c in range(blocks):
-        w = packed[nb0 + c].reshape(kg, 16, 4).transpose(1, 0, 2).reshape(16, 4 * kg).astype(np.int64)
+        w = block_of(packed, nb0 + c).reshape(kg, 16, 4).transpose(1, 0, 2).reshape(16, 4 * kg).astype(np.int64)
         out[:, 16 * c:16 * c + 16] = x @ w.T
 
 
@@ -920,7 +960,8 @@ def _build_tile_rq(nrows: int = ROWS, nblocks: int = BLOCKS, chains: int = 1):
                 return builder.select(builder.icmp_signed("<", c, count), c, builder.sub(count, one))
 
             arow = [builder.add(a0, builder.mul(clamped(r, rows_), lda)) for r in range(nrows)]
-            wcol = [builder.add(w0, builder.mul(clamped(c, blocks_), wstride)) for c in range(nblocks)]
+            cstride, gstride = _group_strides(context, builder, p_v, tys[4], nb0_)
+            wcol = [builder.add(w0, builder.mul(clamped(c, blocks_), cstride)) for c in range(nblocks)]
             dp = cgutils.get_or_insert_function(builder.module, ir.FunctionType(v16, [v16, v16, v16]),
                                                 "llvm.x86.avx512.vpdpbusd.512")
             # `chains` sets of sums, each over every chains-th group of k: one row's few sums would each
@@ -938,7 +979,7 @@ def _build_tile_rq(nrows: int = ROWS, nblocks: int = BLOCKS, chains: int = 1):
                     builder.call(prefetch, [builder.inttoptr(builder.add(pf_block, builder.mul(g, const(64))), i8p),
                                             ir.Constant(i32, 0), ir.Constant(i32, PREFETCH_LOCALITY),
                                             ir.Constant(i32, 1)])
-                ws = [ep.load_vec(builder.add(wcol[c], builder.mul(g, const(64))), v16) for c in range(nblocks)]
+                ws = [ep.load_vec(builder.add(wcol[c], builder.mul(g, gstride)), v16) for c in range(nblocks)]
                 for r in range(nrows):
                     four = builder.load(builder.inttoptr(builder.add(arow[r], builder.mul(g, const(4))),
                                                          i32.as_pointer()), align=1)
@@ -1173,8 +1214,8 @@ def tile_rq(a, lda, flip, r0, packed, nb0, kg, out, o0, rows, blocks, q32, q64, 
     multiplier, the rounding term and the shift of ties-up rounding, and the shift and mask of
     ties-away rounding; (output zero point, lo, hi, half_up, channels).  Only for narrow
     requantizations (:func:`narrow_requantize`): sum + bias is an exact int32.  ``pf`` ≥ 0: while it walks
-    k, the block also asks for packed block ``pf``, one line a step, the line it reads of its own blocks
-    (a software prefetch; the sums do not change): see :func:`tiles_rq`.  Compiled: the ``vpdpbusd``
+    k, the block also asks for the packed filter's bytes from 64·kg·pf on, one line a step (a software
+    prefetch; the sums do not change): see :func:`tiles_rq`.  Compiled: the ``vpdpbusd``
     loop, then each 16-lane block of sums requantized in registers; here, numpy (``pf`` has nothing to do).
     """
     o = int(scalars[4])
@@ -1186,7 +1227,7 @@ def tile_rq(a, lda, flip, r0, packed, nb0, kg, out, o0, rows, blocks, q32, q64, 
         end = min(first + 16, o)
         if end <= first:
             continue
-        w = packed[nb0 + c].reshape(kg, 16, 4).transpose(1, 0, 2).reshape(16, 4 * kg).astype(np.int64)
+        w = block_of(packed, nb0 + c).reshape(kg, 16, 4).transpose(1, 0, 2).reshape(16, 4 * kg).astype(np.int64)
         out[o0:o0 + rows, first:end] = _requantize_np((x @ w.T)[:, :end - first], first, end, q32, q64, scalars)
 
 
@@ -1297,8 +1338,8 @@ def tiles_rq(a, lda, flip, r0, packed, nb0, kg, out, o0, rows, blocks, q32, q64,
     """Rows r0 … r0 + rows of ``a`` (output rows from o0), channel blocks nb0 … nb0 + blocks, by the
     micro-kernel's blocks of rows (:func:`tile_rq`, or :func:`tile_rq_tall` where ``tall``); a short
     remainder row by row (:func:`tile_rq_row`, :func:`tile_rq_tall_row`: :data:`ROW_TILES_BELOW`).
-    The first ``next_blocks`` blocks of rows each prefetch one packed block of the group the caller runs
-    next (next_nb, next_nb + 1, ...; see :func:`conv_rq`)."""
+    The first ``next_blocks`` blocks of rows each prefetch a block's worth (64·kg bytes) of the group the
+    caller runs next, the group of blocks next_nb … next_nb + next_blocks − 1 (see :func:`conv_rq`)."""
     step = TALL_ROWS if tall else ROWS
     whole = rows - rows % step
     left = rows - whole

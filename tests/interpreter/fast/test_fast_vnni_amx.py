@@ -39,12 +39,7 @@ def test_amx_rows_are_the_teaching_layer(shape, compiled, half_up, top_shift):
     mult = rng.integers(2 ** 30, 2 ** 31, o).astype(np.int64)
     shift = rng.integers(-9, top_shift + 1, o).astype(np.int64)
     w2d = f.reshape(o, -1)
-    k = w2d.shape[1]
-    n16, k64 = -(-o // 16) * 16, -(-k // 64) * 64       # the AMX packing, whatever this CPU has
-    padded = np.zeros((n16, k64), np.int8)
-    padded[:o, :k] = w2d
-    packed = np.ascontiguousarray(padded.reshape(n16 // 16, 16, k64 // 4, 4).transpose(0, 2, 1, 3)).reshape(
-        n16 // 16, k64 // 4, 64)
+    packed = vnni.pack_filter(w2d, 64)                   # the AMX packing, whatever this CPU has
     for zp, out_zp, lo, hi in ((-7, 3, -128, 127), (127, 0, -20, 90)):
         want = conv_int8_teaching(x, f, bias, (sh, sw), (dh, dw), (pt, pl), (oh, ow), zp, mult, shift, out_zp, lo, hi,
                                   half_up)
@@ -87,6 +82,28 @@ def test_conv_takes_the_amx_block_only_from_16_rows_and_long_sums(monkeypatch):
     amx = vnni.amx_available()
     assert took == {(520, 15, None): False, (520, 16, None): amx, (520, 40, None): amx, (520, 40, 4): False,
                     (100, 40, None): False}
+
+
+def test_pack_filter_interleaves_the_blocks_of_a_group():
+    """Block b, group of k g, byte 4j + i holds w[16b + j, 4g + i]; the blocks of a group of BLOCKS (fewer in
+    the last) follow each other for each g, so that the micro-kernel reads one stream a step."""
+    n, k = 100, 23                      # 7 blocks: a group of 4 and a last one of 3; 6 groups of k
+    w2d = np.random.default_rng(2).integers(-128, 128, (n, k)).astype(np.int8)
+    p = vnni.pack_filter(w2d)
+    nb, kg, _ = p.shape
+    assert (nb, kg) == (7, 6)
+    flat = p.reshape(-1)
+    for b in range(nb):
+        b0 = b - b % vnni.BLOCKS
+        nbg = min(vnni.BLOCKS, nb - b0)
+        for g in range(kg):
+            line = flat[b0 * kg * 64 + g * nbg * 64 + (b - b0) * 64:][:64]
+            assert (line == vnni.block_of(p, b)[g]).all()
+            for j in range(16):
+                for i in range(4):
+                    want = w2d[16 * b + j, 4 * g + i] if 16 * b + j < n and 4 * g + i < k else 0
+                    assert line[4 * j + i] == want
+    assert (vnni.unpack_filter(p, n, k) == w2d).all()
 
 
 def test_pack_filter_pads_k_for_amx():
