@@ -21,6 +21,10 @@ own set, take a core from the other's (see :data:`SETTLE_S`).  LiteRT is
 ``ai_edge_litert.interpreter.Interpreter(num_threads=n)`` with the default op resolver, which
 applies the XNNPACK delegate (ai-edge-litert's ``interpreter.py``, ``OpResolverType.AUTO``).
 
+Before and after the rounds it prints how steadily each CPU ran (:func:`cpu_steadiness`: 0.5 s of a
+counting loop on each CPU at once, in 5 ms windows): on a shared machine one CPU can run at half speed
+for seconds, which moves a two-thread median whichever runtime it meets.
+
 ``--memory-load`` asks how each runtime bears another core's memory traffic, as a shared machine's
 neighbours make it: this process runs on one CPU, one thread per interpreter, while a second process on
 another CPU copies a 32 MB array into another, over and over (the last-level cache and the memory bus
@@ -57,6 +61,53 @@ def load_average() -> str:
         return "{:.2f} {:.2f} {:.2f}".format(*os.getloadavg())
     except (AttributeError, OSError):
         return "unknown"
+
+
+STEADY_PROBE = ("import os, sys, time\n"
+                "os.sched_setaffinity(0, {int(sys.argv[1])})\n"
+                "start, win, n = float(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4])\n"
+                "counts = [0] * n\n"
+                "while time.time() < start:\n"
+                "    pass\n"
+                "t0 = time.perf_counter()\n"
+                "for w in range(n):\n"
+                "    end, c = t0 + (w + 1) * win, 0\n"
+                "    while time.perf_counter() < end:\n"
+                "        c += 1\n"
+                "    counts[w] = c\n"
+                "print(' '.join(map(str, counts)))\n")
+"""One CPU's probe: from a common start time, how many turns of a Python loop each window of ``win`` seconds
+held (the loop's speed is the CPU's, whatever else the machine's host gives it)."""
+
+
+def cpu_steadiness(seconds: float = 0.5, window: float = 0.005) -> dict:
+    """{cpu: (median, 10th percentile, share of windows under 70 %)} of each CPU's speed in windows of
+    ``window`` seconds, each window against the fastest window of any CPU, all CPUs probed at the same time
+    by one pinned process each.  On a shared machine a CPU can run at half speed for seconds (its host's other
+    work); two threads then run at about one and a half threads' speed for any runtime, and which
+    runtime's rounds such a stretch covers moves a run's medians: printed before and after a run, so that
+    a reader can tell a steady run from another."""
+    cpus = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else [0]
+    n = max(1, int(round(seconds / window)))
+    start = time.time() + 0.2
+    procs = [subprocess.Popen([sys.executable, "-c", STEADY_PROBE, str(c), repr(start), repr(window), str(n)],
+                              stdout=subprocess.PIPE, text=True) for c in cpus]
+    counts = {c: np.array(pr.communicate()[0].split(), np.float64) for c, pr in zip(cpus, procs)}
+    for c, v in counts.items():
+        if v.size != n:
+            raise RuntimeError(f"the steadiness probe of CPU {c} gave {v.size} windows, not {n}")
+    best = max([1.0] + [float(v.max()) for v in counts.values() if v.size])
+    out = {}
+    for c, v in counts.items():
+        rel = v / best
+        out[c] = (float(np.median(rel)), float(np.percentile(rel, 10)), float((rel < 0.7).mean()))
+    return out
+
+
+def steadiness_line(when: str) -> str:
+    parts = [f"cpu{c} median {m:.0%}, p10 {p:.0%}, under 70 %: {u:.0%} of windows"
+             for c, (m, p, u) in cpu_steadiness().items()]
+    return f"CPU speed {when} (0.5 s in 5 ms windows, each against the fastest window): " + "; ".join(parts)
 
 
 def seeded_input(d: dict) -> np.ndarray:
@@ -205,6 +256,7 @@ def main(argv=None) -> int:
             del its
         return 0
     threads = tuple(args.threads)
+    print(steadiness_line("before"))
     print(f"median (min) ms per invoke, {runs}+ invokes each after 3 warm-up, {args.rounds} alternating rounds; "
           f"load average {load_average()}")
     print(f"{'model':38s} {'thr':>3s} {'ours':>15s} {'xnnpack':>15s} {'ours/xnnpack':>13s} {'(min)':>6s} "
@@ -220,6 +272,7 @@ def main(argv=None) -> int:
         print(f"{'':38s}     {agreement(its, threads[0])}")
         del its
     print(f"load average at the end {load_average()}")
+    print(steadiness_line("after"))
     return 0
 
 

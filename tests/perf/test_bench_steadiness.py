@@ -1,0 +1,30 @@
+"""benchmarks/bench_vs_xnnpack.py's CPU steadiness probe (printed before and after its rounds): every CPU
+this process may run on is probed at once, and each gets a median, a 10th percentile and a share of slow
+windows that are fractions of the fastest window."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_vs_xnnpack.py"
+
+
+def load_bench():
+    spec = importlib.util.spec_from_file_location("bench_vs_xnnpack_under_test", BENCH)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_each_cpu_gets_its_speed_as_a_share_of_the_fastest_window():
+    bench = load_bench()
+    got = bench.cpu_steadiness(seconds=0.1, window=0.005)
+    assert sorted(got) == sorted(os.sched_getaffinity(0))
+    for median, p10, slow in got.values():
+        assert 0.0 < p10 <= median <= 1.0      # a probe that counted nothing would give 0 here
+        assert 0.0 <= slow <= 1.0
+    assert max(m for m, _, _ in got.values()) > 0.3
+    line = bench.steadiness_line("before")
+    assert line.startswith("CPU speed before") and all(f"cpu{c} median" in line for c in got)
