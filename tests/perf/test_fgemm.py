@@ -153,6 +153,25 @@ def test_narrow_last_panels_sum_as_whole_ones(o, threads):
 
 @needs_library
 @pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("c", [21, 300])
+@pytest.mark.parametrize("o", [24, 40, 48, 64])
+def test_tiles_read_in_place_sum_as_tiles_read_through_pointers(o, c, threads):
+    """A 1x1 convolution with stride 1 reads each whole tile of 7 pixels in place (its rows 7 * C values
+    apart, no pointers) and the last, partial tile through pointers: the same pixel values give the same
+    bits either way, with every tile kind (a pair, a pair of 24, a pair and a lone panel of 8 or 16) and
+    both orders (weights that stay in L1, and chunks of tiles where they do not: 300 channels)."""
+    shape = (1, 1, 38, c, o, 1, 1, (1, 1), (1, 1), (0, 0), (1, 38))
+    x, filt, bias = operands(shape, o + c)
+    x[0, 0, 35:] = x[0, 0, 9:12]              # the partial tile's three pixels, from inside a whole tile
+    done, out = call(shape, x, filt, bias, threads, lo=-6.0, hi=6.0)
+    assert done == 0
+    assert out[0, 0, 35:].tobytes() == out[0, 0, 9:12].tobytes()
+    want = reference(x, filt, bias, shape[7], shape[8], shape[9], shape[10], -6.0, 6.0)
+    np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-5 * np.sqrt(c))
+
+
+@needs_library
+@pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("bad", [np.nan, np.inf, -3.0])
 def test_the_guard_reports_any_input_value_at_the_limit(bad, threads):
     shape = SHAPES[1]
