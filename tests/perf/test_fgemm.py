@@ -172,6 +172,31 @@ def test_tiles_read_in_place_sum_as_tiles_read_through_pointers(o, c, threads):
 
 @needs_library
 @pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("o", [24, 40, 64])
+@pytest.mark.parametrize("stride, dilation", [((2, 2), (1, 1)), ((1, 1), (2, 1)), ((1, 2), (1, 1))])
+def test_padding_read_through_pointers_sums_as_zeros_read_in_place(stride, dilation, o, threads):
+    """A KxK convolution reads a tile in place where its filter rows lie inside the image for all its
+    pixels, and through pointers (a row of zeros for each tap in the padding) elsewhere: the same layer on
+    the image with its padding written out as zeros (no padding left, so more tiles in place) gives the
+    same bits."""
+    x, filt, bias = operands((1, 13, 29, 3, o, 3, 3), o)
+    pt, pl = dilation[0], 1
+    oh = (13 + 2 * pt - 2 * dilation[0] - 1) // stride[0] + 1
+    ow = (29 + 2 * pl - 3) // stride[1] + 1
+    padded = aligned_zeros((1, 13 + 2 * pt, 29 + 2 * pl, 3), np.float32)
+    padded[:, pt:pt + 13, pl:pl + 29] = x
+    shape = (1, 13, 29, 3, o, 3, 3, stride, dilation, (pt, pl), (oh, ow))
+    done, out = call(shape, x, filt, bias, threads, lo=-6.0, hi=6.0)
+    assert done == 0
+    _, out_padded = call((1, 13 + 2 * pt, 29 + 2 * pl) + shape[3:9] + ((0, 0), (oh, ow)), padded, filt, bias,
+                         threads, lo=-6.0, hi=6.0)
+    assert out.tobytes() == out_padded.tobytes()
+    want = reference(x, filt, bias, stride, dilation, (pt, pl), (oh, ow), -6.0, 6.0)
+    np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-5 * np.sqrt(filt[0].size))
+
+
+@needs_library
+@pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("bad", [np.nan, np.inf, -3.0])
 def test_the_guard_reports_any_input_value_at_the_limit(bad, threads):
     shape = SHAPES[1]
