@@ -2,8 +2,9 @@
 
 The speed layer's float CONV_2D used to be an OpenBLAS product (after an im2col copy for KxK
 filters), then a second pass for the bias, the clamp and the overflow guard.  The library's
-``conv_f32`` does all of it in one pass: a tile of 7 output pixels reads its input through
-pointers (no im2col copy), multiplies it by 16 or 32 output channels of a filter packed once here,
+``conv_f32`` does all of it in one pass: a tile of 7 output pixels reads its input in place, or
+through pointers where it meets the padding (no im2col copy), multiplies it by 16 or 32 output
+channels of a filter packed once here,
 and adds the bias and clamps in registers before it stores.  It needs AVX-512 (checked by the
 library at run time); elsewhere :func:`function` is None and the BLAS path stays.
 """

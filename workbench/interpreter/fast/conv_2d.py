@@ -3,9 +3,10 @@ layer is ``kernels/conv_2d.py`` (and ``_conv_uint8_hybrid.py``, ``_conv_geometry
 
 Four ways to compute the same sums:
   * ``igemm`` (float32, groups of one, constant filter and bias, litert-x86): the kernel library's own C
-    product (:mod:`workbench.perf.fgemm`, ``perf/native/conv_f32.c``), which reads the input through one
-    pointer per (tap, pixel) instead of an im2col copy and adds the bias, clamps and checks the guard
-    (below) in the same pass; where the library or AVX-512 is missing, the BLAS paths below;
+    product (:mod:`workbench.perf.fgemm`, ``perf/native/conv_f32.c``), which reads the input in place (a
+    tile of 7 pixels whose filter rows lie inside the image) or through one pointer per (tap, pixel), not
+    an im2col copy, and adds the bias, clamps and checks the guard (below) in the same pass; where the
+    library or AVX-512 is missing, the BLAS paths below;
   * ``matmul`` / ``im2col+blas``: a 1x1 convolution is a matrix product; a KxK one becomes one after
     copying every window into a row of an "im2col" matrix (in ``context.scratch``, the buffer all
     nodes share, or in the node's own arrays);
