@@ -1,6 +1,6 @@
 """Ours / LiteRT's default interpreter (XNNPACK) on the MobileNets, 1 and 2 threads, in one run.
 
-    python benchmarks/bench_vs_xnnpack.py [--runs 300] [--rounds 30] [--model PATH ...]
+    python benchmarks/bench_vs_xnnpack.py [--runs 300] [--rounds 60] [--model PATH ...]
 
 Default models (from ../shared/models): MobileNet v1 1.0/224 float32 and int8 and MobileNet v2
 1.0/224 float32.  A model missing there is named and skipped.  The MobileNet v2 1.0/224 float file is
@@ -15,9 +15,13 @@ all of them alike; each pair gets ``runs`` invokes in all (at least 15), and the
 median and the minimum in milliseconds and ours / XNNPACK for both, and the median over the rounds of
 each round's ratio (ours' median in that round / XNNPACK's): a comparison of neighbours in time, which
 this VM's slow and fast stretches of several seconds move less than the two overall medians.  The
-defaults (300 invokes in 30 rounds, under a minute here) are what the published figures use: with 15
-invokes in 5 rounds one slow stretch of a few seconds could cover most of one runtime's invokes and
-move its median by 10 % or more (a one-thread v2 run printed 1.14x where its rounds' median ratio was 0.99x).  Each
+defaults, 300 invokes in 60 rounds (5 a set, about a minute here), keep the two runtimes' sets close in
+time: where a slow stretch (one CPU at 50-70 % for seconds) begins in the middle of a run, each
+runtime's invokes are then a mixture of a fast and a slow group, and an overall median means something
+only if both runtimes have about the same share in each.  With 15 invokes in 5 rounds a one-thread v2
+run printed 1.14x where its rounds' median ratio was 0.99x; with 300 in 30 rounds (10 a set) a
+two-thread v2 run printed 1.17x, its rounds' median ratio 0.96x, after such a stretch began (the
+steadiness line after the rounds said so).  Each
 round takes the pairs in a new (seeded) order, and each pair's set of invokes starts after a short
 pause and one untimed invoke, so that neither runtime's idle worker threads, still spinning after its
 own set, take a core from the other's (see :data:`SETTLE_S`).  LiteRT is
@@ -221,7 +225,7 @@ def agreement(its: dict, n: int) -> str:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=300, help="invokes per runtime and thread count (>= 15)")
-    ap.add_argument("--rounds", type=int, default=30, help="alternating rounds (default 30)")
+    ap.add_argument("--rounds", type=int, default=60, help="alternating rounds (default 60)")
     ap.add_argument("--threads", type=int, nargs="+", default=[1, 2])
     ap.add_argument("--model", type=Path, action="append")
     ap.add_argument("--memory-load", action="store_true",
