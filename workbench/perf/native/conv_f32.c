@@ -326,11 +326,11 @@ CONVF_TARGET static inline __attribute__((always_inline)) void convf_store_one(c
         _mm512_mask_storeu_ps(out, e->m0, v);
 }
 
-/* MR x 32 outputs: the panel pair at w (rows of 32 weights) times the tile's runs of input values (see
- * convf_pointers); rows and cols say which of them to store */
-CONVF_TARGET static void convf_tile32(const convf_t *g, const float *x0, int64_t runs, const float *const *ap, const int64_t *len,
-                                      const float *w, const float *bias, float *out, const float *res, int rows,
-                                      int64_t cols)
+/* MR x 32 outputs: the panel pair at w (rows of 32 weights) times the tile's runs of input values (in
+ * place from x0, or through ap and len: see CONVF_FOR_VALUES); rows and cols say which of them to store */
+CONVF_TARGET static void convf_tile32(const convf_t *g, const float *x0, int64_t runs, const float *const *ap,
+                                      const int64_t *len, const float *w, const float *bias, float *out, const float *res,
+                                      int rows, int64_t cols)
 {
     const int64_t ldo = g->o;
     const float *w1 = w + CONVF_NR;
@@ -356,9 +356,9 @@ CONVF_TARGET static void convf_tile32(const convf_t *g, const float *x0, int64_t
  * units a row on 24 lanes where convf_tile32 spent 2 on 32, 8 of them past the last channel.  Each sum in
  * convf_tile32's order (the same bits); the epilogue is convf_tile32's (convf_store_pair), on the 512-bit
  * register whose low half holds the second panel's sums, its store masked to the channels there are. */
-CONVF_TARGET static void convf_tile24(const convf_t *g, const float *x0, int64_t runs, const float *const *ap, const int64_t *len,
-                                      const float *w, const float *bias, float *out, const float *res, int rows,
-                                      int64_t cols)
+CONVF_TARGET static void convf_tile24(const convf_t *g, const float *x0, int64_t runs, const float *const *ap,
+                                      const int64_t *len, const float *w, const float *bias, float *out, const float *res,
+                                      int rows, int64_t cols)
 {
     const int64_t ldo = g->o;
     const float *w1 = w + CONVF_NR;
@@ -382,9 +382,9 @@ CONVF_TARGET static void convf_tile24(const convf_t *g, const float *x0, int64_t
 }
 
 /* MR x 16 outputs: one panel (the last, when the channels leave a lone one) */
-CONVF_TARGET static void convf_tile16(const convf_t *g, const float *x0, int64_t runs, const float *const *ap, const int64_t *len,
-                                      const float *w, const float *bias, float *out, const float *res, int rows,
-                                      int64_t cols)
+CONVF_TARGET static void convf_tile16(const convf_t *g, const float *x0, int64_t runs, const float *const *ap,
+                                      const int64_t *len, const float *w, const float *bias, float *out, const float *res,
+                                      int rows, int64_t cols)
 {
     const int64_t ldo = g->o;
     const convf_ep_t e = convf_ep(g, cols);
@@ -404,9 +404,9 @@ CONVF_TARGET static void convf_tile16(const convf_t *g, const float *x0, int64_t
 /* MR x 8 outputs: a lone last panel with at most 8 channels, its sums in 256-bit registers (convf_tile24's
  * reason: half the cost of a 512-bit multiply-add on a core that runs those as two halves); each sum in
  * convf_tile16's order (the same bits) */
-CONVF_TARGET static void convf_tile8(const convf_t *g, const float *x0, int64_t runs, const float *const *ap, const int64_t *len,
-                                     const float *w, const float *bias, float *out, const float *res, int rows,
-                                     int64_t cols)
+CONVF_TARGET static void convf_tile8(const convf_t *g, const float *x0, int64_t runs, const float *const *ap,
+                                     const int64_t *len, const float *w, const float *bias, float *out, const float *res,
+                                     int rows, int64_t cols)
 {
     const int64_t ldo = g->o;
     const convf_ep_t e = convf_ep(g, cols);
